@@ -1,0 +1,6 @@
+package amd64
+
+// The generators live in their own module (asm/gen) so that avo is never a
+// dependency of this one; go -C runs each from there.
+
+//go:generate go -C ../../asm/gen run ./peak -out ../../kernels/amd64/peak_amd64.s -stubs ../../kernels/amd64/peak_amd64.go -pkg amd64

@@ -1,0 +1,55 @@
+package generic
+
+// Gemm computes C = alpha*op(A)*op(B) + beta*C for row-major matrices,
+// where op(A) is m×k and op(B) is k×n. If transA is false, A is stored as
+// m×k with leading dimension lda; if true, A is stored as k×m and op(A) is
+// its transpose. B likewise (k×n, or n×k when transB). C is m×n with
+// leading dimension ldc.
+//
+// When beta is 0, C is not read (NaN or Inf there does not propagate); when
+// alpha is 0 or k is 0, A and B are not read.
+func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	for i := 0; i < m; i++ {
+		ci := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			for j := range ci {
+				ci[j] = 0
+			}
+		} else if beta != 1 {
+			for j := range ci {
+				ci[j] *= beta
+			}
+		}
+		if alpha == 0 || k == 0 {
+			continue
+		}
+		if transB {
+			// op(B)[p,j] = b[j*ldb+p]: each C entry is a dot product.
+			for j := range ci {
+				bj := b[j*ldb : j*ldb+k]
+				var s float32
+				for p, bv := range bj {
+					s += aAt(a, transA, lda, i, p) * bv
+				}
+				ci[j] += alpha * s
+			}
+			continue
+		}
+		// op(B)[p,:] is a contiguous row: accumulate alpha*A[i,p] * B[p,:].
+		for p := 0; p < k; p++ {
+			s := alpha * aAt(a, transA, lda, i, p)
+			bp := b[p*ldb : p*ldb+n]
+			for j, bv := range bp {
+				ci[j] += s * bv
+			}
+		}
+	}
+}
+
+// aAt returns op(A)[i,p].
+func aAt(a []float32, transA bool, lda, i, p int) float32 {
+	if transA {
+		return a[p*lda+i]
+	}
+	return a[i*lda+p]
+}

@@ -1,0 +1,6 @@
+//go:build !amd64 || purego
+
+package kernels
+
+// archImpls returns no implementations: only generic is compiled in.
+func archImpls() []*Impl { return nil }
