@@ -29,6 +29,11 @@ type ops struct {
 	add             func(dst, x, y []float32)
 	sum             func(x []float32) float32
 	max             func(x []float32) float32
+
+	// fmaLoop runs n iterations of fmaFlops floating-point operations of
+	// independent FMAs; nil for generic. Only for measuring peak.
+	fmaLoop  func(n int)
+	fmaFlops int
 }
 
 // Name returns the implementation's name: "generic", "avx2", "avx512" or
@@ -38,6 +43,19 @@ func (p *Impl) Name() string { return p.name }
 // Requires names the CPU features the implementation needs, such as
 // "AVX2, FMA"; it is empty for generic.
 func (p *Impl) Requires() string { return p.requires }
+
+// FMAPeakLoop runs iters iterations of a generated loop of independent
+// FMAs in this implementation's widest registers and returns the number of
+// floating-point operations it performed (0 for generic, which has none).
+// Timing it gives the CPU's peak float32 FMA rate for this instruction set,
+// the yardstick for every GEMM figure.
+func (p *Impl) FMAPeakLoop(iters int) (flops int) {
+	if p.ops.fmaLoop == nil || iters <= 0 {
+		return 0
+	}
+	p.ops.fmaLoop(iters)
+	return iters * p.ops.fmaFlops
+}
 
 // String returns the name.
 func (p *Impl) String() string { return p.name }

@@ -4,6 +4,8 @@ package kernels
 
 import (
 	"golang.org/x/sys/cpu"
+
+	"github.com/simdgpt/simdgpt/kernels/amd64"
 )
 
 // hasAVX2 reports AVX2 and FMA with OS support for the YMM state.
@@ -16,5 +18,32 @@ var hasAVX512 = hasAVX2 && cpu.X86.HasAVX512 && cpu.X86.HasAVX512F
 func archImpls() []*Impl {
 	avx2 := &Impl{name: "avx2", requires: "AVX2, FMA", available: hasAVX2, ops: genericImpl.ops}
 	avx512 := &Impl{name: "avx512", requires: "AVX-512F", available: hasAVX512, ops: genericImpl.ops}
+
+	// FMA peak loops (12 independent FMAs per iteration)
+	avx2.ops.fmaLoop, avx2.ops.fmaFlops = amd64.FMAPeakAVX2, 12*8*2
+	avx512.ops.fmaLoop, avx512.ops.fmaFlops = amd64.FMAPeakAVX512, 12*16*2
+
+	// gemm
+	avx2.ops.gemm = gemmAVX2.gemm
+	avx512.ops.gemm = gemmAVX512.gemm
+
+
 	return []*Impl{avx2, avx512}
 }
+
+// GEMM blocking. kc: a kc×NR panel of B plus an MR×kc sliver of A fit in
+// L1; mc: an mc×kc block of A fits in L2; nc: a kc×nc block of B stays in
+// L3. The narrow kernel's MR divides the wide one's (or vice versa), as
+// the driver pads A to the larger.
+var (
+	gemmAVX512 = &blockedGemm{
+		wide:   microKernel{14, 32, amd64.GemmKernel14x32AVX512},
+		narrow: microKernel{14, 16, amd64.GemmKernel14x16AVX512},
+		kc:     256, mc: 14 * 24, nc: 4096,
+	}
+	gemmAVX2 = &blockedGemm{
+		wide:   microKernel{6, 16, amd64.GemmKernel6x16AVX2},
+		narrow: microKernel{12, 8, amd64.GemmKernel12x8AVX2},
+		kc:     256, mc: 12 * 16, nc: 4096,
+	}
+)

@@ -4,3 +4,4 @@ package amd64
 // dependency of this one; go -C runs each from there.
 
 //go:generate go -C ../../asm/gen run ./peak -out ../../kernels/amd64/peak_amd64.s -stubs ../../kernels/amd64/peak_amd64.go -pkg amd64
+//go:generate go -C ../../asm/gen run ./gemm -out ../../kernels/amd64/gemm_amd64.s -stubs ../../kernels/amd64/gemm_amd64.go -pkg amd64

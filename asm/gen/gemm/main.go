@@ -1,0 +1,279 @@
+// Command gemm generates the register-blocked GEMM micro-kernels for AVX2
+// (YMM, FMA) and AVX-512 (ZMM, opmask edges).
+//
+// Every micro-kernel computes one tile of C:
+//
+//	C[i, j] = alpha * sum_p A(i, p) * B[p*NR + j] + beta * C[i, j]
+//
+// for i < rows <= MR and j < cols <= NR. A(i, p) is read at
+// a[i*rsa + p*csa], so the same kernel serves a row-major A (rsa = lda,
+// csa = 1), a transposed one (rsa = 1, csa = lda) and a packed panel; all
+// MR rows of A are read, so the caller pads the bottom edge. B is a packed
+// panel of k rows of NR floats. Only the rows×cols corner of C is read or
+// written: AVX-512 masks the right edge with opmask registers, AVX2 with
+// VMASKMOVPS. When beta is ±0, C is not read.
+//
+// The accumulators stay in registers for the whole k loop; each step loads
+// NR/lanes vectors of B, broadcasts each of the MR values of A once and
+// issues MR*NR/lanes FMAs.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// isa describes one vector width.
+type isa struct {
+	name   string // suffix of the kernel names
+	req    string // features, for the doc comment
+	lanes  int    // float32 lanes per register
+	newVec func() reg.VecVirtual
+}
+
+var (
+	avx2   = isa{"AVX2", "AVX2 and FMA", 8, func() reg.VecVirtual { return YMM() }}
+	avx512 = isa{"AVX512", "AVX-512F", 16, func() reg.VecVirtual { return ZMM() }}
+)
+
+// unroll is how many k steps one iteration of the main loop performs.
+const unroll = 4
+
+func main() {
+	ConstraintExpr("amd64,!purego")
+	// AVX2 edge masks: gemmMaskAVX2 holds 8 all-ones words then 8 zero
+	// words; the 8 words starting at index 8-w enable the first w lanes.
+	maskAVX2 := GLOBL("gemmMaskAVX2", RODATA|NOPTR)
+	for i := 0; i < 16; i++ {
+		v := uint32(0)
+		if i < 8 {
+			v = 0xffffffff
+		}
+		DATA(4*i, U32(v))
+	}
+	// AVX-512 edge masks: gemmMaskAVX512[w] = 1<<w - 1 for w = 0..16.
+	maskAVX512 := GLOBL("gemmMaskAVX512", RODATA|NOPTR)
+	for w := 0; w <= 16; w++ {
+		DATA(2*w, U16(uint16(1<<w-1)))
+	}
+
+	kernel(avx512, 14, 2, maskAVX512)
+	kernel(avx512, 14, 1, maskAVX512)
+	kernel(avx2, 6, 2, maskAVX2)
+	kernel(avx2, 12, 1, maskAVX2)
+	Generate()
+}
+
+// rowAddr returns the address of A(i, p) for the current p, given base
+// registers for rows 0, 5, 10, ... and the row stride rs (bytes) and 3*rs.
+func rowAddr(bases []reg.GPVirtual, rs, rs3 reg.GPVirtual, i int) Mem {
+	base := bases[i/5]
+	switch i % 5 {
+	case 0:
+		return Mem{Base: base}
+	case 1:
+		return Mem{Base: base, Index: rs, Scale: 1}
+	case 2:
+		return Mem{Base: base, Index: rs, Scale: 2}
+	case 3:
+		return Mem{Base: base, Index: rs3, Scale: 1}
+	default:
+		return Mem{Base: base, Index: rs, Scale: 4}
+	}
+}
+
+func kernel(s isa, mr, nv int, maskTable Mem) {
+	nr := nv * s.lanes
+	name := fmt.Sprintf("GemmKernel%dx%d%s", mr, nr, s.name)
+	TEXT(name, NOSPLIT, "func(k int, a *float32, rsa, csa int, b *float32, c *float32, ldc int, rows, cols int, alpha, beta float32)")
+	Pragma("noescape")
+	Doc(
+		fmt.Sprintf("%s computes one %d×%d tile: C = alpha*A*B + beta*C, with A(i,p) at", name, mr, nr),
+		fmt.Sprintf("a[i*rsa+p*csa] for all %d rows and p < k, B a packed panel of k rows of %d floats,", mr, nr),
+		"and only the first rows×cols corner of C (leading dimension ldc) read or written;",
+		fmt.Sprintf("C is not read when beta is ±0. Requires %s.", s.req),
+	)
+
+	// Accumulators.
+	acc := make([][]reg.VecVirtual, mr)
+	for i := range acc {
+		acc[i] = make([]reg.VecVirtual, nv)
+		for v := range acc[i] {
+			acc[i][v] = s.newVec()
+			VXORPS(acc[i][v], acc[i][v], acc[i][v])
+		}
+	}
+
+	k := loadGP("k")
+	rs := loadGP("rsa")
+	SHLQ(U8(2), rs)
+	cs := loadGP("csa")
+	SHLQ(U8(2), cs)
+	rs3 := GP64()
+	LEAQ(Mem{Base: rs, Index: rs, Scale: 2}, rs3)
+	b := loadGP("b")
+	nbases := (mr + 4) / 5
+	bases := make([]reg.GPVirtual, nbases)
+	bases[0] = loadGP("a")
+	five := GP64()
+	LEAQ(Mem{Base: rs, Index: rs, Scale: 4}, five) // 5*rs
+	for i := 1; i < nbases; i++ {
+		bases[i] = GP64()
+		LEAQ(Mem{Base: bases[i-1], Index: five, Scale: 1}, bases[i])
+	}
+
+	bv := make([]reg.VecVirtual, nv)
+	for v := range bv {
+		bv[v] = s.newVec()
+	}
+	step := func(u int) {
+		for v := 0; v < nv; v++ {
+			VMOVUPS(Mem{Base: b, Disp: 4 * (u*nr + v*s.lanes)}, bv[v])
+		}
+		for i := 0; i < mr; i++ {
+			t := s.newVec()
+			VBROADCASTSS(rowAddr(bases, rs, rs3, i), t)
+			for v := 0; v < nv; v++ {
+				VFMADD231PS(t, bv[v], acc[i][v])
+			}
+		}
+		for _, base := range bases {
+			ADDQ(cs, base)
+		}
+	}
+
+	n4 := GP64()
+	MOVQ(k, n4)
+	SHRQ(U8(2), n4)
+	ANDQ(U8(unroll-1), k)
+	TESTQ(n4, n4)
+	JZ(LabelRef(name + "_tail"))
+	Label(name + "_loop")
+	for u := 0; u < unroll; u++ {
+		step(u)
+	}
+	ADDQ(U32(4*unroll*nr), b)
+	DECQ(n4)
+	JNZ(LabelRef(name + "_loop"))
+
+	Label(name + "_tail")
+	TESTQ(k, k)
+	JZ(LabelRef(name + "_store"))
+	Label(name + "_tailloop")
+	step(0)
+	ADDQ(U32(4*nr), b)
+	DECQ(k)
+	JNZ(LabelRef(name + "_tailloop"))
+
+	Label(name + "_store")
+	alpha := s.newVec()
+	VBROADCASTSS(NewParamAddr("alpha", 72), alpha)
+	for i := range acc {
+		for v := range acc[i] {
+			VMULPS(alpha, acc[i][v], acc[i][v])
+		}
+	}
+
+	c := loadGP("c")
+	ldc := loadGP("ldc")
+	SHLQ(U8(2), ldc)
+	rows := loadGP("rows")
+	cols := loadGP("cols")
+
+	// Edge masks for the nv vectors of a row: lanes w_v = clamp(cols - v*lanes, 0, lanes).
+	masks := make([]mask, nv)
+	for v := 0; v < nv; v++ {
+		w := GP64()
+		MOVQ(cols, w)
+		if v > 0 {
+			SUBQ(U32(v*s.lanes), w)
+			zero := GP64()
+			XORQ(zero, zero)
+			CMPQ(w, zero)
+			CMOVQLT(zero, w)
+		}
+		lim := GP64()
+		MOVQ(U32(s.lanes), lim)
+		CMPQ(w, lim)
+		CMOVQGT(lim, w)
+		tbl := GP64()
+		LEAQ(maskTable, tbl)
+		if s.lanes == 16 {
+			masks[v].k = K()
+			KMOVW(Mem{Base: tbl, Index: w, Scale: 2}, masks[v].k)
+		} else {
+			// First w lanes: the 8 words at index 8-w.
+			NEGQ(w)
+			masks[v].y = s.newVec()
+			VMOVUPS(Mem{Base: tbl, Index: w, Scale: 4, Disp: 32}, masks[v].y)
+		}
+	}
+
+	betaBits := GP32()
+	MOVL(NewParamAddr("beta", 76), betaBits)
+	ANDL(U32(0x7fffffff), betaBits)
+	JZ(LabelRef(name + "_beta0"))
+
+	beta := s.newVec()
+	VBROADCASTSS(NewParamAddr("beta", 76), beta)
+	storeRows(s, name+"_betaN", acc, c, ldc, rows, masks, func(i, v int, m Mem) {
+		t := s.newVec()
+		if s.lanes == 16 {
+			VMOVUPS_Z(m, masks[v].k, t)
+		} else {
+			VMASKMOVPS(m, masks[v].y, t)
+		}
+		VFMADD231PS(t, beta, acc[i][v])
+	})
+	JMP(LabelRef(name + "_done"))
+
+	Label(name + "_beta0")
+	storeRows(s, name+"_beta0", acc, c, ldc, rows, masks, nil)
+
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// mask is the edge mask of one vector column of a tile: an opmask
+// register for AVX-512, a lane-mask vector for AVX2.
+type mask struct {
+	k reg.Register
+	y reg.VecVirtual
+}
+
+// storeRows writes the accumulators of rows i < rows to C through the edge
+// masks, first calling update (if not nil) to fold in beta*C.
+func storeRows(s isa, prefix string, acc [][]reg.VecVirtual, c, ldc, rows reg.GPVirtual, masks []mask, update func(i, v int, m Mem)) {
+	p := GP64()
+	MOVQ(c, p)
+	for i := range acc {
+		if i > 0 {
+			CMPQ(rows, U32(i))
+			JLE(LabelRef(prefix + "_end"))
+			ADDQ(ldc, p)
+		}
+		for v := range acc[i] {
+			m := Mem{Base: p, Disp: 4 * v * s.lanes}
+			if update != nil {
+				update(i, v, m)
+			}
+			if s.lanes == 16 {
+				VMOVUPS(acc[i][v], masks[v].k, m)
+			} else {
+				VMASKMOVPS(acc[i][v], masks[v].y, m)
+			}
+		}
+	}
+	Label(prefix + "_end")
+}
+
+// loadGP loads an integer or pointer argument into a new register.
+func loadGP(name string) reg.GPVirtual {
+	r := GP64()
+	Load(Param(name), r)
+	return r
+}

@@ -1,0 +1,86 @@
+package kernels
+
+import (
+	"fmt"
+	"runtime"
+	"testing"
+)
+
+// BenchmarkFMAPeak measures each implementation's peak float32 FMA rate
+// with a generated loop of independent FMAs; GEMM results are read as a
+// fraction of it.
+func BenchmarkFMAPeak(b *testing.B) {
+	for _, p := range nonGeneric() {
+		b.Run(p.Name(), func(b *testing.B) {
+			const iters = 1 << 16
+			flops := 0
+			for b.Loop() {
+				flops += p.FMAPeakLoop(iters)
+			}
+			b.ReportMetric(float64(flops)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		})
+	}
+}
+
+// gemmBenchShape is one benchmarked problem: C (m×n) = op(A) (m×k) op(B).
+type gemmBenchShape struct {
+	name           string
+	m, k, n        int
+	transA, transB bool
+}
+
+// gemmBenchShapes are the squares and TinyGPT's training shapes (M×K×N)
+// with the transposed forms its backward pass uses.
+var gemmBenchShapes = []gemmBenchShape{
+	{"sq512", 512, 512, 512, false, false},
+	{"sq1024", 1024, 1024, 1024, false, false},
+	{"768x128x384", 768, 128, 384, false, false},
+	{"768x128x128", 768, 128, 128, false, false},
+	{"768x128x512", 768, 128, 512, false, false},
+	{"768x512x128", 768, 512, 128, false, false},
+	{"768x128x65", 768, 128, 65, false, false},
+	// backward: dX = dY·Wᵀ (transB) and dW = Xᵀ·dY (transA).
+	{"768x384x128_NT", 768, 384, 128, false, true},
+	{"128x768x384_TN", 128, 768, 384, true, false},
+	{"768x512x128_NT", 768, 512, 128, false, true},
+	{"512x768x128_TN", 512, 768, 128, true, false},
+	{"768x65x128_NT", 768, 65, 128, false, true},
+	{"128x768x65_TN", 128, 768, 65, true, false},
+}
+
+// BenchmarkGemm runs every shape on every implementation on one goroutine
+// (GOMAXPROCS=1), reporting GFLOP/s.
+func BenchmarkGemm(b *testing.B) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, s := range gemmBenchShapes {
+		for _, p := range Implementations() {
+			if p == genericImpl && s.m*s.n*s.k > 1<<24 {
+				continue // minutes per run; generic is benchmarked on the smaller shapes
+			}
+			b.Run(fmt.Sprintf("%s/%s", s.name, p.Name()), func(b *testing.B) { benchGemm(b, p, s) })
+		}
+	}
+}
+
+// BenchmarkGemmParallel runs the large squares and a training shape with
+// GOMAXPROCS goroutines.
+func BenchmarkGemmParallel(b *testing.B) {
+	for _, s := range []gemmBenchShape{gemmBenchShapes[1], gemmBenchShapes[0], gemmBenchShapes[2], gemmBenchShapes[6]} {
+		for _, p := range nonGeneric() {
+			b.Run(fmt.Sprintf("%s/%s/procs=%d", s.name, p.Name(), runtime.GOMAXPROCS(0)), func(b *testing.B) { benchGemm(b, p, s) })
+		}
+	}
+}
+
+func benchGemm(b *testing.B, p *Impl, s gemmBenchShape) {
+	ar, ac := opShape(s.transA, s.m, s.k)
+	br, bc := opShape(s.transB, s.k, s.n)
+	r := newRand(1)
+	a, bm, c := randSlice(r, ar*ac), randSlice(r, br*bc), make([]float32, s.m*s.n)
+	p.Gemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n)
+	b.ResetTimer()
+	for b.Loop() {
+		p.Gemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n)
+	}
+	b.ReportMetric(2*float64(s.m)*float64(s.n)*float64(s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
