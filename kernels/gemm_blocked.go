@@ -30,10 +30,14 @@ type microKernel struct {
 // blockedGemm is the GEMM of one SIMD implementation.
 type blockedGemm struct {
 	wide   microKernel // used for full-width column panels
-	narrow microKernel // used for the last panel when it fits (nr = wide.nr/2)
+	narrow microKernel // for the last panel when it fits; same mr, nr = wide.nr/2
 	kc     int         // depth of a block
 	mc     int         // rows of an A block
 	nc     int         // columns of a B block
+
+	// packT, if not nil, packs a transposed block of B into a panel (see
+	// amd64.PackBTransAVX2); packB falls back to Go otherwise.
+	packT func(dst, src *float32, ldb, w, kc, nr int)
 }
 
 // gemmArgs is one GEMM call (or one goroutine's share of it).
@@ -143,7 +147,7 @@ func (g *blockedGemm) run(w *gemmWork, p *gemmArgs) {
 			}
 			panels := (nc + nr - 1) / nr
 			w.bpack = grow(w.bpack, panels*nr*kc)
-			packB(w.bpack, p, pc, kc, jc, nc, nr, g.narrow.nr)
+			g.packB(w.bpack, p, pc, kc, jc, nc)
 			for ic := 0; ic < m; ic += g.mc {
 				mc := min(g.mc, m-ic)
 				g.block(w, p, ic, mc, pc, kc, jc, nc, beta)
@@ -155,7 +159,7 @@ func (g *blockedGemm) run(w *gemmWork, p *gemmArgs) {
 // block multiplies op(A)[ic:ic+mc, pc:pc+kc] by the packed B block into
 // C[ic:ic+mc, jc:jc+nc].
 func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, beta float32) {
-	mrMax := max(g.wide.mr, g.narrow.mr)
+	mrMax := g.wide.mr
 	// Lay out the A block. The micro-kernels read all MR rows of a tile,
 	// so the rows past mc must exist: the block is copied, zero padded,
 	// when it ends at the matrix's last rows in a partial tile, and also
@@ -221,7 +225,8 @@ func paddedLD(n int) int {
 // kc rows of nr floats. The last panel is narrower (narrow floats per row)
 // when it fits, as the narrow micro-kernel reads it; it is zero padded to
 // its width.
-func packB(dst []float32, p *gemmArgs, pc, kc, jc, nc, wide, narrow int) {
+func (g *blockedGemm) packB(dst []float32, p *gemmArgs, pc, kc, jc, nc int) {
+	wide, narrow := g.wide.nr, g.narrow.nr
 	for j0 := 0; j0 < nc; j0 += wide {
 		w := min(wide, nc-j0)
 		nr := wide
@@ -241,6 +246,10 @@ func packB(dst []float32, p *gemmArgs, pc, kc, jc, nc, wide, narrow int) {
 			continue
 		}
 		// op(B)(q, j) = b[j*ldb + q]: transpose w rows of B into the panel.
+		if g.packT != nil {
+			g.packT(&panel[0], &p.b[(jc+j0)*p.ldb+pc], p.ldb, w, kc, nr)
+			continue
+		}
 		if w < nr {
 			clear(panel)
 		}
@@ -262,7 +271,7 @@ func (g *blockedGemm) parallel(p *gemmArgs, workers int) {
 	parts := &w.parts
 	np := 0
 	if p.m >= p.n {
-		step := splitStep(p.m, workers, max(g.wide.mr, g.narrow.mr))
+		step := splitStep(p.m, workers, g.wide.mr)
 		for i0 := 0; i0 < p.m; i0 += step {
 			q := *p
 			q.m = min(step, p.m-i0)

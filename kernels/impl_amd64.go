@@ -26,24 +26,26 @@ func archImpls() []*Impl {
 	// gemm
 	avx2.ops.gemm = gemmAVX2.gemm
 	avx512.ops.gemm = gemmAVX512.gemm
-
+	avx2.ops.maskedScores = gemmAVX2.maskedScores
+	avx512.ops.maskedScores = gemmAVX512.maskedScores
 
 	return []*Impl{avx2, avx512}
 }
 
 // GEMM blocking. kc: a kc×NR panel of B plus an MR×kc sliver of A fit in
 // L1; mc: an mc×kc block of A fits in L2; nc: a kc×nc block of B stays in
-// L3. The narrow kernel's MR divides the wide one's (or vice versa), as
-// the driver pads A to the larger.
+// L3. The wide and narrow kernels of one implementation share MR.
 var (
 	gemmAVX512 = &blockedGemm{
 		wide:   microKernel{14, 32, amd64.GemmKernel14x32AVX512},
 		narrow: microKernel{14, 16, amd64.GemmKernel14x16AVX512},
 		kc:     256, mc: 14 * 24, nc: 4096,
+		packT: amd64.PackBTransAVX2,
 	}
 	gemmAVX2 = &blockedGemm{
 		wide:   microKernel{6, 16, amd64.GemmKernel6x16AVX2},
-		narrow: microKernel{12, 8, amd64.GemmKernel12x8AVX2},
-		kc:     256, mc: 12 * 16, nc: 4096,
+		narrow: microKernel{6, 8, amd64.GemmKernel6x8AVX2},
+		kc:     256, mc: 6 * 32, nc: 4096,
+		packT: amd64.PackBTransAVX2,
 	}
 )

@@ -28,10 +28,17 @@ func GemmKernel14x16AVX512(k int, a *float32, rsa int, csa int, b *float32, c *f
 //go:noescape
 func GemmKernel6x16AVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
-// GemmKernel12x8AVX2 computes one 12×8 tile: C = alpha*A*B + beta*C, with A(i,p) at
-// a[i*rsa+p*csa] for all 12 rows and p < k, B a packed panel of k rows of 8 floats,
+// GemmKernel6x8AVX2 computes one 6×8 tile: C = alpha*A*B + beta*C, with A(i,p) at
+// a[i*rsa+p*csa] for all 6 rows and p < k, B a packed panel of k rows of 8 floats,
 // and only the first rows×cols corner of C (leading dimension ldc) read or written;
 // C is not read when beta is ±0. Requires AVX2 and FMA.
 //
 //go:noescape
-func GemmKernel12x8AVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+func GemmKernel6x8AVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// PackBTransAVX2 packs w rows of a row-major block (leading dimension ldb) transposed into
+// a panel of kc rows of nr floats: dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc,
+// and 0 for w <= j < nr. nr is a positive multiple of 8 and w <= nr. Requires AVX2.
+//
+//go:noescape
+func PackBTransAVX2(dst *float32, src *float32, ldb int, w int, kc int, nr int)

@@ -24,12 +24,21 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 			continue
 		}
 		if transB {
-			// op(B)[p,j] = b[j*ldb+p]: each C entry is a dot product.
+			// op(B)[p,j] = b[j*ldb+p]: each C entry is a dot product of
+			// row i of op(A) with row j of B.
+			var ai []float32
+			if !transA {
+				ai = a[i*lda : i*lda+k]
+			}
 			for j := range ci {
 				bj := b[j*ldb : j*ldb+k]
 				var s float32
-				for p, bv := range bj {
-					s += aAt(a, transA, lda, i, p) * bv
+				if ai != nil {
+					s = Dot(ai, bj)
+				} else {
+					for p, bv := range bj {
+						s += a[p*lda+i] * bv
+					}
 				}
 				ci[j] += alpha * s
 			}

@@ -63,7 +63,8 @@ func main() {
 	kernel(avx512, 14, 2, maskAVX512)
 	kernel(avx512, 14, 1, maskAVX512)
 	kernel(avx2, 6, 2, maskAVX2)
-	kernel(avx2, 12, 1, maskAVX2)
+	kernel(avx2, 6, 1, maskAVX2)
+	packTransposed(maskAVX2)
 	Generate()
 }
 
@@ -276,4 +277,160 @@ func loadGP(name string) reg.GPVirtual {
 	r := GP64()
 	Load(Param(name), r)
 	return r
+}
+
+// packTransposed generates PackBTransAVX2, which packs a transposed block
+// of B into a micro-kernel panel with 8×8 transposes:
+//
+//	dst[q*nr + j] = src[j*ldb + q]   for j < w, q < kc
+//	dst[q*nr + j] = 0                for w <= j < nr, q < kc
+//
+// nr must be a positive multiple of 8 and w <= nr. Only rows j < w of src,
+// and only their first kc elements, are read (masked loads at the end).
+func packTransposed(maskTable Mem) {
+	const name = "PackBTransAVX2"
+	TEXT(name, NOSPLIT, "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)")
+	Pragma("noescape")
+	Doc(
+		name+" packs w rows of a row-major block (leading dimension ldb) transposed into",
+		"a panel of kc rows of nr floats: dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc,",
+		"and 0 for w <= j < nr. nr is a positive multiple of 8 and w <= nr. Requires AVX2.",
+	)
+	dcol := loadGP("dst") // dst + j0 floats
+	srow := loadGP("src") // src + j0 rows
+	ldb := loadGP("ldb")
+	SHLQ(U8(2), ldb)
+	w := loadGP("w")
+	kc := loadGP("kc")
+	nrBytes := loadGP("nr")
+	SHLQ(U8(2), nrBytes)
+
+	// Outer loop over blocks of 8 columns of the panel (8 rows of src).
+	j0 := GP64()
+	XORQ(j0, j0)
+	Label(name + "_jloop")
+	CMPQ(j0, w)
+	JGE(LabelRef(name + "_zero"))
+	wv := GP64() // rows of src in this block: min(w-j0, 8)
+	MOVQ(w, wv)
+	SUBQ(j0, wv)
+	CMPQ(wv, U8(8))
+	JLE(LabelRef(name + "_wvok"))
+	MOVQ(U32(8), wv)
+	Label(name + "_wvok")
+
+	d := GP64() // walks down the panel
+	MOVQ(dcol, d)
+	q0 := GP64()
+	XORQ(q0, q0)
+	Label(name + "_qloop")
+	CMPQ(q0, kc)
+	JGE(LabelRef(name + "_qdone"))
+	qv := GP64() // min(8, kc-q0)
+	MOVQ(kc, qv)
+	SUBQ(q0, qv)
+	CMPQ(qv, U8(8))
+	JLE(LabelRef(name + "_qvok"))
+	MOVQ(U32(8), qv)
+	Label(name + "_qvok")
+	mask := YMM()
+	{
+		tbl := GP64()
+		LEAQ(maskTable, tbl)
+		negq := GP64()
+		MOVQ(qv, negq)
+		NEGQ(negq)
+		VMOVUPS(Mem{Base: tbl, Index: negq, Scale: 4, Disp: 32}, mask)
+	}
+
+	r := make([]reg.VecVirtual, 8)
+	p := GP64()
+	LEAQ(Mem{Base: srow, Index: q0, Scale: 4}, p)
+	for i := range r {
+		r[i] = YMM()
+		VXORPS(r[i], r[i], r[i])
+	}
+	for i := range r {
+		CMPQ(wv, U32(i))
+		JLE(LabelRef(name + "_loaded"))
+		VMASKMOVPS(Mem{Base: p}, mask, r[i])
+		if i < 7 {
+			ADDQ(ldb, p)
+		}
+	}
+	Label(name + "_loaded")
+
+	// 8×8 transpose: r[i] holds src row i; out[q] gets column q.
+	t := make([]reg.VecVirtual, 8)
+	for i := 0; i < 8; i += 2 {
+		t[i], t[i+1] = YMM(), YMM()
+		VUNPCKLPS(r[i+1], r[i], t[i])
+		VUNPCKHPS(r[i+1], r[i], t[i+1])
+	}
+	u := make([]reg.VecVirtual, 8)
+	for h := 0; h < 8; h += 4 {
+		for x := 0; x < 2; x++ {
+			u[h+2*x], u[h+2*x+1] = YMM(), YMM()
+			VSHUFPS(U8(0x44), t[h+2+x], t[h+x], u[h+2*x])
+			VSHUFPS(U8(0xEE), t[h+2+x], t[h+x], u[h+2*x+1])
+		}
+	}
+	out := make([]reg.VecVirtual, 8)
+	for q := 0; q < 4; q++ {
+		out[q], out[q+4] = YMM(), YMM()
+		VPERM2F128(U8(0x20), u[q+4], u[q], out[q])
+		VPERM2F128(U8(0x31), u[q+4], u[q], out[q+4])
+	}
+	for q := range out {
+		if q > 0 {
+			CMPQ(qv, U32(q))
+			JLE(LabelRef(name + "_stored"))
+		}
+		VMOVUPS(out[q], Mem{Base: d})
+		ADDQ(nrBytes, d)
+	}
+	Label(name + "_stored")
+	ADDQ(U8(8), q0)
+	JMP(LabelRef(name + "_qloop"))
+
+	Label(name + "_qdone")
+	ADDQ(U8(8), j0)
+	ADDQ(U8(32), dcol)
+	{
+		step := GP64()
+		MOVQ(ldb, step)
+		SHLQ(U8(3), step)
+		ADDQ(step, srow)
+	}
+	JMP(LabelRef(name + "_jloop"))
+
+	// Columns w..nr-1 of the panel (whole blocks of 8 past the last row of
+	// src) are zero. A partial block was zero-filled by its loads.
+	Label(name + "_zero")
+	nrCols := GP64()
+	MOVQ(nrBytes, nrCols)
+	SHRQ(U8(2), nrCols)
+	// Round j0 up: blocks start at multiples of 8 already.
+	z := YMM()
+	VXORPS(z, z, z)
+	Label(name + "_zloop")
+	CMPQ(j0, nrCols)
+	JGE(LabelRef(name + "_done"))
+	MOVQ(dcol, d)
+	MOVQ(kc, q0)
+	Label(name + "_zq")
+	TESTQ(q0, q0)
+	JZ(LabelRef(name + "_znext"))
+	VMOVUPS(z, Mem{Base: d})
+	ADDQ(nrBytes, d)
+	DECQ(q0)
+	JMP(LabelRef(name + "_zq"))
+	Label(name + "_znext")
+	ADDQ(U8(8), j0)
+	ADDQ(U8(32), dcol)
+	JMP(LabelRef(name + "_zloop"))
+
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
 }

@@ -1,0 +1,90 @@
+//go:build unix
+
+package kernels
+
+import (
+	"testing"
+
+	"github.com/simdgpt/simdgpt/kernels/internal/guard"
+)
+
+// TestGemmGuardPages places A, B and C flush against an unmapped page (at
+// their end, then at their start) so that a kernel or packing routine
+// touching one element outside them faults. Sizes cross every micro-tile
+// edge: m up to 2·MR+1, n up to 2·NR+6, k across the unroll tail, with
+// leading dimensions equal to the row length (no slack at all).
+func TestGemmGuardPages(t *testing.T) {
+	ms := []int{1, 2, 5, 6, 7, 13, 14, 15, 29}
+	ks := []int{1, 3, 4, 5, 9}
+	if testing.Short() {
+		ms, ks = []int{1, 7, 15}, []int{1, 5}
+	}
+	for _, p := range nonGeneric() {
+		t.Run(p.Name(), func(t *testing.T) {
+			r := newRand(9)
+			for _, side := range []guard.Side{guard.End, guard.Start} {
+				for ti := 0; ti < 4; ti++ {
+					ta, tb := ti&1 != 0, ti&2 != 0
+					for _, m := range ms {
+						for n := 1; n <= 70; n++ {
+							for _, k := range ks {
+								tc := gemmCase{transA: ta, transB: tb, m: m, n: n, k: k, alpha: 1, beta: float32(n % 2)}
+								d := tc.data(r)
+								want := append([]float32(nil), d.c...)
+								genericImpl.Gemm(ta, tb, m, n, k, 1, d.a, d.lda, d.b, d.ldb, tc.beta, want, d.ldc)
+								ga, ba := guard.Copy(d.a, side)
+								gb, bb := guard.Copy(d.b, side)
+								gc, bc := guard.Copy(d.c, side)
+								p.Gemm(ta, tb, m, n, k, 1, ga, d.lda, gb, d.ldb, tc.beta, gc, d.ldc)
+								_, mag := gemmRef(tc, d)
+								for i := range want {
+									if !closeTo(gc[i], want[i], 2*gemmTol(k, mag[i])) {
+										t.Fatalf("%+v side %d: C[%d] = %v, want %v", tc, side, i, gc[i], want[i])
+									}
+								}
+								ga, gb, gc = nil, nil, nil
+								ba.Free()
+								bb.Free()
+								bc.Free()
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestMaskedScoresGuardPages does the same for MaskedScores.
+func TestMaskedScoresGuardPages(t *testing.T) {
+	for _, p := range nonGeneric() {
+		t.Run(p.Name(), func(t *testing.T) {
+			r := newRand(10)
+			for _, side := range []guard.Side{guard.End, guard.Start} {
+				for tq := 1; tq <= 30; tq++ {
+					for _, tk := range []int{1, 2, 7, 8, 15, 16, 17, 31, 32, 33, 47, 48, 65} {
+						for _, d := range []int{1, 3, 8, 13} {
+							q, k := randSlice(r, tq*d), randSlice(r, tk*d)
+							off := tk - tq
+							want := make([]float32, tq*tk)
+							genericImpl.MaskedScores(tq, tk, d, 0.5, q, d, k, d, off, want, tk)
+							gq, bq := guard.Copy(q, side)
+							gk, bk := guard.Copy(k, side)
+							gs, bs := guard.Alloc(tq*tk, side)
+							p.MaskedScores(tq, tk, d, 0.5, gq, d, gk, d, off, gs, tk)
+							for i := range want {
+								if !closeTo(gs[i], want[i], 1e-5) {
+									t.Fatalf("tq=%d tk=%d d=%d: S[%d] = %v, want %v", tq, tk, d, i, gs[i], want[i])
+								}
+							}
+							gq, gk, gs = nil, nil, nil
+							bq.Free()
+							bk.Free()
+							bs.Free()
+						}
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,5 @@
+//go:build purego
+
+package kernels
+
+const puregoBuild = true

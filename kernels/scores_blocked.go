@@ -1,0 +1,89 @@
+package kernels
+
+import "math"
+
+// negInfRow is a run of -Inf copied over masked parts of score rows.
+var negInfRow = func() []float32 {
+	s := make([]float32, 1024)
+	for i := range s {
+		s[i] = float32(math.Inf(-1))
+	}
+	return s
+}()
+
+// fillNegInf sets every element of s to -Inf.
+func fillNegInf(s []float32) {
+	for len(s) > 0 {
+		n := copy(s, negInfRow)
+		s = s[n:]
+	}
+}
+
+// maskedScores is the ops.maskedScores of a SIMD implementation: the
+// arguments are checked and tq, tk > 0. It is GEMM with op(B) = Kᵀ that
+// visits, for each MR-row strip of queries, only the column panels that
+// hold at least one visible key, and writes -Inf over the rest.
+func (g *blockedGemm) maskedScores(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int) {
+	// Query i sees keys j < i+offset+1; the last query sees the most.
+	visAll := min(tk, max(0, tq-1+offset+1))
+	if visAll > 0 && d == 0 {
+		for i := 0; i < tq; i++ {
+			clear(s[i*lds : i*lds+min(tk, max(0, i+offset+1))])
+		}
+	}
+	if visAll > 0 && d > 0 {
+		w := getWork()
+		g.scoreStrips(w, tq, d, scale, q, ldq, k, ldk, offset, s, lds, visAll)
+		putWork(w)
+	}
+	// Mask: everything right of the diagonal (including computed tile
+	// corners) becomes -Inf.
+	for i := 0; i < tq; i++ {
+		from := min(tk, max(0, i+offset+1))
+		fillNegInf(s[i*lds+from : i*lds+tk])
+	}
+}
+
+// scoreStrips computes the visible tiles of S = scale·Q·Kᵀ, blocking d
+// by kc.
+func (g *blockedGemm) scoreStrips(w *gemmWork, tq, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int, visAll int) {
+	args := gemmArgs{transB: true, b: k, ldb: ldk}
+	mr := g.wide.mr // both kernels share MR here (checked in init)
+	nr := g.wide.nr
+	for pc := 0; pc < d; pc += g.kc {
+		kc := min(g.kc, d-pc)
+		beta := float32(0)
+		if pc > 0 {
+			beta = 1
+		}
+		panels := (visAll + nr - 1) / nr
+		w.bpack = grow(w.bpack, panels*nr*kc)
+		g.packB(w.bpack, &args, pc, kc, 0, visAll)
+		for i0 := 0; i0 < tq; i0 += mr {
+			rows := min(mr, tq-i0)
+			vis := min(visAll, max(0, i0+rows-1+offset+1)) // columns any row of the strip sees
+			if vis == 0 {
+				continue
+			}
+			// The kernel reads all MR rows of Q: pad a partial last strip.
+			a, rsa := q[i0*ldq+pc:], ldq
+			if rows < mr {
+				ld := paddedLD(kc)
+				w.apack = grow(w.apack, mr*ld)
+				clear(w.apack)
+				for r := 0; r < rows; r++ {
+					copy(w.apack[r*ld:r*ld+kc], q[(i0+r)*ldq+pc:][:kc])
+				}
+				a, rsa = w.apack, ld
+			}
+			for jr := 0; jr < vis; jr += nr {
+				cols := min(nr, vis-jr)
+				kern := &g.wide
+				if min(nr, visAll-jr) <= g.narrow.nr {
+					kern = &g.narrow
+				}
+				kern.fn(kc, &a[0], rsa, 1, &w.bpack[jr*kc], &s[i0*lds+jr], lds, rows, cols, scale, beta)
+			}
+		}
+	}
+}
