@@ -29,6 +29,20 @@ func archImpls() []*Impl {
 	avx2.ops.maskedScores = gemmAVX2.maskedScores
 	avx512.ops.maskedScores = gemmAVX512.maskedScores
 
+	// vector ops
+	avx2.ops.dot = amd64.DotAVX2
+	avx2.ops.axpy = amd64.AxpyAVX2
+	avx2.ops.scale = amd64.ScaleAVX2
+	avx2.ops.add = amd64.AddAVX2
+	avx2.ops.sum = amd64.SumAVX2
+	avx2.ops.max = amd64.MaxAVX2
+	avx512.ops.dot = amd64.DotAVX512
+	avx512.ops.axpy = amd64.AxpyAVX512
+	avx512.ops.scale = amd64.ScaleAVX512
+	avx512.ops.add = amd64.AddAVX512
+	avx512.ops.sum = amd64.SumAVX512
+	avx512.ops.max = amd64.MaxAVX512
+
 	return []*Impl{avx2, avx512}
 }
 
