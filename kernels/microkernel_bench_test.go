@@ -16,15 +16,21 @@ func BenchmarkMicroKernel(b *testing.B) {
 	}{{"avx2", gemmAVX2}, {"avx512", gemmAVX512}} {
 		for _, mk := range []microKernel{g.bg.wide, g.bg.narrow} {
 			for _, k := range []int{64, 128, 256} {
-				b.Run(fmt.Sprintf("%s/%dx%d/k=%d", g.name, mk.mr, mk.nr, k), func(b *testing.B) {
-					a := make([]float32, mk.mr*k)
-					bp := make([]float32, mk.nr*k)
-					c := make([]float32, mk.mr*mk.nr)
-					for b.Loop() {
-						mk.fn(k, &a[0], k, 1, &bp[0], &c[0], mk.nr, mk.mr, mk.nr, 1, 1)
-					}
-					b.ReportMetric(2*float64(mk.mr*mk.nr*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-				})
+				for _, packedA := range []bool{false, true} {
+					b.Run(fmt.Sprintf("%s/%dx%d/k=%d/packedA=%v", g.name, mk.mr, mk.nr, k, packedA), func(b *testing.B) {
+						a := make([]float32, mk.mr*k)
+						bp := make([]float32, mk.nr*k)
+						c := make([]float32, mk.mr*mk.nr)
+						rsa, csa := k, 1
+						if packedA {
+							rsa, csa = 1, mk.mr
+						}
+						for b.Loop() {
+							mk.fn(k, &a[0], rsa, csa, &bp[0], &c[0], mk.nr, mk.mr, mk.nr, 1, 1)
+						}
+						b.ReportMetric(2*float64(mk.mr*mk.nr*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+					})
+				}
 			}
 		}
 	}

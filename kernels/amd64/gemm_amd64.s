@@ -42,54 +42,129 @@ DATA gemmMaskAVX512<>+32(SB)/2, $0xffff
 GLOBL gemmMaskAVX512<>(SB), RODATA|NOPTR, $34
 
 // func GemmKernel14x32AVX512(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
-// Requires: AVX, AVX512DQ, AVX512F, CMOV
+// Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+
 TEXT ·GemmKernel14x32AVX512(SB), NOSPLIT, $0-80
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	VXORPS Z14, Z14, Z14
-	VXORPS Z15, Z15, Z15
-	VXORPS Z16, Z16, Z16
-	VXORPS Z17, Z17, Z17
-	VXORPS Z18, Z18, Z18
-	VXORPS Z19, Z19, Z19
-	VXORPS Z20, Z20, Z20
-	VXORPS Z21, Z21, Z21
-	VXORPS Z22, Z22, Z22
-	VXORPS Z23, Z23, Z23
-	VXORPS Z24, Z24, Z24
-	VXORPS Z25, Z25, Z25
-	VXORPS Z26, Z26, Z26
-	VXORPS Z27, Z27, Z27
-	MOVQ   k+0(FP), AX
-	MOVQ   rsa+16(FP), CX
-	SHLQ   $0x02, CX
-	MOVQ   csa+24(FP), DX
-	SHLQ   $0x02, DX
-	LEAQ   (CX)(CX*2), BX
-	MOVQ   b+32(FP), SI
-	MOVQ   a+8(FP), DI
-	LEAQ   (CX)(CX*4), R8
-	LEAQ   (DI)(R8*1), R9
-	LEAQ   (R9)(R8*1), R8
-	MOVQ   AX, R10
-	SHRQ   $0x02, R10
-	ANDQ   $0x03, AX
-	TESTQ  R10, R10
-	JZ     GemmKernel14x32AVX512_tail
+	VXORPS     Z0, Z0, Z0
+	VXORPS     Z1, Z1, Z1
+	VXORPS     Z2, Z2, Z2
+	VXORPS     Z3, Z3, Z3
+	VXORPS     Z4, Z4, Z4
+	VXORPS     Z5, Z5, Z5
+	VXORPS     Z6, Z6, Z6
+	VXORPS     Z7, Z7, Z7
+	VXORPS     Z8, Z8, Z8
+	VXORPS     Z9, Z9, Z9
+	VXORPS     Z10, Z10, Z10
+	VXORPS     Z11, Z11, Z11
+	VXORPS     Z12, Z12, Z12
+	VXORPS     Z13, Z13, Z13
+	VXORPS     Z14, Z14, Z14
+	VXORPS     Z15, Z15, Z15
+	VXORPS     Z16, Z16, Z16
+	VXORPS     Z17, Z17, Z17
+	VXORPS     Z18, Z18, Z18
+	VXORPS     Z19, Z19, Z19
+	VXORPS     Z20, Z20, Z20
+	VXORPS     Z21, Z21, Z21
+	VXORPS     Z22, Z22, Z22
+	VXORPS     Z23, Z23, Z23
+	VXORPS     Z24, Z24, Z24
+	VXORPS     Z25, Z25, Z25
+	VXORPS     Z26, Z26, Z26
+	VXORPS     Z27, Z27, Z27
+	MOVQ       k+0(FP), AX
+	MOVQ       rsa+16(FP), CX
+	SHLQ       $0x02, CX
+	MOVQ       csa+24(FP), DX
+	SHLQ       $0x02, DX
+	LEAQ       (CX)(CX*2), BX
+	MOVQ       b+32(FP), SI
+	MOVQ       a+8(FP), DI
+	LEAQ       (CX)(CX*4), R8
+	LEAQ       (DI)(R8*1), R9
+	LEAQ       (R9)(R8*1), R8
+	MOVQ       c+40(FP), R10
+	MOVQ       ldc+48(FP), R11
+	SHLQ       $0x02, R11
+	MOVQ       rows+56(FP), R12
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	CMPQ       R12, $0x00000001
+	JLE        GemmKernel14x32AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	CMPQ       R12, $0x00000002
+	JLE        GemmKernel14x32AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	CMPQ       R12, $0x00000003
+	JLE        GemmKernel14x32AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	CMPQ       R12, $0x00000004
+	JLE        GemmKernel14x32AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	CMPQ       R12, $0x00000005
+	JLE        GemmKernel14x32AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	CMPQ       R12, $0x00000006
+	JLE        GemmKernel14x32AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	CMPQ       R12, $0x00000007
+	JLE        GemmKernel14x32AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	CMPQ       R12, $0x00000008
+	JLE        GemmKernel14x32AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	CMPQ       R12, $0x00000009
+	JLE        GemmKernel14x32AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	CMPQ       R12, $0x0000000a
+	JLE        GemmKernel14x32AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	CMPQ       R12, $0x0000000b
+	JLE        GemmKernel14x32AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	CMPQ       R12, $0x0000000c
+	JLE        GemmKernel14x32AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+	CMPQ       R12, $0x0000000d
+	JLE        GemmKernel14x32AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	PREFETCHT0 64(R10)
+
+GemmKernel14x32AVX512_prefetched:
+	MOVQ  AX, R10
+	SHRQ  $0x02, R10
+	ANDQ  $0x03, AX
+	TESTQ R10, R10
+	JZ    GemmKernel14x32AVX512_tail
 
 GemmKernel14x32AVX512_loop:
+	PREFETCHT0   512(SI)
+	PREFETCHT0   576(SI)
 	VMOVUPS      (SI), Z28
 	VMOVUPS      64(SI), Z29
 	VBROADCASTSS (DI), Z30
@@ -137,6 +212,8 @@ GemmKernel14x32AVX512_loop:
 	ADDQ         DX, DI
 	ADDQ         DX, R9
 	ADDQ         DX, R8
+	PREFETCHT0   640(SI)
+	PREFETCHT0   704(SI)
 	VMOVUPS      128(SI), Z28
 	VMOVUPS      192(SI), Z29
 	VBROADCASTSS (DI), Z30
@@ -184,6 +261,8 @@ GemmKernel14x32AVX512_loop:
 	ADDQ         DX, DI
 	ADDQ         DX, R9
 	ADDQ         DX, R8
+	PREFETCHT0   768(SI)
+	PREFETCHT0   832(SI)
 	VMOVUPS      256(SI), Z28
 	VMOVUPS      320(SI), Z29
 	VBROADCASTSS (DI), Z30
@@ -231,6 +310,8 @@ GemmKernel14x32AVX512_loop:
 	ADDQ         DX, DI
 	ADDQ         DX, R9
 	ADDQ         DX, R8
+	PREFETCHT0   896(SI)
+	PREFETCHT0   960(SI)
 	VMOVUPS      384(SI), Z28
 	VMOVUPS      448(SI), Z29
 	VBROADCASTSS (DI), Z30
@@ -390,7 +471,7 @@ GemmKernel14x32AVX512_store:
 	KMOVW        (SI)(BX*2), K2
 	MOVL         beta+76(FP), BX
 	ANDL         $0x7fffffff, BX
-	JZ           GemmKernel14x32AVX512_beta0
+	JZ           GemmKernel14x32AVX512_masked_beta0
 	VBROADCASTSS beta+76(FP), Z28
 	VMOVUPS.Z    (AX), K1, Z29
 	VFMADD231PS  Z29, Z28, Z0
@@ -399,7 +480,7 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z1
 	VMOVUPS      Z1, K2, 64(AX)
 	CMPQ         DX, $0x00000001
-	JLE          GemmKernel14x32AVX512_betaN_end
+	JLE          GemmKernel14x32AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z28, Z2
@@ -408,7 +489,7 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z3
 	VMOVUPS      Z3, K2, 64(AX)
 	CMPQ         DX, $0x00000002
-	JLE          GemmKernel14x32AVX512_betaN_end
+	JLE          GemmKernel14x32AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z28, Z4
@@ -417,7 +498,7 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z5
 	VMOVUPS      Z5, K2, 64(AX)
 	CMPQ         DX, $0x00000003
-	JLE          GemmKernel14x32AVX512_betaN_end
+	JLE          GemmKernel14x32AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z28, Z6
@@ -426,7 +507,7 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z7
 	VMOVUPS      Z7, K2, 64(AX)
 	CMPQ         DX, $0x00000004
-	JLE          GemmKernel14x32AVX512_betaN_end
+	JLE          GemmKernel14x32AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z28, Z8
@@ -435,7 +516,7 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z9
 	VMOVUPS      Z9, K2, 64(AX)
 	CMPQ         DX, $0x00000005
-	JLE          GemmKernel14x32AVX512_betaN_end
+	JLE          GemmKernel14x32AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z28, Z10
@@ -444,7 +525,7 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z11
 	VMOVUPS      Z11, K2, 64(AX)
 	CMPQ         DX, $0x00000006
-	JLE          GemmKernel14x32AVX512_betaN_end
+	JLE          GemmKernel14x32AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z28, Z12
@@ -453,7 +534,7 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z13
 	VMOVUPS      Z13, K2, 64(AX)
 	CMPQ         DX, $0x00000007
-	JLE          GemmKernel14x32AVX512_betaN_end
+	JLE          GemmKernel14x32AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z28, Z14
@@ -462,7 +543,7 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z15
 	VMOVUPS      Z15, K2, 64(AX)
 	CMPQ         DX, $0x00000008
-	JLE          GemmKernel14x32AVX512_betaN_end
+	JLE          GemmKernel14x32AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z28, Z16
@@ -471,7 +552,7 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z17
 	VMOVUPS      Z17, K2, 64(AX)
 	CMPQ         DX, $0x00000009
-	JLE          GemmKernel14x32AVX512_betaN_end
+	JLE          GemmKernel14x32AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z28, Z18
@@ -480,7 +561,7 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z19
 	VMOVUPS      Z19, K2, 64(AX)
 	CMPQ         DX, $0x0000000a
-	JLE          GemmKernel14x32AVX512_betaN_end
+	JLE          GemmKernel14x32AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z28, Z20
@@ -489,7 +570,7 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z21
 	VMOVUPS      Z21, K2, 64(AX)
 	CMPQ         DX, $0x0000000b
-	JLE          GemmKernel14x32AVX512_betaN_end
+	JLE          GemmKernel14x32AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z28, Z22
@@ -498,7 +579,7 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z23
 	VMOVUPS      Z23, K2, 64(AX)
 	CMPQ         DX, $0x0000000c
-	JLE          GemmKernel14x32AVX512_betaN_end
+	JLE          GemmKernel14x32AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z28, Z24
@@ -507,7 +588,7 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z25
 	VMOVUPS      Z25, K2, 64(AX)
 	CMPQ         DX, $0x0000000d
-	JLE          GemmKernel14x32AVX512_betaN_end
+	JLE          GemmKernel14x32AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z28, Z26
@@ -516,118 +597,178 @@ GemmKernel14x32AVX512_store:
 	VFMADD231PS  Z0, Z28, Z27
 	VMOVUPS      Z27, K2, 64(AX)
 
-GemmKernel14x32AVX512_betaN_end:
+GemmKernel14x32AVX512_masked_betaN_end:
 	JMP GemmKernel14x32AVX512_done
 
-GemmKernel14x32AVX512_beta0:
+GemmKernel14x32AVX512_masked_beta0:
 	VMOVUPS Z0, K1, (AX)
 	VMOVUPS Z1, K2, 64(AX)
 	CMPQ    DX, $0x00000001
-	JLE     GemmKernel14x32AVX512_beta0_end
+	JLE     GemmKernel14x32AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z2, K1, (AX)
 	VMOVUPS Z3, K2, 64(AX)
 	CMPQ    DX, $0x00000002
-	JLE     GemmKernel14x32AVX512_beta0_end
+	JLE     GemmKernel14x32AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z4, K1, (AX)
 	VMOVUPS Z5, K2, 64(AX)
 	CMPQ    DX, $0x00000003
-	JLE     GemmKernel14x32AVX512_beta0_end
+	JLE     GemmKernel14x32AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z6, K1, (AX)
 	VMOVUPS Z7, K2, 64(AX)
 	CMPQ    DX, $0x00000004
-	JLE     GemmKernel14x32AVX512_beta0_end
+	JLE     GemmKernel14x32AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z8, K1, (AX)
 	VMOVUPS Z9, K2, 64(AX)
 	CMPQ    DX, $0x00000005
-	JLE     GemmKernel14x32AVX512_beta0_end
+	JLE     GemmKernel14x32AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z10, K1, (AX)
 	VMOVUPS Z11, K2, 64(AX)
 	CMPQ    DX, $0x00000006
-	JLE     GemmKernel14x32AVX512_beta0_end
+	JLE     GemmKernel14x32AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z12, K1, (AX)
 	VMOVUPS Z13, K2, 64(AX)
 	CMPQ    DX, $0x00000007
-	JLE     GemmKernel14x32AVX512_beta0_end
+	JLE     GemmKernel14x32AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z14, K1, (AX)
 	VMOVUPS Z15, K2, 64(AX)
 	CMPQ    DX, $0x00000008
-	JLE     GemmKernel14x32AVX512_beta0_end
+	JLE     GemmKernel14x32AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z16, K1, (AX)
 	VMOVUPS Z17, K2, 64(AX)
 	CMPQ    DX, $0x00000009
-	JLE     GemmKernel14x32AVX512_beta0_end
+	JLE     GemmKernel14x32AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z18, K1, (AX)
 	VMOVUPS Z19, K2, 64(AX)
 	CMPQ    DX, $0x0000000a
-	JLE     GemmKernel14x32AVX512_beta0_end
+	JLE     GemmKernel14x32AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z20, K1, (AX)
 	VMOVUPS Z21, K2, 64(AX)
 	CMPQ    DX, $0x0000000b
-	JLE     GemmKernel14x32AVX512_beta0_end
+	JLE     GemmKernel14x32AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z22, K1, (AX)
 	VMOVUPS Z23, K2, 64(AX)
 	CMPQ    DX, $0x0000000c
-	JLE     GemmKernel14x32AVX512_beta0_end
+	JLE     GemmKernel14x32AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z24, K1, (AX)
 	VMOVUPS Z25, K2, 64(AX)
 	CMPQ    DX, $0x0000000d
-	JLE     GemmKernel14x32AVX512_beta0_end
+	JLE     GemmKernel14x32AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z26, K1, (AX)
 	VMOVUPS Z27, K2, 64(AX)
 
-GemmKernel14x32AVX512_beta0_end:
+GemmKernel14x32AVX512_masked_beta0_end:
 GemmKernel14x32AVX512_done:
 	VZEROUPPER
 	RET
 
 // func GemmKernel14x16AVX512(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
-// Requires: AVX, AVX512DQ, AVX512F, CMOV
+// Requires: AVX, AVX512DQ, AVX512F, CMOV, MMX+
 TEXT ·GemmKernel14x16AVX512(SB), NOSPLIT, $0-80
-	VXORPS Z0, Z0, Z0
-	VXORPS Z1, Z1, Z1
-	VXORPS Z2, Z2, Z2
-	VXORPS Z3, Z3, Z3
-	VXORPS Z4, Z4, Z4
-	VXORPS Z5, Z5, Z5
-	VXORPS Z6, Z6, Z6
-	VXORPS Z7, Z7, Z7
-	VXORPS Z8, Z8, Z8
-	VXORPS Z9, Z9, Z9
-	VXORPS Z10, Z10, Z10
-	VXORPS Z11, Z11, Z11
-	VXORPS Z12, Z12, Z12
-	VXORPS Z13, Z13, Z13
-	MOVQ   k+0(FP), AX
-	MOVQ   rsa+16(FP), CX
-	SHLQ   $0x02, CX
-	MOVQ   csa+24(FP), DX
-	SHLQ   $0x02, DX
-	LEAQ   (CX)(CX*2), BX
-	MOVQ   b+32(FP), SI
-	MOVQ   a+8(FP), DI
-	LEAQ   (CX)(CX*4), R8
-	LEAQ   (DI)(R8*1), R9
-	LEAQ   (R9)(R8*1), R8
-	MOVQ   AX, R10
-	SHRQ   $0x02, R10
-	ANDQ   $0x03, AX
-	TESTQ  R10, R10
-	JZ     GemmKernel14x16AVX512_tail
+	VXORPS     Z0, Z0, Z0
+	VXORPS     Z1, Z1, Z1
+	VXORPS     Z2, Z2, Z2
+	VXORPS     Z3, Z3, Z3
+	VXORPS     Z4, Z4, Z4
+	VXORPS     Z5, Z5, Z5
+	VXORPS     Z6, Z6, Z6
+	VXORPS     Z7, Z7, Z7
+	VXORPS     Z8, Z8, Z8
+	VXORPS     Z9, Z9, Z9
+	VXORPS     Z10, Z10, Z10
+	VXORPS     Z11, Z11, Z11
+	VXORPS     Z12, Z12, Z12
+	VXORPS     Z13, Z13, Z13
+	MOVQ       k+0(FP), AX
+	MOVQ       rsa+16(FP), CX
+	SHLQ       $0x02, CX
+	MOVQ       csa+24(FP), DX
+	SHLQ       $0x02, DX
+	LEAQ       (CX)(CX*2), BX
+	MOVQ       b+32(FP), SI
+	MOVQ       a+8(FP), DI
+	LEAQ       (CX)(CX*4), R8
+	LEAQ       (DI)(R8*1), R9
+	LEAQ       (R9)(R8*1), R8
+	MOVQ       c+40(FP), R10
+	MOVQ       ldc+48(FP), R11
+	SHLQ       $0x02, R11
+	MOVQ       rows+56(FP), R12
+	PREFETCHT0 (R10)
+	CMPQ       R12, $0x00000001
+	JLE        GemmKernel14x16AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	CMPQ       R12, $0x00000002
+	JLE        GemmKernel14x16AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	CMPQ       R12, $0x00000003
+	JLE        GemmKernel14x16AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	CMPQ       R12, $0x00000004
+	JLE        GemmKernel14x16AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	CMPQ       R12, $0x00000005
+	JLE        GemmKernel14x16AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	CMPQ       R12, $0x00000006
+	JLE        GemmKernel14x16AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	CMPQ       R12, $0x00000007
+	JLE        GemmKernel14x16AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	CMPQ       R12, $0x00000008
+	JLE        GemmKernel14x16AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	CMPQ       R12, $0x00000009
+	JLE        GemmKernel14x16AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	CMPQ       R12, $0x0000000a
+	JLE        GemmKernel14x16AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	CMPQ       R12, $0x0000000b
+	JLE        GemmKernel14x16AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	CMPQ       R12, $0x0000000c
+	JLE        GemmKernel14x16AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+	CMPQ       R12, $0x0000000d
+	JLE        GemmKernel14x16AVX512_prefetched
+	ADDQ       R11, R10
+	PREFETCHT0 (R10)
+
+GemmKernel14x16AVX512_prefetched:
+	MOVQ  AX, R10
+	SHRQ  $0x02, R10
+	ANDQ  $0x03, AX
+	TESTQ R10, R10
+	JZ    GemmKernel14x16AVX512_tail
 
 GemmKernel14x16AVX512_loop:
+	PREFETCHT0   512(SI)
 	VMOVUPS      (SI), Z14
 	VBROADCASTSS (DI), Z15
 	VFMADD231PS  Z15, Z14, Z0
@@ -660,6 +801,7 @@ GemmKernel14x16AVX512_loop:
 	ADDQ         DX, DI
 	ADDQ         DX, R9
 	ADDQ         DX, R8
+	PREFETCHT0   576(SI)
 	VMOVUPS      64(SI), Z14
 	VBROADCASTSS (DI), Z15
 	VFMADD231PS  Z15, Z14, Z0
@@ -692,6 +834,7 @@ GemmKernel14x16AVX512_loop:
 	ADDQ         DX, DI
 	ADDQ         DX, R9
 	ADDQ         DX, R8
+	PREFETCHT0   640(SI)
 	VMOVUPS      128(SI), Z14
 	VBROADCASTSS (DI), Z15
 	VFMADD231PS  Z15, Z14, Z0
@@ -724,6 +867,7 @@ GemmKernel14x16AVX512_loop:
 	ADDQ         DX, DI
 	ADDQ         DX, R9
 	ADDQ         DX, R8
+	PREFETCHT0   704(SI)
 	VMOVUPS      192(SI), Z14
 	VBROADCASTSS (DI), Z15
 	VFMADD231PS  Z15, Z14, Z0
@@ -829,185 +973,213 @@ GemmKernel14x16AVX512_store:
 	KMOVW        (SI)(BX*2), K1
 	MOVL         beta+76(FP), BX
 	ANDL         $0x7fffffff, BX
-	JZ           GemmKernel14x16AVX512_beta0
+	JZ           GemmKernel14x16AVX512_masked_beta0
 	VBROADCASTSS beta+76(FP), Z14
 	VMOVUPS.Z    (AX), K1, Z15
 	VFMADD231PS  Z15, Z14, Z0
 	VMOVUPS      Z0, K1, (AX)
 	CMPQ         DX, $0x00000001
-	JLE          GemmKernel14x16AVX512_betaN_end
+	JLE          GemmKernel14x16AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z14, Z1
 	VMOVUPS      Z1, K1, (AX)
 	CMPQ         DX, $0x00000002
-	JLE          GemmKernel14x16AVX512_betaN_end
+	JLE          GemmKernel14x16AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z14, Z2
 	VMOVUPS      Z2, K1, (AX)
 	CMPQ         DX, $0x00000003
-	JLE          GemmKernel14x16AVX512_betaN_end
+	JLE          GemmKernel14x16AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z14, Z3
 	VMOVUPS      Z3, K1, (AX)
 	CMPQ         DX, $0x00000004
-	JLE          GemmKernel14x16AVX512_betaN_end
+	JLE          GemmKernel14x16AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z14, Z4
 	VMOVUPS      Z4, K1, (AX)
 	CMPQ         DX, $0x00000005
-	JLE          GemmKernel14x16AVX512_betaN_end
+	JLE          GemmKernel14x16AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z14, Z5
 	VMOVUPS      Z5, K1, (AX)
 	CMPQ         DX, $0x00000006
-	JLE          GemmKernel14x16AVX512_betaN_end
+	JLE          GemmKernel14x16AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z14, Z6
 	VMOVUPS      Z6, K1, (AX)
 	CMPQ         DX, $0x00000007
-	JLE          GemmKernel14x16AVX512_betaN_end
+	JLE          GemmKernel14x16AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z14, Z7
 	VMOVUPS      Z7, K1, (AX)
 	CMPQ         DX, $0x00000008
-	JLE          GemmKernel14x16AVX512_betaN_end
+	JLE          GemmKernel14x16AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z14, Z8
 	VMOVUPS      Z8, K1, (AX)
 	CMPQ         DX, $0x00000009
-	JLE          GemmKernel14x16AVX512_betaN_end
+	JLE          GemmKernel14x16AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z14, Z9
 	VMOVUPS      Z9, K1, (AX)
 	CMPQ         DX, $0x0000000a
-	JLE          GemmKernel14x16AVX512_betaN_end
+	JLE          GemmKernel14x16AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z14, Z10
 	VMOVUPS      Z10, K1, (AX)
 	CMPQ         DX, $0x0000000b
-	JLE          GemmKernel14x16AVX512_betaN_end
+	JLE          GemmKernel14x16AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z14, Z11
 	VMOVUPS      Z11, K1, (AX)
 	CMPQ         DX, $0x0000000c
-	JLE          GemmKernel14x16AVX512_betaN_end
+	JLE          GemmKernel14x16AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z14, Z12
 	VMOVUPS      Z12, K1, (AX)
 	CMPQ         DX, $0x0000000d
-	JLE          GemmKernel14x16AVX512_betaN_end
+	JLE          GemmKernel14x16AVX512_masked_betaN_end
 	ADDQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z0
 	VFMADD231PS  Z0, Z14, Z13
 	VMOVUPS      Z13, K1, (AX)
 
-GemmKernel14x16AVX512_betaN_end:
+GemmKernel14x16AVX512_masked_betaN_end:
 	JMP GemmKernel14x16AVX512_done
 
-GemmKernel14x16AVX512_beta0:
+GemmKernel14x16AVX512_masked_beta0:
 	VMOVUPS Z0, K1, (AX)
 	CMPQ    DX, $0x00000001
-	JLE     GemmKernel14x16AVX512_beta0_end
+	JLE     GemmKernel14x16AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z1, K1, (AX)
 	CMPQ    DX, $0x00000002
-	JLE     GemmKernel14x16AVX512_beta0_end
+	JLE     GemmKernel14x16AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z2, K1, (AX)
 	CMPQ    DX, $0x00000003
-	JLE     GemmKernel14x16AVX512_beta0_end
+	JLE     GemmKernel14x16AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z3, K1, (AX)
 	CMPQ    DX, $0x00000004
-	JLE     GemmKernel14x16AVX512_beta0_end
+	JLE     GemmKernel14x16AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z4, K1, (AX)
 	CMPQ    DX, $0x00000005
-	JLE     GemmKernel14x16AVX512_beta0_end
+	JLE     GemmKernel14x16AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z5, K1, (AX)
 	CMPQ    DX, $0x00000006
-	JLE     GemmKernel14x16AVX512_beta0_end
+	JLE     GemmKernel14x16AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z6, K1, (AX)
 	CMPQ    DX, $0x00000007
-	JLE     GemmKernel14x16AVX512_beta0_end
+	JLE     GemmKernel14x16AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z7, K1, (AX)
 	CMPQ    DX, $0x00000008
-	JLE     GemmKernel14x16AVX512_beta0_end
+	JLE     GemmKernel14x16AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z8, K1, (AX)
 	CMPQ    DX, $0x00000009
-	JLE     GemmKernel14x16AVX512_beta0_end
+	JLE     GemmKernel14x16AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z9, K1, (AX)
 	CMPQ    DX, $0x0000000a
-	JLE     GemmKernel14x16AVX512_beta0_end
+	JLE     GemmKernel14x16AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z10, K1, (AX)
 	CMPQ    DX, $0x0000000b
-	JLE     GemmKernel14x16AVX512_beta0_end
+	JLE     GemmKernel14x16AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z11, K1, (AX)
 	CMPQ    DX, $0x0000000c
-	JLE     GemmKernel14x16AVX512_beta0_end
+	JLE     GemmKernel14x16AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z12, K1, (AX)
 	CMPQ    DX, $0x0000000d
-	JLE     GemmKernel14x16AVX512_beta0_end
+	JLE     GemmKernel14x16AVX512_masked_beta0_end
 	ADDQ    CX, AX
 	VMOVUPS Z13, K1, (AX)
 
-GemmKernel14x16AVX512_beta0_end:
+GemmKernel14x16AVX512_masked_beta0_end:
 GemmKernel14x16AVX512_done:
 	VZEROUPPER
 	RET
 
 // func GemmKernel6x16AVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
-// Requires: AVX, CMOV, FMA3
+// Requires: AVX, CMOV, FMA3, MMX+
 TEXT ·GemmKernel6x16AVX2(SB), NOSPLIT, $0-80
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	VXORPS Y6, Y6, Y6
-	VXORPS Y7, Y7, Y7
-	VXORPS Y8, Y8, Y8
-	VXORPS Y9, Y9, Y9
-	VXORPS Y10, Y10, Y10
-	VXORPS Y11, Y11, Y11
-	MOVQ   k+0(FP), AX
-	MOVQ   rsa+16(FP), CX
-	SHLQ   $0x02, CX
-	MOVQ   csa+24(FP), DX
-	SHLQ   $0x02, DX
-	LEAQ   (CX)(CX*2), BX
-	MOVQ   b+32(FP), SI
-	MOVQ   a+8(FP), DI
-	LEAQ   (CX)(CX*4), R8
-	LEAQ   (DI)(R8*1), R8
-	MOVQ   AX, R9
-	SHRQ   $0x02, R9
-	ANDQ   $0x03, AX
-	TESTQ  R9, R9
-	JZ     GemmKernel6x16AVX2_tail
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	VXORPS     Y6, Y6, Y6
+	VXORPS     Y7, Y7, Y7
+	VXORPS     Y8, Y8, Y8
+	VXORPS     Y9, Y9, Y9
+	VXORPS     Y10, Y10, Y10
+	VXORPS     Y11, Y11, Y11
+	MOVQ       k+0(FP), AX
+	MOVQ       rsa+16(FP), CX
+	SHLQ       $0x02, CX
+	MOVQ       csa+24(FP), DX
+	SHLQ       $0x02, DX
+	LEAQ       (CX)(CX*2), BX
+	MOVQ       b+32(FP), SI
+	MOVQ       a+8(FP), DI
+	LEAQ       (CX)(CX*4), R8
+	LEAQ       (DI)(R8*1), R8
+	MOVQ       c+40(FP), R9
+	MOVQ       ldc+48(FP), R10
+	SHLQ       $0x02, R10
+	MOVQ       rows+56(FP), R11
+	PREFETCHT0 (R9)
+	CMPQ       R11, $0x00000001
+	JLE        GemmKernel6x16AVX2_prefetched
+	ADDQ       R10, R9
+	PREFETCHT0 (R9)
+	CMPQ       R11, $0x00000002
+	JLE        GemmKernel6x16AVX2_prefetched
+	ADDQ       R10, R9
+	PREFETCHT0 (R9)
+	CMPQ       R11, $0x00000003
+	JLE        GemmKernel6x16AVX2_prefetched
+	ADDQ       R10, R9
+	PREFETCHT0 (R9)
+	CMPQ       R11, $0x00000004
+	JLE        GemmKernel6x16AVX2_prefetched
+	ADDQ       R10, R9
+	PREFETCHT0 (R9)
+	CMPQ       R11, $0x00000005
+	JLE        GemmKernel6x16AVX2_prefetched
+	ADDQ       R10, R9
+	PREFETCHT0 (R9)
+
+GemmKernel6x16AVX2_prefetched:
+	MOVQ  AX, R9
+	SHRQ  $0x02, R9
+	ANDQ  $0x03, AX
+	TESTQ R9, R9
+	JZ    GemmKernel6x16AVX2_tail
 
 GemmKernel6x16AVX2_loop:
+	PREFETCHT0   512(SI)
 	VMOVUPS      (SI), Y12
 	VMOVUPS      32(SI), Y13
 	VBROADCASTSS (DI), Y14
@@ -1030,6 +1202,7 @@ GemmKernel6x16AVX2_loop:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         DX, DI
 	ADDQ         DX, R8
+	PREFETCHT0   576(SI)
 	VMOVUPS      64(SI), Y12
 	VMOVUPS      96(SI), Y13
 	VBROADCASTSS (DI), Y14
@@ -1052,6 +1225,7 @@ GemmKernel6x16AVX2_loop:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         DX, DI
 	ADDQ         DX, R8
+	PREFETCHT0   640(SI)
 	VMOVUPS      128(SI), Y12
 	VMOVUPS      160(SI), Y13
 	VBROADCASTSS (DI), Y14
@@ -1074,6 +1248,7 @@ GemmKernel6x16AVX2_loop:
 	VFMADD231PS  Y14, Y13, Y11
 	ADDQ         DX, DI
 	ADDQ         DX, R8
+	PREFETCHT0   704(SI)
 	VMOVUPS      192(SI), Y12
 	VMOVUPS      224(SI), Y13
 	VBROADCASTSS (DI), Y14
@@ -1157,19 +1332,102 @@ GemmKernel6x16AVX2_store:
 	LEAQ         gemmMaskAVX2<>+0(SB), DI
 	NEGQ         SI
 	VMOVUPS      32(DI)(SI*4), Y12
-	SUBQ         $0x00000008, BX
-	XORQ         SI, SI
-	CMPQ         BX, SI
-	CMOVQLT      SI, BX
-	MOVQ         $0x00000008, SI
-	CMPQ         BX, SI
-	CMOVQGT      SI, BX
-	LEAQ         gemmMaskAVX2<>+0(SB), SI
-	NEGQ         BX
-	VMOVUPS      32(SI)(BX*4), Y13
+	MOVQ         BX, SI
+	SUBQ         $0x00000008, SI
+	XORQ         DI, DI
+	CMPQ         SI, DI
+	CMOVQLT      DI, SI
+	MOVQ         $0x00000008, DI
+	CMPQ         SI, DI
+	CMOVQGT      DI, SI
+	LEAQ         gemmMaskAVX2<>+0(SB), DI
+	NEGQ         SI
+	VMOVUPS      32(DI)(SI*4), Y13
+	CMPQ         BX, $0x00000010
+	JNE          GemmKernel6x16AVX2_edge
 	MOVL         beta+76(FP), BX
 	ANDL         $0x7fffffff, BX
-	JZ           GemmKernel6x16AVX2_beta0
+	JZ           GemmKernel6x16AVX2_full_beta0
+	VBROADCASTSS beta+76(FP), Y12
+	VFMADD231PS  (AX), Y12, Y0
+	VMOVUPS      Y0, (AX)
+	VFMADD231PS  32(AX), Y12, Y1
+	VMOVUPS      Y1, 32(AX)
+	CMPQ         DX, $0x00000001
+	JLE          GemmKernel6x16AVX2_full_betaN_end
+	ADDQ         CX, AX
+	VFMADD231PS  (AX), Y12, Y2
+	VMOVUPS      Y2, (AX)
+	VFMADD231PS  32(AX), Y12, Y3
+	VMOVUPS      Y3, 32(AX)
+	CMPQ         DX, $0x00000002
+	JLE          GemmKernel6x16AVX2_full_betaN_end
+	ADDQ         CX, AX
+	VFMADD231PS  (AX), Y12, Y4
+	VMOVUPS      Y4, (AX)
+	VFMADD231PS  32(AX), Y12, Y5
+	VMOVUPS      Y5, 32(AX)
+	CMPQ         DX, $0x00000003
+	JLE          GemmKernel6x16AVX2_full_betaN_end
+	ADDQ         CX, AX
+	VFMADD231PS  (AX), Y12, Y6
+	VMOVUPS      Y6, (AX)
+	VFMADD231PS  32(AX), Y12, Y7
+	VMOVUPS      Y7, 32(AX)
+	CMPQ         DX, $0x00000004
+	JLE          GemmKernel6x16AVX2_full_betaN_end
+	ADDQ         CX, AX
+	VFMADD231PS  (AX), Y12, Y8
+	VMOVUPS      Y8, (AX)
+	VFMADD231PS  32(AX), Y12, Y9
+	VMOVUPS      Y9, 32(AX)
+	CMPQ         DX, $0x00000005
+	JLE          GemmKernel6x16AVX2_full_betaN_end
+	ADDQ         CX, AX
+	VFMADD231PS  (AX), Y12, Y10
+	VMOVUPS      Y10, (AX)
+	VFMADD231PS  32(AX), Y12, Y11
+	VMOVUPS      Y11, 32(AX)
+
+GemmKernel6x16AVX2_full_betaN_end:
+	JMP GemmKernel6x16AVX2_done
+
+GemmKernel6x16AVX2_full_beta0:
+	VMOVUPS Y0, (AX)
+	VMOVUPS Y1, 32(AX)
+	CMPQ    DX, $0x00000001
+	JLE     GemmKernel6x16AVX2_full_beta0_end
+	ADDQ    CX, AX
+	VMOVUPS Y2, (AX)
+	VMOVUPS Y3, 32(AX)
+	CMPQ    DX, $0x00000002
+	JLE     GemmKernel6x16AVX2_full_beta0_end
+	ADDQ    CX, AX
+	VMOVUPS Y4, (AX)
+	VMOVUPS Y5, 32(AX)
+	CMPQ    DX, $0x00000003
+	JLE     GemmKernel6x16AVX2_full_beta0_end
+	ADDQ    CX, AX
+	VMOVUPS Y6, (AX)
+	VMOVUPS Y7, 32(AX)
+	CMPQ    DX, $0x00000004
+	JLE     GemmKernel6x16AVX2_full_beta0_end
+	ADDQ    CX, AX
+	VMOVUPS Y8, (AX)
+	VMOVUPS Y9, 32(AX)
+	CMPQ    DX, $0x00000005
+	JLE     GemmKernel6x16AVX2_full_beta0_end
+	ADDQ    CX, AX
+	VMOVUPS Y10, (AX)
+	VMOVUPS Y11, 32(AX)
+
+GemmKernel6x16AVX2_full_beta0_end:
+	JMP GemmKernel6x16AVX2_done
+
+GemmKernel6x16AVX2_edge:
+	MOVL         beta+76(FP), BX
+	ANDL         $0x7fffffff, BX
+	JZ           GemmKernel6x16AVX2_masked_beta0
 	VBROADCASTSS beta+76(FP), Y14
 	VMASKMOVPS   (AX), Y12, Y15
 	VFMADD231PS  Y15, Y14, Y0
@@ -1178,7 +1436,7 @@ GemmKernel6x16AVX2_store:
 	VFMADD231PS  Y0, Y14, Y1
 	VMASKMOVPS   Y1, Y13, 32(AX)
 	CMPQ         DX, $0x00000001
-	JLE          GemmKernel6x16AVX2_betaN_end
+	JLE          GemmKernel6x16AVX2_masked_betaN_end
 	ADDQ         CX, AX
 	VMASKMOVPS   (AX), Y12, Y0
 	VFMADD231PS  Y0, Y14, Y2
@@ -1187,7 +1445,7 @@ GemmKernel6x16AVX2_store:
 	VFMADD231PS  Y0, Y14, Y3
 	VMASKMOVPS   Y3, Y13, 32(AX)
 	CMPQ         DX, $0x00000002
-	JLE          GemmKernel6x16AVX2_betaN_end
+	JLE          GemmKernel6x16AVX2_masked_betaN_end
 	ADDQ         CX, AX
 	VMASKMOVPS   (AX), Y12, Y0
 	VFMADD231PS  Y0, Y14, Y4
@@ -1196,7 +1454,7 @@ GemmKernel6x16AVX2_store:
 	VFMADD231PS  Y0, Y14, Y5
 	VMASKMOVPS   Y5, Y13, 32(AX)
 	CMPQ         DX, $0x00000003
-	JLE          GemmKernel6x16AVX2_betaN_end
+	JLE          GemmKernel6x16AVX2_masked_betaN_end
 	ADDQ         CX, AX
 	VMASKMOVPS   (AX), Y12, Y0
 	VFMADD231PS  Y0, Y14, Y6
@@ -1205,7 +1463,7 @@ GemmKernel6x16AVX2_store:
 	VFMADD231PS  Y0, Y14, Y7
 	VMASKMOVPS   Y7, Y13, 32(AX)
 	CMPQ         DX, $0x00000004
-	JLE          GemmKernel6x16AVX2_betaN_end
+	JLE          GemmKernel6x16AVX2_masked_betaN_end
 	ADDQ         CX, AX
 	VMASKMOVPS   (AX), Y12, Y0
 	VFMADD231PS  Y0, Y14, Y8
@@ -1214,7 +1472,7 @@ GemmKernel6x16AVX2_store:
 	VFMADD231PS  Y0, Y14, Y9
 	VMASKMOVPS   Y9, Y13, 32(AX)
 	CMPQ         DX, $0x00000005
-	JLE          GemmKernel6x16AVX2_betaN_end
+	JLE          GemmKernel6x16AVX2_masked_betaN_end
 	ADDQ         CX, AX
 	VMASKMOVPS   (AX), Y12, Y0
 	VFMADD231PS  Y0, Y14, Y10
@@ -1223,69 +1481,97 @@ GemmKernel6x16AVX2_store:
 	VFMADD231PS  Y0, Y14, Y11
 	VMASKMOVPS   Y11, Y13, 32(AX)
 
-GemmKernel6x16AVX2_betaN_end:
+GemmKernel6x16AVX2_masked_betaN_end:
 	JMP GemmKernel6x16AVX2_done
 
-GemmKernel6x16AVX2_beta0:
+GemmKernel6x16AVX2_masked_beta0:
 	VMASKMOVPS Y0, Y12, (AX)
 	VMASKMOVPS Y1, Y13, 32(AX)
 	CMPQ       DX, $0x00000001
-	JLE        GemmKernel6x16AVX2_beta0_end
+	JLE        GemmKernel6x16AVX2_masked_beta0_end
 	ADDQ       CX, AX
 	VMASKMOVPS Y2, Y12, (AX)
 	VMASKMOVPS Y3, Y13, 32(AX)
 	CMPQ       DX, $0x00000002
-	JLE        GemmKernel6x16AVX2_beta0_end
+	JLE        GemmKernel6x16AVX2_masked_beta0_end
 	ADDQ       CX, AX
 	VMASKMOVPS Y4, Y12, (AX)
 	VMASKMOVPS Y5, Y13, 32(AX)
 	CMPQ       DX, $0x00000003
-	JLE        GemmKernel6x16AVX2_beta0_end
+	JLE        GemmKernel6x16AVX2_masked_beta0_end
 	ADDQ       CX, AX
 	VMASKMOVPS Y6, Y12, (AX)
 	VMASKMOVPS Y7, Y13, 32(AX)
 	CMPQ       DX, $0x00000004
-	JLE        GemmKernel6x16AVX2_beta0_end
+	JLE        GemmKernel6x16AVX2_masked_beta0_end
 	ADDQ       CX, AX
 	VMASKMOVPS Y8, Y12, (AX)
 	VMASKMOVPS Y9, Y13, 32(AX)
 	CMPQ       DX, $0x00000005
-	JLE        GemmKernel6x16AVX2_beta0_end
+	JLE        GemmKernel6x16AVX2_masked_beta0_end
 	ADDQ       CX, AX
 	VMASKMOVPS Y10, Y12, (AX)
 	VMASKMOVPS Y11, Y13, 32(AX)
 
-GemmKernel6x16AVX2_beta0_end:
+GemmKernel6x16AVX2_masked_beta0_end:
 GemmKernel6x16AVX2_done:
 	VZEROUPPER
 	RET
 
 // func GemmKernel6x8AVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
-// Requires: AVX, CMOV, FMA3
+// Requires: AVX, CMOV, FMA3, MMX+
 TEXT ·GemmKernel6x8AVX2(SB), NOSPLIT, $0-80
-	VXORPS Y0, Y0, Y0
-	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
-	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
-	VXORPS Y5, Y5, Y5
-	MOVQ   k+0(FP), AX
-	MOVQ   rsa+16(FP), CX
-	SHLQ   $0x02, CX
-	MOVQ   csa+24(FP), DX
-	SHLQ   $0x02, DX
-	LEAQ   (CX)(CX*2), BX
-	MOVQ   b+32(FP), SI
-	MOVQ   a+8(FP), DI
-	LEAQ   (CX)(CX*4), R8
-	LEAQ   (DI)(R8*1), R8
-	MOVQ   AX, R9
-	SHRQ   $0x02, R9
-	ANDQ   $0x03, AX
-	TESTQ  R9, R9
-	JZ     GemmKernel6x8AVX2_tail
+	VXORPS     Y0, Y0, Y0
+	VXORPS     Y1, Y1, Y1
+	VXORPS     Y2, Y2, Y2
+	VXORPS     Y3, Y3, Y3
+	VXORPS     Y4, Y4, Y4
+	VXORPS     Y5, Y5, Y5
+	MOVQ       k+0(FP), AX
+	MOVQ       rsa+16(FP), CX
+	SHLQ       $0x02, CX
+	MOVQ       csa+24(FP), DX
+	SHLQ       $0x02, DX
+	LEAQ       (CX)(CX*2), BX
+	MOVQ       b+32(FP), SI
+	MOVQ       a+8(FP), DI
+	LEAQ       (CX)(CX*4), R8
+	LEAQ       (DI)(R8*1), R8
+	MOVQ       c+40(FP), R9
+	MOVQ       ldc+48(FP), R10
+	SHLQ       $0x02, R10
+	MOVQ       rows+56(FP), R11
+	PREFETCHT0 (R9)
+	CMPQ       R11, $0x00000001
+	JLE        GemmKernel6x8AVX2_prefetched
+	ADDQ       R10, R9
+	PREFETCHT0 (R9)
+	CMPQ       R11, $0x00000002
+	JLE        GemmKernel6x8AVX2_prefetched
+	ADDQ       R10, R9
+	PREFETCHT0 (R9)
+	CMPQ       R11, $0x00000003
+	JLE        GemmKernel6x8AVX2_prefetched
+	ADDQ       R10, R9
+	PREFETCHT0 (R9)
+	CMPQ       R11, $0x00000004
+	JLE        GemmKernel6x8AVX2_prefetched
+	ADDQ       R10, R9
+	PREFETCHT0 (R9)
+	CMPQ       R11, $0x00000005
+	JLE        GemmKernel6x8AVX2_prefetched
+	ADDQ       R10, R9
+	PREFETCHT0 (R9)
+
+GemmKernel6x8AVX2_prefetched:
+	MOVQ  AX, R9
+	SHRQ  $0x02, R9
+	ANDQ  $0x03, AX
+	TESTQ R9, R9
+	JZ    GemmKernel6x8AVX2_tail
 
 GemmKernel6x8AVX2_loop:
+	PREFETCHT0   512(SI)
 	VMOVUPS      (SI), Y6
 	VBROADCASTSS (DI), Y7
 	VFMADD231PS  Y7, Y6, Y0
@@ -1301,6 +1587,7 @@ GemmKernel6x8AVX2_loop:
 	VFMADD231PS  Y7, Y6, Y5
 	ADDQ         DX, DI
 	ADDQ         DX, R8
+	PREFETCHT0   544(SI)
 	VMOVUPS      32(SI), Y6
 	VBROADCASTSS (DI), Y7
 	VFMADD231PS  Y7, Y6, Y0
@@ -1316,6 +1603,7 @@ GemmKernel6x8AVX2_loop:
 	VFMADD231PS  Y7, Y6, Y5
 	ADDQ         DX, DI
 	ADDQ         DX, R8
+	PREFETCHT0   576(SI)
 	VMOVUPS      64(SI), Y6
 	VBROADCASTSS (DI), Y7
 	VFMADD231PS  Y7, Y6, Y0
@@ -1331,6 +1619,7 @@ GemmKernel6x8AVX2_loop:
 	VFMADD231PS  Y7, Y6, Y5
 	ADDQ         DX, DI
 	ADDQ         DX, R8
+	PREFETCHT0   608(SI)
 	VMOVUPS      96(SI), Y6
 	VBROADCASTSS (DI), Y7
 	VFMADD231PS  Y7, Y6, Y0
@@ -1387,77 +1676,142 @@ GemmKernel6x8AVX2_store:
 	SHLQ         $0x02, CX
 	MOVQ         rows+56(FP), DX
 	MOVQ         cols+64(FP), BX
-	MOVQ         $0x00000008, SI
-	CMPQ         BX, SI
-	CMOVQGT      SI, BX
-	LEAQ         gemmMaskAVX2<>+0(SB), SI
-	NEGQ         BX
-	VMOVUPS      32(SI)(BX*4), Y6
+	MOVQ         BX, SI
+	MOVQ         $0x00000008, DI
+	CMPQ         SI, DI
+	CMOVQGT      DI, SI
+	LEAQ         gemmMaskAVX2<>+0(SB), DI
+	NEGQ         SI
+	VMOVUPS      32(DI)(SI*4), Y6
+	CMPQ         BX, $0x00000008
+	JNE          GemmKernel6x8AVX2_edge
 	MOVL         beta+76(FP), BX
 	ANDL         $0x7fffffff, BX
-	JZ           GemmKernel6x8AVX2_beta0
+	JZ           GemmKernel6x8AVX2_full_beta0
+	VBROADCASTSS beta+76(FP), Y6
+	VFMADD231PS  (AX), Y6, Y0
+	VMOVUPS      Y0, (AX)
+	CMPQ         DX, $0x00000001
+	JLE          GemmKernel6x8AVX2_full_betaN_end
+	ADDQ         CX, AX
+	VFMADD231PS  (AX), Y6, Y1
+	VMOVUPS      Y1, (AX)
+	CMPQ         DX, $0x00000002
+	JLE          GemmKernel6x8AVX2_full_betaN_end
+	ADDQ         CX, AX
+	VFMADD231PS  (AX), Y6, Y2
+	VMOVUPS      Y2, (AX)
+	CMPQ         DX, $0x00000003
+	JLE          GemmKernel6x8AVX2_full_betaN_end
+	ADDQ         CX, AX
+	VFMADD231PS  (AX), Y6, Y3
+	VMOVUPS      Y3, (AX)
+	CMPQ         DX, $0x00000004
+	JLE          GemmKernel6x8AVX2_full_betaN_end
+	ADDQ         CX, AX
+	VFMADD231PS  (AX), Y6, Y4
+	VMOVUPS      Y4, (AX)
+	CMPQ         DX, $0x00000005
+	JLE          GemmKernel6x8AVX2_full_betaN_end
+	ADDQ         CX, AX
+	VFMADD231PS  (AX), Y6, Y5
+	VMOVUPS      Y5, (AX)
+
+GemmKernel6x8AVX2_full_betaN_end:
+	JMP GemmKernel6x8AVX2_done
+
+GemmKernel6x8AVX2_full_beta0:
+	VMOVUPS Y0, (AX)
+	CMPQ    DX, $0x00000001
+	JLE     GemmKernel6x8AVX2_full_beta0_end
+	ADDQ    CX, AX
+	VMOVUPS Y1, (AX)
+	CMPQ    DX, $0x00000002
+	JLE     GemmKernel6x8AVX2_full_beta0_end
+	ADDQ    CX, AX
+	VMOVUPS Y2, (AX)
+	CMPQ    DX, $0x00000003
+	JLE     GemmKernel6x8AVX2_full_beta0_end
+	ADDQ    CX, AX
+	VMOVUPS Y3, (AX)
+	CMPQ    DX, $0x00000004
+	JLE     GemmKernel6x8AVX2_full_beta0_end
+	ADDQ    CX, AX
+	VMOVUPS Y4, (AX)
+	CMPQ    DX, $0x00000005
+	JLE     GemmKernel6x8AVX2_full_beta0_end
+	ADDQ    CX, AX
+	VMOVUPS Y5, (AX)
+
+GemmKernel6x8AVX2_full_beta0_end:
+	JMP GemmKernel6x8AVX2_done
+
+GemmKernel6x8AVX2_edge:
+	MOVL         beta+76(FP), BX
+	ANDL         $0x7fffffff, BX
+	JZ           GemmKernel6x8AVX2_masked_beta0
 	VBROADCASTSS beta+76(FP), Y7
 	VMASKMOVPS   (AX), Y6, Y8
 	VFMADD231PS  Y8, Y7, Y0
 	VMASKMOVPS   Y0, Y6, (AX)
 	CMPQ         DX, $0x00000001
-	JLE          GemmKernel6x8AVX2_betaN_end
+	JLE          GemmKernel6x8AVX2_masked_betaN_end
 	ADDQ         CX, AX
 	VMASKMOVPS   (AX), Y6, Y0
 	VFMADD231PS  Y0, Y7, Y1
 	VMASKMOVPS   Y1, Y6, (AX)
 	CMPQ         DX, $0x00000002
-	JLE          GemmKernel6x8AVX2_betaN_end
+	JLE          GemmKernel6x8AVX2_masked_betaN_end
 	ADDQ         CX, AX
 	VMASKMOVPS   (AX), Y6, Y0
 	VFMADD231PS  Y0, Y7, Y2
 	VMASKMOVPS   Y2, Y6, (AX)
 	CMPQ         DX, $0x00000003
-	JLE          GemmKernel6x8AVX2_betaN_end
+	JLE          GemmKernel6x8AVX2_masked_betaN_end
 	ADDQ         CX, AX
 	VMASKMOVPS   (AX), Y6, Y0
 	VFMADD231PS  Y0, Y7, Y3
 	VMASKMOVPS   Y3, Y6, (AX)
 	CMPQ         DX, $0x00000004
-	JLE          GemmKernel6x8AVX2_betaN_end
+	JLE          GemmKernel6x8AVX2_masked_betaN_end
 	ADDQ         CX, AX
 	VMASKMOVPS   (AX), Y6, Y0
 	VFMADD231PS  Y0, Y7, Y4
 	VMASKMOVPS   Y4, Y6, (AX)
 	CMPQ         DX, $0x00000005
-	JLE          GemmKernel6x8AVX2_betaN_end
+	JLE          GemmKernel6x8AVX2_masked_betaN_end
 	ADDQ         CX, AX
 	VMASKMOVPS   (AX), Y6, Y0
 	VFMADD231PS  Y0, Y7, Y5
 	VMASKMOVPS   Y5, Y6, (AX)
 
-GemmKernel6x8AVX2_betaN_end:
+GemmKernel6x8AVX2_masked_betaN_end:
 	JMP GemmKernel6x8AVX2_done
 
-GemmKernel6x8AVX2_beta0:
+GemmKernel6x8AVX2_masked_beta0:
 	VMASKMOVPS Y0, Y6, (AX)
 	CMPQ       DX, $0x00000001
-	JLE        GemmKernel6x8AVX2_beta0_end
+	JLE        GemmKernel6x8AVX2_masked_beta0_end
 	ADDQ       CX, AX
 	VMASKMOVPS Y1, Y6, (AX)
 	CMPQ       DX, $0x00000002
-	JLE        GemmKernel6x8AVX2_beta0_end
+	JLE        GemmKernel6x8AVX2_masked_beta0_end
 	ADDQ       CX, AX
 	VMASKMOVPS Y2, Y6, (AX)
 	CMPQ       DX, $0x00000003
-	JLE        GemmKernel6x8AVX2_beta0_end
+	JLE        GemmKernel6x8AVX2_masked_beta0_end
 	ADDQ       CX, AX
 	VMASKMOVPS Y3, Y6, (AX)
 	CMPQ       DX, $0x00000004
-	JLE        GemmKernel6x8AVX2_beta0_end
+	JLE        GemmKernel6x8AVX2_masked_beta0_end
 	ADDQ       CX, AX
 	VMASKMOVPS Y4, Y6, (AX)
 	CMPQ       DX, $0x00000005
-	JLE        GemmKernel6x8AVX2_beta0_end
+	JLE        GemmKernel6x8AVX2_masked_beta0_end
 	ADDQ       CX, AX
 	VMASKMOVPS Y5, Y6, (AX)
 
-GemmKernel6x8AVX2_beta0_end:
+GemmKernel6x8AVX2_masked_beta0_end:
 GemmKernel6x8AVX2_done:
 	VZEROUPPER
 	RET

@@ -42,6 +42,10 @@ var (
 // unroll is how many k steps one iteration of the main loop performs.
 const unroll = 4
 
+// bPrefetch is how far ahead (bytes) the k loop prefetches the B panel:
+// four k steps of the widest kernel.
+const bPrefetch = 512
+
 func main() {
 	ConstraintExpr("amd64,!purego")
 	// AVX2 edge masks: gemmMaskAVX2 holds 8 all-ones words then 8 zero
@@ -126,6 +130,26 @@ func kernel(s isa, mr, nv int, maskTable Mem) {
 		LEAQ(Mem{Base: bases[i-1], Index: five, Scale: 1}, bases[i])
 	}
 
+	// Prefetch the rows of the C tile so that they arrive during the k
+	// loop instead of stalling the stores at its end.
+	{
+		p := loadGP("c")
+		ldc := loadGP("ldc")
+		SHLQ(U8(2), ldc)
+		rows := loadGP("rows")
+		for i := 0; i < mr; i++ {
+			if i > 0 {
+				CMPQ(rows, U32(i))
+				JLE(LabelRef(name + "_prefetched"))
+				ADDQ(ldc, p)
+			}
+			for off := 0; off < 4*nr; off += 64 {
+				PREFETCHT0(Mem{Base: p, Disp: off})
+			}
+		}
+		Label(name + "_prefetched")
+	}
+
 	bv := make([]reg.VecVirtual, nv)
 	for v := range bv {
 		bv[v] = s.newVec()
@@ -154,6 +178,9 @@ func kernel(s isa, mr, nv int, maskTable Mem) {
 	JZ(LabelRef(name + "_tail"))
 	Label(name + "_loop")
 	for u := 0; u < unroll; u++ {
+		for off := 0; off < 4*nr; off += 64 {
+			PREFETCHT0(Mem{Base: b, Disp: bPrefetch + 4*u*nr + off})
+		}
 		step(u)
 	}
 	ADDQ(U32(4*unroll*nr), b)
@@ -213,26 +240,40 @@ func kernel(s isa, mr, nv int, maskTable Mem) {
 		}
 	}
 
-	betaBits := GP32()
-	MOVL(NewParamAddr("beta", 76), betaBits)
-	ANDL(U32(0x7fffffff), betaBits)
-	JZ(LabelRef(name + "_beta0"))
-
-	beta := s.newVec()
-	VBROADCASTSS(NewParamAddr("beta", 76), beta)
-	storeRows(s, name+"_betaN", acc, c, ldc, rows, masks, func(i, v int, m Mem) {
-		t := s.newVec()
-		if s.lanes == 16 {
-			VMOVUPS_Z(m, masks[v].k, t)
-		} else {
-			VMASKMOVPS(m, masks[v].y, t)
-		}
-		VFMADD231PS(t, beta, acc[i][v])
-	})
-	JMP(LabelRef(name + "_done"))
-
-	Label(name + "_beta0")
-	storeRows(s, name+"_beta0", acc, c, ldc, rows, masks, nil)
+	// Store through the masks; AVX2 first takes a plain path for full
+	// tiles, as VMASKMOVPS stores are slower than plain ones.
+	stores := func(prefix string, masked bool) {
+		betaBits := GP32()
+		MOVL(NewParamAddr("beta", 76), betaBits)
+		ANDL(U32(0x7fffffff), betaBits)
+		JZ(LabelRef(prefix + "_beta0"))
+		beta := s.newVec()
+		VBROADCASTSS(NewParamAddr("beta", 76), beta)
+		storeRows(s, prefix+"_betaN", acc, c, ldc, rows, masks, masked, func(i, v int, m Mem) {
+			if !masked {
+				VFMADD231PS(m, beta, acc[i][v])
+				return
+			}
+			t := s.newVec()
+			if s.lanes == 16 {
+				VMOVUPS_Z(m, masks[v].k, t)
+			} else {
+				VMASKMOVPS(m, masks[v].y, t)
+			}
+			VFMADD231PS(t, beta, acc[i][v])
+		})
+		JMP(LabelRef(name + "_done"))
+		Label(prefix + "_beta0")
+		storeRows(s, prefix+"_beta0", acc, c, ldc, rows, masks, masked, nil)
+		JMP(LabelRef(name + "_done"))
+	}
+	if s.lanes == 8 {
+		CMPQ(cols, U32(nr))
+		JNE(LabelRef(name + "_edge"))
+		stores(name+"_full", false)
+		Label(name + "_edge")
+	}
+	stores(name+"_masked", true)
 
 	Label(name + "_done")
 	VZEROUPPER()
@@ -248,7 +289,7 @@ type mask struct {
 
 // storeRows writes the accumulators of rows i < rows to C through the edge
 // masks, first calling update (if not nil) to fold in beta*C.
-func storeRows(s isa, prefix string, acc [][]reg.VecVirtual, c, ldc, rows reg.GPVirtual, masks []mask, update func(i, v int, m Mem)) {
+func storeRows(s isa, prefix string, acc [][]reg.VecVirtual, c, ldc, rows reg.GPVirtual, masks []mask, masked bool, update func(i, v int, m Mem)) {
 	p := GP64()
 	MOVQ(c, p)
 	for i := range acc {
@@ -262,9 +303,12 @@ func storeRows(s isa, prefix string, acc [][]reg.VecVirtual, c, ldc, rows reg.GP
 			if update != nil {
 				update(i, v, m)
 			}
-			if s.lanes == 16 {
+			switch {
+			case !masked:
+				VMOVUPS(acc[i][v], m)
+			case s.lanes == 16:
 				VMOVUPS(acc[i][v], masks[v].k, m)
-			} else {
+			default:
 				VMASKMOVPS(acc[i][v], masks[v].y, m)
 			}
 		}
@@ -434,3 +478,4 @@ func packTransposed(maskTable Mem) {
 	VZEROUPPER()
 	RET()
 }
+
