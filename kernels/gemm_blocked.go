@@ -3,6 +3,7 @@ package kernels
 import (
 	"runtime"
 	"sync"
+	"unsafe"
 )
 
 // This file is the GotoBLAS/BLIS-style GEMM driver shared by every SIMD
@@ -13,18 +14,24 @@ import (
 //
 // Loop nest for C (m×n) += op(A) (m×k) · op(B) (k×n):
 //
-//	for jc in n by nc:                  B block kc×nc lives in L3
+//	for jc in n by nc:                  B block kc×nc lives in L2
 //	  for pc in k by kc:                beta applies on the first pc only
 //	    pack op(B)[pc:+kc, jc:+nc]      into panels of kc×NR
-//	    for ic in m by mc:              A block mc×kc lives in L2
-//	      lay out op(A)[ic:+mc, pc:+kc] (copied when that helps)
-//	      for jr in nc by NR:           B panel lives in L1
-//	        for ir in mc by MR:         micro-kernel on one MR×NR tile
+//	    for ic in m by mc:              A block mc×kc lives in L3
+//	      pack op(A)[ic:+mc, pc:+kc]    into panels of MR×kc (or read in place)
+//	        for ir in mc by MR:         A panel lives in L1
+//	          for jr in nc by NR:       B panels stream from L2
+//	            micro-kernel on one MR×NR tile
+//
+// The kernels broadcast A and load B as vectors, so the roles of A and B
+// are those of B and A in BLIS's column-major description.
 
 // microKernel is one register-blocked kernel; see asm/gen/gemm.
 type microKernel struct {
 	mr, nr int
-	fn     func(k int, a *float32, rsa, csa int, b *float32, c *float32, ldc int, rows, cols int, alpha, beta float32)
+	// fn reads A through strides; packed reads a packed A panel of
+	// panelStride(mr) floats per step.
+	fn, packed func(k int, a *float32, rsa, csa int, b *float32, c *float32, ldc int, rows, cols int, alpha, beta float32)
 }
 
 // blockedGemm is the GEMM of one SIMD implementation.
@@ -35,9 +42,9 @@ type blockedGemm struct {
 	mc     int         // rows of an A block
 	nc     int         // columns of a B block
 
-	// packT, if not nil, packs a transposed block of B into a panel (see
-	// amd64.PackBTransAVX2); packB falls back to Go otherwise.
-	packT func(dst, src *float32, ldb, w, kc, nr int)
+	// packT and packN, if not nil, are assembly versions of packTrans and
+	// packRows (see amd64.PackBTransAVX2 and amd64.PackBAVX2).
+	packT, packN func(dst, src *float32, ldb, w, kc, nr int)
 }
 
 // gemmArgs is one GEMM call (or one goroutine's share of it).
@@ -99,7 +106,7 @@ func grow(s []float32, n int) []float32 {
 // parallelMinFlops is the problem size (2*m*n*k) below which Gemm stays on
 // the calling goroutine: smaller problems lose more to synchronisation
 // than they gain.
-const parallelMinFlops = 1 << 23
+const parallelMinFlops = 1 << 24
 
 // gemm is the ops.gemm entry point: arguments are already checked and m,
 // n > 0.
@@ -159,66 +166,100 @@ func (g *blockedGemm) run(w *gemmWork, p *gemmArgs) {
 // block multiplies op(A)[ic:ic+mc, pc:pc+kc] by the packed B block into
 // C[ic:ic+mc, jc:jc+nc].
 func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, beta float32) {
-	mrMax := g.wide.mr
-	// Lay out the A block. The micro-kernels read all MR rows of a tile,
-	// so the rows past mc must exist: the block is copied, zero padded,
-	// when it ends at the matrix's last rows in a partial tile, and also
-	// when copying is cheap relative to the work (many column panels) and
-	// gives a conflict-free stride.
-	var abase []float32
-	var rsa, csa int
-	mcPad := (mc + mrMax - 1) / mrMax * mrMax
-	edge := mcPad != mc && ic+mcPad > p.m
-	if edge || nc >= 4*g.wide.nr || p.transA {
-		if !p.transA {
-			ld := paddedLD(kc)
-			w.apack = grow(w.apack, mcPad*ld)
-			for i := 0; i < mc; i++ {
-				src := p.a[(ic+i)*p.lda+pc:]
-				copy(w.apack[i*ld:i*ld+kc], src[:kc])
+	mr := g.wide.mr
+	// Lay out the A block. Packed: each MR-row sliver becomes a contiguous
+	// panel of kc steps of ps floats (rows past mc zero), which the packed
+	// kernels stream with constant offsets. In place: the kernels read A
+	// through its strides, which saves the packing when there are few
+	// column panels to amortise it over; the kernels read all MR rows of a
+	// tile, so this needs the rows past mc to exist.
+	mcPad := (mc + mr - 1) / mr * mr
+	inPlace := !p.transA && nc < 4*g.wide.nr && ic+mcPad <= p.m
+	ps := panelStride(mr)
+	if !inPlace {
+		w.apack = grow(w.apack, mcPad/mr*kc*ps)
+		for ir := 0; ir < mc; ir += mr {
+			rows := min(mr, mc-ir)
+			dst := w.apack[ir/mr*kc*ps:][:kc*ps]
+			if p.transA {
+				// op(A)(i, q) = a[(pc+q)*lda + ic+i]: rows of the panel are
+				// contiguous in A.
+				g.packRows(dst, p.a[pc*p.lda+ic+ir:], p.lda, rows, kc, ps)
+			} else {
+				g.packTrans(dst, p.a[(ic+ir)*p.lda+pc:], p.lda, rows, kc, ps)
 			}
-			clear(w.apack[mc*ld : mcPad*ld])
-			abase, rsa, csa = w.apack, ld, 1
-		} else {
-			ld := paddedLD(mcPad)
-			w.apack = grow(w.apack, kc*ld)
-			for q := 0; q < kc; q++ {
-				src := p.a[(pc+q)*p.lda+ic:]
-				row := w.apack[q*ld : q*ld+mcPad]
-				copy(row, src[:mc])
-				clear(row[mc:])
-			}
-			abase, rsa, csa = w.apack, 1, ld
 		}
-	} else {
-		// Read A in place: op(A)(i, q) = a[(ic+i)*lda + pc+q].
-		abase, rsa, csa = p.a[ic*p.lda+pc:], p.lda, 1
 	}
 
+	// The A sliver (MR×kc) of a row of tiles stays in L1 while the B
+	// panels (kc×NR each, the whole block in L2) stream past it.
 	nr := g.wide.nr
-	for jr := 0; jr < nc; jr += nr {
-		cols := min(nr, nc-jr)
-		kern := &g.wide
-		if cols <= g.narrow.nr {
-			kern = &g.narrow
-		}
-		bp := &w.bpack[jr*kc]
-		for ir := 0; ir < mc; ir += kern.mr {
-			rows := min(kern.mr, mc-ir)
+	for ir := 0; ir < mc; ir += mr {
+		rows := min(mr, mc-ir)
+		for jr := 0; jr < nc; jr += nr {
+			cols := min(nr, nc-jr)
+			kern := &g.wide
+			if cols <= g.narrow.nr {
+				kern = &g.narrow
+			}
+			bp := &w.bpack[jr*kc]
 			ci := (ic+ir)*p.ldc + jc + jr
-			kern.fn(kc, &abase[ir*rsa], rsa, csa, bp, &p.c[ci], p.ldc, rows, cols, p.alpha, beta)
+			if inPlace {
+				kern.fn(kc, &p.a[(ic+ir)*p.lda+pc], p.lda, 1, bp, &p.c[ci], p.ldc, rows, cols, p.alpha, beta)
+			} else {
+				kern.packed(kc, &w.apack[ir/mr*kc*ps], 0, 0, bp, &p.c[ci], p.ldc, rows, cols, p.alpha, beta)
+			}
 		}
 	}
 }
 
-// paddedLD returns a leading dimension of at least n floats whose byte
-// stride is not a multiple of 512, so rows do not collide in the cache sets.
-func paddedLD(n int) int {
-	ld := (n + 15) &^ 15
-	if ld%128 == 0 {
-		ld += 16
+// panelStride is the number of floats per k step of a packed A panel of
+// mr rows: mr rounded up to a multiple of 8, as the packed kernels expect.
+func panelStride(mr int) int { return (mr + 7) &^ 7 }
+
+// packRows sets dst[q*nr+j] = src[q*ld+j] for j < w and 0 for w <= j < nr,
+// for q < kc.
+func (g *blockedGemm) packRows(dst, src []float32, ld, w, kc, nr int) {
+	if kc == 0 {
+		return
 	}
-	return ld
+	_ = dst[kc*nr-1]
+	if w > 0 {
+		_ = src[(kc-1)*ld+w-1]
+	}
+	if g.packN != nil {
+		g.packN(&dst[0], unsafe.SliceData(src), ld, w, kc, nr)
+		return
+	}
+	for q := 0; q < kc; q++ {
+		row := dst[q*nr : q*nr+nr]
+		copy(row, src[q*ld:q*ld+w])
+		clear(row[w:])
+	}
+}
+
+// packTrans sets dst[q*nr+j] = src[j*ld+q] for j < w and 0 for w <= j < nr,
+// for q < kc.
+func (g *blockedGemm) packTrans(dst, src []float32, ld, w, kc, nr int) {
+	if kc == 0 {
+		return
+	}
+	_ = dst[kc*nr-1]
+	if w > 0 {
+		_ = src[(w-1)*ld+kc-1]
+	}
+	if g.packT != nil {
+		g.packT(&dst[0], unsafe.SliceData(src), ld, w, kc, nr)
+		return
+	}
+	if w < nr {
+		clear(dst[:kc*nr])
+	}
+	for j := 0; j < w; j++ {
+		for q, v := range src[j*ld : j*ld+kc] {
+			dst[q*nr+j] = v
+		}
+	}
 }
 
 // packB packs op(B)[pc:pc+kc, jc:jc+nc] into dst as consecutive panels of
@@ -234,31 +275,11 @@ func (g *blockedGemm) packB(dst []float32, p *gemmArgs, pc, kc, jc, nc int) {
 			nr = narrow
 		}
 		panel := dst[j0*kc : j0*kc+kc*nr]
-		if !p.transB {
-			for q := 0; q < kc; q++ {
-				src := p.b[(pc+q)*p.ldb+jc+j0:]
-				row := panel[q*nr : q*nr+nr]
-				copy(row, src[:w])
-				if w < nr {
-					clear(row[w:])
-				}
-			}
-			continue
-		}
-		// op(B)(q, j) = b[j*ldb + q]: transpose w rows of B into the panel.
-		if g.packT != nil {
-			g.packT(&panel[0], &p.b[(jc+j0)*p.ldb+pc], p.ldb, w, kc, nr)
-			continue
-		}
-		if w < nr {
-			clear(panel)
-		}
-		for j := 0; j < w; j++ {
-			src := p.b[(jc+j0+j)*p.ldb+pc:]
-			src = src[:kc]
-			for q, v := range src {
-				panel[q*nr+j] = v
-			}
+		if p.transB {
+			// op(B)(q, j) = b[(jc+j)*ldb + pc+q]
+			g.packTrans(panel, p.b[(jc+j0)*p.ldb+pc:], p.ldb, w, kc, nr)
+		} else {
+			g.packRows(panel, p.b[pc*p.ldb+jc+j0:], p.ldb, w, kc, nr)
 		}
 	}
 }

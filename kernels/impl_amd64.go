@@ -46,20 +46,21 @@ func archImpls() []*Impl {
 	return []*Impl{avx2, avx512}
 }
 
-// GEMM blocking. kc: a kc×NR panel of B plus an MR×kc sliver of A fit in
-// L1; mc: an mc×kc block of A fits in L2; nc: a kc×nc block of B stays in
-// L3. The wide and narrow kernels of one implementation share MR.
+// GEMM blocking. kc: an MR×kc panel of A stays in L1 beside the streaming
+// B panels; nc: a kc×nc block of B fits in half of L2; mc: how many rows
+// of A are packed at once. The wide and narrow kernels of one
+// implementation share MR.
 var (
 	gemmAVX512 = &blockedGemm{
-		wide:   microKernel{14, 32, amd64.GemmKernel14x32AVX512},
-		narrow: microKernel{14, 16, amd64.GemmKernel14x16AVX512},
-		kc:     256, mc: 14 * 24, nc: 4096,
-		packT: amd64.PackBTransAVX2,
+		wide:   microKernel{14, 32, amd64.GemmKernel14x32AVX512, amd64.GemmKernel14x32PackedAVX512},
+		narrow: microKernel{14, 16, amd64.GemmKernel14x16AVX512, amd64.GemmKernel14x16PackedAVX512},
+		kc:     256, mc: 14 * 32, nc: 512,
+		packT: amd64.PackBTransAVX2, packN: amd64.PackBAVX2,
 	}
 	gemmAVX2 = &blockedGemm{
-		wide:   microKernel{6, 16, amd64.GemmKernel6x16AVX2},
-		narrow: microKernel{6, 8, amd64.GemmKernel6x8AVX2},
-		kc:     256, mc: 6 * 32, nc: 4096,
-		packT: amd64.PackBTransAVX2,
+		wide:   microKernel{6, 16, amd64.GemmKernel6x16AVX2, amd64.GemmKernel6x16PackedAVX2},
+		narrow: microKernel{6, 8, amd64.GemmKernel6x8AVX2, amd64.GemmKernel6x8PackedAVX2},
+		kc:     256, mc: 6 * 64, nc: 512,
+		packT: amd64.PackBTransAVX2, packN: amd64.PackBAVX2,
 	}
 )

@@ -65,16 +65,13 @@ func (g *blockedGemm) scoreStrips(w *gemmWork, tq, d int, scale float32, q []flo
 			if vis == 0 {
 				continue
 			}
-			// The kernel reads all MR rows of Q: pad a partial last strip.
-			a, rsa := q[i0*ldq+pc:], ldq
-			if rows < mr {
-				ld := paddedLD(kc)
-				w.apack = grow(w.apack, mr*ld)
-				clear(w.apack)
-				for r := 0; r < rows; r++ {
-					copy(w.apack[r*ld:r*ld+kc], q[(i0+r)*ldq+pc:][:kc])
-				}
-				a, rsa = w.apack, ld
+			// The strided kernels read all MR rows of Q, so a partial last
+			// strip is packed (zero padded) and takes the packed kernels.
+			packed := rows < mr
+			if packed {
+				ps := panelStride(mr)
+				w.apack = grow(w.apack, kc*ps)
+				g.packTrans(w.apack, q[i0*ldq+pc:], ldq, rows, kc, ps)
 			}
 			for jr := 0; jr < vis; jr += nr {
 				cols := min(nr, vis-jr)
@@ -82,7 +79,11 @@ func (g *blockedGemm) scoreStrips(w *gemmWork, tq, d int, scale float32, q []flo
 				if min(nr, visAll-jr) <= g.narrow.nr {
 					kern = &g.narrow
 				}
-				kern.fn(kc, &a[0], rsa, 1, &w.bpack[jr*kc], &s[i0*lds+jr], lds, rows, cols, scale, beta)
+				if packed {
+					kern.packed(kc, &w.apack[0], 0, 0, &w.bpack[jr*kc], &s[i0*lds+jr], lds, rows, cols, scale, beta)
+				} else {
+					kern.fn(kc, &q[i0*ldq+pc], ldq, 1, &w.bpack[jr*kc], &s[i0*lds+jr], lds, rows, cols, scale, beta)
+				}
 			}
 		}
 	}

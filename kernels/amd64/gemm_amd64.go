@@ -4,37 +4,69 @@
 
 package amd64
 
-// GemmKernel14x32AVX512 computes one 14×32 tile: C = alpha*A*B + beta*C, with A(i,p) at
-// a[i*rsa+p*csa] for all 14 rows and p < k, B a packed panel of k rows of 32 floats,
-// and only the first rows×cols corner of C (leading dimension ldc) read or written;
-// C is not read when beta is ±0. Requires AVX-512F.
+// GemmKernel14x32AVX512 computes one 14×32 tile, C = alpha*A*B + beta*C, with
+// A(i,p) at a[i*rsa+p*csa] for all 14 rows and p < k,
+// B a packed panel of k rows of 32 floats, and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
 //
 //go:noescape
 func GemmKernel14x32AVX512(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
-// GemmKernel14x16AVX512 computes one 14×16 tile: C = alpha*A*B + beta*C, with A(i,p) at
-// a[i*rsa+p*csa] for all 14 rows and p < k, B a packed panel of k rows of 16 floats,
-// and only the first rows×cols corner of C (leading dimension ldc) read or written;
-// C is not read when beta is ±0. Requires AVX-512F.
+// GemmKernel14x16AVX512 computes one 14×16 tile, C = alpha*A*B + beta*C, with
+// A(i,p) at a[i*rsa+p*csa] for all 14 rows and p < k,
+// B a packed panel of k rows of 16 floats, and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
 //
 //go:noescape
 func GemmKernel14x16AVX512(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
-// GemmKernel6x16AVX2 computes one 6×16 tile: C = alpha*A*B + beta*C, with A(i,p) at
-// a[i*rsa+p*csa] for all 6 rows and p < k, B a packed panel of k rows of 16 floats,
-// and only the first rows×cols corner of C (leading dimension ldc) read or written;
-// C is not read when beta is ±0. Requires AVX2 and FMA.
+// GemmKernel6x16AVX2 computes one 6×16 tile, C = alpha*A*B + beta*C, with
+// A(i,p) at a[i*rsa+p*csa] for all 6 rows and p < k,
+// B a packed panel of k rows of 16 floats, and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
 //
 //go:noescape
 func GemmKernel6x16AVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
-// GemmKernel6x8AVX2 computes one 6×8 tile: C = alpha*A*B + beta*C, with A(i,p) at
-// a[i*rsa+p*csa] for all 6 rows and p < k, B a packed panel of k rows of 8 floats,
-// and only the first rows×cols corner of C (leading dimension ldc) read or written;
-// C is not read when beta is ±0. Requires AVX2 and FMA.
+// GemmKernel6x8AVX2 computes one 6×8 tile, C = alpha*A*B + beta*C, with
+// A(i,p) at a[i*rsa+p*csa] for all 6 rows and p < k,
+// B a packed panel of k rows of 8 floats, and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
 //
 //go:noescape
 func GemmKernel6x8AVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel14x32PackedAVX512 computes one 14×32 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 14 rows and p < k (rsa, csa unused),
+// B a packed panel of k rows of 32 floats, and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel14x32PackedAVX512(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel14x16PackedAVX512 computes one 14×16 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 14 rows and p < k (rsa, csa unused),
+// B a packed panel of k rows of 16 floats, and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel14x16PackedAVX512(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel6x16PackedAVX2 computes one 6×16 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 6 rows and p < k (rsa, csa unused),
+// B a packed panel of k rows of 16 floats, and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func GemmKernel6x16PackedAVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel6x8PackedAVX2 computes one 6×8 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 6 rows and p < k (rsa, csa unused),
+// B a packed panel of k rows of 8 floats, and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func GemmKernel6x8PackedAVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
 // PackBTransAVX2 packs w rows of a row-major block (leading dimension ldb) transposed into
 // a panel of kc rows of nr floats: dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc,
@@ -42,3 +74,10 @@ func GemmKernel6x8AVX2(k int, a *float32, rsa int, csa int, b *float32, c *float
 //
 //go:noescape
 func PackBTransAVX2(dst *float32, src *float32, ldb int, w int, kc int, nr int)
+
+// PackBAVX2 copies kc rows of w floats of a row-major block (leading dimension ldb)
+// into a panel of kc rows of nr floats: dst[q*nr+j] = src[q*ldb+j] for j < w, q < kc,
+// and 0 for w <= j < nr. nr is a positive multiple of 8 and w <= nr. Requires AVX2.
+//
+//go:noescape
+func PackBAVX2(dst *float32, src *float32, ldb int, w int, kc int, nr int)

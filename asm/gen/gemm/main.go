@@ -64,11 +64,14 @@ func main() {
 		DATA(2*w, U16(uint16(1<<w-1)))
 	}
 
-	kernel(avx512, 14, 2, maskAVX512)
-	kernel(avx512, 14, 1, maskAVX512)
-	kernel(avx2, 6, 2, maskAVX2)
-	kernel(avx2, 6, 1, maskAVX2)
+	for _, packed := range []bool{false, true} {
+		kernel(avx512, 14, 2, maskAVX512, packed)
+		kernel(avx512, 14, 1, maskAVX512, packed)
+		kernel(avx2, 6, 2, maskAVX2, packed)
+		kernel(avx2, 6, 1, maskAVX2, packed)
+	}
 	packTransposed(maskAVX2)
+	packRows(maskAVX2)
 	Generate()
 }
 
@@ -90,16 +93,29 @@ func rowAddr(bases []reg.GPVirtual, rs, rs3 reg.GPVirtual, i int) Mem {
 	}
 }
 
-func kernel(s isa, mr, nv int, maskTable Mem) {
+// panelStride is the number of floats per k step of a packed A panel of
+// mr rows: mr rounded up to a multiple of 8 (the packer's granule).
+func panelStride(mr int) int { return (mr + 7) &^ 7 }
+
+// kernel emits one micro-kernel. With packed false it reads A(i, p) at
+// a[i*rsa + p*csa] (any layout); with packed true it reads a packed panel,
+// A(i, p) at a[p*panelStride(mr) + i], with constant displacements and one
+// pointer increment per unrolled iteration (rsa and csa are ignored).
+func kernel(s isa, mr, nv int, maskTable Mem, packed bool) {
 	nr := nv * s.lanes
 	name := fmt.Sprintf("GemmKernel%dx%d%s", mr, nr, s.name)
+	layout := fmt.Sprintf("A(i,p) at a[i*rsa+p*csa] for all %d rows and p < k", mr)
+	if packed {
+		name = fmt.Sprintf("GemmKernel%dx%dPacked%s", mr, nr, s.name)
+		layout = fmt.Sprintf("A a packed panel, A(i,p) at a[p*%d+i] for all %d rows and p < k (rsa, csa unused)", panelStride(mr), mr)
+	}
 	TEXT(name, NOSPLIT, "func(k int, a *float32, rsa, csa int, b *float32, c *float32, ldc int, rows, cols int, alpha, beta float32)")
 	Pragma("noescape")
 	Doc(
-		fmt.Sprintf("%s computes one %d×%d tile: C = alpha*A*B + beta*C, with A(i,p) at", name, mr, nr),
-		fmt.Sprintf("a[i*rsa+p*csa] for all %d rows and p < k, B a packed panel of k rows of %d floats,", mr, nr),
-		"and only the first rows×cols corner of C (leading dimension ldc) read or written;",
-		fmt.Sprintf("C is not read when beta is ±0. Requires %s.", s.req),
+		fmt.Sprintf("%s computes one %d×%d tile, C = alpha*A*B + beta*C, with", name, mr, nr),
+		layout+",",
+		fmt.Sprintf("B a packed panel of k rows of %d floats, and only the first rows×cols corner of C", nr),
+		fmt.Sprintf("(leading dimension ldc) read or written; C is not read when beta is ±0. Requires %s.", s.req),
 	)
 
 	// Accumulators.
@@ -113,21 +129,40 @@ func kernel(s isa, mr, nv int, maskTable Mem) {
 	}
 
 	k := loadGP("k")
-	rs := loadGP("rsa")
-	SHLQ(U8(2), rs)
-	cs := loadGP("csa")
-	SHLQ(U8(2), cs)
-	rs3 := GP64()
-	LEAQ(Mem{Base: rs, Index: rs, Scale: 2}, rs3)
 	b := loadGP("b")
-	nbases := (mr + 4) / 5
-	bases := make([]reg.GPVirtual, nbases)
-	bases[0] = loadGP("a")
-	five := GP64()
-	LEAQ(Mem{Base: rs, Index: rs, Scale: 4}, five) // 5*rs
-	for i := 1; i < nbases; i++ {
-		bases[i] = GP64()
-		LEAQ(Mem{Base: bases[i-1], Index: five, Scale: 1}, bases[i])
+	// aAddr(i, u) addresses A(i, p+u) for the current p; aNext(u) moves
+	// the A pointers on by u steps of p.
+	var aAddr func(i, u int) Mem
+	var aNext func(u int)
+	if packed {
+		a := loadGP("a")
+		ps := panelStride(mr)
+		aAddr = func(i, u int) Mem { return Mem{Base: a, Disp: 4 * (u*ps + i)} }
+		aNext = func(u int) { ADDQ(U32(4*u*ps), a) }
+	} else {
+		rs := loadGP("rsa")
+		SHLQ(U8(2), rs)
+		cs := loadGP("csa")
+		SHLQ(U8(2), cs)
+		rs3 := GP64()
+		LEAQ(Mem{Base: rs, Index: rs, Scale: 2}, rs3)
+		nbases := (mr + 4) / 5
+		bases := make([]reg.GPVirtual, nbases)
+		bases[0] = loadGP("a")
+		five := GP64()
+		LEAQ(Mem{Base: rs, Index: rs, Scale: 4}, five) // 5*rs
+		for i := 1; i < nbases; i++ {
+			bases[i] = GP64()
+			LEAQ(Mem{Base: bases[i-1], Index: five, Scale: 1}, bases[i])
+		}
+		// The strided layout has no constant displacement per step: the
+		// bases move after every step.
+		aAddr = func(i, u int) Mem { return rowAddr(bases, rs, rs3, i) }
+		aNext = func(int) {
+			for _, base := range bases {
+				ADDQ(cs, base)
+			}
+		}
 	}
 
 	// Prefetch the rows of the C tile so that they arrive during the k
@@ -160,13 +195,13 @@ func kernel(s isa, mr, nv int, maskTable Mem) {
 		}
 		for i := 0; i < mr; i++ {
 			t := s.newVec()
-			VBROADCASTSS(rowAddr(bases, rs, rs3, i), t)
+			VBROADCASTSS(aAddr(i, u), t)
 			for v := 0; v < nv; v++ {
 				VFMADD231PS(t, bv[v], acc[i][v])
 			}
 		}
-		for _, base := range bases {
-			ADDQ(cs, base)
+		if !packed {
+			aNext(1)
 		}
 	}
 
@@ -183,6 +218,9 @@ func kernel(s isa, mr, nv int, maskTable Mem) {
 		}
 		step(u)
 	}
+	if packed {
+		aNext(unroll)
+	}
 	ADDQ(U32(4*unroll*nr), b)
 	DECQ(n4)
 	JNZ(LabelRef(name + "_loop"))
@@ -192,6 +230,9 @@ func kernel(s isa, mr, nv int, maskTable Mem) {
 	JZ(LabelRef(name + "_store"))
 	Label(name + "_tailloop")
 	step(0)
+	if packed {
+		aNext(1)
+	}
 	ADDQ(U32(4*nr), b)
 	DECQ(k)
 	JNZ(LabelRef(name + "_tailloop"))
@@ -479,3 +520,80 @@ func packTransposed(maskTable Mem) {
 	RET()
 }
 
+
+// packRows generates PackBAVX2, which copies a row-major block into a
+// panel, zero padding each row:
+//
+//	dst[q*nr + j] = src[q*ldb + j]   for j < w, q < kc
+//	dst[q*nr + j] = 0                for w <= j < nr, q < kc
+//
+// nr must be a positive multiple of 8 and w <= nr. Only the first w
+// elements of each of the kc rows of src are read (VMASKMOVPS does not
+// touch masked-off lanes).
+func packRows(maskTable Mem) {
+	const name = "PackBAVX2"
+	TEXT(name, NOSPLIT, "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)")
+	Pragma("noescape")
+	Doc(
+		name+" copies kc rows of w floats of a row-major block (leading dimension ldb)",
+		"into a panel of kc rows of nr floats: dst[q*nr+j] = src[q*ldb+j] for j < w, q < kc,",
+		"and 0 for w <= j < nr. nr is a positive multiple of 8 and w <= nr. Requires AVX2.",
+	)
+	dcol := loadGP("dst")
+	scol := loadGP("src")
+	ldb := loadGP("ldb")
+	SHLQ(U8(2), ldb)
+	w := loadGP("w")
+	kc := loadGP("kc")
+	nr := loadGP("nr")
+	nrBytes := GP64()
+	MOVQ(nr, nrBytes)
+	SHLQ(U8(2), nrBytes)
+
+	// One column block of 8 at a time, with a fixed lane mask.
+	j0 := GP64()
+	XORQ(j0, j0)
+	Label(name + "_jloop")
+	CMPQ(j0, nr)
+	JGE(LabelRef(name + "_done"))
+	mask := YMM()
+	{
+		wv := GP64() // clamp(w-j0, 0, 8)
+		MOVQ(w, wv)
+		SUBQ(j0, wv)
+		JGE(LabelRef(name + "_pos"))
+		XORQ(wv, wv)
+		Label(name + "_pos")
+		CMPQ(wv, U8(8))
+		JLE(LabelRef(name + "_wvok"))
+		MOVQ(U32(8), wv)
+		Label(name + "_wvok")
+		tbl := GP64()
+		LEAQ(maskTable, tbl)
+		NEGQ(wv)
+		VMOVUPS(Mem{Base: tbl, Index: wv, Scale: 4, Disp: 32}, mask)
+	}
+	sp, dp, q := GP64(), GP64(), GP64()
+	MOVQ(scol, sp)
+	MOVQ(dcol, dp)
+	MOVQ(kc, q)
+	Label(name + "_qloop")
+	TESTQ(q, q)
+	JZ(LabelRef(name + "_qdone"))
+	t := YMM()
+	VMASKMOVPS(Mem{Base: sp}, mask, t)
+	VMOVUPS(t, Mem{Base: dp})
+	ADDQ(ldb, sp)
+	ADDQ(nrBytes, dp)
+	DECQ(q)
+	JMP(LabelRef(name + "_qloop"))
+	Label(name + "_qdone")
+	ADDQ(U8(8), j0)
+	ADDQ(U8(32), scol)
+	ADDQ(U8(32), dcol)
+	JMP(LabelRef(name + "_jloop"))
+
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
