@@ -167,27 +167,18 @@ func (g *blockedGemm) run(w *gemmWork, p *gemmArgs) {
 // C[ic:ic+mc, jc:jc+nc].
 func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, beta float32) {
 	mr := g.wide.mr
+	ps := panelStride(mr)
 	// Lay out the A block. Packed: each MR-row sliver becomes a contiguous
 	// panel of kc steps of ps floats (rows past mc zero), which the packed
-	// kernels stream with constant offsets. In place: the kernels read A
-	// through its strides, which saves the packing when there are few
-	// column panels to amortise it over; the kernels read all MR rows of a
-	// tile, so this needs the rows past mc to exist.
-	mcPad := (mc + mr - 1) / mr * mr
-	inPlace := !p.transA && nc < 4*g.wide.nr && ic+mcPad <= p.m
-	ps := panelStride(mr)
-	if !inPlace {
-		w.apack = grow(w.apack, mcPad/mr*kc*ps)
+	// kernels stream with constant offsets. In place: the strided kernels
+	// read A where it is, which saves the packing when there are too few
+	// column panels to amortise it; they read all MR rows of a tile, so a
+	// tile that ends past the last row of A is packed anyway.
+	packAll := nc >= 4*g.wide.nr
+	if packAll {
+		w.apack = grow(w.apack, (mc+mr-1)/mr*kc*ps)
 		for ir := 0; ir < mc; ir += mr {
-			rows := min(mr, mc-ir)
-			dst := w.apack[ir/mr*kc*ps:][:kc*ps]
-			if p.transA {
-				// op(A)(i, q) = a[(pc+q)*lda + ic+i]: rows of the panel are
-				// contiguous in A.
-				g.packRows(dst, p.a[pc*p.lda+ic+ir:], p.lda, rows, kc, ps)
-			} else {
-				g.packTrans(dst, p.a[(ic+ir)*p.lda+pc:], p.lda, rows, kc, ps)
-			}
+			g.packA(w.apack[ir/mr*kc*ps:][:kc*ps], p, ic+ir, min(mr, mc-ir), pc, kc, ps)
 		}
 	}
 
@@ -196,20 +187,43 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 	nr := g.wide.nr
 	for ir := 0; ir < mc; ir += mr {
 		rows := min(mr, mc-ir)
+		var apanel *float32
+		var rsa, csa int
+		switch {
+		case packAll:
+			apanel = &w.apack[ir/mr*kc*ps]
+		case ic+ir+mr > p.m:
+			w.apack = grow(w.apack, kc*ps)
+			g.packA(w.apack, p, ic+ir, rows, pc, kc, ps)
+			apanel = &w.apack[0]
+		case p.transA:
+			apanel, rsa, csa = &p.a[pc*p.lda+ic+ir], 1, p.lda
+		default:
+			apanel, rsa, csa = &p.a[(ic+ir)*p.lda+pc], p.lda, 1
+		}
 		for jr := 0; jr < nc; jr += nr {
 			cols := min(nr, nc-jr)
 			kern := &g.wide
 			if cols <= g.narrow.nr {
 				kern = &g.narrow
 			}
-			bp := &w.bpack[jr*kc]
-			ci := (ic+ir)*p.ldc + jc + jr
-			if inPlace {
-				kern.fn(kc, &p.a[(ic+ir)*p.lda+pc], p.lda, 1, bp, &p.c[ci], p.ldc, rows, cols, p.alpha, beta)
-			} else {
-				kern.packed(kc, &w.apack[ir/mr*kc*ps], 0, 0, bp, &p.c[ci], p.ldc, rows, cols, p.alpha, beta)
+			fn := kern.fn
+			if csa == 0 {
+				fn = kern.packed
 			}
+			fn(kc, apanel, rsa, csa, &w.bpack[jr*kc], &p.c[(ic+ir)*p.ldc+jc+jr], p.ldc, rows, cols, p.alpha, beta)
 		}
+	}
+}
+
+// packA packs rows i0..i0+rows-1 and columns pc..pc+kc-1 of op(A) into a
+// panel of kc steps of ps floats, zero padding rows up to ps.
+func (g *blockedGemm) packA(dst []float32, p *gemmArgs, i0, rows, pc, kc, ps int) {
+	if p.transA {
+		// op(A)(i, q) = a[(pc+q)*lda + i]: the panel's rows are contiguous in A.
+		g.packRows(dst, p.a[pc*p.lda+i0:], p.lda, rows, kc, ps)
+	} else {
+		g.packTrans(dst, p.a[i0*p.lda+pc:], p.lda, rows, kc, ps)
 	}
 }
 
