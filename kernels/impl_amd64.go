@@ -43,6 +43,12 @@ func archImpls() []*Impl {
 	avx512.ops.sum = amd64.SumAVX512
 	avx512.ops.max = amd64.MaxAVX512
 
+	// softmax
+	avx2.ops.softmax = softmaxAVX2
+	avx2.ops.softmaxBackward = softmaxBackwardAVX2
+	avx512.ops.softmax = softmaxAVX512
+	avx512.ops.softmaxBackward = softmaxBackwardAVX512
+
 	return []*Impl{avx2, avx512}
 }
 

@@ -520,7 +520,6 @@ func packTransposed(maskTable Mem) {
 	RET()
 }
 
-
 // packRows generates PackBAVX2, which copies a row-major block into a
 // panel, zero padding each row:
 //
