@@ -174,7 +174,7 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 	// read A where it is, which saves the packing when there are too few
 	// column panels to amortise it; they read all MR rows of a tile, so a
 	// tile that ends past the last row of A is packed anyway.
-	packAll := nc >= 4*g.wide.nr
+	packAll := nc >= 8*g.wide.nr
 	if packAll {
 		w.apack = grow(w.apack, (mc+mr-1)/mr*kc*ps)
 		for ir := 0; ir < mc; ir += mr {
