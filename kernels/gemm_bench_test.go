@@ -62,12 +62,26 @@ func BenchmarkGemm(b *testing.B) {
 	}
 }
 
-// BenchmarkGemmParallel runs the large squares and a training shape with
-// GOMAXPROCS goroutines.
+// BenchmarkGemmParallel runs large and small problems on one goroutine
+// and on GOMAXPROCS goroutines side by side: the large ones must scale,
+// the small ones (which stay on one goroutine below the threshold) must
+// not get slower.
 func BenchmarkGemmParallel(b *testing.B) {
-	for _, s := range []gemmBenchShape{gemmBenchShapes[1], gemmBenchShapes[0], gemmBenchShapes[2], gemmBenchShapes[6]} {
+	shapes := []gemmBenchShape{
+		gemmBenchShapes[1], gemmBenchShapes[0], gemmBenchShapes[2], gemmBenchShapes[3], gemmBenchShapes[6],
+		{"256x64x256", 256, 64, 256, false, true},
+		{"300x100x300", 300, 100, 300, false, false},
+		{"64x64x64", 64, 64, 64, false, false},
+	}
+	all := runtime.GOMAXPROCS(0)
+	for _, s := range shapes {
 		for _, p := range nonGeneric() {
-			b.Run(fmt.Sprintf("%s/%s/procs=%d", s.name, p.Name(), runtime.GOMAXPROCS(0)), func(b *testing.B) { benchGemm(b, p, s) })
+			for _, procs := range []int{1, all} {
+				b.Run(fmt.Sprintf("%s/%s/procs=%d", s.name, p.Name(), procs), func(b *testing.B) {
+					defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+					benchGemm(b, p, s)
+				})
+			}
 		}
 	}
 }
