@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 )
 
 // BenchmarkFMAPeak measures each implementation's peak float32 FMA rate
@@ -91,10 +92,44 @@ func benchGemm(b *testing.B, p *Impl, s gemmBenchShape) {
 	br, bc := opShape(s.transB, s.k, s.n)
 	r := newRand(1)
 	a, bm, c := randSlice(r, ar*ac), randSlice(r, br*bc), make([]float32, s.m*s.n)
-	p.Gemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n)
-	b.ResetTimer()
-	for b.Loop() {
+	flops := 2 * float64(s.m) * float64(s.n) * float64(s.k)
+	benchVsPeak(b, p, flops, func() {
 		p.Gemm(s.transA, s.transB, s.m, s.n, s.k, 1, a, ac, bm, bc, 0, c, s.n)
+	})
+}
+
+// benchVsPeak times f, which performs flops floating-point operations,
+// and after every call runs the FMA peak loop of p (or of the widest
+// implementation, for generic) for about as many operations. It reports
+// GFLOP/s of f and "%peak", f's rate as a percentage of the peak measured
+// in the same iterations, which holds up on a machine whose speed drifts
+// between benchmarks. ns/op includes the peak loop; read ns/kernel.
+func benchVsPeak(b *testing.B, p *Impl, flops float64, f func()) {
+	peakImpl := p
+	if p.ops.fmaLoop == nil {
+		impls := Implementations()
+		peakImpl = impls[len(impls)-1]
 	}
-	b.ReportMetric(2*float64(s.m)*float64(s.n)*float64(s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	iters := 0
+	if peakImpl.ops.fmaLoop != nil {
+		iters = max(1, int(flops)/peakImpl.ops.fmaFlops)
+	}
+	f() // warm up
+	var kernel, peak time.Duration
+	var peakFlops float64
+	for b.Loop() {
+		t0 := time.Now()
+		f()
+		t1 := time.Now()
+		peakFlops += float64(peakImpl.FMAPeakLoop(iters))
+		kernel += t1.Sub(t0)
+		peak += time.Since(t1)
+	}
+	n := float64(b.N)
+	rate := flops * n / kernel.Seconds()
+	b.ReportMetric(float64(kernel.Nanoseconds())/n, "ns/kernel")
+	b.ReportMetric(rate/1e9, "GFLOP/s")
+	if peakFlops > 0 {
+		b.ReportMetric(100*rate/(peakFlops/peak.Seconds()), "%peak")
+	}
 }

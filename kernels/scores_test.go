@@ -146,19 +146,15 @@ func BenchmarkMaskedScores(b *testing.B) {
 		flops := float64(T) * float64(T) * float64(d) // causal: half of 2·T²·d
 		for _, p := range Implementations() {
 			b.Run(fmt.Sprintf("T=%d,d=%d/%s/masked", T, d, p.Name()), func(b *testing.B) {
-				for b.Loop() {
-					p.MaskedScores(T, T, d, 0.125, q, d, k, d, 0, s, T)
-				}
-				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				benchVsPeak(b, p, flops, func() { p.MaskedScores(T, T, d, 0.125, q, d, k, d, 0, s, T) })
 			})
 			b.Run(fmt.Sprintf("T=%d,d=%d/%s/gemm+mask", T, d, p.Name()), func(b *testing.B) {
-				for b.Loop() {
+				benchVsPeak(b, p, flops, func() {
 					p.Gemm(false, true, T, T, d, 0.125, q, d, k, d, 0, s, T)
 					for i := 0; i < T; i++ {
 						fillNegInf(s[i*T+i+1 : i*T+T])
 					}
-				}
-				b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
 			})
 		}
 	}
