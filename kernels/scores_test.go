@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -137,7 +138,7 @@ func TestMaskedScoresBadShapes(t *testing.T) {
 
 // BenchmarkMaskedScores compares MaskedScores with Gemm followed by
 // masking (the same result computed without skipping masked tiles) for
-// one causal head of T=256, d=64, on each implementation.
+// one causal head, on each implementation, both on one goroutine.
 func BenchmarkMaskedScores(b *testing.B) {
 	for _, sh := range [][2]int{{256, 64}, {1024, 64}, {256, 128}} {
 		T, d := sh[0], sh[1]
@@ -146,9 +147,11 @@ func BenchmarkMaskedScores(b *testing.B) {
 		flops := float64(T) * float64(T) * float64(d) // causal: half of 2·T²·d
 		for _, p := range Implementations() {
 			b.Run(fmt.Sprintf("T=%d,d=%d/%s/masked", T, d, p.Name()), func(b *testing.B) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 				benchVsPeak(b, p, flops, func() { p.MaskedScores(T, T, d, 0.125, q, d, k, d, 0, s, T) })
 			})
 			b.Run(fmt.Sprintf("T=%d,d=%d/%s/gemm+mask", T, d, p.Name()), func(b *testing.B) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 				benchVsPeak(b, p, flops, func() {
 					p.Gemm(false, true, T, T, d, 0.125, q, d, k, d, 0, s, T)
 					for i := 0; i < T; i++ {
