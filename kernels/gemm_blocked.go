@@ -173,8 +173,10 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 	// kernels stream with constant offsets. In place: the strided kernels
 	// read A where it is, which saves the packing when there are too few
 	// column panels to amortise it; they read all MR rows of a tile, so a
-	// tile that ends past the last row of A is packed anyway.
-	packAll := nc >= 8*g.wide.nr
+	// tile that ends past the last row of A is packed anyway. A transposed
+	// A is always packed: read in place, each k step would touch a new
+	// line at a stride of lda, and those lines collide in the L1 sets.
+	packAll := nc >= 8*g.wide.nr || p.transA
 	if packAll {
 		w.apack = grow(w.apack, (mc+mr-1)/mr*kc*ps)
 		for ir := 0; ir < mc; ir += mr {
