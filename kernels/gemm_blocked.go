@@ -198,8 +198,7 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 			w.apack = grow(w.apack, kc*ps)
 			g.packA(w.apack, p, ic+ir, rows, pc, kc, ps)
 			apanel = &w.apack[0]
-		default: // in place; A is not transposed here
-
+		default: // in place (A is not transposed: packAll covers that)
 			apanel, rsa, csa = &p.a[(ic+ir)*p.lda+pc], p.lda, 1
 		}
 		for jr := 0; jr < nc; jr += nr {
