@@ -9,19 +9,6 @@ import (
 	"github.com/simdgpt/simdgpt/kernels/internal/guard"
 )
 
-// smGuardLens are the row lengths of the memory-safety tests: every tail
-// and unroll boundary of both vector widths, and a run of larger ones.
-var smGuardLens = func() []int {
-	var s []int
-	for n := 0; n <= 70; n++ {
-		s = append(s, n)
-	}
-	for n := 1000; n <= 1040; n++ {
-		s = append(s, n)
-	}
-	return s
-}()
-
 // TestSoftmaxGuard runs Softmax and SoftmaxBackward of every SIMD
 // implementation with every input and output flush against an unmapped
 // page, at its end (guard.End) and then at its start (guard.Start), so
@@ -38,7 +25,7 @@ func TestSoftmaxGuard(t *testing.T) {
 	for _, p := range impls {
 		t.Run(p.Name(), func(t *testing.T) {
 			for _, side := range []guard.Side{guard.End, guard.Start} {
-				for _, n := range smGuardLens {
+				for _, n := range guardLens {
 					for _, m := range []int{1, 2} {
 						smGuardCase(t, p, side, m, n, r.Uint64())
 					}

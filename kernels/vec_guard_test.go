@@ -8,8 +8,9 @@ import (
 	"github.com/simdgpt/simdgpt/kernels/internal/guard"
 )
 
-// guardLens are the lengths of the memory-safety tests: every tail and
-// unroll boundary of both vector widths, and a run of larger ones.
+// guardLens are the lengths of the memory-safety tests of the vector and
+// softmax kernels: every tail and unroll boundary of both vector widths,
+// and a run of larger ones.
 var guardLens = func() []int {
 	var s []int
 	for n := 0; n <= 70; n++ {

@@ -296,7 +296,8 @@ DATA softmaxMaskW<>+24(SB)/2, $0x0fff
 DATA softmaxMaskW<>+26(SB)/2, $0x1fff
 DATA softmaxMaskW<>+28(SB)/2, $0x3fff
 DATA softmaxMaskW<>+30(SB)/2, $0x7fff
-GLOBL softmaxMaskW<>(SB), RODATA|NOPTR, $32
+DATA softmaxMaskW<>+32(SB)/2, $0xffff
+GLOBL softmaxMaskW<>(SB), RODATA|NOPTR, $34
 
 // func SoftmaxRowAVX2(dst []float32, src []float32)
 // Requires: AVX, AVX2, FMA3

@@ -38,7 +38,8 @@ DATA vecopsMaskAVX512<>+24(SB)/2, $0x0fff
 DATA vecopsMaskAVX512<>+26(SB)/2, $0x1fff
 DATA vecopsMaskAVX512<>+28(SB)/2, $0x3fff
 DATA vecopsMaskAVX512<>+30(SB)/2, $0x7fff
-GLOBL vecopsMaskAVX512<>(SB), RODATA|NOPTR, $32
+DATA vecopsMaskAVX512<>+32(SB)/2, $0xffff
+GLOBL vecopsMaskAVX512<>(SB), RODATA|NOPTR, $34
 
 DATA vecopsNegInf<>+0(SB)/4, $0xff800000
 GLOBL vecopsNegInf<>(SB), RODATA|NOPTR, $4

@@ -24,6 +24,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/simdgpt/simdgpt/asm/gen/internal/masks"
 )
 
 // isa describes one vector width.
@@ -48,21 +50,8 @@ const bPrefetch = 512
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	// AVX2 edge masks: gemmMaskAVX2 holds 8 all-ones words then 8 zero
-	// words; the 8 words starting at index 8-w enable the first w lanes.
-	maskAVX2 := GLOBL("gemmMaskAVX2", RODATA|NOPTR)
-	for i := 0; i < 16; i++ {
-		v := uint32(0)
-		if i < 8 {
-			v = 0xffffffff
-		}
-		DATA(4*i, U32(v))
-	}
-	// AVX-512 edge masks: gemmMaskAVX512[w] = 1<<w - 1 for w = 0..16.
-	maskAVX512 := GLOBL("gemmMaskAVX512", RODATA|NOPTR)
-	for w := 0; w <= 16; w++ {
-		DATA(2*w, U16(uint16(1<<w-1)))
-	}
+	maskAVX2 := masks.LanesAVX2("gemmMaskAVX2")
+	maskAVX512 := masks.OpmasksAVX512("gemmMaskAVX512")
 
 	for _, packed := range []bool{false, true} {
 		kernel(avx512, 14, 2, maskAVX512, packed)

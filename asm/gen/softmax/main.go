@@ -102,6 +102,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/simdgpt/simdgpt/asm/gen/internal/masks"
 )
 
 // Constants of the exponential.
@@ -187,18 +189,8 @@ func main() {
 			DATA(64*i+4*j, U32(math.Float32bits(v)))
 		}
 	}
-	maskDW = GLOBL("softmaxMaskDW", RODATA|NOPTR)
-	for j := 0; j < 16; j++ {
-		v := uint32(0)
-		if j < 8 {
-			v = 0xffffffff
-		}
-		DATA(4*j, U32(v))
-	}
-	maskW = GLOBL("softmaxMaskW", RODATA|NOPTR)
-	for j := 0; j < 16; j++ {
-		DATA(2*j, U16(uint16(1<<j-1)))
-	}
+	maskDW = masks.LanesAVX2("softmaxMaskDW")
+	maskW = masks.OpmasksAVX512("softmaxMaskW")
 
 	forward(avx2, 1)
 	forward(avx512, 1)

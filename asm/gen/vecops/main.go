@@ -21,6 +21,8 @@ import (
 	"github.com/mmcloughlin/avo/gotypes"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/simdgpt/simdgpt/asm/gen/internal/masks"
 )
 
 // unroll is the number of vectors processed by one iteration of the main
@@ -32,7 +34,7 @@ var (
 	// maskAVX2 is eight all-ones dwords followed by eight zero dwords:
 	// the 8 dwords starting at index 8-n select the first n lanes.
 	maskAVX2 Mem
-	// maskAVX512 holds the 16-bit opmasks (1<<n)-1 for n = 0..15.
+	// maskAVX512 holds the 16-bit opmasks (1<<n)-1 for n = 0..16.
 	maskAVX512 Mem
 	// negInf is float32 -Inf, the identity of Max.
 	negInf Mem
@@ -63,18 +65,8 @@ var isas = []*isa{
 func main() {
 	ConstraintExpr("amd64,!purego")
 
-	maskAVX2 = GLOBL("vecopsMaskAVX2", RODATA|NOPTR)
-	for i := 0; i < 16; i++ {
-		v := uint32(0)
-		if i < 8 {
-			v = 0xffffffff
-		}
-		DATA(4*i, U32(v))
-	}
-	maskAVX512 = GLOBL("vecopsMaskAVX512", RODATA|NOPTR)
-	for i := 0; i < 16; i++ {
-		DATA(2*i, U16(uint16(1)<<i-1))
-	}
+	maskAVX2 = masks.LanesAVX2("vecopsMaskAVX2")
+	maskAVX512 = masks.OpmasksAVX512("vecopsMaskAVX512")
 	negInf = GLOBL("vecopsNegInf", RODATA|NOPTR)
 	DATA(0, U32(math.Float32bits(float32(math.Inf(-1)))))
 
