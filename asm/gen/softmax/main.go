@@ -7,7 +7,8 @@
 // SoftmaxRow{AVX2,AVX512}(dst, src), n = len(src):
 //
 //	pass 1  m = max(src), 4 accumulators; m' = max(m, -MaxFloat32)
-//	pass 2  e[j] = exp(src[j] - c) -> dst[j], sum += e[j]  (c ≈ m', below)
+//	pass 2  e[j] = exp(src[j] - c) -> dst[j], sum += e[j]  (c ≈ m', below;
+//	        float32 partial sums folded every 8 blocks into a Kahan sum)
 //	pass 3  dst[j] *= inv, inv = 1/sum, or 0 if sum = 0 (a row of -Inf,
 //	        whose exponentials are all 0 already)
 //
@@ -118,7 +119,7 @@ const (
 	negMax   = -math.MaxFloat32
 	nearMax  = 4096 // rows with |max| below this use the near reduction
 
-	foldBlocks = 64 // blocks of pass 2 between folds of the partial sums
+	foldBlocks = 8 // blocks of pass 2 between folds of the partial sums
 )
 
 // poly holds c0..c5, exp(r) ~ sum c_i r^i for |r| <= 0.3495, c0 = 1:
@@ -373,6 +374,7 @@ type row struct {
 	cMem, bMem Mem              // near: c and 1.5*2^23 - j, broadcast per vector
 	sums       []reg.VecVirtual // partial sums of pass 2
 	total      reg.VecVirtual   // sums folded every foldBlocks blocks
+	comp       reg.VecVirtual   // Kahan compensation of total
 	nan        reg.VecVirtual   // AVX2: all-ones in lanes that met a NaN
 }
 
@@ -393,13 +395,20 @@ func (s *isa) expPass(name string, n reg.Register, rows []*row, near bool, units
 	avx512 := s.lanes == 16
 	// Every foldBlocks blocks the partial sums are added into total and
 	// restarted, so that no float32 accumulator lane adds more than
-	// foldBlocks terms into a running sum, nor total more than
-	// n/(foldBlocks*lanes*len(sums)): for n = 65536 the error of the sum
-	// stays near 1e-7 rather than growing with n.
+	// foldBlocks terms into a running sum; total is a Kahan-compensated
+	// sum, so its error does not grow with n either. The rounding error of
+	// the whole sum is then bounded by about (foldBlocks + log2 of the
+	// lanes and accumulators + 2) half-ulps, whatever the row length.
 	fold := func() {
 		for _, r := range rows {
 			for _, v := range r.sums {
-				VADDPS(v, r.total, r.total)
+				// y = v - comp; t = total + y; comp = (t - total) - y; total = t
+				VSUBPS(r.comp, v, v)
+				t := s.newVec()
+				VADDPS(v, r.total, t)
+				VSUBPS(r.total, t, r.total)
+				VSUBPS(v, r.total, r.comp)
+				VMOVAPS(t, r.total)
 				VXORPS(v, v, v)
 			}
 		}
@@ -687,6 +696,8 @@ func forward(s *isa, nrows int) {
 		}
 		r.total = s.newVec()
 		VXORPS(r.total, r.total, r.total)
+		r.comp = s.newVec()
+		VXORPS(r.comp, r.comp, r.comp)
 	}
 	// AVX-512 keeps the constants of pass 2 in registers, but for c4, which
 	// is loaded into p; AVX2, with 16 registers, only log2e (the FMA that
@@ -791,6 +802,7 @@ func forward(s *isa, nrows int) {
 	// every exponential is already 0). A NaN sum gives a NaN inv.
 	var sums []reg.VecVirtual
 	for _, r := range rows {
+		VSUBPS(r.comp, r.total, r.total)
 		VADDPS(r.total, r.sums[0], r.sums[0])
 		for len(r.sums) > 1 {
 			h := len(r.sums) / 2
