@@ -45,6 +45,11 @@ type blockedGemm struct {
 	// packT and packN, if not nil, are assembly versions of packTrans and
 	// packRows (see amd64.PackBTransAVX2 and amd64.PackBAVX2).
 	packT, packN func(dst, src *float32, ldb, w, kc, nr int)
+
+	// dot, if not nil, computes one column of C for MR rows of an
+	// untransposed A as dot products along k (see amd64.GemmDotKernel14AVX512);
+	// it replaces the narrow kernel for a last panel of one column.
+	dot func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)
 }
 
 // gemmArgs is one GEMM call (or one goroutine's share of it).
@@ -65,6 +70,7 @@ type gemmArgs struct {
 type gemmWork struct {
 	bpack []float32 // packed B panels
 	apack []float32 // copied A block
+	bcol  []float32 // a single column of op(B), contiguous
 
 	// For a parallel call: the strips and their completion.
 	parts [maxParts]gemmArgs
@@ -184,9 +190,25 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 		}
 	}
 
+	// A last panel of one column goes to the dot kernel (where A rows are
+	// contiguous): gather that column of op(B).
+	nr := g.wide.nr
+	dotCol := -1
+	if g.dot != nil && !p.transA && nc%nr == 1 {
+		dotCol = nc - 1
+		w.bcol = grow(w.bcol, kc)
+		if p.transB {
+			copy(w.bcol, p.b[(jc+dotCol)*p.ldb+pc:][:kc])
+		} else {
+			src := p.b[pc*p.ldb+jc+dotCol:]
+			for q := range w.bcol {
+				w.bcol[q] = src[q*p.ldb]
+			}
+		}
+	}
+
 	// The A sliver (MR×kc) of a row of tiles stays in L1 while the B
 	// panels (kc×NR each, the whole block in L2) stream past it.
-	nr := g.wide.nr
 	for ir := 0; ir < mc; ir += mr {
 		rows := min(mr, mc-ir)
 		var apanel *float32
@@ -206,6 +228,10 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 			kern := &g.wide
 			if cols <= g.narrow.nr {
 				kern = &g.narrow
+			}
+			if jr == dotCol && rows == mr && ic+ir+mr <= p.m {
+				g.dot(kc, &p.a[(ic+ir)*p.lda+pc], p.lda, &w.bcol[0], &p.c[(ic+ir)*p.ldc+jc+jr], p.ldc, p.alpha, beta)
+				continue
 			}
 			fn := kern.fn
 			if csa == 0 {

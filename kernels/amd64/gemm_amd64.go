@@ -68,6 +68,18 @@ func GemmKernel6x16PackedAVX2(k int, a *float32, rsa int, csa int, b *float32, c
 //go:noescape
 func GemmKernel6x8PackedAVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
+// GemmDotKernel14AVX512 sets c[i*ldc] = alpha*dot(a[i*lda:i*lda+k], b[:k]) + beta*c[i*ldc] for i < 14,
+// reading exactly k floats of each row; c is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmDotKernel14AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// GemmDotKernel6AVX2 sets c[i*ldc] = alpha*dot(a[i*lda:i*lda+k], b[:k]) + beta*c[i*ldc] for i < 6,
+// reading exactly k floats of each row; c is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func GemmDotKernel6AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
 // PackBTransAVX2 packs w rows of a row-major block (leading dimension ldb) transposed into
 // a panel of kc rows of nr floats: dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc,
 // and 0 for w <= j < nr. nr is a positive multiple of 8 and w <= nr. Requires AVX2.

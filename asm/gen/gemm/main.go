@@ -59,6 +59,8 @@ func main() {
 		kernel(avx2, 6, 2, maskAVX2, packed)
 		kernel(avx2, 6, 1, maskAVX2, packed)
 	}
+	dotKernel(avx512, 14, maskAVX512)
+	dotKernel(avx2, 6, maskAVX2)
 	packTransposed(maskAVX2)
 	packRows(maskAVX2)
 	Generate()
@@ -581,6 +583,144 @@ func packRows(maskTable Mem) {
 	ADDQ(U8(32), dcol)
 	JMP(LabelRef(name + "_jloop"))
 
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// dotKernel generates GemmDotKernel{MR}{ISA}, which computes one column of
+// C for MR rows as dot products along k:
+//
+//	c[i*ldc] = alpha * sum_{p<k} a[i*lda+p]*b[p] + beta*c[i*ldc],  i < MR
+//
+// It serves the last column of a matrix whose width leaves one column past
+// the full panels (N = 65 in TinyGPT's LM head): the panel kernels would
+// spend a whole vector of FMAs per row and k step on it, this kernel one
+// FMA per row per vector of k. Each row of A and b is read for exactly k
+// floats (masked loads for the tail); C is not read when beta is ±0.
+func dotKernel(s isa, mr int, maskTable Mem) {
+	name := fmt.Sprintf("GemmDotKernel%d%s", mr, s.name)
+	TEXT(name, NOSPLIT, "func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)")
+	Pragma("noescape")
+	Doc(
+		fmt.Sprintf("%s sets c[i*ldc] = alpha*dot(a[i*lda:i*lda+k], b[:k]) + beta*c[i*ldc] for i < %d,", name, mr),
+		fmt.Sprintf("reading exactly k floats of each row; c is not read when beta is ±0. Requires %s.", s.req),
+	)
+	acc := make([]reg.VecVirtual, mr)
+	for i := range acc {
+		acc[i] = s.newVec()
+		VXORPS(acc[i], acc[i], acc[i])
+	}
+	k := loadGP("k")
+	rs := loadGP("lda")
+	SHLQ(U8(2), rs)
+	rs3 := GP64()
+	LEAQ(Mem{Base: rs, Index: rs, Scale: 2}, rs3)
+	nbases := (mr + 4) / 5
+	bases := make([]reg.GPVirtual, nbases)
+	bases[0] = loadGP("a")
+	five := GP64()
+	LEAQ(Mem{Base: rs, Index: rs, Scale: 4}, five)
+	for i := 1; i < nbases; i++ {
+		bases[i] = GP64()
+		LEAQ(Mem{Base: bases[i-1], Index: five, Scale: 1}, bases[i])
+	}
+	b := loadGP("b")
+	bytes := 4 * s.lanes
+
+	n := GP64()
+	MOVQ(k, n)
+	SHRQ(U8(map[int]int{8: 3, 16: 4}[s.lanes]), n)
+	ANDQ(U8(s.lanes-1), k)
+	TESTQ(n, n)
+	JZ(LabelRef(name + "_tail"))
+	Label(name + "_loop")
+	bv := s.newVec()
+	VMOVUPS(Mem{Base: b}, bv)
+	for i := range acc {
+		VFMADD231PS(rowAddr(bases, rs, rs3, i), bv, acc[i])
+	}
+	ADDQ(U32(bytes), b)
+	for _, base := range bases {
+		ADDQ(U32(bytes), base)
+	}
+	DECQ(n)
+	JNZ(LabelRef(name + "_loop"))
+
+	Label(name + "_tail")
+	TESTQ(k, k)
+	JZ(LabelRef(name + "_reduce"))
+	tbl := GP64()
+	LEAQ(maskTable, tbl)
+	if s.lanes == 16 {
+		km := K()
+		KMOVW(Mem{Base: tbl, Index: k, Scale: 2}, km)
+		VMOVUPS_Z(Mem{Base: b}, km, bv)
+		for i := range acc {
+			t := s.newVec()
+			VMOVUPS_Z(rowAddr(bases, rs, rs3, i), km, t)
+			VFMADD231PS(t, bv, acc[i])
+		}
+	} else {
+		NEGQ(k)
+		m := s.newVec()
+		VMOVUPS(Mem{Base: tbl, Index: k, Scale: 4, Disp: 32}, m)
+		VMASKMOVPS(Mem{Base: b}, m, bv)
+		for i := range acc {
+			t := s.newVec()
+			VMASKMOVPS(rowAddr(bases, rs, rs3, i), m, t)
+			VFMADD231PS(t, bv, acc[i])
+		}
+	}
+
+	// Horizontal sums: each acc[i] ends with its total in lane 0.
+	Label(name + "_reduce")
+	for _, v := range acc {
+		if s.lanes == 16 {
+			hi := YMM()
+			VEXTRACTF64X4(U8(1), v, hi)
+			VADDPS(hi, v.AsY(), v.AsY())
+		}
+		x := XMM()
+		VEXTRACTF128(U8(1), v.AsY(), x)
+		VADDPS(x, v.AsX(), v.AsX())
+		VMOVHLPS(v.AsX(), v.AsX(), x)
+		VADDPS(x, v.AsX(), v.AsX())
+		VMOVSHDUP(v.AsX(), x)
+		VADDSS(x, v.AsX(), v.AsX())
+	}
+
+	alpha := XMM()
+	MOVSS(NewParamAddr("alpha", 48), alpha)
+	for _, v := range acc {
+		VMULSS(alpha, v.AsX(), v.AsX())
+	}
+	c := loadGP("c")
+	ldc := loadGP("ldc")
+	SHLQ(U8(2), ldc)
+	betaBits := GP32()
+	MOVL(NewParamAddr("beta", 52), betaBits)
+	ANDL(U32(0x7fffffff), betaBits)
+	JZ(LabelRef(name + "_beta0"))
+	beta := XMM()
+	MOVSS(NewParamAddr("beta", 52), beta)
+	p := GP64()
+	MOVQ(c, p)
+	for i, v := range acc {
+		if i > 0 {
+			ADDQ(ldc, p)
+		}
+		VFMADD231SS(Mem{Base: p}, beta, v.AsX())
+		VMOVSS(v.AsX(), Mem{Base: p})
+	}
+	JMP(LabelRef(name + "_done"))
+	Label(name + "_beta0")
+	for i, v := range acc {
+		if i > 0 {
+			ADDQ(ldc, c)
+		}
+		VMOVSS(v.AsX(), Mem{Base: c})
+	}
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
