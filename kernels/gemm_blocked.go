@@ -48,7 +48,8 @@ type blockedGemm struct {
 
 	// dot, if not nil, computes one column of C for MR rows of an
 	// untransposed A as dot products along k (see amd64.GemmDotKernel14AVX512);
-	// it replaces the narrow kernel for a last panel of one column.
+	// it replaces the narrow kernel for a last panel of up to dotMaxCols
+	// columns.
 	dot func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)
 }
 
@@ -190,19 +191,23 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 		}
 	}
 
-	// A last panel of one column goes to the dot kernel (where A rows are
-	// contiguous): gather that column of op(B).
+	// A last panel of up to dotMaxCols columns goes to the dot kernel, one
+	// column at a time (A rows must be contiguous): gather those columns
+	// of op(B).
 	nr := g.wide.nr
-	dotCol := -1
-	if g.dot != nil && !p.transA && nc%nr == 1 {
-		dotCol = nc - 1
-		w.bcol = grow(w.bcol, kc)
-		if p.transB {
-			copy(w.bcol, p.b[(jc+dotCol)*p.ldb+pc:][:kc])
-		} else {
-			src := p.b[pc*p.ldb+jc+dotCol:]
-			for q := range w.bcol {
-				w.bcol[q] = src[q*p.ldb]
+	dotFrom, dotCols := -1, 0
+	if t := nc % nr; g.dot != nil && !p.transA && t >= 1 && t <= dotMaxCols {
+		dotFrom, dotCols = nc-t, t
+		w.bcol = grow(w.bcol, t*kc)
+		for j := 0; j < t; j++ {
+			col := w.bcol[j*kc : j*kc+kc]
+			if p.transB {
+				copy(col, p.b[(jc+dotFrom+j)*p.ldb+pc:][:kc])
+			} else {
+				src := p.b[pc*p.ldb+jc+dotFrom+j:]
+				for q := range col {
+					col[q] = src[q*p.ldb]
+				}
 			}
 		}
 	}
@@ -229,8 +234,10 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 			if cols <= g.narrow.nr {
 				kern = &g.narrow
 			}
-			if jr == dotCol && rows == mr && ic+ir+mr <= p.m {
-				g.dot(kc, &p.a[(ic+ir)*p.lda+pc], p.lda, &w.bcol[0], &p.c[(ic+ir)*p.ldc+jc+jr], p.ldc, p.alpha, beta)
+			if jr == dotFrom && rows == mr && ic+ir+mr <= p.m {
+				for j := 0; j < dotCols; j++ {
+					g.dot(kc, &p.a[(ic+ir)*p.lda+pc], p.lda, &w.bcol[j*kc], &p.c[(ic+ir)*p.ldc+jc+jr+j], p.ldc, p.alpha, beta)
+				}
 				continue
 			}
 			fn := kern.fn
@@ -362,6 +369,11 @@ func (g *blockedGemm) parallel(p *gemmArgs, workers int) {
 	}
 	runParts(g, w, parts[:np])
 }
+
+// dotMaxCols is the widest last panel computed with the dot kernel rather
+// than the narrow panel kernel: each dot column costs about 1/16 of the
+// narrow kernel's FMAs plus a horizontal sum per row.
+const dotMaxCols = 3
 
 // maxParts bounds the number of strips of one parallel GEMM.
 const maxParts = 64
