@@ -175,21 +175,16 @@ func (g *blockedGemm) run(w *gemmWork, p *gemmArgs) {
 func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, beta float32) {
 	mr := g.wide.mr
 	ps := panelStride(mr)
-	// Lay out the A block. Packed: each MR-row sliver becomes a contiguous
-	// panel of kc steps of ps floats (rows past mc zero), which the packed
-	// kernels stream with constant offsets. In place: the strided kernels
-	// read A where it is, which saves the packing when there are too few
-	// column panels to amortise it; they read all MR rows of a tile, so a
-	// tile that ends past the last row of A is packed anyway. A transposed
-	// A is always packed: read in place, each k step would touch a new
-	// line at a stride of lda, and those lines collide in the L1 sets.
+	// How to read A. Packed: each MR-row sliver becomes a contiguous panel
+	// of kc steps of ps floats (rows past mc zero), packed just before its
+	// row of tiles so that it is in L1 for them, and the packed kernels
+	// stream it with constant offsets. In place: the strided kernels read
+	// A where it is, which saves the packing when there are too few column
+	// panels to amortise it; they read all MR rows of a tile, so a tile
+	// that ends past the last row of A is packed anyway. A transposed A is
+	// always packed: read in place, each k step would touch a new line at a
+	// stride of lda, and those lines collide in the L1 sets.
 	packAll := nc >= 8*g.wide.nr || p.transA
-	if packAll {
-		w.apack = grow(w.apack, (mc+mr-1)/mr*kc*ps)
-		for ir := 0; ir < mc; ir += mr {
-			g.packA(w.apack[ir/mr*kc*ps:][:kc*ps], p, ic+ir, min(mr, mc-ir), pc, kc, ps)
-		}
-	}
 
 	// A last panel of up to dotMaxCols columns goes to the dot kernel, one
 	// column at a time (A rows must be contiguous): gather those columns
@@ -219,9 +214,9 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 		var apanel *float32
 		var rsa, csa int
 		switch {
-		case packAll:
-			apanel = &w.apack[ir/mr*kc*ps]
-		case ic+ir+mr > p.m:
+		case packAll || ic+ir+mr > p.m:
+			// Packed just before use, so the panel is in L1 for the
+			// column panels that follow.
 			w.apack = grow(w.apack, kc*ps)
 			g.packA(w.apack, p, ic+ir, rows, pc, kc, ps)
 			apanel = &w.apack[0]
