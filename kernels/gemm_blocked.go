@@ -46,6 +46,10 @@ type blockedGemm struct {
 	// packRows (see amd64.PackBTransAVX2 and amd64.PackBAVX2).
 	packT, packN func(dst, src *float32, ldb, w, kc, nr int)
 
+	// packPanels, if not nil, packs a whole block of a transposed A into
+	// MR-row panels reading it row by row (see amd64.PackPanels14AVX2).
+	packPanels func(dst, src *float32, lda, m, kc int)
+
 	// dot, if not nil, computes one column of C for MR rows of an
 	// untransposed A as dot products along k (see amd64.GemmDotKernel14AVX512);
 	// it replaces the narrow kernel for a last panel of up to dotMaxCols
@@ -185,6 +189,14 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 	// always packed: read in place, each k step would touch a new line at a
 	// stride of lda, and those lines collide in the L1 sets.
 	packAll := nc >= 8*g.wide.nr || p.transA
+	// A transposed A is packed for the whole block at once when possible:
+	// its stored rows are then read front to back, once.
+	blockPacked := p.transA && g.packPanels != nil
+	if blockPacked {
+		w.apack = grow(w.apack, (mc+mr-1)/mr*kc*ps)
+		_ = p.a[(pc+kc-1)*p.lda+ic+mc-1] // the block is inside a
+		g.packPanels(&w.apack[0], &p.a[pc*p.lda+ic], p.lda, mc, kc)
+	}
 
 	// A last panel of up to dotMaxCols columns goes to the dot kernel, one
 	// column at a time (A rows must be contiguous): gather those columns
@@ -214,6 +226,8 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 		var apanel *float32
 		var rsa, csa int
 		switch {
+		case blockPacked:
+			apanel = &w.apack[ir/mr*kc*ps]
 		case packAll || ic+ir+mr > p.m:
 			// Packed just before use, so the panel is in L1 for the
 			// column panels that follow.

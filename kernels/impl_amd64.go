@@ -62,13 +62,13 @@ var (
 		narrow: microKernel{14, 16, amd64.GemmKernel14x16AVX512, amd64.GemmKernel14x16PackedAVX512},
 		kc:     256, mc: 14 * 32, nc: 512,
 		packT: amd64.PackBTransAVX2, packN: amd64.PackBAVX2,
-		dot: amd64.GemmDotKernel14AVX512,
+		dot: amd64.GemmDotKernel14AVX512, packPanels: amd64.PackPanels14AVX2,
 	}
 	gemmAVX2 = &blockedGemm{
 		wide:   microKernel{6, 16, amd64.GemmKernel6x16AVX2, amd64.GemmKernel6x16PackedAVX2},
 		narrow: microKernel{6, 8, amd64.GemmKernel6x8AVX2, amd64.GemmKernel6x8PackedAVX2},
 		kc:     256, mc: 6 * 64, nc: 512,
 		packT: amd64.PackBTransAVX2, packN: amd64.PackBAVX2,
-		dot: amd64.GemmDotKernel6AVX2,
+		dot: amd64.GemmDotKernel6AVX2, packPanels: amd64.PackPanels6AVX2,
 	}
 )

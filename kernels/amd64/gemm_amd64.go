@@ -93,3 +93,19 @@ func PackBTransAVX2(dst *float32, src *float32, ldb int, w int, kc int, nr int)
 //
 //go:noescape
 func PackBAVX2(dst *float32, src *float32, ldb int, w int, kc int, nr int)
+
+// PackPanels14AVX2 packs kc rows of m floats of a row-major block (leading dimension lda)
+// into ceil(m/14) panels of kc rows of 16 floats: dst[t*kc*16+q*16+i] = src[q*lda+t*14+i]
+// for i < min(14, m-t*14), and 0 for the other i < 16. Only the first m floats of each
+// of the kc rows are read. Requires AVX2.
+//
+//go:noescape
+func PackPanels14AVX2(dst *float32, src *float32, lda int, m int, kc int)
+
+// PackPanels6AVX2 packs kc rows of m floats of a row-major block (leading dimension lda)
+// into ceil(m/6) panels of kc rows of 8 floats: dst[t*kc*8+q*8+i] = src[q*lda+t*6+i]
+// for i < min(6, m-t*6), and 0 for the other i < 8. Only the first m floats of each
+// of the kc rows are read. Requires AVX2.
+//
+//go:noescape
+func PackPanels6AVX2(dst *float32, src *float32, lda int, m int, kc int)

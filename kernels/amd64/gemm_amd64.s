@@ -4195,3 +4195,127 @@ PackBAVX2_qdone:
 PackBAVX2_done:
 	VZEROUPPER
 	RET
+
+// func PackPanels14AVX2(dst *float32, src *float32, lda int, m int, kc int)
+// Requires: AVX
+TEXT ·PackPanels14AVX2(SB), NOSPLIT, $0-40
+	MOVQ   dst+0(FP), AX
+	MOVQ   src+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	SHLQ   $0x02, DX
+	MOVQ   m+24(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   kc+32(FP), SI
+	MOVQ   SI, DI
+	SHLQ   $0x02, DI
+	IMUL3Q $0x00000010, DI, DI
+
+PackPanels14AVX2_qloop:
+	TESTQ SI, SI
+	JZ    PackPanels14AVX2_done
+	XORQ  R8, R8
+	MOVQ  AX, R9
+
+PackPanels14AVX2_tloop:
+	CMPQ R8, BX
+	JGE  PackPanels14AVX2_tdone
+	MOVQ BX, R10
+	SUBQ R8, R10
+	CMPQ R10, $0x00000038
+	JLE  PackPanels14AVX2_wok
+	MOVQ $0x00000038, R10
+
+PackPanels14AVX2_wok:
+	MOVQ R10, R11
+	CMPQ R11, $0x20
+	JLE  PackPanels14AVX2_wv0
+	MOVQ $0x00000020, R11
+
+PackPanels14AVX2_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R12
+	NEGQ       R11
+	VMOVUPS    32(R12)(R11*1), Y0
+	VMASKMOVPS (CX)(R8*1), Y0, Y0
+	VMOVUPS    Y0, (R9)
+	SUBQ       $0x00000020, R10
+	JGE        PackPanels14AVX2_pos8
+	XORQ       R10, R10
+
+PackPanels14AVX2_pos8:
+	CMPQ R10, $0x20
+	JLE  PackPanels14AVX2_wv8
+	MOVQ $0x00000020, R10
+
+PackPanels14AVX2_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R11
+	NEGQ       R10
+	VMOVUPS    32(R11)(R10*1), Y0
+	VMASKMOVPS 32(CX)(R8*1), Y0, Y0
+	VMOVUPS    Y0, 32(R9)
+	ADDQ       $0x00000038, R8
+	ADDQ       DI, R9
+	JMP        PackPanels14AVX2_tloop
+
+PackPanels14AVX2_tdone:
+	DECQ SI
+	ADDQ DX, CX
+	ADDQ $0x00000040, AX
+	JMP  PackPanels14AVX2_qloop
+
+PackPanels14AVX2_done:
+	VZEROUPPER
+	RET
+
+// func PackPanels6AVX2(dst *float32, src *float32, lda int, m int, kc int)
+// Requires: AVX
+TEXT ·PackPanels6AVX2(SB), NOSPLIT, $0-40
+	MOVQ   dst+0(FP), AX
+	MOVQ   src+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	SHLQ   $0x02, DX
+	MOVQ   m+24(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   kc+32(FP), SI
+	MOVQ   SI, DI
+	SHLQ   $0x02, DI
+	IMUL3Q $0x00000008, DI, DI
+
+PackPanels6AVX2_qloop:
+	TESTQ SI, SI
+	JZ    PackPanels6AVX2_done
+	XORQ  R8, R8
+	MOVQ  AX, R9
+
+PackPanels6AVX2_tloop:
+	CMPQ R8, BX
+	JGE  PackPanels6AVX2_tdone
+	MOVQ BX, R10
+	SUBQ R8, R10
+	CMPQ R10, $0x00000018
+	JLE  PackPanels6AVX2_wok
+	MOVQ $0x00000018, R10
+
+PackPanels6AVX2_wok:
+	CMPQ R10, $0x20
+	JLE  PackPanels6AVX2_wv0
+	MOVQ $0x00000020, R10
+
+PackPanels6AVX2_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R11
+	NEGQ       R10
+	VMOVUPS    32(R11)(R10*1), Y0
+	VMASKMOVPS (CX)(R8*1), Y0, Y0
+	VMOVUPS    Y0, (R9)
+	ADDQ       $0x00000018, R8
+	ADDQ       DI, R9
+	JMP        PackPanels6AVX2_tloop
+
+PackPanels6AVX2_tdone:
+	DECQ SI
+	ADDQ DX, CX
+	ADDQ $0x00000020, AX
+	JMP  PackPanels6AVX2_qloop
+
+PackPanels6AVX2_done:
+	VZEROUPPER
+	RET

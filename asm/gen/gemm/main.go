@@ -63,6 +63,8 @@ func main() {
 	dotKernel(avx2, 6, maskAVX2)
 	packTransposed(maskAVX2)
 	packRows(maskAVX2)
+	packPanels(14, maskAVX2)
+	packPanels(6, maskAVX2)
 	Generate()
 }
 
@@ -721,6 +723,93 @@ func dotKernel(s isa, mr int, maskTable Mem) {
 		}
 		VMOVSS(v.AsX(), Mem{Base: c})
 	}
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// packPanels generates PackPanels{MR}AVX2, which packs a block of a
+// transposed A (stored k×m, row q holding A(·, q)) into consecutive MR-row
+// panels of ps = panelStride(MR) floats per step, reading each stored row
+// once, front to back:
+//
+//	dst[t*kc*ps + q*ps + i] = src[q*lda + t*MR + i]   for i < min(MR, m-t*MR), q < kc
+//	dst[t*kc*ps + q*ps + i] = 0                       for the other i < ps
+//
+// for every panel t < ceil(m/MR). Packing panel by panel instead reads
+// the block in columns, a new line at a stride of lda per step, which the
+// caches serve badly.
+func packPanels(mr int, maskTable Mem) {
+	ps := panelStride(mr)
+	name := fmt.Sprintf("PackPanels%dAVX2", mr)
+	TEXT(name, NOSPLIT, "func(dst *float32, src *float32, lda int, m int, kc int)")
+	Pragma("noescape")
+	Doc(
+		fmt.Sprintf("%s packs kc rows of m floats of a row-major block (leading dimension lda)", name),
+		fmt.Sprintf("into ceil(m/%d) panels of kc rows of %d floats: dst[t*kc*%d+q*%d+i] = src[q*lda+t*%d+i]", mr, ps, ps, ps, mr),
+		fmt.Sprintf("for i < min(%d, m-t*%d), and 0 for the other i < %d. Only the first m floats of each", mr, mr, ps),
+		"of the kc rows are read. Requires AVX2.",
+	)
+	drow := loadGP("dst")
+	srow := loadGP("src")
+	lda := loadGP("lda")
+	SHLQ(U8(2), lda)
+	mB := loadGP("m")
+	SHLQ(U8(2), mB)
+	q := loadGP("kc")
+	panelBytes := GP64()
+	MOVQ(q, panelBytes)
+	SHLQ(U8(2), panelBytes)
+	IMUL3Q(U32(ps), panelBytes, panelBytes)
+
+	Label(name + "_qloop")
+	TESTQ(q, q)
+	JZ(LabelRef(name + "_done"))
+	i0 := GP64() // bytes into the row
+	XORQ(i0, i0)
+	dp := GP64()
+	MOVQ(drow, dp)
+	Label(name + "_tloop")
+	CMPQ(i0, mB)
+	JGE(LabelRef(name + "_tdone"))
+	w := GP64() // min(MR, m-i0) in bytes
+	MOVQ(mB, w)
+	SUBQ(i0, w)
+	CMPQ(w, U32(4*mr))
+	JLE(LabelRef(name + "_wok"))
+	MOVQ(U32(4*mr), w)
+	Label(name + "_wok")
+	for c := 0; c < ps; c += 8 {
+		wv := GP64() // clamp(w - 4c, 0, 32) bytes
+		MOVQ(w, wv)
+		if c > 0 {
+			SUBQ(U32(4*c), wv)
+			JGE(LabelRef(fmt.Sprintf("%s_pos%d", name, c)))
+			XORQ(wv, wv)
+			Label(fmt.Sprintf("%s_pos%d", name, c))
+		}
+		CMPQ(wv, U8(32))
+		JLE(LabelRef(fmt.Sprintf("%s_wv%d", name, c)))
+		MOVQ(U32(32), wv)
+		Label(fmt.Sprintf("%s_wv%d", name, c))
+		tbl := GP64()
+		LEAQ(maskTable, tbl)
+		NEGQ(wv)
+		mask := YMM()
+		VMOVUPS(Mem{Base: tbl, Index: wv, Scale: 1, Disp: 32}, mask)
+		t := YMM()
+		VMASKMOVPS(Mem{Base: srow, Index: i0, Scale: 1, Disp: 4 * c}, mask, t)
+		VMOVUPS(t, Mem{Base: dp, Disp: 4 * c})
+	}
+	ADDQ(U32(4*mr), i0)
+	ADDQ(panelBytes, dp)
+	JMP(LabelRef(name + "_tloop"))
+	Label(name + "_tdone")
+	DECQ(q)
+	ADDQ(lda, srow)
+	ADDQ(U32(4*ps), drow)
+	JMP(LabelRef(name + "_qloop"))
+
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
