@@ -94,6 +94,25 @@ func panelStride(mr int) int { return (mr + 7) &^ 7 }
 // a[i*rsa + p*csa] (any layout); with packed true it reads a packed panel,
 // A(i, p) at a[p*panelStride(mr) + i], with constant displacements and one
 // pointer increment per unrolled iteration (rsa and csa are ignored).
+// rowBases loads the matrix argument a and its row stride (in floats)
+// and sets up the registers rowAddr needs for mr rows: a base for rows 0,
+// 5, 10, ..., the stride rs in bytes and 3*rs.
+func rowBases(mr int, a, stride string) (bases []reg.GPVirtual, rs, rs3 reg.GPVirtual) {
+	rs = loadGP(stride)
+	SHLQ(U8(2), rs)
+	rs3 = GP64()
+	LEAQ(Mem{Base: rs, Index: rs, Scale: 2}, rs3)
+	bases = make([]reg.GPVirtual, (mr+4)/5)
+	bases[0] = loadGP(a)
+	five := GP64()
+	LEAQ(Mem{Base: rs, Index: rs, Scale: 4}, five) // 5*rs
+	for i := 1; i < len(bases); i++ {
+		bases[i] = GP64()
+		LEAQ(Mem{Base: bases[i-1], Index: five, Scale: 1}, bases[i])
+	}
+	return bases, rs, rs3
+}
+
 func kernel(s isa, mr, nv int, maskTable Mem, packed bool) {
 	nr := nv * s.lanes
 	name := fmt.Sprintf("GemmKernel%dx%d%s", mr, nr, s.name)
@@ -133,21 +152,9 @@ func kernel(s isa, mr, nv int, maskTable Mem, packed bool) {
 		aAddr = func(i, u int) Mem { return Mem{Base: a, Disp: 4 * (u*ps + i)} }
 		aNext = func(u int) { ADDQ(U32(4*u*ps), a) }
 	} else {
-		rs := loadGP("rsa")
-		SHLQ(U8(2), rs)
+		bases, rs, rs3 := rowBases(mr, "a", "rsa")
 		cs := loadGP("csa")
 		SHLQ(U8(2), cs)
-		rs3 := GP64()
-		LEAQ(Mem{Base: rs, Index: rs, Scale: 2}, rs3)
-		nbases := (mr + 4) / 5
-		bases := make([]reg.GPVirtual, nbases)
-		bases[0] = loadGP("a")
-		five := GP64()
-		LEAQ(Mem{Base: rs, Index: rs, Scale: 4}, five) // 5*rs
-		for i := 1; i < nbases; i++ {
-			bases[i] = GP64()
-			LEAQ(Mem{Base: bases[i-1], Index: five, Scale: 1}, bases[i])
-		}
 		// The strided layout has no constant displacement per step: the
 		// bases move after every step.
 		aAddr = func(i, u int) Mem { return rowAddr(bases, rs, rs3, i) }
@@ -614,19 +621,7 @@ func dotKernel(s isa, mr int, maskTable Mem) {
 		VXORPS(acc[i], acc[i], acc[i])
 	}
 	k := loadGP("k")
-	rs := loadGP("lda")
-	SHLQ(U8(2), rs)
-	rs3 := GP64()
-	LEAQ(Mem{Base: rs, Index: rs, Scale: 2}, rs3)
-	nbases := (mr + 4) / 5
-	bases := make([]reg.GPVirtual, nbases)
-	bases[0] = loadGP("a")
-	five := GP64()
-	LEAQ(Mem{Base: rs, Index: rs, Scale: 4}, five)
-	for i := 1; i < nbases; i++ {
-		bases[i] = GP64()
-		LEAQ(Mem{Base: bases[i-1], Index: five, Scale: 1}, bases[i])
-	}
+	bases, rs, rs3 := rowBases(mr, "a", "lda")
 	b := loadGP("b")
 	bytes := 4 * s.lanes
 
