@@ -68,9 +68,10 @@ func (p *Impl) String() string { return p.name }
 // (ldb >= k) when transB. C is m×n with ldc >= n.
 //
 // When beta is 0, C is only written, never read, so it may hold garbage;
-// when alpha is 0 or k is 0, A and B are not read. Results match
-// generic within a few float32 rounding errors per term (the summation order
-// differs between implementations).
+// when alpha is 0 or k is 0, A and B are not read. C must not overlap A or
+// B. Results match generic within a few float32 rounding errors per term
+// (the summation order differs between implementations); for a given
+// implementation and GOMAXPROCS they are deterministic.
 func (p *Impl) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	checkGemm("Gemm", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
 	if m == 0 || n == 0 {
