@@ -11,10 +11,11 @@ import (
 // TestGemmGuardPages places A, B and C flush against an unmapped page (at
 // their end, then at their start) so that a kernel or packing routine
 // touching one element outside them faults. Sizes cross every micro-tile
-// edge: m up to 2·MR+1, n up to 2·NR+6, k across the unroll tail, with
+// edge: every m from 1 to MR+1 (so every edge kernel for a short last row
+// of tiles runs) and 2·MR+1, n up to 2·NR+6, k across the unroll tail, with
 // leading dimensions equal to the row length (no slack at all).
 func TestGemmGuardPages(t *testing.T) {
-	ms := []int{1, 2, 5, 6, 7, 13, 14, 15, 29}
+	ms := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 29}
 	ks := []int{1, 3, 4, 5, 9}
 	if testing.Short() {
 		ms, ks = []int{1, 7, 15}, []int{1, 5}

@@ -58,17 +58,33 @@ func archImpls() []*Impl {
 // implementation share MR.
 var (
 	gemmAVX512 = &blockedGemm{
-		wide:   microKernel{14, 32, amd64.GemmKernel14x32AVX512, amd64.GemmKernel14x32PackedAVX512},
-		narrow: microKernel{14, 16, amd64.GemmKernel14x16AVX512, amd64.GemmKernel14x16PackedAVX512},
-		kc:     256, mc: 14 * 32, nc: 512,
+		wide: microKernel{14, 32, amd64.GemmKernel14x32AVX512, amd64.GemmKernel14x32PackedAVX512, edgeKernels(
+			amd64.GemmKernel2x32Packed14RowsAVX512, amd64.GemmKernel4x32Packed14RowsAVX512, amd64.GemmKernel6x32Packed14RowsAVX512,
+			amd64.GemmKernel8x32Packed14RowsAVX512, amd64.GemmKernel10x32Packed14RowsAVX512, amd64.GemmKernel12x32Packed14RowsAVX512)},
+		narrow: microKernel{14, 16, amd64.GemmKernel14x16AVX512, amd64.GemmKernel14x16PackedAVX512, edgeKernels(
+			amd64.GemmKernel2x16Packed14RowsAVX512, amd64.GemmKernel4x16Packed14RowsAVX512, amd64.GemmKernel6x16Packed14RowsAVX512,
+			amd64.GemmKernel8x16Packed14RowsAVX512, amd64.GemmKernel10x16Packed14RowsAVX512, amd64.GemmKernel12x16Packed14RowsAVX512)},
+		kc: 256, mc: 14 * 32, nc: 512,
 		packT: amd64.PackBTransAVX2, packN: amd64.PackBAVX2,
-		dot: amd64.GemmDotKernel14AVX512, packPanels: amd64.PackPanels14AVX2,
+		dot: amd64.GemmDotKernel14AVX512, cols: amd64.GemmColsKernel14AVX512, packPanels: amd64.PackPanels14AVX2,
 	}
 	gemmAVX2 = &blockedGemm{
-		wide:   microKernel{6, 16, amd64.GemmKernel6x16AVX2, amd64.GemmKernel6x16PackedAVX2},
-		narrow: microKernel{6, 8, amd64.GemmKernel6x8AVX2, amd64.GemmKernel6x8PackedAVX2},
-		kc:     256, mc: 6 * 64, nc: 512,
+		wide: microKernel{6, 16, amd64.GemmKernel6x16AVX2, amd64.GemmKernel6x16PackedAVX2, edgeKernels(
+			amd64.GemmKernel2x16Packed6RowsAVX2, amd64.GemmKernel4x16Packed6RowsAVX2)},
+		narrow: microKernel{6, 8, amd64.GemmKernel6x8AVX2, amd64.GemmKernel6x8PackedAVX2, edgeKernels(
+			amd64.GemmKernel2x8Packed6RowsAVX2, amd64.GemmKernel4x8Packed6RowsAVX2)},
+		kc: 256, mc: 6 * 64, nc: 512,
 		packT: amd64.PackBTransAVX2, packN: amd64.PackBAVX2,
-		dot: amd64.GemmDotKernel6AVX2, packPanels: amd64.PackPanels6AVX2,
+		dot: amd64.GemmDotKernel6AVX2, cols: amd64.GemmColsKernel6AVX2, packPanels: amd64.PackPanels6AVX2,
 	}
 )
+
+// edgeKernels returns the edge table of a microKernel from kernels for 2,
+// 4, 6, ... rows: rows r and r-1 both take the kernel for r rows (even r).
+func edgeKernels(byTwo ...kernelFunc) []kernelFunc {
+	edge := make([]kernelFunc, 2*len(byTwo)+1)
+	for i, f := range byTwo {
+		edge[2*i+1], edge[2*i+2] = f, f
+	}
+	return edge
+}

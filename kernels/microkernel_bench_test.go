@@ -26,7 +26,7 @@ func BenchmarkMicroKernel(b *testing.B) {
 							rsa, csa = 1, mk.mr
 						}
 						for b.Loop() {
-							mk.fn(k, &a[0], rsa, csa, &bp[0], &c[0], mk.nr, mk.mr, mk.nr, 1, 1)
+							mk.fn(k, &a[0], rsa, csa, &bp[0], mk.nr, &c[0], mk.nr, mk.mr, mk.nr, 1, 1)
 						}
 						b.ReportMetric(2*float64(mk.mr*mk.nr*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 					})

@@ -80,9 +80,9 @@ func (g *blockedGemm) scoreStrips(w *gemmWork, tq, d int, scale float32, q []flo
 					kern = &g.narrow
 				}
 				if packed {
-					kern.packed(kc, &w.apack[0], 0, 0, &w.bpack[jr*kc], &s[i0*lds+jr], lds, rows, cols, scale, beta)
+					kern.packedFor(rows)(kc, &w.apack[0], 0, 0, &w.bpack[jr*kc], kern.nr, &s[i0*lds+jr], lds, rows, cols, scale, beta)
 				} else {
-					kern.fn(kc, &q[i0*ldq+pc], ldq, 1, &w.bpack[jr*kc], &s[i0*lds+jr], lds, rows, cols, scale, beta)
+					kern.fn(kc, &q[i0*ldq+pc], ldq, 1, &w.bpack[jr*kc], kern.nr, &s[i0*lds+jr], lds, rows, cols, scale, beta)
 				}
 			}
 		}

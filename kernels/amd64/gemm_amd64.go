@@ -6,67 +6,195 @@ package amd64
 
 // GemmKernel14x32AVX512 computes one 14×32 tile, C = alpha*A*B + beta*C, with
 // A(i,p) at a[i*rsa+p*csa] for all 14 rows and p < k,
-// B a packed panel of k rows of 32 floats, and only the first rows×cols corner of C
+// B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
 // (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
 //
 //go:noescape
-func GemmKernel14x32AVX512(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+func GemmKernel14x32AVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
 // GemmKernel14x16AVX512 computes one 14×16 tile, C = alpha*A*B + beta*C, with
 // A(i,p) at a[i*rsa+p*csa] for all 14 rows and p < k,
-// B a packed panel of k rows of 16 floats, and only the first rows×cols corner of C
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
 // (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
 //
 //go:noescape
-func GemmKernel14x16AVX512(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+func GemmKernel14x16AVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
 // GemmKernel6x16AVX2 computes one 6×16 tile, C = alpha*A*B + beta*C, with
 // A(i,p) at a[i*rsa+p*csa] for all 6 rows and p < k,
-// B a packed panel of k rows of 16 floats, and only the first rows×cols corner of C
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
 // (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
 //
 //go:noescape
-func GemmKernel6x16AVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+func GemmKernel6x16AVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
 // GemmKernel6x8AVX2 computes one 6×8 tile, C = alpha*A*B + beta*C, with
 // A(i,p) at a[i*rsa+p*csa] for all 6 rows and p < k,
-// B a packed panel of k rows of 8 floats, and only the first rows×cols corner of C
+// B k rows of 8 floats at a stride of ldb floats (all 8 read), and only the first rows×cols corner of C
 // (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
 //
 //go:noescape
-func GemmKernel6x8AVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+func GemmKernel6x8AVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
 // GemmKernel14x32PackedAVX512 computes one 14×32 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 14 rows and p < k (rsa, csa unused),
-// B a packed panel of k rows of 32 floats, and only the first rows×cols corner of C
+// B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
 // (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
 //
 //go:noescape
-func GemmKernel14x32PackedAVX512(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+func GemmKernel14x32PackedAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
 // GemmKernel14x16PackedAVX512 computes one 14×16 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 14 rows and p < k (rsa, csa unused),
-// B a packed panel of k rows of 16 floats, and only the first rows×cols corner of C
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
 // (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
 //
 //go:noescape
-func GemmKernel14x16PackedAVX512(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+func GemmKernel14x16PackedAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
 // GemmKernel6x16PackedAVX2 computes one 6×16 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*8+i] for all 6 rows and p < k (rsa, csa unused),
-// B a packed panel of k rows of 16 floats, and only the first rows×cols corner of C
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
 // (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
 //
 //go:noescape
-func GemmKernel6x16PackedAVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+func GemmKernel6x16PackedAVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
 // GemmKernel6x8PackedAVX2 computes one 6×8 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*8+i] for all 6 rows and p < k (rsa, csa unused),
-// B a packed panel of k rows of 8 floats, and only the first rows×cols corner of C
+// B k rows of 8 floats at a stride of ldb floats (all 8 read), and only the first rows×cols corner of C
 // (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
 //
 //go:noescape
-func GemmKernel6x8PackedAVX2(k int, a *float32, rsa int, csa int, b *float32, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+func GemmKernel6x8PackedAVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel2x32Packed14RowsAVX512 computes one 2×32 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 2 rows and p < k (rsa, csa unused),
+// B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel2x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel2x16Packed14RowsAVX512 computes one 2×16 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 2 rows and p < k (rsa, csa unused),
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel2x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel4x32Packed14RowsAVX512 computes one 4×32 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 4 rows and p < k (rsa, csa unused),
+// B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel4x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel4x16Packed14RowsAVX512 computes one 4×16 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 4 rows and p < k (rsa, csa unused),
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel4x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel6x32Packed14RowsAVX512 computes one 6×32 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 6 rows and p < k (rsa, csa unused),
+// B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel6x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel6x16Packed14RowsAVX512 computes one 6×16 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 6 rows and p < k (rsa, csa unused),
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel6x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel8x32Packed14RowsAVX512 computes one 8×32 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 8 rows and p < k (rsa, csa unused),
+// B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel8x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel8x16Packed14RowsAVX512 computes one 8×16 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 8 rows and p < k (rsa, csa unused),
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel8x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel10x32Packed14RowsAVX512 computes one 10×32 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 10 rows and p < k (rsa, csa unused),
+// B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel10x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel10x16Packed14RowsAVX512 computes one 10×16 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 10 rows and p < k (rsa, csa unused),
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel10x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel12x32Packed14RowsAVX512 computes one 12×32 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 12 rows and p < k (rsa, csa unused),
+// B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel12x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel12x16Packed14RowsAVX512 computes one 12×16 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*16+i] for all 12 rows and p < k (rsa, csa unused),
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+//
+//go:noescape
+func GemmKernel12x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel2x16Packed6RowsAVX2 computes one 2×16 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 2 rows and p < k (rsa, csa unused),
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func GemmKernel2x16Packed6RowsAVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel2x8Packed6RowsAVX2 computes one 2×8 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 2 rows and p < k (rsa, csa unused),
+// B k rows of 8 floats at a stride of ldb floats (all 8 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func GemmKernel2x8Packed6RowsAVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel4x16Packed6RowsAVX2 computes one 4×16 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 4 rows and p < k (rsa, csa unused),
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func GemmKernel4x16Packed6RowsAVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// GemmKernel4x8Packed6RowsAVX2 computes one 4×8 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 4 rows and p < k (rsa, csa unused),
+// B k rows of 8 floats at a stride of ldb floats (all 8 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func GemmKernel4x8Packed6RowsAVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
 // GemmDotKernel14AVX512 sets c[i*ldc] = alpha*dot(a[i*lda:i*lda+k], b[:k]) + beta*c[i*ldc] for i < 14,
 // reading exactly k floats of each row; c is not read when beta is ±0. Requires AVX-512F.
@@ -79,6 +207,18 @@ func GemmDotKernel14AVX512(k int, a *float32, lda int, b *float32, c *float32, l
 //
 //go:noescape
 func GemmDotKernel6AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// GemmColsKernel14AVX512 sets dst[j*16+i] = sum over p < k of a[p*16+i]*b[j*k+p], for i < 16 and
+// j < cols (1 <= cols <= 3): columns of C from a packed A panel. Requires AVX-512F.
+//
+//go:noescape
+func GemmColsKernel14AVX512(k int, a *float32, b *float32, cols int, dst *float32)
+
+// GemmColsKernel6AVX2 sets dst[j*8+i] = sum over p < k of a[p*8+i]*b[j*k+p], for i < 8 and
+// j < cols (1 <= cols <= 3): columns of C from a packed A panel. Requires AVX2 and FMA.
+//
+//go:noescape
+func GemmColsKernel6AVX2(k int, a *float32, b *float32, cols int, dst *float32)
 
 // PackBTransAVX2 packs w rows of a row-major block (leading dimension ldb) transposed into
 // a panel of kc rows of nr floats: dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc,

@@ -3,13 +3,15 @@
 //
 // Every micro-kernel computes one tile of C:
 //
-//	C[i, j] = alpha * sum_p A(i, p) * B[p*NR + j] + beta * C[i, j]
+//	C[i, j] = alpha * sum_p A(i, p) * B[p*ldb + j] + beta * C[i, j]
 //
 // for i < rows <= MR and j < cols <= NR. A(i, p) is read at
 // a[i*rsa + p*csa], so the same kernel serves a row-major A (rsa = lda,
 // csa = 1), a transposed one (rsa = 1, csa = lda) and a packed panel; all
-// MR rows of A are read, so the caller pads the bottom edge. B is a packed
-// panel of k rows of NR floats. Only the rows×cols corner of C is read or
+// MR rows of A are read, so the caller pads the bottom edge. B is read as
+// k rows of NR floats at a stride of ldb floats: a packed panel (ldb = NR)
+// or, for a full-width panel, a row-major B in place (all NR floats of
+// each row are read). Only the rows×cols corner of C is read or
 // written: AVX-512 masks the right edge with opmask registers, AVX2 with
 // VMASKMOVPS. When beta is ±0, C is not read.
 //
@@ -44,23 +46,32 @@ var (
 // unroll is how many k steps one iteration of the main loop performs.
 const unroll = 4
 
-// bPrefetch is how far ahead (bytes) the k loop prefetches the B panel:
-// four k steps of the widest kernel.
-const bPrefetch = 512
-
 func main() {
 	ConstraintExpr("amd64,!purego")
 	maskAVX2 := masks.LanesAVX2("gemmMaskAVX2")
 	maskAVX512 := masks.OpmasksAVX512("gemmMaskAVX512")
 
 	for _, packed := range []bool{false, true} {
-		kernel(avx512, 14, 2, maskAVX512, packed)
-		kernel(avx512, 14, 1, maskAVX512, packed)
-		kernel(avx2, 6, 2, maskAVX2, packed)
-		kernel(avx2, 6, 1, maskAVX2, packed)
+		kernel(avx512, 14, 2, maskAVX512, packed, 14)
+		kernel(avx512, 14, 1, maskAVX512, packed, 14)
+		kernel(avx2, 6, 2, maskAVX2, packed, 6)
+		kernel(avx2, 6, 1, maskAVX2, packed, 6)
+	}
+	// Edge kernels: fewer rows of the same packed panels, for a last row
+	// of tiles with fewer than MR rows (about rows/MR of the full
+	// kernel's time instead of all of it).
+	for mr := 2; mr < 14; mr += 2 {
+		kernel(avx512, mr, 2, maskAVX512, true, 14)
+		kernel(avx512, mr, 1, maskAVX512, true, 14)
+	}
+	for mr := 2; mr < 6; mr += 2 {
+		kernel(avx2, mr, 2, maskAVX2, true, 6)
+		kernel(avx2, mr, 1, maskAVX2, true, 6)
 	}
 	dotKernel(avx512, 14, maskAVX512)
 	dotKernel(avx2, 6, maskAVX2)
+	colsKernel(avx512, 14)
+	colsKernel(avx2, 6)
 	packTransposed(maskAVX2)
 	packRows(maskAVX2)
 	packPanels(14, maskAVX2)
@@ -91,9 +102,11 @@ func rowAddr(bases []reg.GPVirtual, rs, rs3 reg.GPVirtual, i int) Mem {
 func panelStride(mr int) int { return (mr + 7) &^ 7 }
 
 // kernel emits one micro-kernel. With packed false it reads A(i, p) at
-// a[i*rsa + p*csa] (any layout); with packed true it reads a packed panel,
-// A(i, p) at a[p*panelStride(mr) + i], with constant displacements and one
-// pointer increment per unrolled iteration (rsa and csa are ignored).
+// a[i*rsa + p*csa] (any layout); with packed true it reads a packed panel
+// made for panelMR rows, A(i, p) at a[p*panelStride(panelMR) + i], with
+// constant displacements and one pointer increment per unrolled iteration
+// (rsa and csa are ignored). panelMR > mr gives an edge kernel, which
+// computes the first mr rows of a wider panel.
 // rowBases loads the matrix argument a and its row stride (in floats)
 // and sets up the registers rowAddr needs for mr rows: a base for rows 0,
 // 5, 10, ..., the stride rs in bytes and 3*rs.
@@ -113,20 +126,23 @@ func rowBases(mr int, a, stride string) (bases []reg.GPVirtual, rs, rs3 reg.GPVi
 	return bases, rs, rs3
 }
 
-func kernel(s isa, mr, nv int, maskTable Mem, packed bool) {
+func kernel(s isa, mr, nv int, maskTable Mem, packed bool, panelMR int) {
 	nr := nv * s.lanes
 	name := fmt.Sprintf("GemmKernel%dx%d%s", mr, nr, s.name)
 	layout := fmt.Sprintf("A(i,p) at a[i*rsa+p*csa] for all %d rows and p < k", mr)
 	if packed {
 		name = fmt.Sprintf("GemmKernel%dx%dPacked%s", mr, nr, s.name)
-		layout = fmt.Sprintf("A a packed panel, A(i,p) at a[p*%d+i] for all %d rows and p < k (rsa, csa unused)", panelStride(mr), mr)
+		if panelMR != mr {
+			name = fmt.Sprintf("GemmKernel%dx%dPacked%dRows%s", mr, nr, panelMR, s.name)
+		}
+		layout = fmt.Sprintf("A a packed panel, A(i,p) at a[p*%d+i] for all %d rows and p < k (rsa, csa unused)", panelStride(panelMR), mr)
 	}
-	TEXT(name, NOSPLIT, "func(k int, a *float32, rsa, csa int, b *float32, c *float32, ldc int, rows, cols int, alpha, beta float32)")
+	TEXT(name, NOSPLIT, "func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)")
 	Pragma("noescape")
 	Doc(
 		fmt.Sprintf("%s computes one %d×%d tile, C = alpha*A*B + beta*C, with", name, mr, nr),
 		layout+",",
-		fmt.Sprintf("B a packed panel of k rows of %d floats, and only the first rows×cols corner of C", nr),
+		fmt.Sprintf("B k rows of %d floats at a stride of ldb floats (all %d read), and only the first rows×cols corner of C", nr, nr),
 		fmt.Sprintf("(leading dimension ldc) read or written; C is not read when beta is ±0. Requires %s.", s.req),
 	)
 
@@ -141,14 +157,34 @@ func kernel(s isa, mr, nv int, maskTable Mem, packed bool) {
 	}
 
 	k := loadGP("k")
+	// B row p+u of the current step is at b + u*ldb (u < 4); bpf runs
+	// unroll rows ahead of b for the prefetches.
 	b := loadGP("b")
+	ldb := loadGP("ldb")
+	SHLQ(U8(2), ldb)
+	ldb3 := GP64()
+	LEAQ(Mem{Base: ldb, Index: ldb, Scale: 2}, ldb3)
+	bpf := GP64()
+	LEAQ(Mem{Base: b, Index: ldb, Scale: 4}, bpf)
+	bRow := func(base reg.GPVirtual, u, disp int) Mem {
+		switch u {
+		case 0:
+			return Mem{Base: base, Disp: disp}
+		case 1:
+			return Mem{Base: base, Index: ldb, Scale: 1, Disp: disp}
+		case 2:
+			return Mem{Base: base, Index: ldb, Scale: 2, Disp: disp}
+		default:
+			return Mem{Base: base, Index: ldb3, Scale: 1, Disp: disp}
+		}
+	}
 	// aAddr(i, u) addresses A(i, p+u) for the current p; aNext(u) moves
 	// the A pointers on by u steps of p.
 	var aAddr func(i, u int) Mem
 	var aNext func(u int)
 	if packed {
 		a := loadGP("a")
-		ps := panelStride(mr)
+		ps := panelStride(panelMR)
 		aAddr = func(i, u int) Mem { return Mem{Base: a, Disp: 4 * (u*ps + i)} }
 		aNext = func(u int) { ADDQ(U32(4*u*ps), a) }
 	} else {
@@ -191,7 +227,7 @@ func kernel(s isa, mr, nv int, maskTable Mem, packed bool) {
 	}
 	step := func(u int) {
 		for v := 0; v < nv; v++ {
-			VMOVUPS(Mem{Base: b, Disp: 4 * (u*nr + v*s.lanes)}, bv[v])
+			VMOVUPS(bRow(b, u, 4*v*s.lanes), bv[v])
 		}
 		for i := 0; i < mr; i++ {
 			t := s.newVec()
@@ -214,14 +250,15 @@ func kernel(s isa, mr, nv int, maskTable Mem, packed bool) {
 	Label(name + "_loop")
 	for u := 0; u < unroll; u++ {
 		for off := 0; off < 4*nr; off += 64 {
-			PREFETCHT0(Mem{Base: b, Disp: bPrefetch + 4*u*nr + off})
+			PREFETCHT0(bRow(bpf, u, off))
 		}
 		step(u)
 	}
 	if packed {
 		aNext(unroll)
 	}
-	ADDQ(U32(4*unroll*nr), b)
+	LEAQ(Mem{Base: b, Index: ldb, Scale: 4}, b)
+	LEAQ(Mem{Base: bpf, Index: ldb, Scale: 4}, bpf)
 	DECQ(n4)
 	JNZ(LabelRef(name + "_loop"))
 
@@ -233,13 +270,13 @@ func kernel(s isa, mr, nv int, maskTable Mem, packed bool) {
 	if packed {
 		aNext(1)
 	}
-	ADDQ(U32(4*nr), b)
+	ADDQ(ldb, b)
 	DECQ(k)
 	JNZ(LabelRef(name + "_tailloop"))
 
 	Label(name + "_store")
 	alpha := s.newVec()
-	VBROADCASTSS(NewParamAddr("alpha", 72), alpha)
+	VBROADCASTSS(NewParamAddr("alpha", 80), alpha)
 	for i := range acc {
 		for v := range acc[i] {
 			VMULPS(alpha, acc[i][v], acc[i][v])
@@ -285,11 +322,11 @@ func kernel(s isa, mr, nv int, maskTable Mem, packed bool) {
 	// tiles, as VMASKMOVPS stores are slower than plain ones.
 	stores := func(prefix string, masked bool) {
 		betaBits := GP32()
-		MOVL(NewParamAddr("beta", 76), betaBits)
+		MOVL(NewParamAddr("beta", 84), betaBits)
 		ANDL(U32(0x7fffffff), betaBits)
 		JZ(LabelRef(prefix + "_beta0"))
 		beta := s.newVec()
-		VBROADCASTSS(NewParamAddr("beta", 76), beta)
+		VBROADCASTSS(NewParamAddr("beta", 84), beta)
 		storeRows(s, prefix+"_betaN", acc, c, ldc, rows, masks, masked, func(i, v int, m Mem) {
 			if !masked {
 				VFMADD231PS(m, beta, acc[i][v])
@@ -595,6 +632,114 @@ func packRows(maskTable Mem) {
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// colsMax is the most columns colsKernel computes.
+const colsMax = 3
+
+// colsKernel generates GemmColsKernel{MR}{ISA}, which computes up to three
+// columns of a tile from a packed A panel, the rows along the vector:
+//
+//	dst[j*ps + i] = sum_{p<k} a[p*ps + i] * b[j*k + p],  i < ps, j < cols
+//
+// with ps = panelStride(MR) (one vector) and b holding the cols columns of
+// op(B) one after another. It serves a last panel of 1 to 3 columns when A
+// is packed (a transposed A): the panel kernels would spend NR lanes of
+// FMAs per row and k step on it, this kernel one vector FMA per column and
+// k step. The caller scales the results into C. Each column has four
+// accumulators (k steps in turn) to cover the FMA latency.
+func colsKernel(s isa, mr int) {
+	ps := panelStride(mr)
+	if ps != s.lanes {
+		panic("colsKernel: a panel row must be one vector")
+	}
+	name := fmt.Sprintf("GemmColsKernel%d%s", mr, s.name)
+	TEXT(name, NOSPLIT, "func(k int, a *float32, b *float32, cols int, dst *float32)")
+	Pragma("noescape")
+	Doc(
+		fmt.Sprintf("%s sets dst[j*%d+i] = sum over p < k of a[p*%d+i]*b[j*k+p], for i < %d and", name, ps, ps, ps),
+		fmt.Sprintf("j < cols (1 <= cols <= %d): columns of C from a packed A panel. Requires %s.", colsMax, s.req),
+	)
+	k := loadGP("k")
+	a := loadGP("a")
+	cols := loadGP("cols")
+	dst := loadGP("dst")
+	// Column pointers: b, b + 4k, b + 8k.
+	kb := GP64()
+	MOVQ(k, kb)
+	SHLQ(U8(2), kb)
+	bp := make([]reg.GPVirtual, colsMax)
+	bp[0] = loadGP("b")
+	for j := 1; j < colsMax; j++ {
+		bp[j] = GP64()
+		LEAQ(Mem{Base: bp[j-1], Index: kb, Scale: 1}, bp[j])
+	}
+	for nc := 1; nc <= colsMax; nc++ {
+		CMPQ(cols, U32(nc))
+		JEQ(LabelRef(fmt.Sprintf("%s_cols%d", name, nc)))
+	}
+	RET() // cols out of range: the caller never does this
+	for nc := 1; nc <= colsMax; nc++ {
+		pre := fmt.Sprintf("%s_cols%d", name, nc)
+		Label(pre)
+		acc := make([][unroll]reg.VecVirtual, nc)
+		for j := range acc {
+			for u := range acc[j] {
+				acc[j][u] = s.newVec()
+				VXORPS(acc[j][u], acc[j][u], acc[j][u])
+			}
+		}
+		n := GP64()
+		MOVQ(k, n)
+		SHRQ(U8(2), n)
+		rem := GP64()
+		MOVQ(k, rem)
+		ANDQ(U8(unroll-1), rem)
+		q := GP64() // byte offset into the columns
+		XORQ(q, q)
+		pa := GP64()
+		MOVQ(a, pa)
+		TESTQ(n, n)
+		JZ(LabelRef(pre + "_tail"))
+		Label(pre + "_loop")
+		for u := 0; u < unroll; u++ {
+			av := s.newVec()
+			VMOVUPS(Mem{Base: pa, Disp: 4 * u * ps}, av)
+			for j := 0; j < nc; j++ {
+				t := s.newVec()
+				VBROADCASTSS(Mem{Base: bp[j], Index: q, Scale: 1, Disp: 4 * u}, t)
+				VFMADD231PS(av, t, acc[j][u])
+			}
+		}
+		ADDQ(U32(4*unroll*ps), pa)
+		ADDQ(U8(4*unroll), q)
+		DECQ(n)
+		JNZ(LabelRef(pre + "_loop"))
+		Label(pre + "_tail")
+		TESTQ(rem, rem)
+		JZ(LabelRef(pre + "_store"))
+		Label(pre + "_tailloop")
+		av := s.newVec()
+		VMOVUPS(Mem{Base: pa}, av)
+		for j := 0; j < nc; j++ {
+			t := s.newVec()
+			VBROADCASTSS(Mem{Base: bp[j], Index: q, Scale: 1}, t)
+			VFMADD231PS(av, t, acc[j][0])
+		}
+		ADDQ(U32(4*ps), pa)
+		ADDQ(U8(4), q)
+		DECQ(rem)
+		JNZ(LabelRef(pre + "_tailloop"))
+		Label(pre + "_store")
+		for j := range acc {
+			VADDPS(acc[j][1], acc[j][0], acc[j][0])
+			VADDPS(acc[j][3], acc[j][2], acc[j][2])
+			VADDPS(acc[j][2], acc[j][0], acc[j][0])
+			VMOVUPS(acc[j][0], Mem{Base: dst, Disp: 4 * j * ps})
+		}
+		VZEROUPPER()
+		RET()
+	}
 }
 
 // dotKernel generates GemmDotKernel{MR}{ISA}, which computes one column of
