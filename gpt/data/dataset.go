@@ -1,0 +1,123 @@
+package data
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/simdgpt/simdgpt/gpt/rng"
+)
+
+// Dataset is a token stream split into training and validation parts. Vocab
+// is set for text (character level) and nil for token-id files, whose
+// vocabulary size is one more than their largest id.
+type Dataset struct {
+	Vocab     *Vocab
+	VocabSize int
+	Train     []uint16
+	Val       []uint16
+}
+
+// ValFraction is the share of the tokens (taken from the end) held out for
+// validation.
+const ValFraction = 0.1
+
+// Load reads path as a dataset for blocks of blockSize tokens: an llm.c token
+// file (recognised by its magic number), a raw uint16 token file (extension
+// .bin or .tok), or UTF-8 text (anything else). It fails with a message
+// naming the file if it is empty, not UTF-8, or too short to give both the
+// training and the validation part at least one block plus its next token.
+func Load(path string, blockSize int) (*Dataset, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 {
+		return nil, fmt.Errorf("%s: file is empty", path)
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	if IsLLMC(b) || ext == ".bin" || ext == ".tok" {
+		toks, err := ParseTokens(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		maxID := 0
+		for _, t := range toks {
+			maxID = max(maxID, int(t))
+		}
+		d := &Dataset{VocabSize: maxID + 1}
+		if err := d.split(toks, blockSize); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return d, nil
+	}
+	if !utf8.Valid(b) {
+		return nil, fmt.Errorf("%s: not valid UTF-8 text (%s)", path, firstInvalid(b))
+	}
+	d, err := FromText(string(b), blockSize)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return d, nil
+}
+
+func firstInvalid(b []byte) string {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			return fmt.Sprintf("invalid byte 0x%02x at offset %d", b[i], i)
+		}
+		i += n
+	}
+	return "invalid encoding"
+}
+
+// FromText builds a character-level dataset from text.
+func FromText(text string, blockSize int) (*Dataset, error) {
+	v, err := BuildVocab(text)
+	if err != nil {
+		return nil, err
+	}
+	toks, err := v.Encode(text)
+	if err != nil {
+		return nil, err
+	}
+	d := &Dataset{Vocab: v, VocabSize: v.Size()}
+	return d, d.split(toks, blockSize)
+}
+
+// split keeps the last ValFraction of toks for validation.
+func (d *Dataset) split(toks []uint16, blockSize int) error {
+	if blockSize < 1 {
+		return fmt.Errorf("block size %d must be at least 1", blockSize)
+	}
+	nval := int(float64(len(toks)) * ValFraction)
+	need := blockSize + 1
+	if nval < need || len(toks)-nval < need {
+		return fmt.Errorf("%d tokens is too short: training and validation (the last %.0f%%) each need at least one block of %d tokens plus one, so at least %d tokens in all",
+			len(toks), 100*ValFraction, blockSize, int(float64(need)/ValFraction)+1)
+	}
+	d.Train, d.Val = toks[:len(toks)-nval], toks[len(toks)-nval:]
+	return nil
+}
+
+// Batch fills x and y ([b*t] each) with b windows of t tokens drawn at
+// random start positions of toks: y is x shifted by one token (the next
+// token to predict). It panics if toks has no t+1 tokens or x, y are short.
+func Batch(r *rng.RNG, toks []uint16, b, t int, x, y []int32) {
+	if len(toks) < t+1 {
+		panic(fmt.Sprintf("data.Batch: %d tokens, need at least t+1 = %d", len(toks), t+1))
+	}
+	if len(x) < b*t || len(y) < b*t {
+		panic(fmt.Sprintf("data.Batch: len(x)=%d len(y)=%d, need b*t = %d", len(x), len(y), b*t))
+	}
+	for i := 0; i < b; i++ {
+		s := r.Intn(len(toks) - t)
+		for j := 0; j < t; j++ {
+			x[i*t+j] = int32(toks[s+j])
+			y[i*t+j] = int32(toks[s+j+1])
+		}
+	}
+}
