@@ -1,0 +1,176 @@
+package gpt
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/simdgpt/simdgpt/kernels"
+)
+
+// The layers of the model, each a forward function and its backward side by
+// side. Activations are row-major [n, width] with n = batch·time rows.
+// Backward functions ACCUMULATE parameter gradients (+=); whether they
+// overwrite or accumulate the input gradient is stated on each.
+
+// rowChunk is the smallest number of rows worth a goroutine in the
+// row-parallel layers.
+const rowChunk = 16
+
+// embedForward: x[i] = wte[tok[i]] + wpe[i mod t], x [n,c], n = b·t.
+func embedForward(x, wte, wpe []float32, tok []int32, n, t, c int) {
+	parallelFor(n, rowChunk, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			te := wte[int(tok[i])*c:][:c]
+			pe := wpe[(i%t)*c:][:c]
+			xi := x[i*c:][:c]
+			for j := range xi {
+				xi[j] = te[j] + pe[j]
+			}
+		}
+	})
+}
+
+// embedBackward accumulates dwte and dwpe from dx (serially, in row order,
+// so the sums are deterministic).
+func embedBackward(dwte, dwpe, dx []float32, tok []int32, n, t, c int) {
+	for i := 0; i < n; i++ {
+		kernels.Add(dwte[int(tok[i])*c:][:c], dwte[int(tok[i])*c:][:c], dx[i*c:][:c])
+		kernels.Add(dwpe[(i%t)*c:][:c], dwpe[(i%t)*c:][:c], dx[i*c:][:c])
+	}
+}
+
+const lnEps = 1e-5
+
+// layerNormForward: out = (x-mean)·rstd·w + b per row; saves mean and rstd [n].
+func layerNormForward(out, mean, rstd, x, w, b []float32, n, c int) {
+	parallelFor(n, rowChunk, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			xi := x[i*c:][:c]
+			var s float32
+			for _, v := range xi {
+				s += v
+			}
+			m := s / float32(c)
+			var ss float32
+			for _, v := range xi {
+				d := v - m
+				ss += d * d
+			}
+			r := float32(1 / math.Sqrt(float64(ss/float32(c))+lnEps))
+			mean[i], rstd[i] = m, r
+			oi := out[i*c:][:c]
+			for j, v := range xi {
+				oi[j] = (v-m)*r*w[j] + b[j]
+			}
+		}
+	})
+}
+
+// layerNormBackward ACCUMULATES dx (+=), dw and db.
+func layerNormBackward(dx, dw, db, dout, x, mean, rstd, w []float32, n, c int) {
+	parallelFor(n, rowChunk, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			xi, di, dxi := x[i*c:][:c], dout[i*c:][:c], dx[i*c:][:c]
+			m, r := mean[i], rstd[i]
+			var sd, sdx float32 // sums of dnorm and dnorm·xhat
+			for j, v := range xi {
+				dn := di[j] * w[j]
+				sd += dn
+				sdx += dn * (v - m) * r
+			}
+			sd /= float32(c)
+			sdx /= float32(c)
+			for j, v := range xi {
+				xh := (v - m) * r
+				dxi[j] += r * (di[j]*w[j] - sd - xh*sdx)
+			}
+		}
+	})
+	// Parameter gradients: columns in parallel, rows in order within each.
+	parallelFor(c, 16, func(lo, hi int) {
+		for i := 0; i < n; i++ {
+			xi, di := x[i*c:][lo:hi], dout[i*c:][lo:hi]
+			m, r := mean[i], rstd[i]
+			dwi, dbi := dw[lo:hi], db[lo:hi]
+			for j, v := range xi {
+				dwi[j] += di[j] * (v - m) * r
+				dbi[j] += di[j]
+			}
+		}
+	})
+}
+
+// linearForward: out [n,o] = x [n,i] · w [i,o] + b [o].
+func linearForward(out, x, w, b []float32, n, in, o int) {
+	parallelFor(n, rowChunk*4, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			copy(out[r*o:][:o], b[:o])
+		}
+	})
+	kernels.Gemm(false, false, n, o, in, 1, x, in, w, o, 1, out, o)
+}
+
+// linearBackward: dx = dout·wᵀ (OVERWRITTEN; skipped when dx is nil),
+// dw += xᵀ·dout, db += column sums of dout (ones is n ones).
+func linearBackward(dx, dw, db, dout, x, w, ones []float32, n, in, o int) {
+	if dx != nil {
+		kernels.Gemm(false, true, n, in, o, 1, dout, o, w, o, 0, dx, in)
+	}
+	kernels.Gemm(true, false, in, o, n, 1, x, in, dout, o, 1, dw, o)
+	kernels.Gemm(false, false, 1, o, n, 1, ones, n, dout, o, 1, db, o)
+}
+
+// geluForward (tanh form): out = 0.5·x·(1+tanh(√(2/π)(x+0.044715x³))); saves
+// the tanh in th for the backward pass.
+func geluForward(out, th, x []float32, n int) {
+	parallelFor(n, 4096, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v := x[i]
+			t := tanhf(geluK * (v + 0.044715*v*v*v))
+			th[i] = t
+			out[i] = 0.5 * v * (1 + t)
+		}
+	})
+}
+
+const geluK = 0.7978845608028654 // √(2/π)
+
+// geluBackward: dx = dout·gelu'(x), OVERWRITTEN (dx may alias dout).
+func geluBackward(dx, dout, x, th []float32, n int) {
+	parallelFor(n, 4096, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			v, t := x[i], th[i]
+			d := 0.5*(1+t) + 0.5*v*(1-t*t)*geluK*(1+3*0.044715*v*v)
+			dx[i] = dout[i] * d
+		}
+	})
+}
+
+// crossEntropy turns logits [n,v] into probabilities in place and returns
+// the mean of -log p[target] over the n rows. When dlogits is not nil it is
+// set to the gradient of that mean: (p - onehot(target))/n (it may alias
+// logits).
+func crossEntropy(logits []float32, targets []int32, n, v int, dlogits []float32) float64 {
+	kernels.Softmax(n, v, logits, v, logits, v)
+	var loss float64
+	for i := 0; i < n; i++ {
+		tg := int(targets[i])
+		if tg < 0 || tg >= v {
+			panic(fmt.Sprintf("gpt: target %d at row %d is outside the vocabulary of %d", tg, i, v))
+		}
+		loss -= math.Log(float64(logits[i*v+tg]))
+	}
+	if dlogits != nil {
+		inv := 1 / float32(n)
+		parallelFor(n, rowChunk, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				p, d := logits[i*v:][:v], dlogits[i*v:][:v]
+				for j := range p {
+					d[j] = p[j] * inv
+				}
+				d[targets[i]] -= inv
+			}
+		})
+	}
+	return loss / float64(n)
+}
