@@ -1,0 +1,334 @@
+package bench
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/simdgpt/simdgpt/kernels"
+)
+
+func kernelByName(t *testing.T, name string) *Kernel {
+	t.Helper()
+	for _, k := range Kernels() {
+		if k.Name == name {
+			return k
+		}
+	}
+	t.Fatalf("no kernel %q", name)
+	return nil
+}
+
+func shapeOf(t *testing.T, k *Kernel, name string) Shape {
+	t.Helper()
+	s, ok := k.Shape(name)
+	if !ok {
+		t.Fatalf("kernel %s has no shape %q", k.Name, name)
+	}
+	return s
+}
+
+// TestWork checks FLOP and byte counts against values computed by hand.
+func TestWork(t *testing.T) {
+	for _, tc := range []struct {
+		kernel, shape string
+		flops, bytes  float64
+	}{
+		// 2·512³; 4 bytes × 3 matrices of 512².
+		{"gemm", "sq512", 268435456, 3145728},
+		// 2·768·128·65; 4·(768·128 + 128·65 + 768·65).
+		{"gemm", "768x128x65", 12779520, 626176},
+		// transposes change nothing: 2·128·768·65.
+		{"gemm", "128x768x65_TN", 12779520, 4 * (128*768 + 768*65 + 128*65)},
+		// T(T+1)·d = 256·257·64; 4·(2·256·64 + 256²).
+		{"maskedscores", "T=256,d=64", 4210688, 393216},
+		// 64 rows × 1024: 5 flops, 8 bytes an element.
+		{"softmax", "n=1024", 327680, 524288},
+		// the stream case: 1024 rows × 4096 = 4 Mi elements.
+		{"softmax", "n=4096,stream", 5 * 4194304, 8 * 4194304},
+		// one row of 65536.
+		{"softmax", "n=65536", 5 * 65536, 8 * 65536},
+		{"softmaxbackward", "n=256", 4 * 65536, 12 * 65536},
+		{"dot", "n=4096", 8192, 32768},
+		{"axpy", "n=256", 512, 3072},
+		{"sum", "n=4194304", 4194304, 16777216},
+	} {
+		k := kernelByName(t, tc.kernel)
+		w := k.Work(shapeOf(t, k, tc.shape))
+		if w.Flops != tc.flops || w.Bytes != tc.bytes {
+			t.Errorf("%s/%s: work %+v, want flops %v bytes %v", tc.kernel, tc.shape, w, tc.flops, tc.bytes)
+		}
+	}
+}
+
+// TestShapesCoverIssue checks that the shapes span what the kernelbench
+// issue asks for.
+func TestShapesCoverIssue(t *testing.T) {
+	for _, tc := range []struct {
+		kernel string
+		shapes []string
+	}{
+		{"gemm", []string{"sq64", "sq128", "sq256", "sq512", "sq1024", "sq2048",
+			"768x128x384", "768x128x128", "768x128x512", "768x512x128", "768x128x65",
+			"768x384x128_NT", "128x768x384_TN", "768x512x128_NT", "512x768x128_TN", "768x65x128_NT", "128x768x65_TN"}},
+		{"maskedscores", []string{"T=64,d=32", "T=64,d=128", "T=1024,d=32", "T=1024,d=128"}},
+		{"softmax", []string{"n=64", "n=256", "n=1024", "n=4096", "n=16384", "n=65536", "n=4096,stream"}},
+		{"dot", []string{"n=256", "n=65536", "n=4194304"}},
+	} {
+		k := kernelByName(t, tc.kernel)
+		for _, name := range tc.shapes {
+			shapeOf(t, k, name)
+		}
+		if _, ok := k.Shape(k.Short); !ok {
+			t.Errorf("%s: short shape %q is not one of its shapes", k.Name, k.Short)
+		}
+	}
+	gemm := kernelByName(t, "gemm")
+	if s := shapeOf(t, gemm, "128x768x384_TN"); !s.TransA || s.TransB || s.M != 128 || s.K != 768 || s.N != 384 {
+		t.Errorf("128x768x384_TN = %+v", s)
+	}
+	// The L2-resident softmax matrices hold 2^16 elements; the stream one
+	// 64 times more.
+	sm := kernelByName(t, "softmax")
+	for _, s := range sm.Shapes {
+		want := 1 << 16
+		if strings.HasSuffix(s.Name, ",stream") {
+			want = 1 << 22
+		}
+		if s.M*s.N != want {
+			t.Errorf("softmax %s: %d×%d elements, want %d", s.Name, s.M, s.N, want)
+		}
+	}
+}
+
+func TestSupports(t *testing.T) {
+	gemm, scores := kernelByName(t, "gemm"), kernelByName(t, "maskedscores")
+	generic := Ours(kernels.Implementations()[0])
+	if generic.Name != "generic" {
+		t.Fatalf("first implementation %q", generic.Name)
+	}
+	if !gemm.Supports(shapeOf(t, gemm, "sq256"), generic) {
+		t.Error("generic should run sq256 (2^25 flops)")
+	}
+	if gemm.Supports(shapeOf(t, gemm, "sq512"), generic) {
+		t.Error("generic should not run sq512 (2^28 flops)")
+	}
+	gm := GemmThenMask(kernels.Default())
+	if gemm.Supports(shapeOf(t, gemm, "sq64"), gm) || !scores.Supports(shapeOf(t, scores, "T=64,d=32"), gm) {
+		t.Error("gemm+mask provides maskedscores only")
+	}
+	if !gm.Peer {
+		t.Error("gemm+mask is a peer")
+	}
+}
+
+// TestGemmThenMask checks the gemm+mask baseline against MaskedScores.
+func TestGemmThenMask(t *testing.T) {
+	for _, p := range kernels.Implementations() {
+		for _, offset := range []int{0, 3, -2} {
+			const tq, tk, d = 13, 17, 9
+			r := newRand(3)
+			q, k := randSlice(r, tq*d, 1), randSlice(r, tk*d, 1)
+			want, got := make([]float32, tq*tk), make([]float32, tq*tk)
+			kernels.Implementations()[0].MaskedScores(tq, tk, d, 0.5, q, d, k, d, offset, want, tk)
+			GemmThenMask(p).MaskedScores(tq, tk, d, 0.5, q, d, k, d, offset, got, tk)
+			for i := range want {
+				if math.IsInf(float64(want[i]), -1) != math.IsInf(float64(got[i]), -1) || math.Abs(float64(want[i]-got[i])) > 1e-5 {
+					t.Fatalf("%s offset %d: s[%d] = %v, want %v", p.Name(), offset, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestEveryCaseRuns sets up and runs every kernel's short shape with every
+// implementation.
+func TestEveryCaseRuns(t *testing.T) {
+	for _, k := range Kernels() {
+		s := shapeOf(t, k, k.Short)
+		for _, im := range append(OursAll(), GemmThenMask(kernels.Default())) {
+			op := k.Setup(s, im)
+			if (op != nil) != k.Supports(s, im) {
+				t.Errorf("%s/%s %s: Setup and Supports disagree", k.Name, s.Name, im.Name)
+			}
+			if op != nil {
+				op()
+			}
+		}
+	}
+}
+
+func TestUCritical(t *testing.T) {
+	for _, tc := range []struct {
+		n1, n2 int
+		tail   float64
+		want   int
+	}{
+		// 5 and 5: C(10,5) = 252 orderings; P(U≤2) = 4/252 = 0.016,
+		// P(U≤3) = 7/252 = 0.028.
+		{5, 5, 0.025, 3},
+		// 4 and 4: P(U≤0) = 1/70 = 0.014, P(U≤1) = 2/70 = 0.029.
+		{4, 4, 0.025, 1},
+		// 3 and 3: P(U≤0) = 1/20 = 0.05 > 0.025: no interval.
+		{3, 3, 0.025, 0},
+		{0, 5, 0.025, 0},
+	} {
+		if got := uCritical(tc.n1, tc.n2, tc.tail); got != tc.want {
+			t.Errorf("uCritical(%d, %d, %v) = %d, want %d", tc.n1, tc.n2, tc.tail, got, tc.want)
+		}
+	}
+}
+
+func TestSpeedup(t *testing.T) {
+	// Reference 100..500 ns, x 1..5 ns. Pairwise ratios ref/x: the three
+	// smallest are 100/5 = 20, 100/4 = 25, 100/3 = 33.3; the three largest
+	// 500/1, 400/1, 300/1. With k = 3 (5 and 5 samples) the 95% interval
+	// is [33.3, 300]; the ratio of medians is 300/3 = 100; the samples do
+	// not overlap, so the two-sided U test gives p = 2/252.
+	r := Speedup([]float64{100, 200, 300, 400, 500}, []float64{1, 2, 3, 4, 5})
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{{"X", r.X, 100}, {"Lo", r.Lo, 100.0 / 3}, {"Hi", r.Hi, 300}, {"P", r.P, 2.0 / 252}} {
+		if math.Abs(c.got-c.want) > 1e-9*c.want {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if !r.HasCI {
+		t.Error("no interval")
+	}
+	if got, want := r.String(), "100× [33.3, 300] p=0.008"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+	// Three samples each cannot give a 95% interval.
+	r = Speedup([]float64{2, 2.1, 2.2}, []float64{1, 1.1, 1.2})
+	if r.HasCI || math.Abs(r.X-2.1/1.1) > 1e-12 {
+		t.Errorf("3 samples: %+v", r)
+	}
+	if got, want := r.String(), "1.91× p=0.100"; got != want {
+		t.Errorf("String() = %q, want %q", got, want)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	// Six values: median 3.5; the 95% interval of the median is from the
+	// first to the sixth order statistic (confidence 1 - 2/64).
+	s := Summarize([]float64{6, 1, 5, 2, 4, 3})
+	if s.Center != 3.5 || s.Lo != 1 || s.Hi != 6 || s.Confidence != 1-2.0/64 {
+		t.Errorf("Summarize = %+v", s)
+	}
+	if m := Median([]float64{3, 1, 2}); m != 2 {
+		t.Errorf("Median = %v, want 2", m)
+	}
+	if m := Median(nil); !math.IsNaN(m) {
+		t.Errorf("Median(nil) = %v, want NaN", m)
+	}
+}
+
+func TestUnits(t *testing.T) {
+	if g := GFLOPS(2e9, 1e9); g != 2 {
+		t.Errorf("2e9 flops in 1 s = %v GFLOP/s, want 2", g)
+	}
+	if g := GBPS(512, 128); g != 4 {
+		t.Errorf("512 B in 128 ns = %v GB/s, want 4", g)
+	}
+	// A sq512 call of 2^28 flops taking 4 ms: 67.1 GFLOP/s.
+	r := &Result{Case: Case{kernelByName(t, "gemm"), shapeOf(t, kernelByName(t, "gemm"), "sq512")}, Ns: []float64{4e6, 5e6, 3e6}}
+	if v, unit := r.Rate(); math.Abs(v-268435456/4e6) > 1e-9 || unit != "GFLOP/s" {
+		t.Errorf("Rate = %v %s", v, unit)
+	}
+	dot := kernelByName(t, "dot")
+	r = &Result{Case: Case{dot, shapeOf(t, dot, "n=4096")}, Ns: []float64{1000}}
+	if v, unit := r.Rate(); v != 32.768 || unit != "GB/s" {
+		t.Errorf("Rate = %v %s", v, unit)
+	}
+	for _, tc := range []struct {
+		ns   float64
+		want string
+	}{{812, "812ns"}, {1250, "1.25µs"}, {34.5e6, "34.5ms"}, {2e9, "2.00s"}, {999.6, "1000ns"}, {math.NaN(), "–"}} {
+		if got := FormatNs(tc.ns); got != tc.want {
+			t.Errorf("FormatNs(%v) = %q, want %q", tc.ns, got, tc.want)
+		}
+	}
+}
+
+// TestRunInterleaves runs a fake case and checks that the samples of the
+// implementations alternate, rotating which goes first, and are counted.
+func TestRunInterleaves(t *testing.T) {
+	var trace []string
+	k := &Kernel{
+		Name: "fake", Bound: MemoryBound,
+		Shapes: []Shape{{Name: "n=1", N: 1}},
+		work:   func(Shape) Work { return Work{Flops: 1, Bytes: 4} },
+		has:    func(im *Impl) bool { return im.Sum != nil },
+		setup: func(_ Shape, im *Impl) func() {
+			return func() {
+				trace = append(trace, im.Name)
+				time.Sleep(20 * time.Microsecond)
+			}
+		},
+	}
+	sum := func([]float32) float32 { return 0 }
+	a, b, none := &Impl{Name: "A", Sum: sum}, &Impl{Name: "B", Sum: sum}, &Impl{Name: "C"}
+	res := Run(Case{k, k.Shapes[0]}, []*Impl{a, none, b}, Options{Count: 3, Time: time.Millisecond})
+	if len(res) != 2 || res[0].Impl != a || res[1].Impl != b {
+		t.Fatalf("results for %v, want A and B (C lacks the kernel)", res)
+	}
+	for _, r := range res {
+		if len(r.Ns) != 3 || len(r.Iters) != 3 || r.PeakFrac != nil {
+			t.Fatalf("%s: %d samples, %d iters, peak %v", r.Impl.Name, len(r.Ns), len(r.Iters), r.PeakFrac)
+		}
+		for i, ns := range r.Ns {
+			if ns < 20e3 || r.Iters[i] < 1 {
+				t.Errorf("%s sample %d: %v ns/op over %d calls; each call sleeps 20µs", r.Impl.Name, i, ns, r.Iters[i])
+			}
+		}
+	}
+	// The samples are the end of the trace: rounds A B, B A, A B.
+	var want []string
+	for _, s := range []struct {
+		r      *Result
+		sample int
+	}{{res[0], 0}, {res[1], 0}, {res[1], 1}, {res[0], 1}, {res[0], 2}, {res[1], 2}} {
+		for range s.r.Iters[s.sample] {
+			want = append(want, s.r.Impl.Name)
+		}
+	}
+	if len(trace) < len(want) {
+		t.Fatalf("%d calls traced, want at least %d", len(trace), len(want))
+	}
+	if got := strings.Join(trace[len(trace)-len(want):], ""); got != strings.Join(want, "") {
+		t.Errorf("calls of the samples\n%s\nwant\n%s", got, strings.Join(want, ""))
+	}
+}
+
+func TestSelect(t *testing.T) {
+	all := Kernels()
+	cases, err := Select(all, nil, nil, true)
+	if err != nil || len(cases) != len(all) {
+		t.Fatalf("short: %d cases, %v; want one per kernel", len(cases), err)
+	}
+	cases, err = Select(all, []string{"gemm", "softmax"}, []string{"sq64", "n=4096,stream"}, false)
+	if err != nil || len(cases) != 2 || cases[0].String() != "gemm/sq64" || cases[1].String() != "softmax/n=4096,stream" {
+		t.Errorf("Select = %v, %v", cases, err)
+	}
+	for _, tc := range []struct {
+		kernels, shapes []string
+		want            string
+	}{
+		{[]string{"gemmm"}, nil, `unknown kernel "gemmm"; valid kernels: gemm, maskedscores, softmax, softmaxbackward, dot, axpy, scale, add, sum, max`},
+		{[]string{"dot"}, []string{"sq64"}, `unknown shape "sq64" for kernels dot; valid shapes: n=256, n=4096, n=65536, n=4194304`},
+	} {
+		if _, err := Select(all, tc.kernels, tc.shapes, false); err == nil || err.Error() != tc.want {
+			t.Errorf("Select(%v, %v) error %v, want %s", tc.kernels, tc.shapes, err, tc.want)
+		}
+	}
+	impls := []*Impl{{Name: "generic"}, {Name: "gonum"}}
+	if got, err := SelectImpls(impls, []string{"gonum"}); err != nil || len(got) != 1 || got[0] != impls[1] {
+		t.Errorf("SelectImpls = %v, %v", got, err)
+	}
+	if _, err := SelectImpls(impls, []string{"mkl"}); err == nil || err.Error() != `unknown implementation "mkl"; valid implementations: generic, gonum` {
+		t.Errorf("SelectImpls error %v", err)
+	}
+}

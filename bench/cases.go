@@ -1,0 +1,503 @@
+// Package bench holds simdgpt's benchmark cases, kernel × shape ×
+// implementation, in one place: the kernels' `go test -bench` benchmarks
+// and the kernelbench command run the same cases. It counts the work of
+// each case (floating-point operations and bytes moved), runs the
+// implementations of one case interleaved (A B A B ...) so that their
+// ratio shares the machine's conditions, and summarises the samples with
+// golang.org/x/perf/benchmath, the statistics benchstat uses.
+//
+// bench depends on package kernels only; other libraries measured for
+// comparison (peers) are in bench/peers.
+package bench
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+)
+
+// Bound says what limits a kernel: compute-bound kernels are reported in
+// GFLOP/s and as a percentage of the FMA peak, memory-bound ones in GB/s.
+type Bound int
+
+const (
+	// ComputeBound kernels do many floating-point operations per byte.
+	ComputeBound Bound = iota
+	// MemoryBound kernels move more bytes than they compute.
+	MemoryBound
+)
+
+// Shape is one problem size of a kernel. Its fields mean, per kernel:
+//
+//	gemm:                      C (M×N) = op(A) (M×K) · op(B) (K×N), TransA, TransB
+//	maskedscores:              T = M = N queries and keys, head size D = K
+//	softmax, softmaxbackward:  M rows of N columns; InPlace writes y over x
+//	dot, axpy, ...:            vectors of length N
+type Shape struct {
+	// Name identifies the shape in flags, tables and benchmark names,
+	// such as "sq512", "768x128x384", "T=256,d=64" or "n=4096".
+	Name           string
+	M, N, K        int
+	TransA, TransB bool
+	InPlace        bool
+}
+
+// Size is the shape's position on a size axis: the cube root of M·N·K for
+// GEMM (n for an n×n×n square), T for scores, N otherwise.
+func (s Shape) Size(k *Kernel) float64 {
+	if k.Name == "gemm" {
+		return math.Cbrt(float64(s.M) * float64(s.N) * float64(s.K))
+	}
+	return float64(s.N)
+}
+
+// Work is what one call of a case does.
+type Work struct {
+	Flops float64 // floating-point operations (an FMA counts as two)
+	Bytes float64 // bytes read plus bytes written, each element once
+}
+
+// Kernel is one kernel with the shapes it is benchmarked on.
+type Kernel struct {
+	// Name identifies the kernel in flags, tables and benchmark names:
+	// "gemm", "maskedscores", "softmax", ...
+	Name string
+	// Doc says in a line what a call computes.
+	Doc    string
+	Bound  Bound
+	Shapes []Shape
+	// Short is the name of the shape a short run (kernelbench -short)
+	// measures.
+	Short string
+
+	work  func(s Shape) Work
+	has   func(im *Impl) bool            // im provides the kernel
+	setup func(s Shape, im *Impl) func() // called only when has(im)
+}
+
+// Work returns the floating-point operations and bytes of one call on s.
+func (k *Kernel) Work(s Shape) Work { return k.work(s) }
+
+// Shape returns the kernel's shape of the given name.
+func (k *Kernel) Shape(name string) (Shape, bool) {
+	for _, s := range k.Shapes {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Shape{}, false
+}
+
+// Supports reports whether im provides this kernel for shape s (and s is
+// not beyond im.MaxFlops).
+func (k *Kernel) Supports(s Shape, im *Impl) bool {
+	if im.MaxFlops > 0 && k.Bound == ComputeBound && k.work(s).Flops > im.MaxFlops {
+		return false
+	}
+	return k.has(im)
+}
+
+// Setup allocates and fills the inputs of one case and returns a function
+// that performs one call of the kernel on them with im; it returns nil
+// when !k.Supports(s, im). Every call does the same work; the function
+// allocates nothing.
+func (k *Kernel) Setup(s Shape, im *Impl) func() {
+	if !k.Supports(s, im) {
+		return nil
+	}
+	return k.setup(s, im)
+}
+
+// Case is one kernel on one shape.
+type Case struct {
+	Kernel *Kernel
+	Shape  Shape
+}
+
+// String returns "kernel/shape".
+func (c Case) String() string { return c.Kernel.Name + "/" + c.Shape.Name }
+
+// Work returns the work of one call of the case.
+func (c Case) Work() Work { return c.Kernel.work(c.Shape) }
+
+// Kernels returns every kernel with its shapes, in the order tables list
+// them. Each call returns new values the caller may modify.
+func Kernels() []*Kernel {
+	return []*Kernel{
+		gemmKernel(), scoresKernel(), softmaxKernel(), softmaxBackwardKernel(),
+		vecKernel("dot", "r = Σ x[i]·y[i]", 2, 8, func(im *Impl) func(x, y, d []float32) float32 {
+			if im.Dot == nil {
+				return nil
+			}
+			return func(x, y, _ []float32) float32 { return im.Dot(x, y) }
+		}),
+		vecKernel("axpy", "y[i] += a·x[i]", 2, 12, func(im *Impl) func(x, y, d []float32) float32 {
+			if im.Axpy == nil {
+				return nil
+			}
+			// alpha is tiny so d stays bounded however many calls run.
+			return func(x, _, d []float32) float32 { im.Axpy(1e-7, x, d); return 0 }
+		}),
+		vecKernel("scale", "x[i] *= a", 1, 8, func(im *Impl) func(x, y, d []float32) float32 {
+			if im.Scale == nil {
+				return nil
+			}
+			// Scaling by 1 keeps the data unchanged (and free of subnormals).
+			return func(x, _, _ []float32) float32 { im.Scale(1, x); return 0 }
+		}),
+		vecKernel("add", "d[i] = x[i] + y[i]", 1, 12, func(im *Impl) func(x, y, d []float32) float32 {
+			if im.Add == nil {
+				return nil
+			}
+			return func(x, y, d []float32) float32 { im.Add(d, x, y); return 0 }
+		}),
+		vecKernel("sum", "r = Σ x[i]", 1, 4, func(im *Impl) func(x, y, d []float32) float32 {
+			if im.Sum == nil {
+				return nil
+			}
+			return func(x, _, _ []float32) float32 { return im.Sum(x) }
+		}),
+		vecKernel("max", "r = max x[i]", 1, 4, func(im *Impl) func(x, y, d []float32) float32 {
+			if im.Max == nil {
+				return nil
+			}
+			return func(x, _, _ []float32) float32 { return im.Max(x) }
+		}),
+	}
+}
+
+// KernelNames returns the names of ks, in order.
+func KernelNames(ks []*Kernel) []string {
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// gemmShape returns the shape M×K×N named as TinyGPT's shapes are:
+// "MxKxN", with "_NT" (B transposed) or "_TN" (A transposed) appended.
+func gemmShape(m, k, n int, transA, transB bool) Shape {
+	name := fmt.Sprintf("%dx%dx%d", m, k, n)
+	switch {
+	case transA && transB:
+		name += "_TT"
+	case transA:
+		name += "_TN"
+	case transB:
+		name += "_NT"
+	}
+	return Shape{Name: name, M: m, N: n, K: k, TransA: transA, TransB: transB}
+}
+
+func square(n int) Shape { return Shape{Name: fmt.Sprintf("sq%d", n), M: n, N: n, K: n} }
+
+func gemmKernel() *Kernel {
+	shapes := []Shape{square(64), square(128), square(256), square(512), square(1024), square(2048)}
+	// TinyGPT's training shapes (M×K×N): a 768-token batch of width 128
+	// through the QKV, projection, MLP and LM-head weights ...
+	for _, kn := range [][2]int{{128, 384}, {128, 128}, {128, 512}, {512, 128}, {128, 65}} {
+		shapes = append(shapes, gemmShape(768, kn[0], kn[1], false, false))
+	}
+	// ... and the transposed forms backward uses: dX = dY·Wᵀ (B
+	// transposed) and dW = Xᵀ·dY (A transposed).
+	shapes = append(shapes,
+		gemmShape(768, 384, 128, false, true), gemmShape(128, 768, 384, true, false),
+		gemmShape(768, 512, 128, false, true), gemmShape(512, 768, 128, true, false),
+		gemmShape(768, 65, 128, false, true), gemmShape(128, 768, 65, true, false),
+		// Around the size where Gemm starts using several goroutines.
+		gemmShape(256, 64, 256, false, true), gemmShape(300, 100, 300, false, false),
+	)
+	return &Kernel{
+		Name:   "gemm",
+		Doc:    "C = op(A)·op(B), row-major float32, beta = 0",
+		Bound:  ComputeBound,
+		Shapes: shapes,
+		Short:  "sq128",
+		has:    func(im *Impl) bool { return im.Gemm != nil },
+		work: func(s Shape) Work {
+			m, n, k := float64(s.M), float64(s.N), float64(s.K)
+			return Work{Flops: 2 * m * n * k, Bytes: 4 * (m*k + k*n + m*n)}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			ar, ac := s.M, s.K
+			if s.TransA {
+				ar, ac = ac, ar
+			}
+			br, bc := s.K, s.N
+			if s.TransB {
+				br, bc = bc, br
+			}
+			r := newRand(1)
+			a, b, c := randSlice(r, ar*ac, 1), randSlice(r, br*bc, 1), make([]float32, s.M*s.N)
+			gemm := im.Gemm
+			return func() { gemm(s.TransA, s.TransB, s.M, s.N, s.K, 1, a, ac, b, bc, 0, c, s.N) }
+		},
+	}
+}
+
+func scoresKernel() *Kernel {
+	var shapes []Shape
+	for _, td := range [][2]int{{64, 32}, {64, 64}, {64, 128}, {128, 64}, {256, 32}, {256, 64}, {256, 128}, {512, 64}, {1024, 32}, {1024, 64}, {1024, 128}} {
+		t, d := td[0], td[1]
+		shapes = append(shapes, Shape{Name: fmt.Sprintf("T=%d,d=%d", t, d), M: t, N: t, K: d})
+	}
+	return &Kernel{
+		Name:   "maskedscores",
+		Doc:    "S = Q·Kᵀ/√d with the causal mask, one head of T queries and keys",
+		Bound:  ComputeBound,
+		Shapes: shapes,
+		Short:  "T=256,d=64",
+		has:    func(im *Impl) bool { return im.MaskedScores != nil },
+		work: func(s Shape) Work {
+			t, d := float64(s.M), float64(s.K)
+			// T(T+1)/2 unmasked scores, each a dot product of d terms.
+			return Work{Flops: t * (t + 1) * d, Bytes: 4 * (2*t*d + t*t)}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			t, d := s.M, s.K
+			r := newRand(1)
+			q, k, sc := randSlice(r, t*d, 1), randSlice(r, t*d, 1), make([]float32, t*t)
+			scale := float32(1 / math.Sqrt(float64(d)))
+			f := im.MaskedScores
+			return func() { f(t, t, d, scale, q, d, k, d, 0, sc, t) }
+		},
+	}
+}
+
+// softmaxElems is the number of elements of a softmax benchmark matrix:
+// 256 KiB of input and as much output, which stay in L2 across calls, as
+// an attention head's scores do between the kernels that write and read
+// them. The ",stream" shape is 64 times larger, so every call streams it
+// from memory: it measures bandwidth.
+const softmaxElems = 1 << 16
+
+func softmaxShapes(inplace, stream bool) []Shape {
+	var shapes []Shape
+	for n := 64; n <= 65536; n *= 4 {
+		shapes = append(shapes, Shape{Name: fmt.Sprintf("n=%d", n), M: max(1, softmaxElems/n), N: n})
+	}
+	if inplace {
+		for _, n := range []int{256, 1024, 4096} {
+			shapes = append(shapes, Shape{Name: fmt.Sprintf("n=%d,inplace", n), M: softmaxElems / n, N: n, InPlace: true})
+		}
+	}
+	if stream {
+		shapes = append(shapes, Shape{Name: "n=4096,stream", M: 64 * softmaxElems / 4096, N: 4096})
+	}
+	return shapes
+}
+
+// softmaxInput returns m×n scores uniform in [-10, 10).
+func softmaxInput(m, n int) []float32 { return randSlice(newRand(8), m*n, 10) }
+
+func softmaxKernel() *Kernel {
+	return &Kernel{
+		Name:   "softmax",
+		Doc:    "row-wise softmax of an M×N matrix (inputs uniform in [-10, 10))",
+		Bound:  MemoryBound,
+		Shapes: softmaxShapes(true, true),
+		Short:  "n=1024",
+		has:    func(im *Impl) bool { return im.Softmax != nil },
+		work: func(s Shape) Work {
+			e := float64(s.M) * float64(s.N)
+			// max, exp and sum, scale: about 4 operations and one exp per
+			// element; exp is counted as one.
+			return Work{Flops: 5 * e, Bytes: 8 * e}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			x := softmaxInput(s.M, s.N)
+			y := x
+			if !s.InPlace {
+				y = make([]float32, len(x))
+			}
+			// In place, the softmax of a softmax output is still a typical row.
+			f := im.Softmax
+			return func() { f(s.M, s.N, x, s.N, y, s.N) }
+		},
+	}
+}
+
+func softmaxBackwardKernel() *Kernel {
+	return &Kernel{
+		Name:   "softmaxbackward",
+		Doc:    "dx = y·(dy − Σ y·dy) row-wise, M×N",
+		Bound:  MemoryBound,
+		Shapes: softmaxShapes(false, false),
+		Short:  "n=1024",
+		has:    func(im *Impl) bool { return im.SoftmaxBackward != nil },
+		work: func(s Shape) Work {
+			e := float64(s.M) * float64(s.N)
+			return Work{Flops: 4 * e, Bytes: 12 * e}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			x := softmaxInput(s.M, s.N)
+			y := make([]float32, len(x))
+			softmaxRef(s.M, s.N, x, y)
+			dy := randSlice(newRand(9), len(x), 1)
+			dx := make([]float32, len(x))
+			f := im.SoftmaxBackward
+			return func() { f(s.M, s.N, y, s.N, dy, s.N, dx, s.N) }
+		},
+	}
+}
+
+// softmaxRef writes the row-wise softmax of x into y in float64.
+func softmaxRef(m, n int, x, y []float32) {
+	for i := range m {
+		row := x[i*n : i*n+n]
+		mx := math.Inf(-1)
+		for _, v := range row {
+			mx = math.Max(mx, float64(v))
+		}
+		sum := 0.0
+		for _, v := range row {
+			sum += math.Exp(float64(v) - mx)
+		}
+		for j, v := range row {
+			y[i*n+j] = float32(math.Exp(float64(v)-mx) / sum)
+		}
+	}
+}
+
+// vecSizes are the vector lengths: L1-resident (256 and 4096 floats),
+// L2 (65536 floats = 256 KiB a vector) and memory (1<<22 floats = 16 MiB
+// a vector).
+var vecSizes = []int{256, 4096, 65536, 1 << 22}
+
+// vecSink keeps the reductions' results alive.
+var vecSink float32
+
+// vecKernel returns a vector kernel doing flopsPerElem operations and
+// moving bytesPerElem bytes (read plus written) per element; op(im)
+// returns the call on vectors x, y and d, or nil when im lacks it.
+func vecKernel(name, doc string, flopsPerElem, bytesPerElem float64, op func(im *Impl) func(x, y, d []float32) float32) *Kernel {
+	var shapes []Shape
+	for _, n := range vecSizes {
+		shapes = append(shapes, Shape{Name: fmt.Sprintf("n=%d", n), N: n})
+	}
+	return &Kernel{
+		Name:   name,
+		Doc:    doc + ", vectors of length N",
+		Bound:  MemoryBound,
+		Shapes: shapes,
+		Short:  "n=4096",
+		has:    func(im *Impl) bool { return op(im) != nil },
+		work: func(s Shape) Work {
+			return Work{Flops: flopsPerElem * float64(s.N), Bytes: bytesPerElem * float64(s.N)}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			f := op(im)
+			r := newRand(2)
+			x, y, d := randSlice(r, s.N, 1), randSlice(r, s.N, 1), make([]float32, s.N)
+			return func() { vecSink += f(x, y, d) }
+		},
+	}
+}
+
+// newRand returns a deterministic generator.
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
+
+// randSlice returns n values uniform in [-scale, scale).
+func randSlice(r *rand.Rand, n int, scale float32) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = (r.Float32()*2 - 1) * scale
+	}
+	return s
+}
+
+// Select returns the cases of kernels named in kernelNames (all when
+// empty) and shapes named in shapeNames (all when empty; each kernel's
+// Short shape when short is true). It returns an error naming the valid
+// names when a name matches nothing.
+func Select(all []*Kernel, kernelNames, shapeNames []string, short bool) ([]Case, error) {
+	ks := all
+	if len(kernelNames) > 0 {
+		ks = nil
+		for _, name := range kernelNames {
+			k := findKernel(all, name)
+			if k == nil {
+				return nil, fmt.Errorf("unknown kernel %q; valid kernels: %s", name, strings.Join(KernelNames(all), ", "))
+			}
+			ks = append(ks, k)
+		}
+	}
+	var cases []Case
+	used := map[string]bool{}
+	for _, k := range ks {
+		for _, s := range k.Shapes {
+			switch {
+			case len(shapeNames) > 0:
+				if !contains(shapeNames, s.Name) {
+					continue
+				}
+				used[s.Name] = true
+			case short && s.Name != k.Short:
+				continue
+			}
+			cases = append(cases, Case{k, s})
+		}
+	}
+	for _, name := range shapeNames {
+		if !used[name] {
+			var valid []string
+			seen := map[string]bool{}
+			for _, k := range ks {
+				for _, s := range k.Shapes {
+					if !seen[s.Name] {
+						seen[s.Name] = true
+						valid = append(valid, s.Name)
+					}
+				}
+			}
+			return nil, fmt.Errorf("unknown shape %q for kernels %s; valid shapes: %s", name, strings.Join(KernelNames(ks), ","), strings.Join(valid, ", "))
+		}
+	}
+	return cases, nil
+}
+
+// SelectImpls returns the impls named in names (all when empty), or an
+// error naming the valid names.
+func SelectImpls(all []*Impl, names []string) ([]*Impl, error) {
+	if len(names) == 0 {
+		return all, nil
+	}
+	var out []*Impl
+	for _, name := range names {
+		var found *Impl
+		for _, im := range all {
+			if im.Name == name {
+				found = im
+			}
+		}
+		if found == nil {
+			valid := make([]string, len(all))
+			for i, im := range all {
+				valid[i] = im.Name
+			}
+			return nil, fmt.Errorf("unknown implementation %q; valid implementations: %s", name, strings.Join(valid, ", "))
+		}
+		out = append(out, found)
+	}
+	return out, nil
+}
+
+func findKernel(ks []*Kernel, name string) *Kernel {
+	for _, k := range ks {
+		if k.Name == name {
+			return k
+		}
+	}
+	return nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

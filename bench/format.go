@@ -1,0 +1,59 @@
+package bench
+
+import (
+	"fmt"
+	"math"
+)
+
+// FormatNs formats a duration given in nanoseconds with three significant
+// digits and a unit: "812ns", "1.25µs", "34.5ms", "2.00s".
+func FormatNs(ns float64) string {
+	switch {
+	case math.IsNaN(ns) || math.IsInf(ns, 0):
+		return "–"
+	case ns < 1e3:
+		return sig3(ns) + "ns"
+	case ns < 1e6:
+		return sig3(ns/1e3) + "µs"
+	case ns < 1e9:
+		return sig3(ns/1e6) + "ms"
+	}
+	return sig3(ns/1e9) + "s"
+}
+
+// sig3 formats v >= 0 with three significant digits (and no exponent
+// below 1e6).
+func sig3(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// FormatRate formats a rate (GFLOP/s or GB/s) with three significant
+// digits.
+func FormatRate(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "–"
+	}
+	return sig3(v)
+}
+
+// String formats the ratio as "2.51× [2.40, 2.63] p=0.002", or
+// "2.51× p=0.100" without an interval.
+func (r Ratio) String() string {
+	if math.IsNaN(r.X) || math.IsInf(r.X, 0) {
+		return "–"
+	}
+	s := sig3(r.X) + "×"
+	if r.HasCI {
+		s += " [" + sig3(r.Lo) + ", " + sig3(r.Hi) + "]"
+	}
+	if !math.IsNaN(r.P) {
+		s += fmt.Sprintf(" p=%.3f", r.P)
+	}
+	return s
+}

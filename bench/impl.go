@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"math"
+
+	"github.com/simdgpt/simdgpt/kernels"
+)
+
+// GemmFunc is the signature of a row-major single-precision GEMM,
+// C = alpha·op(A)·op(B) + beta·C, as kernels.Gemm.
+type GemmFunc func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+
+// ScoresFunc is the signature of kernels.MaskedScores.
+type ScoresFunc func(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int)
+
+// Impl is one way of running kernels that the benchmarks measure: one of
+// simdgpt's implementations (see Ours), another library (a peer, such as
+// gonum's Sgemm) or another way of computing a kernel's result (such as
+// GemmThenMask). Each field below that is nil marks a kernel the Impl
+// does not provide; such cases are left out.
+type Impl struct {
+	// Name identifies the implementation in flags, tables and benchmark
+	// names: "generic", "avx2", "avx512", "gonum", "openblas", ...
+	Name string
+
+	// Peer is true for anything that is not one of simdgpt's own
+	// implementations; tables give every implementation's ratio to each
+	// peer.
+	Peer bool
+
+	// ISA is the simdgpt implementation whose FMA peak loop is the
+	// yardstick for this Impl's percent of peak. For generic and for
+	// peers it is the widest implementation this CPU runs.
+	ISA *kernels.Impl
+
+	// MaxFlops, if positive, leaves out cases of more floating-point
+	// operations per call (generic GEMM takes seconds per call beyond
+	// a few tens of MFLOP).
+	MaxFlops float64
+
+	// SetThreads, if not nil, sets the number of threads the library
+	// runs on (the runner matches it to GOMAXPROCS).
+	SetThreads func(n int)
+
+	Gemm            GemmFunc
+	MaskedScores    ScoresFunc
+	Softmax         func(m, n int, x []float32, ldx int, y []float32, ldy int)
+	SoftmaxBackward func(m, n int, y []float32, ldy int, dy []float32, lddy int, dx []float32, lddx int)
+	Dot             func(x, y []float32) float32
+	Axpy            func(alpha float32, x, y []float32)
+	Scale           func(alpha float32, x []float32)
+	Add             func(dst, x, y []float32)
+	Sum             func(x []float32) float32
+	Max             func(x []float32) float32
+}
+
+// genericMaxFlops is the largest GEMM or scores problem (in floating-point
+// operations per call) that the generic implementation is run on.
+const genericMaxFlops = 1 << 25
+
+// Ours returns the Impl that runs every kernel of the simdgpt
+// implementation p.
+func Ours(p *kernels.Impl) *Impl {
+	im := &Impl{
+		Name:            p.Name(),
+		ISA:             p,
+		Gemm:            p.Gemm,
+		MaskedScores:    p.MaskedScores,
+		Softmax:         p.Softmax,
+		SoftmaxBackward: p.SoftmaxBackward,
+		Dot:             p.Dot,
+		Axpy:            p.Axpy,
+		Scale:           p.Scale,
+		Add:             p.Add,
+		Sum:             p.Sum,
+		Max:             p.Max,
+	}
+	if p.FMAPeakLoop(1) == 0 {
+		im.ISA = Widest()
+		im.MaxFlops = genericMaxFlops
+	}
+	return im
+}
+
+// GemmThenMask returns a peer of p's MaskedScores that computes the same
+// scores the plain way: p's Gemm for the whole T×T product, then -Inf
+// written over the masked upper triangle. It is what MaskedScores's
+// skipping of masked tiles is measured against. Its name is "gemm+mask"
+// for the widest implementation and "IMPL/gemm+mask" for the others.
+func GemmThenMask(p *kernels.Impl) *Impl {
+	name := p.Name() + "/gemm+mask"
+	if p == Widest() {
+		name = "gemm+mask"
+	}
+	isa := p
+	if p.FMAPeakLoop(1) == 0 {
+		isa = Widest()
+	}
+	negInf := float32(math.Inf(-1))
+	return &Impl{
+		Name: name,
+		Peer: true,
+		ISA:  isa,
+		MaskedScores: func(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int) {
+			p.Gemm(false, true, tq, tk, d, scale, q, ldq, k, ldk, 0, s, lds)
+			for i := range tq {
+				for j := max(0, i+offset+1); j < tk; j++ {
+					s[i*lds+j] = negInf
+				}
+			}
+		},
+	}
+}
+
+// Widest returns the fastest simdgpt implementation this CPU runs that has
+// an FMA peak loop, or nil if there is none (a purego build).
+func Widest() *kernels.Impl {
+	impls := kernels.Implementations()
+	for i := len(impls) - 1; i >= 0; i-- {
+		if impls[i].FMAPeakLoop(1) > 0 {
+			return impls[i]
+		}
+	}
+	return nil
+}
+
+// OursAll returns Ours of every implementation this CPU runs, generic
+// first.
+func OursAll() []*Impl {
+	var out []*Impl
+	for _, p := range kernels.Implementations() {
+		out = append(out, Ours(p))
+	}
+	return out
+}
