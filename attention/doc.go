@@ -1,0 +1,45 @@
+// Package attention is causal self-attention over the simdgpt kernels: a
+// single-head layer and a multi-head layer with the same parameters,
+// forward and backward passes for training, incremental decoding with a
+// key/value cache for sampling, and a fused inference forward that never
+// builds a T×T matrix.
+//
+// # Math
+//
+// x is [B,T,C] row-major. With the layer's parameters (see Params):
+//
+//	qkv = x·WQKV + BQKV            [B,T,3C]: Q, K, V side by side
+//	S_h = scale·Q_h·K_hᵀ + mask    per batch element and head h, T×T
+//	P_h = softmax(S_h) row-wise    [B,H,T,T] (Probs)
+//	Y_h = P_h·V_h                  heads concatenated back to [B,T,C]
+//	out = Y·WProj + BProj          [B,T,C]
+//
+// The mask sets S[i,j] = -Inf for j > i (a position sees itself and the
+// past), so masked probabilities are exactly 0. A single-head layer uses
+// Q, K and V whole and scale = 1/sqrt(C). A multi-head layer with H heads
+// needs C = H·D and reads Q, K and V as [B,T,H,D] (head h is columns
+// h·D..h·D+D-1 of each), with scale = 1/sqrt(D); no data is copied, the
+// kernels read each head in place through leading dimensions. With H = 1
+// the two layers compute the same thing.
+//
+// # Speed
+//
+// The projections are single large GEMMs (kernels.Gemm, which spreads them
+// over goroutines itself). The per-head work (kernels.MaskedScores,
+// kernels.Softmax, kernels.Gemm, kernels.SoftmaxBackward) is spread over
+// batch × heads across GOMAXPROCS goroutines. Every (batch, head) item is
+// computed by the same sequence of kernel calls whichever goroutine runs
+// it, so results do not depend on the number of goroutines beyond what
+// kernels.Gemm itself documents (deterministic for a given implementation
+// and GOMAXPROCS). The causal structure is used: rows are processed in
+// blocks and a block never touches the keys after its last row.
+//
+// A Layer keeps a workspace that grows on first use and is then reused:
+// Forward, Backward, Decode and ForwardFused allocate nothing once warm.
+//
+// # Arguments
+//
+// Every size and slice length is checked before any kernel runs; a
+// mistake panics with a message naming the method, the argument and the
+// numbers, e.g. "attention.Forward: len(x) = 100, want >= b*t*C = 2*8*16 = 256".
+package attention

@@ -1,0 +1,70 @@
+package attention_test
+
+import (
+	"fmt"
+
+	"github.com/simdgpt/simdgpt/attention"
+)
+
+// A layer with zero weights attends uniformly to the past: position i
+// averages the values of positions 0..i, which here are the value bias.
+func ExampleLayer_Forward() {
+	const c, t = 4, 3
+	l, err := attention.NewMultiHead(c, 2) // two heads of size 2
+	if err != nil {
+		panic(err)
+	}
+	buf := make([]float32, attention.NumParams(c))
+	p := attention.ViewParams(c, buf)
+	copy(p.BQKV[2*c:], []float32{1, 2, 3, 4}) // V = (1, 2, 3, 4) at every position
+	for i := 0; i < c; i++ {
+		p.WProj[i*c+i] = 1 // identity projection
+	}
+	x := make([]float32, t*c)
+	out := make([]float32, t*c)
+	l.Forward(out, x, 1, t, p)
+
+	probs := l.Probs() // [B,H,T,T]
+	for i := 0; i < t; i++ {
+		fmt.Printf("head 0, position %d attends %.3f\n", i, probs[i*t:(i+1)*t])
+	}
+	fmt.Println("out at position 2:", out[2*c:3*c])
+	// Output:
+	// head 0, position 0 attends [1.000 0.000 0.000]
+	// head 0, position 1 attends [0.500 0.500 0.000]
+	// head 0, position 2 attends [0.333 0.333 0.333]
+	// out at position 2: [1 2 3 4]
+}
+
+// Backward writes dL/dx and adds the parameter gradients into g.
+func ExampleLayer_Backward() {
+	const c, t = 2, 2
+	l := attention.NewSingleHead(c)
+	p := attention.ViewParams(c, make([]float32, attention.NumParams(c)))
+	for i := 0; i < c; i++ {
+		p.WProj[i*c+i] = 1
+	}
+	x := []float32{1, 2, 3, 4}
+	out := make([]float32, t*c)
+	l.Forward(out, x, 1, t, p)
+
+	// L = sum(out): dL/dout is all ones; BProj's gradient counts the
+	// positions, whatever the rest of the layer does.
+	dout := []float32{1, 1, 1, 1}
+	dx := make([]float32, t*c)
+	g := attention.ViewParams(c, make([]float32, attention.NumParams(c)))
+	l.Backward(dx, dout, p, g)
+	fmt.Println("dL/dBProj:", g.BProj)
+	// Output:
+	// dL/dBProj: [2 2]
+}
+
+// A flat buffer holds one layer's parameters; ViewParams cuts it up.
+func ExampleViewParams() {
+	const c = 8
+	buf := make([]float32, attention.NumParams(c))
+	p := attention.ViewParams(c, buf)
+	fmt.Println(len(buf), len(p.WQKV), len(p.BQKV), len(p.WProj), len(p.BProj))
+	// Output:
+	// 288 192 24 64 8
+}

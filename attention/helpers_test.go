@@ -1,0 +1,135 @@
+package attention
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// problem is one layer's inputs: x [B,T,C], parameters and targets for the
+// cross-entropy test loss.
+type problem struct {
+	s       refShape
+	x       []float32
+	pbuf    []float32
+	p       Params
+	targets []int
+}
+
+// newProblem makes random inputs of shape s whose scores are of order 1,
+// so the softmax is neither uniform nor one-hot.
+func newProblem(s refShape, seed uint64) *problem {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	pr := &problem{s: s}
+	n := s.b * s.t
+	pr.x = uniform(rng, n*s.c, 1)
+	pr.pbuf = make([]float32, NumParams(s.c))
+	pr.p = ViewParams(s.c, pr.pbuf)
+	a := float32(2 / math.Sqrt(float64(s.c)))
+	copy(pr.p.WQKV, uniform(rng, len(pr.p.WQKV), a))
+	copy(pr.p.BQKV, uniform(rng, len(pr.p.BQKV), 0.3))
+	copy(pr.p.WProj, uniform(rng, len(pr.p.WProj), a))
+	copy(pr.p.BProj, uniform(rng, len(pr.p.BProj), 0.3))
+	pr.targets = make([]int, n)
+	for i := range pr.targets {
+		pr.targets[i] = rng.IntN(s.c)
+	}
+	return pr
+}
+
+// uniform returns n values uniform in [-a, a).
+func uniform(rng *rand.Rand, n int, a float32) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = a * (2*rng.Float32() - 1)
+	}
+	return s
+}
+
+// newLayer returns the single-head layer when h is 0, else the multi-head
+// layer with h heads.
+func newLayer(t testing.TB, c, h int) *Layer {
+	t.Helper()
+	if h == 0 {
+		return NewSingleHead(c)
+	}
+	l, err := NewMultiHead(c, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// fastResult is what the layer under test computes for a problem.
+type fastResult struct {
+	out, probs, dx []float32
+	g              Params
+}
+
+// runFast runs Forward and, for the cross-entropy loss of its output,
+// Backward (with gradients accumulated into zeros).
+func runFast(l *Layer, pr *problem) fastResult {
+	s := pr.s
+	n := s.b * s.t
+	var r fastResult
+	r.out = make([]float32, n*s.c)
+	l.Forward(r.out, pr.x, s.b, s.t, pr.p)
+	r.probs = append([]float32(nil), l.Probs()...)
+	_, dout64 := crossEntropy(n, s.c, to64(r.out), pr.targets)
+	dout := make([]float32, len(dout64))
+	for i, v := range dout64 {
+		dout[i] = float32(v)
+	}
+	r.dx = make([]float32, n*s.c)
+	r.g = ViewParams(s.c, make([]float32, NumParams(s.c)))
+	l.Backward(r.dx, dout, pr.p, r.g)
+	return r
+}
+
+// relErr is max|got-want| / max(max|want|, 1e-30).
+func relErr(got []float32, want []float64) float64 {
+	if len(got) != len(want) {
+		return math.Inf(1)
+	}
+	num, den := 0.0, 1e-30
+	for i := range got {
+		num = math.Max(num, math.Abs(float64(got[i])-want[i]))
+		den = math.Max(den, math.Abs(want[i]))
+	}
+	return num / den
+}
+
+// namedSlices lists the outputs and gradients for comparisons.
+func (r fastResult) named() []namedF32 {
+	return []namedF32{
+		{"out", r.out}, {"probs", r.probs}, {"dx", r.dx},
+		{"dWQKV", r.g.WQKV}, {"dBQKV", r.g.BQKV}, {"dWProj", r.g.WProj}, {"dBProj", r.g.BProj},
+	}
+}
+
+type namedF32 struct {
+	name string
+	s    []float32
+}
+
+// mustPanic calls f and returns its panic message; it fails the test if
+// f does not panic or the message lacks one of want.
+func mustPanic(t *testing.T, f func(), want ...string) {
+	t.Helper()
+	msg := func() (msg string) {
+		defer func() {
+			if r := recover(); r != nil {
+				msg = fmt.Sprint(r)
+			}
+		}()
+		f()
+		return "<no panic>"
+	}()
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("panic message %q does not contain %q", msg, w)
+		}
+	}
+}

@@ -1,0 +1,384 @@
+package attention
+
+import (
+	"math"
+	"runtime"
+	"testing"
+)
+
+// fdShapes are small enough for a finite difference per parameter.
+var fdShapes = []struct {
+	s refShape
+	h int // 0: single head
+}{
+	{refShape{1, 1, 4, 1}, 1},
+	{refShape{2, 3, 6, 1}, 0},
+	{refShape{2, 5, 8, 2}, 2},
+	{refShape{1, 4, 6, 3}, 3},
+	{refShape{2, 3, 8, 4}, 4},
+}
+
+// fdGradients returns dL/dx and dL/dparams of the cross-entropy loss of
+// the reference forward, by central differences in float64.
+func fdGradients(pr *problem, scale float64) (dx []float64, g params64) {
+	s := pr.s
+	n := s.b * s.t
+	x := to64(pr.x)
+	p := toParams64(pr.p)
+	loss := func() float64 {
+		l, _ := crossEntropy(n, s.c, refForward(s, scale, x, p).out, pr.targets)
+		return l
+	}
+	const h = 1e-5
+	diff := func(v []float64) []float64 {
+		d := make([]float64, len(v))
+		for i := range v {
+			old := v[i]
+			v[i] = old + h
+			lp := loss()
+			v[i] = old - h
+			lm := loss()
+			v[i] = old
+			d[i] = (lp - lm) / (2 * h)
+		}
+		return d
+	}
+	return diff(x), params64{diff(p.wqkv), diff(p.bqkv), diff(p.wproj), diff(p.bproj)}
+}
+
+// TestGradientsFiniteDifferences holds both the fast path (float32) and
+// the float64 reference backward to central differences of the
+// cross-entropy loss computed in float64.
+func TestGradientsFiniteDifferences(t *testing.T) {
+	for _, tc := range fdShapes {
+		s := tc.s
+		l := newLayer(t, s.c, tc.h)
+		pr := newProblem(s, 1)
+		fdx, fg := fdGradients(pr, float64(l.Scale()))
+		fd := [][]float64{fdx, fg.wqkv, fg.bqkv, fg.wproj, fg.bproj}
+		names := []string{"dx", "dWQKV", "dBQKV", "dWProj", "dBProj"}
+
+		fast := runFast(l, pr)
+		fastG := [][]float32{fast.dx, fast.g.WQKV, fast.g.BQKV, fast.g.WProj, fast.g.BProj}
+
+		tr := refForward(s, float64(l.Scale()), to64(pr.x), toParams64(pr.p))
+		_, dout := crossEntropy(s.b*s.t, s.c, tr.out, pr.targets)
+		rg := refBackward(tr, dout)
+		refG := [][]float64{rg.dx, rg.wqkv, rg.bqkv, rg.wproj, rg.bproj}
+		for i, name := range names {
+			if e := relErr(fastG[i], fd[i]); e > 1e-4 {
+				t.Errorf("B=%d T=%d C=%d H=%d: fast %s vs finite differences: relative error %.2g", s.b, s.t, s.c, tc.h, name, e)
+			}
+			if e := relErr64(refG[i], fd[i]); e > 1e-6 {
+				t.Errorf("B=%d T=%d C=%d H=%d: reference %s vs finite differences: relative error %.2g", s.b, s.t, s.c, tc.h, name, e)
+			}
+		}
+	}
+}
+
+func relErr64(got, want []float64) float64 {
+	num, den := 0.0, 1e-30
+	for i := range got {
+		num = math.Max(num, math.Abs(got[i]-want[i]))
+		den = math.Max(den, math.Abs(want[i]))
+	}
+	return num / den
+}
+
+// refCases cover H in {1,2,4,8}, the single head, T = 1, odd T, T across
+// the row blocks, and B > 1.
+var refCases = []struct {
+	s refShape
+	h int
+}{
+	{refShape{1, 1, 8, 1}, 0},
+	{refShape{2, 7, 16, 1}, 0},
+	{refShape{1, 1, 32, 8}, 8},
+	{refShape{3, 9, 32, 1}, 1},
+	{refShape{2, 17, 32, 2}, 2},
+	{refShape{2, 33, 32, 4}, 4},
+	{refShape{3, 13, 32, 8}, 8},
+	{refShape{2, 64, 32, 4}, 4},
+	{refShape{1, 130, 32, 2}, 2},
+	{refShape{2, 131, 64, 8}, 8},
+	{refShape{1, 200, 48, 1}, 1},
+}
+
+// TestFastMatchesReference holds output, probabilities and every gradient
+// of the fast path to the explicit float64 reference.
+func TestFastMatchesReference(t *testing.T) {
+	for _, tc := range refCases {
+		s := tc.s
+		l := newLayer(t, s.c, tc.h)
+		pr := newProblem(s, 2)
+		fast := runFast(l, pr)
+		tr := refForward(s, float64(l.Scale()), to64(pr.x), toParams64(pr.p))
+		_, dout := crossEntropy(s.b*s.t, s.c, tr.out, pr.targets)
+		rg := refBackward(tr, dout)
+		want := [][]float64{tr.out, tr.probs, rg.dx, rg.wqkv, rg.bqkv, rg.wproj, rg.bproj}
+		for i, got := range fast.named() {
+			if e := relErr(got.s, want[i]); e > 2e-5 {
+				t.Errorf("B=%d T=%d C=%d H=%d: %s: relative error %.2g against the reference", s.b, s.t, s.c, tc.h, got.name, e)
+			}
+		}
+	}
+}
+
+// TestMultiHeadOneEqualsSingleHead is the seed's sanity anchor: with one
+// head the multi-head layer is the single-head layer, in output and in
+// every gradient of the cross-entropy loss.
+func TestMultiHeadOneEqualsSingleHead(t *testing.T) {
+	for _, s := range []refShape{{1, 1, 4, 1}, {2, 7, 16, 1}, {3, 65, 24, 1}, {1, 128, 64, 1}} {
+		pr := newProblem(s, 3)
+		single := runFast(NewSingleHead(s.c), pr)
+		multi := runFast(newLayer(t, s.c, 1), pr)
+		ms := multi.named()
+		for i, a := range single.named() {
+			for j := range a.s {
+				if a.s[j] != ms[i].s[j] {
+					t.Errorf("B=%d T=%d C=%d: %s[%d]: single head %v, multi-head H=1 %v", s.b, s.t, s.c, a.name, j, a.s[j], ms[i].s[j])
+					break
+				}
+			}
+		}
+	}
+}
+
+// TestCausality changes x at every position after t0 and checks that the
+// output at positions up to t0 does not change at all.
+func TestCausality(t *testing.T) {
+	for _, tc := range []struct {
+		s refShape
+		h int
+	}{{refShape{2, 9, 16, 2}, 2}, {refShape{1, 70, 32, 4}, 4}, {refShape{2, 5, 8, 0}, 0}} {
+		s := tc.s
+		if s.h == 0 {
+			s.h = 1
+		}
+		l := newLayer(t, s.c, tc.h)
+		pr := newProblem(s, 4)
+		n := s.b * s.t
+		base := make([]float32, n*s.c)
+		l.Forward(base, pr.x, s.b, s.t, pr.p)
+		out := make([]float32, n*s.c)
+		for t0 := 0; t0 < s.t-1; t0++ {
+			x := append([]float32(nil), pr.x...)
+			for b := 0; b < s.b; b++ {
+				for i := (b*s.t + t0 + 1) * s.c; i < (b+1)*s.t*s.c; i++ {
+					x[i] = -3 * x[i]
+				}
+			}
+			l.Forward(out, x, s.b, s.t, pr.p)
+			for b := 0; b < s.b; b++ {
+				for i := b * s.t * s.c; i < (b*s.t+t0+1)*s.c; i++ {
+					if out[i] != base[i] {
+						t.Fatalf("B=%d T=%d H=%d: changing positions > %d changed out at position %d of sequence %d: %v -> %v",
+							s.b, s.t, tc.h, t0, (i/s.c)%s.t, b, base[i], out[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestProbs checks that every probability row sums to 1, masked entries
+// are exactly 0 and unmasked ones positive.
+func TestProbs(t *testing.T) {
+	for _, tc := range refCases {
+		s := tc.s
+		l := newLayer(t, s.c, tc.h)
+		pr := newProblem(s, 5)
+		l.Forward(make([]float32, s.b*s.t*s.c), pr.x, s.b, s.t, pr.p)
+		P := l.Probs()
+		H := l.Heads()
+		if len(P) != s.b*H*s.t*s.t {
+			t.Fatalf("len(Probs()) = %d, want B*H*T*T = %d", len(P), s.b*H*s.t*s.t)
+		}
+		for r := 0; r < s.b*H*s.t; r++ {
+			i := r % s.t
+			row := P[r*s.t : (r+1)*s.t]
+			sum := 0.0
+			for j, v := range row {
+				if j > i && v != 0 {
+					t.Fatalf("B=%d T=%d H=%d: masked probability [%d,%d] = %v, want exactly 0", s.b, s.t, H, i, j, v)
+				}
+				if j <= i && !(v > 0) {
+					t.Fatalf("B=%d T=%d H=%d: probability [%d,%d] = %v, want > 0", s.b, s.t, H, i, j, v)
+				}
+				sum += float64(v)
+			}
+			if math.Abs(sum-1) > 1e-5 {
+				t.Fatalf("B=%d T=%d H=%d: row %d sums to %v", s.b, s.t, H, r, sum)
+			}
+		}
+	}
+}
+
+// TestThreadCountDoesNotChangeResults runs the same problem with 1, 2, 3
+// and 8 goroutines: outputs and gradients must be bit-identical (the
+// problems are below kernels.Gemm's own parallel threshold).
+func TestThreadCountDoesNotChangeResults(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	s := refShape{3, 67, 32, 4}
+	pr := newProblem(s, 6)
+	var first []namedF32
+	for _, procs := range []int{1, 2, 3, 8} {
+		runtime.GOMAXPROCS(procs)
+		got := runFast(newLayer(t, s.c, 4), pr).named()
+		if first == nil {
+			first = got
+			continue
+		}
+		for i := range got {
+			for j := range got[i].s {
+				if got[i].s[j] != first[i].s[j] {
+					t.Fatalf("GOMAXPROCS=%d: %s[%d] = %v, with GOMAXPROCS=1 %v", procs, got[i].name, j, got[i].s[j], first[i].s[j])
+				}
+			}
+		}
+	}
+}
+
+func TestNewMultiHeadErrors(t *testing.T) {
+	for _, tc := range []struct {
+		c, h int
+		want string // "" means no error
+	}{
+		{8, 2, ""}, {8, 8, ""}, {7, 1, ""},
+		{10, 4, "attention.NewMultiHead: C = 10 is not divisible by H = 4 heads (C must be H*D)"},
+		{6, 4, "attention.NewMultiHead: C = 6 is not divisible by H = 4 heads (C must be H*D)"},
+		{0, 1, "attention.NewMultiHead: C = 0 and H = 1 must both be >= 1"},
+		{8, 0, "attention.NewMultiHead: C = 8 and H = 0 must both be >= 1"},
+	} {
+		l, err := NewMultiHead(tc.c, tc.h)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("NewMultiHead(%d, %d): %v", tc.c, tc.h, err)
+		case tc.want == "" && (l.C() != tc.c || l.Heads() != tc.h || l.HeadDim()*tc.h != tc.c):
+			t.Errorf("NewMultiHead(%d, %d): C=%d Heads=%d HeadDim=%d", tc.c, tc.h, l.C(), l.Heads(), l.HeadDim())
+		case tc.want != "" && (err == nil || err.Error() != tc.want || l != nil):
+			t.Errorf("NewMultiHead(%d, %d) = %v, %v; want nil, %q", tc.c, tc.h, l, err, tc.want)
+		}
+	}
+}
+
+// TestBadArguments checks that every shape mistake panics with a message
+// naming the method, the argument and the numbers, and that the panic
+// comes before anything is written.
+func TestBadArguments(t *testing.T) {
+	const c = 8
+	l := newLayer(t, c, 2)
+	good := ViewParams(c, make([]float32, NumParams(c)))
+	bad := good
+	bad.WQKV = good.WQKV[:5]
+	short := good
+	short.BProj = make([]float32, c+1)
+	x := make([]float32, 2*3*c)
+	sentinel := func() []float32 {
+		s := make([]float32, 2*3*c)
+		for i := range s {
+			s[i] = 42
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name string
+		f    func(out []float32)
+		want []string
+	}{
+		{"b=0", func(out []float32) { l.Forward(out, x, 0, 3, good) }, []string{"attention.Forward: b = 0, must be >= 1"}},
+		{"t<0", func(out []float32) { l.Forward(out, x, 2, -1, good) }, []string{"attention.Forward: t = -1, must be >= 1"}},
+		{"x short", func(out []float32) { l.Forward(out, x[:40], 2, 3, good) }, []string{"attention.Forward: len(x) = 40, want >= b*t*C = 2*3*8 = 48"}},
+		{"out short", func(out []float32) { l.Forward(out[:47], x, 2, 3, good) }, []string{"attention.Forward: len(out) = 47, want >= b*t*C = 2*3*8 = 48"}},
+		{"WQKV", func(out []float32) { l.Forward(out, x, 2, 3, bad) }, []string{"attention.Forward: len(p.WQKV) = 5, want 192 for a WQKV of shape [8,24]"}},
+		{"BProj", func(out []float32) { l.Forward(out, x, 2, 3, short) }, []string{"attention.Forward: len(p.BProj) = 9, want 8 for a BProj of shape [8]"}},
+	} {
+		out := sentinel()
+		mustPanic(t, func() { tc.f(out) }, tc.want...)
+		for i, v := range out {
+			if v != 42 {
+				t.Errorf("%s: out[%d] = %v was written before the panic", tc.name, i, v)
+				break
+			}
+		}
+	}
+
+	// Backward.
+	fresh := newLayer(t, c, 2)
+	mustPanic(t, func() { fresh.Backward(x, x, good, good) }, "attention.Backward: no Forward to differentiate (call Forward first)")
+	l.Forward(make([]float32, 2*3*c), x, 2, 3, good)
+	g := ViewParams(c, make([]float32, NumParams(c)))
+	badG := g
+	badG.BQKV = g.BQKV[:3]
+	for _, tc := range []struct {
+		f    func(dx []float32)
+		want string
+	}{
+		{func(dx []float32) { l.Backward(dx[:10], x, good, g) }, "attention.Backward: len(dx) = 10, want >= b*t*C = 2*3*8 = 48"},
+		{func(dx []float32) { l.Backward(dx, x[:47], good, g) }, "attention.Backward: len(dout) = 47, want >= b*t*C = 2*3*8 = 48"},
+		{func(dx []float32) { l.Backward(dx, x, bad, g) }, "attention.Backward: len(p.WQKV) = 5, want 192"},
+		{func(dx []float32) { l.Backward(dx, x, good, badG) }, "attention.Backward: len(g.BQKV) = 3, want 24 for a BQKV of shape [24]"},
+	} {
+		dx := sentinel()
+		mustPanic(t, func() { tc.f(dx) }, tc.want)
+		for i, v := range append(dx, g.WQKV...) {
+			if v != 42 && i < len(dx) || v != 0 && i >= len(dx) {
+				t.Errorf("%q: output written before the panic", tc.want)
+				break
+			}
+		}
+	}
+
+	// Constructors and views.
+	mustPanic(t, func() { NewSingleHead(0) }, "attention.NewSingleHead: c = 0, must be >= 1")
+	mustPanic(t, func() { ViewParams(4, make([]float32, 10)) }, "attention.ViewParams: len(buf) = 10, want >= NumParams(4) = 80")
+	mustPanic(t, func() { ViewParams(0, nil) }, "attention.ViewParams: c = 0, must be >= 1")
+}
+
+func TestViewParams(t *testing.T) {
+	const c = 3
+	buf := make([]float32, NumParams(c)+2)
+	for i := range buf {
+		buf[i] = float32(i)
+	}
+	p := ViewParams(c, buf)
+	off := 0
+	for _, f := range []struct {
+		name string
+		s    []float32
+		n    int
+	}{{"WQKV", p.WQKV, 27}, {"BQKV", p.BQKV, 9}, {"WProj", p.WProj, 9}, {"BProj", p.BProj, 3}} {
+		if len(f.s) != f.n || cap(f.s) != f.n || f.s[0] != float32(off) {
+			t.Errorf("%s: len %d cap %d first %v, want len=cap=%d first %d", f.name, len(f.s), cap(f.s), f.s[0], f.n, off)
+		}
+		off += f.n
+	}
+	if off != NumParams(c) || NumParams(c) != 48 {
+		t.Errorf("NumParams(%d) = %d, fields cover %d", c, NumParams(c), off)
+	}
+}
+
+// TestNoAllocs checks that a warm layer allocates nothing per call.
+func TestNoAllocs(t *testing.T) {
+	for _, tc := range []struct {
+		s refShape
+		h int
+	}{{refShape{2, 70, 32, 4}, 4}, {refShape{3, 16, 24, 1}, 0}} {
+		s := tc.s
+		l := newLayer(t, s.c, tc.h)
+		pr := newProblem(s, 8)
+		n := s.b * s.t * s.c
+		out, dx := make([]float32, n), make([]float32, n)
+		g := ViewParams(s.c, make([]float32, NumParams(s.c)))
+		step := func() { l.Forward(out, pr.x, s.b, s.t, pr.p) }
+		back := func() { l.Backward(dx, out, pr.p, g) }
+		step()
+		back()
+		if a := testing.AllocsPerRun(20, step); a != 0 {
+			t.Errorf("H=%d: Forward allocates %v times per call", tc.h, a)
+		}
+		if a := testing.AllocsPerRun(20, back); a != 0 {
+			t.Errorf("H=%d: Backward allocates %v times per call", tc.h, a)
+		}
+	}
+}
