@@ -68,3 +68,24 @@ func ExampleViewParams() {
 	// Output:
 	// 288 192 24 64 8
 }
+
+// Sampling decodes one token at a time: each call sees the cached keys
+// and values of the earlier positions and appends its own.
+func ExampleLayer_Decode() {
+	const c, maxT = 4, 8
+	l := attention.NewSingleHead(c)
+	p := attention.ViewParams(c, make([]float32, attention.NumParams(c)))
+	for i := 0; i < c; i++ {
+		p.WQKV[i*3*c+2*c+i] = 1 // V = x
+		p.WProj[i*c+i] = 1      // out = the attention-weighted V
+	}
+	cache := attention.NewKVCache(c, maxT)
+	out := make([]float32, c)
+	for _, tok := range [][]float32{{2, 0, 0, 0}, {0, 2, 0, 0}} {
+		l.Decode(out, tok, 1, p, cache)
+		fmt.Println("position", cache.Len()-1, "->", out)
+	}
+	// Output:
+	// position 0 -> [2 0 0 0]
+	// position 1 -> [1 1 0 0]
+}

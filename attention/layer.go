@@ -36,6 +36,8 @@ type Layer struct {
 	// The parallel phase in progress and its items.
 	phase phase
 	it    items
+
+	dec decodeState
 }
 
 // phase says what runItems computes.
@@ -44,6 +46,7 @@ type phase int
 const (
 	phaseForward phase = iota
 	phaseBackward
+	phaseDecode
 )
 
 // NewSingleHead returns the single-head layer of width c: Q, K and V are
@@ -192,6 +195,8 @@ func (l *Layer) runItems(worker int) {
 			l.forwardItem(i)
 		case phaseBackward:
 			l.backwardItem(worker, i)
+		case phaseDecode:
+			l.decodeItem(i)
 		}
 	}
 }
