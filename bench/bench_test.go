@@ -108,11 +108,14 @@ func TestSupports(t *testing.T) {
 	if generic.Name != "generic" {
 		t.Fatalf("first implementation %q", generic.Name)
 	}
-	if !gemm.Supports(shapeOf(t, gemm, "sq256"), generic) {
-		t.Error("generic should run sq256 (2^25 flops)")
+	if !gemm.Supports(shapeOf(t, gemm, "768x128x384"), generic) {
+		t.Error("generic should run 768x128x384 (75 MFLOP)")
 	}
 	if gemm.Supports(shapeOf(t, gemm, "sq512"), generic) {
 		t.Error("generic should not run sq512 (2^28 flops)")
+	}
+	if gm := GemmThenMask(kernels.Implementations()[0]); scores.Supports(shapeOf(t, scores, "T=1024,d=128"), gm) || !scores.Supports(shapeOf(t, scores, "T=1024,d=64"), gm) {
+		t.Error("generic gemm+mask should run T=1024,d=64 (67 MFLOP) but not T=1024,d=128 (134 MFLOP)")
 	}
 	gm := GemmThenMask(kernels.Default())
 	if gemm.Supports(shapeOf(t, gemm, "sq64"), gm) || !scores.Supports(shapeOf(t, scores, "T=64,d=32"), gm) {

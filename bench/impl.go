@@ -56,7 +56,7 @@ type Impl struct {
 
 // genericMaxFlops is the largest GEMM or scores problem (in floating-point
 // operations per call) that the generic implementation is run on.
-const genericMaxFlops = 1 << 25
+const genericMaxFlops = 1 << 27
 
 // Ours returns the Impl that runs every kernel of the simdgpt
 // implementation p.
@@ -92,15 +92,16 @@ func GemmThenMask(p *kernels.Impl) *Impl {
 	if p == Widest() {
 		name = "gemm+mask"
 	}
-	isa := p
+	isa, maxFlops := p, 0.0
 	if p.FMAPeakLoop(1) == 0 {
-		isa = Widest()
+		isa, maxFlops = Widest(), genericMaxFlops
 	}
 	negInf := float32(math.Inf(-1))
 	return &Impl{
-		Name: name,
-		Peer: true,
-		ISA:  isa,
+		Name:     name,
+		Peer:     true,
+		ISA:      isa,
+		MaxFlops: maxFlops,
 		MaskedScores: func(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int) {
 			p.Gemm(false, true, tq, tk, d, scale, q, ldq, k, ldk, 0, s, lds)
 			for i := range tq {

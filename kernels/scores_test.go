@@ -1,9 +1,7 @@
 package kernels
 
 import (
-	"fmt"
 	"math"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -132,33 +130,6 @@ func TestMaskedScoresBadShapes(t *testing.T) {
 	} {
 		if msg := panicMessage(tc.call); !strings.Contains(msg, tc.want) {
 			t.Errorf("panic %q, want it to contain %q", msg, tc.want)
-		}
-	}
-}
-
-// BenchmarkMaskedScores compares MaskedScores with Gemm followed by
-// masking (the same result computed without skipping masked tiles) for
-// one causal head, on each implementation, both on one goroutine.
-func BenchmarkMaskedScores(b *testing.B) {
-	for _, sh := range [][2]int{{256, 64}, {1024, 64}, {256, 128}} {
-		T, d := sh[0], sh[1]
-		r := newRand(1)
-		q, k, s := randSlice(r, T*d), randSlice(r, T*d), make([]float32, T*T)
-		flops := float64(T) * float64(T) * float64(d) // causal: half of 2·T²·d
-		for _, p := range Implementations() {
-			b.Run(fmt.Sprintf("T=%d,d=%d/%s/masked", T, d, p.Name()), func(b *testing.B) {
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-				benchVsPeak(b, p, flops, func() { p.MaskedScores(T, T, d, 0.125, q, d, k, d, 0, s, T) })
-			})
-			b.Run(fmt.Sprintf("T=%d,d=%d/%s/gemm+mask", T, d, p.Name()), func(b *testing.B) {
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-				benchVsPeak(b, p, flops, func() {
-					p.Gemm(false, true, T, T, d, 0.125, q, d, k, d, 0, s, T)
-					for i := 0; i < T; i++ {
-						fillNegInf(s[i*T+i+1 : i*T+T])
-					}
-				})
-			})
 		}
 	}
 }
