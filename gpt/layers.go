@@ -147,10 +147,8 @@ func geluBackward(dx, dout, x, th []float32, n int) {
 }
 
 // crossEntropy turns logits [n,v] into probabilities in place and returns
-// the mean of -log p[target] over the n rows. When dlogits is not nil it is
-// set to the gradient of that mean: (p - onehot(target))/n (it may alias
-// logits).
-func crossEntropy(logits []float32, targets []int32, n, v int, dlogits []float32) float64 {
+// the mean of -log p[target] over the n rows.
+func crossEntropy(logits []float32, targets []int32, n, v int) float64 {
 	kernels.Softmax(n, v, logits, v, logits, v)
 	var loss float64
 	for i := 0; i < n; i++ {
@@ -160,17 +158,21 @@ func crossEntropy(logits []float32, targets []int32, n, v int, dlogits []float32
 		}
 		loss -= math.Log(float64(logits[i*v+tg]))
 	}
-	if dlogits != nil {
-		inv := 1 / float32(n)
-		parallelFor(n, rowChunk, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				p, d := logits[i*v:][:v], dlogits[i*v:][:v]
-				for j := range p {
-					d[j] = p[j] * inv
-				}
-				d[targets[i]] -= inv
-			}
-		})
-	}
 	return loss / float64(n)
+}
+
+// crossEntropyBackward writes the gradient of crossEntropy's mean loss with
+// respect to the logits, (p - onehot(target))/n, into dlogits (which may
+// alias probs).
+func crossEntropyBackward(dlogits, probs []float32, targets []int32, n, v int) {
+	inv := 1 / float32(n)
+	parallelFor(n, rowChunk, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			p, d := probs[i*v:][:v], dlogits[i*v:][:v]
+			for j := range p {
+				d[j] = p[j] * inv
+			}
+			d[targets[i]] -= inv
+		}
+	})
 }
