@@ -1,0 +1,221 @@
+package gpt
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/simdgpt/simdgpt/gpt/data"
+	"github.com/simdgpt/simdgpt/gpt/safetensors"
+)
+
+// CheckpointFile is the file name of a checkpoint in its directory.
+const CheckpointFile = "checkpoint.safetensors"
+
+// Metadata keys of a checkpoint (all values are strings, as safetensors
+// requires).
+const (
+	MetaFormat = "format"    // "tinygpt/1"
+	MetaConfig = "config"    // Config as JSON
+	MetaVocab  = "vocab"     // the character vocabulary in id order (absent for token files)
+	MetaStep   = "step"      // optimizer steps taken
+	MetaTrain  = "train"     // TrainConfig as JSON
+	MetaRNG    = "rng_state" // batch generator state, decimal
+	formatName = "tinygpt/1"
+	optMPrefix = "optimizer.m" // AdamW first moments, [NumParams]
+	optVPrefix = "optimizer.v" // AdamW second moments, [NumParams]
+)
+
+// Checkpoint is what a checkpoint file holds.
+type Checkpoint struct {
+	Model *Model
+	Vocab *data.Vocab // nil for a model trained on token ids
+	Step  int
+	// Train, Opt and RNGState are set when the file has the training state
+	// (every file Save writes has).
+	Train    TrainConfig
+	Opt      *AdamW
+	RNGState uint64
+}
+
+// configJSON is Config with stable lower-case keys.
+type configJSON struct {
+	Vocab     int `json:"vocab"`
+	BlockSize int `json:"block_size"`
+	Layers    int `json:"layers"`
+	Heads     int `json:"heads"`
+	Width     int `json:"width"`
+}
+
+func (c Config) jsonString() string {
+	b, _ := json.Marshal(configJSON{c.Vocab, c.BlockSize, c.Layers, c.heads(), c.Width})
+	return string(b)
+}
+
+// Save writes the trainer's model, optimizer and generator state with the
+// vocabulary (nil for token ids) to path atomically: a temporary file in the
+// same directory, fsynced, renamed over path, and the directory fsynced.
+func (t *Trainer) Save(path string, vocab *data.Vocab) error {
+	m := t.Model
+	var ts []safetensors.Tensor
+	for _, x := range m.Config.Tensors() {
+		ts = append(ts, safetensors.Tensor{Name: x.Name, Shape: x.Shape, Data: m.Params[x.Offset : x.Offset+x.Size()]})
+	}
+	n := len(m.Params)
+	ts = append(ts,
+		safetensors.Tensor{Name: optMPrefix, Shape: []int{n}, Data: t.Opt.M},
+		safetensors.Tensor{Name: optVPrefix, Shape: []int{n}, Data: t.Opt.V})
+	train, _ := json.Marshal(t.Cfg)
+	meta := map[string]string{
+		MetaFormat: formatName,
+		MetaConfig: m.Config.jsonString(),
+		MetaStep:   strconv.Itoa(t.Opt.Step),
+		MetaTrain:  string(train),
+		MetaRNG:    strconv.FormatUint(t.RNG.State(), 10),
+	}
+	if vocab != nil {
+		meta[MetaVocab] = vocab.String()
+	}
+	b, err := safetensors.Encode(ts, meta)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, b)
+}
+
+// WriteFileAtomic writes b to path so that path holds either its old
+// contents or all of b, whatever happens: a temporary file in the same
+// directory is written and fsynced, renamed over path, and the directory
+// fsynced so the rename itself is durable.
+func WriteFileAtomic(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	if _, err = f.Write(b); err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Load reads a checkpoint. A missing, truncated or corrupted file, or one
+// whose tensors do not match its config, is an error naming the file, and
+// nothing is returned.
+func Load(path string) (*Checkpoint, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	ck, err := decodeCheckpoint(b)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return ck, nil
+}
+
+func decodeCheckpoint(b []byte) (*Checkpoint, error) {
+	tensors, meta, err := safetensors.Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	if meta[MetaFormat] != formatName {
+		return nil, fmt.Errorf("not a TinyGPT checkpoint (metadata format %q, want %q)", meta[MetaFormat], formatName)
+	}
+	var cj configJSON
+	if err := json.Unmarshal([]byte(meta[MetaConfig]), &cj); err != nil {
+		return nil, fmt.Errorf("bad config metadata %q: %v", meta[MetaConfig], err)
+	}
+	cfg := Config{Vocab: cj.Vocab, BlockSize: cj.BlockSize, Layers: cj.Layers, Heads: cj.Heads, Width: cj.Width}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	step, err := strconv.Atoi(meta[MetaStep])
+	if err != nil || step < 0 {
+		return nil, fmt.Errorf("bad step metadata %q", meta[MetaStep])
+	}
+	ck := &Checkpoint{Step: step}
+	if v, ok := meta[MetaVocab]; ok {
+		if ck.Vocab, err = data.ParseVocab(v); err != nil {
+			return nil, err
+		}
+		if ck.Vocab.Size() != cfg.Vocab {
+			return nil, fmt.Errorf("vocabulary of %d characters for a model of %d tokens", ck.Vocab.Size(), cfg.Vocab)
+		}
+	}
+	byName := map[string]safetensors.Tensor{}
+	for _, t := range tensors {
+		byName[t.Name] = t
+	}
+	m, err := newModel(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range cfg.Tensors() {
+		t, ok := byName[x.Name]
+		if !ok {
+			return nil, fmt.Errorf("tensor %q is missing", x.Name)
+		}
+		if fmt.Sprint(t.Shape) != fmt.Sprint(x.Shape) {
+			return nil, fmt.Errorf("tensor %q has shape %v, the config needs %v", x.Name, t.Shape, x.Shape)
+		}
+		copy(m.Params[x.Offset:], t.Data)
+	}
+	ck.Model = m
+	mt, okM := byName[optMPrefix]
+	vt, okV := byName[optVPrefix]
+	if okM != okV {
+		return nil, errors.New("optimizer state has only one of its two moments")
+	}
+	if okM {
+		n := len(m.Params)
+		if len(mt.Data) != n || len(vt.Data) != n {
+			return nil, fmt.Errorf("optimizer moments of %d and %d values for %d parameters", len(mt.Data), len(vt.Data), n)
+		}
+		if err := json.Unmarshal([]byte(meta[MetaTrain]), &ck.Train); err != nil {
+			return nil, fmt.Errorf("bad train metadata %q: %v", meta[MetaTrain], err)
+		}
+		if ck.RNGState, err = strconv.ParseUint(meta[MetaRNG], 10, 64); err != nil {
+			return nil, fmt.Errorf("bad rng_state metadata %q", meta[MetaRNG])
+		}
+		opt := NewAdamW(n, cfg.DecayMask())
+		opt.WeightDecay, opt.ClipNorm = ck.Train.WeightDecay, ck.Train.ClipNorm
+		opt.M, opt.V, opt.Step = mt.Data, vt.Data, step
+		ck.Opt = opt
+	}
+	return ck, nil
+}
+
+// Resume returns a trainer that continues the run saved in ck on d, exactly
+// where it stopped.
+func (ck *Checkpoint) Resume(d *data.Dataset) (*Trainer, error) {
+	if ck.Opt == nil {
+		return nil, errors.New("gpt: the checkpoint has no optimizer state to resume from")
+	}
+	t, err := NewTrainer(ck.Model, d, ck.Train)
+	if err != nil {
+		return nil, err
+	}
+	t.Opt = ck.Opt
+	t.RNG.SetState(ck.RNGState)
+	return t, nil
+}
