@@ -53,7 +53,7 @@ const decodeMinFlops = 1 << 18
 // keys and values are appended to the cache. The rows of out equal the
 // same rows of Forward over the whole sequence up to float32 rounding
 // (the kernels sum in a different order for a different number of rows;
-// the tests hold them to 1e-5 of the largest output). Feed a prompt with
+// the tests hold them to 5e-6 of the largest output). Feed a prompt with
 // one call of n = its length, then one token per call. out may be the same
 // slice as x. It panics if n < 1, if x or out is shorter than n*C, if the
 // cache is for another width or has no room for n more positions, or if

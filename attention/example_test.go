@@ -2,6 +2,7 @@ package attention_test
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/simdgpt/simdgpt/attention"
 )
@@ -88,4 +89,33 @@ func ExampleLayer_Decode() {
 	// Output:
 	// position 0 -> [2 0 0 0]
 	// position 1 -> [1 1 0 0]
+}
+
+// ForwardFused gives Forward's output without the T×T probabilities, for
+// long contexts at inference time.
+func ExampleLayer_ForwardFused() {
+	const c, t = 8, 1024
+	l, _ := attention.NewMultiHead(c, 2)
+	p := attention.ViewParams(c, make([]float32, attention.NumParams(c)))
+	for i := range p.WQKV {
+		p.WQKV[i] = float32(i%7) / 20
+	}
+	for i := 0; i < c; i++ {
+		p.WProj[i*c+i] = 1
+	}
+	x := make([]float32, t*c)
+	for i := range x {
+		x[i] = float32(i%5) / 5
+	}
+	full := make([]float32, t*c)
+	fused := make([]float32, t*c)
+	l.Forward(full, x, 1, t, p)
+	l.ForwardFused(fused, x, 1, t, p)
+	worst := 0.0
+	for i := range full {
+		worst = math.Max(worst, math.Abs(float64(full[i]-fused[i])))
+	}
+	fmt.Println("largest difference below 1e-5:", worst < 1e-5)
+	// Output:
+	// largest difference below 1e-5: true
 }

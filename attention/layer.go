@@ -37,7 +37,8 @@ type Layer struct {
 	phase phase
 	it    items
 
-	dec decodeState
+	dec   decodeState
+	fused fusedState
 }
 
 // phase says what runItems computes.
@@ -47,6 +48,7 @@ const (
 	phaseForward phase = iota
 	phaseBackward
 	phaseDecode
+	phaseFused
 )
 
 // NewSingleHead returns the single-head layer of width c: Q, K and V are
@@ -197,6 +199,8 @@ func (l *Layer) runItems(worker int) {
 			l.backwardItem(worker, i)
 		case phaseDecode:
 			l.decodeItem(i)
+		case phaseFused:
+			l.fusedItem(worker, i)
 		}
 	}
 }
