@@ -67,3 +67,16 @@ func TestGemmBInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockingFromCPU checks that the AVX2 and AVX-512 GEMMs are blocked
+// for the caches cpuid reports.
+func TestBlockingFromCPU(t *testing.T) {
+	info := CPU()
+	for _, g := range []*blockedGemm{gemmAVX2, gemmAVX512} {
+		kc, nc := blockSizes(info.L1D, info.L2, g.wide.mr, g.wide.nr)
+		if g.kc != kc || g.nc != nc {
+			t.Errorf("%dx%d GEMM blocked kc=%d nc=%d; the caches (L1D %d, L2 %d) give kc=%d nc=%d", g.wide.mr, g.wide.nr, g.kc, g.nc, info.L1D, info.L2, kc, nc)
+		}
+	}
+	t.Logf("L1D %d, L2 %d: avx512 kc=%d nc=%d, avx2 kc=%d nc=%d", info.L1D, info.L2, gemmAVX512.kc, gemmAVX512.nc, gemmAVX2.kc, gemmAVX2.nc)
+}

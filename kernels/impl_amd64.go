@@ -23,7 +23,10 @@ func archImpls() []*Impl {
 	avx2.ops.fmaLoop, avx2.ops.fmaFlops = amd64.FMAPeakAVX2, 12*8*2
 	avx512.ops.fmaLoop, avx512.ops.fmaFlops = amd64.FMAPeakAVX512, 12*16*2
 
-	// gemm
+	// gemm, blocked for this CPU's caches
+	info := CPU()
+	gemmAVX2.setBlocking(info)
+	gemmAVX512.setBlocking(info)
 	avx2.ops.gemm = gemmAVX2.gemm
 	avx512.ops.gemm = gemmAVX512.gemm
 	avx2.ops.maskedScores = gemmAVX2.maskedScores
@@ -54,7 +57,9 @@ func archImpls() []*Impl {
 
 // GEMM blocking. kc: an MR×kc panel of A stays in L1 beside the streaming
 // B panels; nc: a kc×nc block of B fits in half of L2; mc: how many rows
-// of A are packed at once. The wide and narrow kernels of one
+// of A are packed at once. kc and nc are set from the cache sizes cpuid
+// reports when archImpls runs (see blockSizes); the values here are those
+// of a 48 KiB L1 and 1 MiB L2. The wide and narrow kernels of one
 // implementation share MR.
 var (
 	gemmAVX512 = &blockedGemm{
