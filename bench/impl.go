@@ -23,6 +23,10 @@ type Impl struct {
 	// names: "generic", "avx2", "avx512", "gonum", "openblas", ...
 	Name string
 
+	// About describes the implementation in a line for report headers
+	// (for peers: the library and its version).
+	About string
+
 	// Peer is true for anything that is not one of simdgpt's own
 	// implementations; tables give every implementation's ratio to each
 	// peer.
@@ -86,10 +90,11 @@ func Ours(p *kernels.Impl) *Impl {
 // scores the plain way: p's Gemm for the whole T×T product, then -Inf
 // written over the masked upper triangle. It is what MaskedScores's
 // skipping of masked tiles is measured against. Its name is "gemm+mask"
-// for the widest implementation and "IMPL/gemm+mask" for the others.
+// for the fastest implementation this CPU runs and "IMPL/gemm+mask" for
+// the others.
 func GemmThenMask(p *kernels.Impl) *Impl {
 	name := p.Name() + "/gemm+mask"
-	if p == Widest() {
+	if impls := kernels.Implementations(); p == impls[len(impls)-1] {
 		name = "gemm+mask"
 	}
 	isa, maxFlops := p, 0.0
@@ -99,6 +104,7 @@ func GemmThenMask(p *kernels.Impl) *Impl {
 	negInf := float32(math.Inf(-1))
 	return &Impl{
 		Name:     name,
+		About:    "MaskedScores as " + p.Name() + " Gemm of all T×T scores, then -Inf over the masked triangle",
 		Peer:     true,
 		ISA:      isa,
 		MaxFlops: maxFlops,

@@ -69,7 +69,7 @@ func Run(c Case, impls []*Impl, opt Options) []*Result {
 			p.res.Iters = append(p.res.Iters, p.iters)
 			p.res.Ns = append(p.res.Ns, ns)
 			if c.Kernel.Bound == ComputeBound && p.res.Impl.ISA != nil {
-				if peak := PeakRate(p.res.Impl.ISA, w.Flops*float64(p.iters)/8); peak > 0 {
+				if peak := PeakRate(p.res.Impl.ISA, max(minPeakFlops, w.Flops*float64(p.iters)/8)); peak > 0 {
 					p.res.PeakFrac = append(p.res.PeakFrac, w.Flops/ns*1e9/(peak*cores))
 				}
 			}
@@ -81,6 +81,10 @@ func Run(c Case, impls []*Impl, opt Options) []*Result {
 	}
 	return out
 }
+
+// minPeakFlops is the least work of an interleaved peak measurement
+// (about 0.2 ms), so that a short sample still gets a steady reading.
+const minPeakFlops = 2e7
 
 // calibrate warms op up and returns the number of calls that take about d.
 func calibrate(op func(), d time.Duration) int {

@@ -1,0 +1,248 @@
+// Command kernelbench measures simdgpt's kernels on every implementation
+// this CPU runs, side by side with other libraries (peers: gonum's Sgemm,
+// and OpenBLAS when built with -tags openblas), and prints a table per
+// kernel: median time per call, GFLOP/s or GB/s, percent of the FMA peak,
+// and the speed-up over generic and over each peer with a 95% confidence
+// interval and p-value.
+//
+// The implementations of one case run interleaved (A B A B ...) so that
+// their ratios share the machine's conditions.
+//
+// Usage:
+//
+//	kernelbench [flags]
+//
+// Examples:
+//
+//	kernelbench -list
+//	kernelbench -kernels gemm -shapes sq256,sq512 -count 8
+//	kernelbench -short -time 5ms
+//	kernelbench -o new.txt -compare old.txt -plot gemm.png
+//	go run -tags openblas ./cmd/kernelbench -kernels gemm
+//
+// Unknown kernel, shape or implementation names print the valid names and
+// exit with status 2; an unreadable or malformed -compare file is an error
+// (status 1) before anything runs.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/simdgpt/simdgpt/bench"
+	"github.com/simdgpt/simdgpt/bench/peers"
+	"github.com/simdgpt/simdgpt/kernels"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// progressAfter is how long a run must be expected to take before
+// progress is printed on stderr.
+var progressAfter = 3 * time.Second
+
+// config is what the flags ask for.
+type config struct {
+	kernels, shapes, impls string
+	count                  int
+	time                   time.Duration
+	short, list            bool
+	procs                  int
+	out, compare, plot     string
+	cases                  []bench.Case
+	selected               []*bench.Impl
+	allKernels             []*bench.Kernel
+	baseline               *benchFile
+	plotKernel             *bench.Kernel
+}
+
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cfg, err := parseFlags(args, stderr)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(stderr, "kernelbench: %v\n", err)
+		var ue usageError
+		if errors.As(err, &ue) {
+			return 2
+		}
+		return 1
+	}
+	if cfg == nil {
+		return 2 // the flag package printed the error
+	}
+	if cfg.list {
+		printList(stdout, cfg)
+		return 0
+	}
+	if err := measure(cfg, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "kernelbench: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// allImpls returns simdgpt's implementations this CPU runs, then the
+// peers: gonum, openblas (with -tags openblas) and gemm+mask.
+func allImpls() []*bench.Impl {
+	impls := bench.OursAll()
+	impls = append(impls, peers.All()...)
+	return append(impls, bench.GemmThenMask(kernels.Default()))
+}
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	cfg := &config{}
+	fs := flag.NewFlagSet("kernelbench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&cfg.kernels, "kernels", "", "comma-separated `names` of kernels to run (default all; see -list)")
+	fs.StringVar(&cfg.shapes, "shapes", "", "comma-separated `names` of shapes to run (default all of each kernel; see -list)")
+	fs.StringVar(&cfg.impls, "impls", "", "comma-separated `names` of implementations and peers to run (default all)")
+	fs.IntVar(&cfg.count, "count", 6, "samples of each implementation per case (6 or more give a 95% interval for medians; 4 or more for ratios)")
+	fs.DurationVar(&cfg.time, "time", 100*time.Millisecond, "target `duration` of one sample (at least one call)")
+	fs.BoolVar(&cfg.short, "short", false, "one shape per kernel (unless -shapes), and -time 10ms unless set")
+	fs.BoolVar(&cfg.list, "list", false, "list kernels, shapes and implementations, and exit")
+	fs.IntVar(&cfg.procs, "procs", 1, "GOMAXPROCS for the run and the thread count of peers (0: all CPUs)")
+	fs.StringVar(&cfg.out, "o", "", "write the samples to `file` in Go benchmark format (for benchstat)")
+	fs.StringVar(&cfg.compare, "compare", "", "print the change of this run against a `file` saved with -o")
+	fs.StringVar(&cfg.plot, "plot", "", "write a chart of GFLOP/s against size, one line per implementation, to `file`.png")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: kernelbench [flags]\n\nMeasures simdgpt's kernels on every implementation and peer, interleaved.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, nil
+	}
+	if fs.NArg() > 0 {
+		return nil, usageError{fmt.Sprintf("unexpected argument %q (all settings are flags; see -h)", fs.Arg(0))}
+	}
+	timeSet := false
+	fs.Visit(func(f *flag.Flag) { timeSet = timeSet || f.Name == "time" })
+	if cfg.short && !timeSet {
+		cfg.time = 10 * time.Millisecond
+	}
+	switch {
+	case cfg.count < 1:
+		return nil, usageError{fmt.Sprintf("-count %d: want at least 1", cfg.count)}
+	case cfg.time <= 0:
+		return nil, usageError{fmt.Sprintf("-time %v: want a positive duration", cfg.time)}
+	case cfg.procs < 0:
+		return nil, usageError{fmt.Sprintf("-procs %d: want 0 (all CPUs) or more", cfg.procs)}
+	case cfg.plot != "" && !strings.HasSuffix(strings.ToLower(cfg.plot), ".png"):
+		return nil, usageError{fmt.Sprintf("-plot %s: the chart is a PNG; name the file *.png", cfg.plot)}
+	}
+	if cfg.procs == 0 {
+		cfg.procs = runtime.NumCPU()
+	}
+
+	cfg.allKernels = bench.Kernels()
+	cases, err := bench.Select(cfg.allKernels, splitList(cfg.kernels), splitShapes(cfg.shapes, cfg.allKernels), cfg.short)
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	cfg.cases = cases
+	cfg.selected, err = bench.SelectImpls(allImpls(), splitList(cfg.impls))
+	if err != nil {
+		return nil, usageError{err.Error()}
+	}
+	if cfg.plot != "" {
+		for _, c := range cases {
+			if c.Kernel.Bound == bench.ComputeBound {
+				cfg.plotKernel = c.Kernel
+				break
+			}
+		}
+		if cfg.plotKernel == nil {
+			return nil, usageError{"-plot draws GFLOP/s of gemm or maskedscores: select one of them with -kernels"}
+		}
+	}
+	if cfg.compare != "" {
+		// Read it now: a bad file should fail before minutes of measuring.
+		cfg.baseline, err = readBenchFile(cfg.compare)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// splitShapes splits a -shapes value at the commas that separate names,
+// keeping those inside names such as "T=256,d=64" and "n=4096,stream":
+// consecutive items are joined when together they name a shape.
+func splitShapes(s string, ks []*bench.Kernel) []string {
+	known := map[string]bool{}
+	for _, k := range ks {
+		for _, sh := range k.Shapes {
+			known[sh.Name] = true
+		}
+	}
+	parts := splitList(s)
+	var out []string
+	for i := 0; i < len(parts); {
+		n := 1
+		for j := len(parts); j > i+1; j-- {
+			if known[strings.Join(parts[i:j], ",")] {
+				n = j - i
+				break
+			}
+		}
+		out = append(out, strings.Join(parts[i:i+n], ","))
+		i += n
+	}
+	return out
+}
+
+// printList prints the kernels with their shapes, and the implementations.
+func printList(w io.Writer, cfg *config) {
+	fmt.Fprintln(w, "kernels and their shapes (-kernels, -shapes; * marks the -short shape):")
+	for _, k := range cfg.allKernels {
+		fmt.Fprintf(w, "  %-16s %s\n", k.Name, k.Doc)
+		var names []string
+		for _, s := range k.Shapes {
+			n := s.Name
+			if n == k.Short {
+				n += "*"
+			}
+			names = append(names, n)
+		}
+		fmt.Fprintf(w, "  %-16s %s\n", "", strings.Join(names, " "))
+	}
+	fmt.Fprintln(w, "implementations (-impls):")
+	for _, im := range allImpls() {
+		what := "simdgpt"
+		if im.Peer {
+			what = "peer"
+		}
+		about := im.About
+		if about == "" && im.ISA != nil && !im.Peer {
+			about = "simdgpt " + im.Name
+		}
+		fmt.Fprintf(w, "  %-16s %-8s %s\n", im.Name, what, about)
+	}
+}

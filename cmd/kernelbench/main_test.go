@@ -1,0 +1,196 @@
+package main
+
+import (
+	"bytes"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/perf/benchfmt"
+
+	"github.com/simdgpt/simdgpt/bench"
+)
+
+// kernelbench runs the command with args and returns its exit status,
+// standard output and standard error.
+func kernelbench(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestBadNames checks that an unknown name gives one line listing the
+// valid names, and exit status 2, before anything runs.
+func TestBadNames(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-kernels", "gemm,softmaxx"}, `kernelbench: unknown kernel "softmaxx"; valid kernels: gemm, maskedscores, softmax, softmaxbackward, dot, axpy, scale, add, sum, max`},
+		{[]string{"-kernels", "dot", "-shapes", "n=4096,sq64"}, `kernelbench: unknown shape "sq64" for kernels dot; valid shapes: n=256, n=4096, n=65536, n=4194304`},
+		{[]string{"-impls", "generic,mkl"}, `kernelbench: unknown implementation "mkl"; valid implementations: generic,`},
+		{[]string{"-count", "0"}, "kernelbench: -count 0: want at least 1"},
+		{[]string{"-plot", "chart.svg"}, "kernelbench: -plot chart.svg: the chart is a PNG; name the file *.png"},
+		{[]string{"-kernels", "dot", "-plot", "x.png"}, "kernelbench: -plot draws GFLOP/s of gemm or maskedscores"},
+		{[]string{"extra"}, `kernelbench: unexpected argument "extra"`},
+		{[]string{"-nosuchflag"}, "flag provided but not defined: -nosuchflag"},
+	} {
+		code, stdout, stderr := kernelbench(t, tc.args...)
+		if code != 2 || stdout != "" || !strings.HasPrefix(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 and stderr starting %q", tc.args, code, stdout, stderr, tc.want)
+		}
+		if !strings.HasPrefix(tc.args[0], "-nosuch") && strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: stderr %q is not one line", tc.args, stderr)
+		}
+	}
+}
+
+// TestBadCompareFile checks the errors for a -compare file that cannot be
+// read, is not in benchmark format, or holds no results.
+func TestBadCompareFile(t *testing.T) {
+	dir := t.TempDir()
+	malformed := filepath.Join(dir, "malformed.txt")
+	os.WriteFile(malformed, []byte("goos: linux\nBenchmarkGemm/shape=sq64/impl=avx2 10 fast ns/op\n"), 0o644)
+	empty := filepath.Join(dir, "empty.txt")
+	os.WriteFile(empty, []byte("just some notes\n"), 0o644)
+	for _, tc := range []struct {
+		file string
+		want string
+	}{
+		{filepath.Join(dir, "missing.txt"), "kernelbench: -compare: open " + filepath.Join(dir, "missing.txt") + ": no such file or directory"},
+		{malformed, "kernelbench: -compare: " + malformed + " is not a Go benchmark file: " + malformed + ":2: parsing measurement: "},
+		{empty, "kernelbench: -compare: " + empty + " holds no benchmark results with a time per op"},
+		{dir, "kernelbench: -compare: reading " + dir + ": "},
+	} {
+		code, stdout, stderr := kernelbench(t, "-kernels", "dot", "-short", "-compare", tc.file)
+		if code != 1 || stdout != "" || !strings.HasPrefix(stderr, tc.want) {
+			t.Errorf("-compare %s: exit %d, stdout %q, stderr %q; want exit 1 and stderr starting %q", tc.file, code, stdout, stderr, tc.want)
+		}
+	}
+}
+
+// TestShortRun runs every kernel's short shape briefly and checks the
+// header, that every table is printed with a row per implementation, the
+// -o file (which benchfmt reads back), the -compare section against it and
+// the chart.
+func TestShortRun(t *testing.T) {
+	dir := t.TempDir()
+	out, plot := filepath.Join(dir, "run.txt"), filepath.Join(dir, "gemm.png")
+	code, stdout, stderr := kernelbench(t, "-short", "-time", "1ms", "-count", "4", "-o", out, "-plot", plot)
+	if code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", code, stderr)
+	}
+	for _, want := range []string{"cpu:", "features:", "caches:", "GOMAXPROCS 1", "FMA peak:", "gonum: gonum.org/v1/gonum"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("header lacks %q:\n%s", want, stdout)
+		}
+	}
+	impls := bench.OursAll()
+	for _, k := range bench.Kernels() {
+		i := strings.Index(stdout, "\n## "+k.Name+": ")
+		if i < 0 {
+			t.Errorf("no table for %s", k.Name)
+			continue
+		}
+		table := stdout[i:]
+		if j := strings.Index(table[1:], "\n## "); j >= 0 {
+			table = table[:j+1]
+		}
+		for _, im := range impls {
+			if !strings.Contains(table, "| "+k.Short+" ") || !strings.Contains(table, " "+im.Name+" ") {
+				t.Errorf("%s table lacks a row for %s on %s:\n%s", k.Name, im.Name, k.Short, table)
+			}
+		}
+		if strings.Contains(table, "vs generic") != (len(impls) > 0) {
+			t.Errorf("%s table lacks the vs generic column", k.Name)
+		}
+	}
+	if !strings.Contains(stdout, "vs gonum") || !strings.Contains(stdout, "vs gemm+mask") {
+		t.Errorf("no peer columns:\n%s", stdout)
+	}
+
+	// The -o file: 4 samples of every implementation of every case.
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rd := benchfmt.NewReader(f, out)
+	perName := map[string]int{}
+	for rd.Scan() {
+		switch r := rd.Result().(type) {
+		case *benchfmt.SyntaxError:
+			t.Fatal(r)
+		case *benchfmt.Result:
+			if _, ok := r.Value("sec/op"); !ok {
+				t.Errorf("%s: no ns/op", r.Name)
+			}
+			perName[r.Name.String()]++
+		}
+	}
+	for _, name := range []string{"Gemm/shape=sq128/impl=gonum", "Maskedscores/shape=T=256,d=64/impl=gemm+mask", "Softmax/shape=n=1024/impl=generic", "Max/shape=n=4096/impl=generic"} {
+		if perName[name] != 4 {
+			t.Errorf("%s: %d samples in the -o file, want 4", name, perName[name])
+		}
+	}
+
+	// The chart.
+	pf, err := os.Open(plot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pf.Close()
+	img, err := png.Decode(pf)
+	if err != nil {
+		t.Fatalf("chart: %v", err)
+	}
+	if b := img.Bounds(); b.Dx() < 400 || b.Dy() < 250 {
+		t.Errorf("chart is %v", b)
+	}
+
+	// Against the saved run.
+	code, stdout, stderr = kernelbench(t, "-kernels", "dot", "-short", "-time", "1ms", "-count", "2", "-impls", "generic", "-compare", out)
+	if code != 0 {
+		t.Fatalf("-compare: exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "## change against "+out) || !strings.Contains(stdout, "| Dot/shape=n=4096/impl=generic ") || !strings.Contains(stdout, "n=4+2") {
+		t.Errorf("-compare output:\n%s", stdout)
+	}
+}
+
+// TestShapesWithCommas checks that -shapes keeps names that contain
+// commas.
+func TestShapesWithCommas(t *testing.T) {
+	got := splitShapes("T=256,d=64,sq64,n=4096,stream,n=4096,nosuch", bench.Kernels())
+	want := []string{"T=256,d=64", "sq64", "n=4096,stream", "n=4096", "nosuch"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("splitShapes = %q, want %q", got, want)
+	}
+}
+
+func TestList(t *testing.T) {
+	code, stdout, _ := kernelbench(t, "-list")
+	for _, want := range []string{"gemm ", "sq2048", "128x768x65_TN", "T=1024,d=128", "n=65536", "n=4096,stream", "gonum", "gemm+mask"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("-list: exit %d, output lacks %q:\n%s", code, want, stdout)
+		}
+	}
+}
+
+// TestProgress checks the progress lines on stderr of a run expected to
+// take longer than progressAfter.
+func TestProgress(t *testing.T) {
+	defer func(d time.Duration) { progressAfter = d }(progressAfter)
+	progressAfter = 0
+	code, stdout, stderr := kernelbench(t, "-kernels", "dot,sum", "-short", "-time", "1ms", "-count", "1", "-impls", "generic")
+	if code != 0 || !strings.Contains(stderr, "kernelbench: [1/2] dot/n=4096") || !strings.Contains(stderr, "kernelbench: [2/2] sum/n=4096") || !strings.Contains(stderr, "kernelbench: done in") {
+		t.Errorf("exit %d, stderr:\n%s", code, stderr)
+	}
+	if strings.Contains(stdout, "kernelbench: [") {
+		t.Error("progress on stdout")
+	}
+}

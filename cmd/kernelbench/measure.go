@@ -1,0 +1,263 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/simdgpt/simdgpt/bench"
+	"github.com/simdgpt/simdgpt/kernels"
+)
+
+// peakSamples is the number of interleaved samples of each FMA peak loop
+// the header's figure is the median of.
+const peakSamples = 5
+
+// measure runs the selected cases and prints the header, the tables and
+// the comparison, then writes the -o file and the chart.
+func measure(cfg *config, stdout, stderr io.Writer) error {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.procs))
+	for _, im := range cfg.selected {
+		if im.SetThreads != nil {
+			im.SetThreads(cfg.procs)
+		}
+	}
+	peaks := measurePeaks()
+	printHeader(stdout, cfg, peaks)
+
+	// Estimate the run's length for the progress lines: every sample of
+	// every supported implementation, plus about as much for calibration.
+	var total time.Duration
+	for _, c := range cfg.cases {
+		for _, im := range cfg.selected {
+			if c.Kernel.Supports(c.Shape, im) {
+				total += time.Duration(cfg.count+1) * cfg.time
+			}
+		}
+	}
+	progress := total >= progressAfter
+	start := time.Now()
+	var results []*bench.Result
+	for i, c := range cfg.cases {
+		if progress {
+			el := time.Since(start)
+			fmt.Fprintf(stderr, "kernelbench: [%d/%d] %s (%s elapsed, about %s in all)\n",
+				i+1, len(cfg.cases), c, el.Round(time.Second), max(total, el).Round(time.Second))
+		}
+		results = append(results, bench.Run(c, cfg.selected, bench.Options{Count: cfg.count, Time: cfg.time})...)
+		runtime.GC() // not during the next case's samples
+	}
+	if progress {
+		fmt.Fprintf(stderr, "kernelbench: done in %s\n", time.Since(start).Round(time.Second))
+	}
+
+	for _, k := range cfg.allKernels {
+		var rs []*bench.Result
+		for _, r := range results {
+			if r.Case.Kernel == k {
+				rs = append(rs, r)
+			}
+		}
+		if len(rs) > 0 {
+			printTable(stdout, k, rs)
+		}
+	}
+	if cfg.baseline != nil {
+		printComparison(stdout, cfg.compare, cfg.baseline, results)
+	}
+	if cfg.out != "" {
+		if err := writeBenchFile(cfg.out, cfg, results); err != nil {
+			return err
+		}
+	}
+	if cfg.plot != "" {
+		if err := writePlot(cfg.plot, cfg.plotKernel, results, cfg.procs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isaPeak is the measured FMA peak of one implementation.
+type isaPeak struct {
+	name  string
+	gflop float64 // median GFLOP/s of one core
+}
+
+// measurePeaks measures the FMA peak loop of every implementation that
+// has one, interleaved, peakSamples times 2 GFLOP each.
+func measurePeaks() []isaPeak {
+	var impls []*kernels.Impl
+	for _, p := range kernels.Implementations() {
+		if p.FMAPeakLoop(1) > 0 {
+			impls = append(impls, p)
+		}
+	}
+	samples := make([][]float64, len(impls))
+	for range peakSamples {
+		for i, p := range impls {
+			samples[i] = append(samples[i], bench.PeakRate(p, 2e9)/1e9)
+		}
+	}
+	out := make([]isaPeak, len(impls))
+	for i, p := range impls {
+		out[i] = isaPeak{p.Name(), bench.Median(samples[i])}
+	}
+	return out
+}
+
+func printHeader(w io.Writer, cfg *config, peaks []isaPeak) {
+	cpu := kernels.CPU()
+	fmt.Fprintf(w, "# kernelbench\n\n")
+	fmt.Fprintf(w, "cpu:        %s\n", cpu.Name)
+	fmt.Fprintf(w, "features:   %s\n", strings.Join(cpu.Features, " "))
+	fmt.Fprintf(w, "caches:     L1d %s, L2 %s per core; L3 %s; %d physical cores, %d logical CPUs\n",
+		kib(cpu.L1D), kib(cpu.L2), kib(cpu.L3), cpu.Cores, runtime.NumCPU())
+	fmt.Fprintf(w, "go:         %s %s/%s, GOMAXPROCS %d (peers' threads %d)\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, cfg.procs, cfg.procs)
+	var ps []string
+	for _, p := range peaks {
+		ps = append(ps, fmt.Sprintf("%s %s GFLOP/s", p.name, bench.FormatRate(p.gflop)))
+	}
+	if len(ps) == 0 {
+		fmt.Fprintf(w, "FMA peak:   none measured (no FMA peak loop in this build)\n")
+	} else {
+		fmt.Fprintf(w, "FMA peak:   %s (one core, median of %d)\n", strings.Join(ps, ", "), peakSamples)
+	}
+	var names []string
+	for _, im := range cfg.selected {
+		names = append(names, im.Name)
+	}
+	fmt.Fprintf(w, "impls:      %s\n", strings.Join(names, ", "))
+	for _, im := range cfg.selected {
+		if im.Peer && im.About != "" {
+			fmt.Fprintf(w, "            %s: %s\n", im.Name, im.About)
+		}
+	}
+	fmt.Fprintf(w, "samples:    %d per implementation and case, %v each, implementations interleaved\n", cfg.count, cfg.time)
+	fmt.Fprintf(w, "\ntime/op: median (±: its 95%% interval). %%peak: the rate over the FMA peak of the implementation's ISA\n")
+	fmt.Fprintf(w, "(the widest one for generic and peers) times GOMAXPROCS, measured right after each sample.\n")
+	fmt.Fprintf(w, "vs X: how many times faster than X (X's median time / this one's), [95%% interval], Mann-Whitney p.\n")
+}
+
+// kib formats a byte count as KiB or MiB.
+func kib(n int) string {
+	switch {
+	case n <= 0:
+		return "?"
+	case n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}
+
+// printTable prints one kernel's results as a Markdown table: a row per
+// shape and implementation, a "vs" column for generic and for each peer.
+func printTable(w io.Writer, k *bench.Kernel, rs []*bench.Result) {
+	compute := k.Bound == bench.ComputeBound
+	var refs []string // generic, then the peers present, in order
+	for _, r := range rs {
+		if (r.Impl.Name == "generic" || r.Impl.Peer) && !slices.Contains(refs, r.Impl.Name) {
+			refs = append(refs, r.Impl.Name)
+		}
+	}
+	slices.SortStableFunc(refs, func(a, b string) int {
+		if a == "generic" {
+			return -1
+		}
+		if b == "generic" {
+			return 1
+		}
+		return 0
+	})
+	unit := "GB/s"
+	if compute {
+		unit = "GFLOP/s"
+	}
+	head := []string{"shape", "impl", "time/op", "±", unit}
+	if compute {
+		head = append(head, "%peak")
+	}
+	for _, ref := range refs {
+		head = append(head, "vs "+ref)
+	}
+	rows := [][]string{head}
+	for _, r := range rs {
+		sum := bench.Summarize(r.Ns)
+		rate, _ := r.Rate()
+		row := []string{r.Case.Shape.Name, r.Impl.Name, bench.FormatNs(sum.Center), pm(sum), bench.FormatRate(rate)}
+		if compute {
+			row = append(row, pct(r.PeakFrac))
+		}
+		for _, ref := range refs {
+			row = append(row, versus(rs, r, ref))
+		}
+		rows = append(rows, row)
+	}
+	fmt.Fprintf(w, "\n## %s: %s\n\n", k.Name, k.Doc)
+	writeMarkdown(w, rows)
+}
+
+// pm formats the 95% interval of a median as "±3%" ("±∞" with fewer
+// than 6 samples).
+func pm(s benchmath.Summary) string { return "±" + s.PctRangeString() }
+
+// pct formats the median of fractions as a percentage.
+func pct(fracs []float64) string {
+	if len(fracs) == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f%%", 100*bench.Median(fracs))
+}
+
+// versus returns r's speed-up over the result of implementation ref on
+// the same case, or "" (r is ref) or "–" (ref did not run the case).
+func versus(rs []*bench.Result, r *bench.Result, ref string) string {
+	if r.Impl.Name == ref {
+		return ""
+	}
+	for _, o := range rs {
+		if o.Impl.Name == ref && o.Case.Shape.Name == r.Case.Shape.Name {
+			return bench.Speedup(o.Ns, r.Ns).String()
+		}
+	}
+	return "–"
+}
+
+// writeMarkdown writes rows (the first is the header) as a Markdown table
+// with padded columns.
+func writeMarkdown(w io.Writer, rows [][]string) {
+	width := make([]int, len(rows[0]))
+	for _, row := range rows {
+		for i, c := range row {
+			width[i] = max(width[i], 3, len([]rune(c)))
+		}
+	}
+	line := func(cells []string) {
+		var b strings.Builder
+		b.WriteString("|")
+		for i, c := range cells {
+			b.WriteString(" " + c + strings.Repeat(" ", width[i]-len([]rune(c))) + " |")
+		}
+		fmt.Fprintln(w, b.String())
+	}
+	line(rows[0])
+	sep := make([]string, len(width))
+	for i := range sep {
+		sep[i] = strings.Repeat("-", width[i])
+	}
+	fmt.Fprintln(w, "|-"+strings.Join(sep, "-|-")+"-|")
+	for _, row := range rows[1:] {
+		line(row)
+	}
+}
+
+// finite reports whether v is neither NaN nor infinite.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
