@@ -121,16 +121,52 @@ func linearBackward(dx, dw, db, dout, x, w, ones []float32, n, in, o int) {
 }
 
 // geluForward (tanh form): out = 0.5·x·(1+tanh(√(2/π)(x+0.044715x³))); saves
-// the tanh in th for the backward pass.
+// the tanh in th for the backward pass. out may alias x.
 func geluForward(out, th, x []float32, n int) {
-	parallelFor(n, 4096, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			v := x[i]
-			t := tanhf(geluK * (v + 0.044715*v*v*v))
-			th[i] = t
-			out[i] = 0.5 * v * (1 + t)
+	parallelFor(n, 4096, func(lo, hi int) { geluSpan(out[lo:hi], th[lo:hi], x[lo:hi]) })
+}
+
+// tanhTable holds tanh at tanhPerUnit points per unit over [0, 8]; geluSpan
+// interpolates it linearly (absolute error below 1.6e-6), which is several times cheaper in scalar Go than a
+// polynomial exp and a division.
+const (
+	tanhPerUnit = 256
+	tanhMax     = 8
+)
+
+var tanhTable = func() (t [tanhMax*tanhPerUnit + 2]float32) {
+	for i := range t {
+		t[i] = float32(math.Tanh(float64(i) / tanhPerUnit))
+	}
+	// Saturate to exactly 1 from 8 on, so GELU's derivative there is exactly
+	// that of x·1 (the last interval moves by at most 2.3e-7).
+	t[len(t)-2], t[len(t)-1] = 1, 1
+	return t
+}()
+
+// geluSpan is geluForward on one span.
+func geluSpan(out, th, x []float32) {
+	th = th[:len(x)]
+	out = out[:len(x)]
+	for i, v := range x {
+		u := geluK * (v + 0.044715*v*v*v)
+		a := u
+		if a < 0 {
+			a = -a
 		}
-	})
+		if !(a < tanhMax) { // also catches NaN
+			a = tanhMax
+		}
+		s := a * tanhPerUnit
+		k := int(s)
+		y0 := tanhTable[k]
+		t := y0 + (s-float32(k))*(tanhTable[k+1]-y0)
+		if u < 0 {
+			t = -t
+		}
+		th[i] = t
+		out[i] = 0.5 * v * (1 + t)
+	}
 }
 
 const geluK = 0.7978845608028654 // √(2/π)

@@ -122,7 +122,7 @@ func TestGeluGrad(t *testing.T) {
 	r := rng.New(2)
 	n := 5000
 	x := randVec(r, n, 3)
-	x[0], x[1], x[2] = 0, 12, -12
+	x[0], x[1], x[2], x[3], x[4] = 0, 12, -12, 60, -60
 	out, th, dx := make([]float32, n), make([]float32, n), make([]float32, n)
 	geluForward(out, th, x, n)
 	dout := randVec(r, n, 1)
@@ -136,24 +136,6 @@ func TestGeluGrad(t *testing.T) {
 		num := float64(dout[i]) * (gelu64(xv+h) - gelu64(xv-h)) / (2 * h)
 		if d := math.Abs(float64(dx[i]) - num); d > 1e-5*math.Max(1, math.Abs(num)) {
 			t.Fatalf("gelu' at %g: %g, finite difference %g", xv, dx[i], num)
-		}
-	}
-}
-
-func TestExpTanh(t *testing.T) {
-	for x := -90.0; x <= 89; x += 0.01 {
-		got, want := float64(expf(float32(x))), math.Exp(float64(float32(x)))
-		if x >= -87 && x <= 88 && math.Abs(got-want) > 4e-7*want {
-			t.Fatalf("expf(%g) = %g, want %g (rel err %g)", x, got, want, math.Abs(got-want)/want)
-		}
-		if x < -87 && got != 0 {
-			t.Fatalf("expf(%g) = %g, want 0", x, got)
-		}
-	}
-	for x := -20.0; x <= 20; x += 0.001 {
-		got, want := float64(tanhf(float32(x))), math.Tanh(float64(float32(x)))
-		if math.Abs(got-want) > 3e-7 {
-			t.Fatalf("tanhf(%g) = %g, want %g", x, got, want)
 		}
 	}
 }

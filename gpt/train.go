@@ -19,6 +19,9 @@ type TrainConfig struct {
 	WeightDecay float32 `json:"weight_decay"`
 	ClipNorm    float32 `json:"clip_norm"`
 	Seed        uint64  `json:"seed"`
+	// Data names the training data (a path, or "" for the built-in task);
+	// a resumed run checks it.
+	Data string `json:"data"`
 }
 
 // DefaultTrainConfig fills the schedule from the essentials: warm-up over

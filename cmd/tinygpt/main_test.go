@@ -1,0 +1,236 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/simdgpt/simdgpt/gpt"
+)
+
+func runCmd(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	st := run(args, &out, &errb)
+	return st, out.String(), errb.String()
+}
+
+// tiny are the flags of a model small enough to train in a test.
+func tiny(dir string, extra ...string) []string {
+	return append([]string{"train", "--checkpoint_dir", dir, "--d_model", "16", "--n_heads", "2", "--n_layers", "1",
+		"--block_size", "16", "--batch_size", "4", "--eval_iters", "2", "--eval_interval", "10", "--max_iters", "30"}, extra...)
+}
+
+func TestBadUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "usage: tinygpt"},
+		{[]string{"fly"}, `unknown command "fly"`},
+		{[]string{"train", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"train", "--batch_size", "many"}, `invalid value "many" for flag -batch_size`},
+		{[]string{"train", "--batch_size", "0"}, "--batch_size 0 must be at least 1"},
+		{[]string{"train", "--d_model", "30", "--n_heads", "4"}, "--d_model 30 is not a multiple of --n_heads 4"},
+		{[]string{"train", "--epochs", "2", "--max_iters", "5"}, "not both"},
+		{[]string{"train", "--lr", "-1"}, "--lr -1 must be positive"},
+		{[]string{"train", "--resume", "--force"}, "contradict"},
+		{[]string{"train", "extra"}, `unexpected argument "extra"`},
+		{[]string{"sample", "-n", "-3"}, "-n -3 must be >= 0"},
+		{[]string{"sample", "--top_k", "x"}, "invalid value"},
+	} {
+		st, out, errs := runCmd(c.args...)
+		if st != 2 || out != "" || !strings.Contains(errs, c.want) {
+			t.Errorf("%q: status %d stdout %q stderr %q; want 2 and stderr containing %q", c.args, st, out, errs, c.want)
+		}
+		if c.args != nil && strings.Count(errs, "\n") != 1 {
+			t.Errorf("%q: stderr is not one line: %q", c.args, errs)
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--help"}, []string{"train", "sample"}},
+		{[]string{"train", "--help"}, []string{"usage: tinygpt train", "-batch_size", "-d_model", "-n_heads", "-n_layers", "-lr", "-checkpoint_dir", "-epochs", "-data", "-block_size", "-max_iters", "-eval_interval", "-eval_iters", "-seed", "-threads", "-resume", "-checkpoint_every", "-force"}},
+		{[]string{"sample", "-h"}, []string{"usage: tinygpt sample", "-checkpoint", "-prompt", "-n ", "-temperature", "-top_k", "-seed"}},
+	} {
+		st, out, errs := runCmd(c.args...)
+		if st != 0 || errs != "" {
+			t.Fatalf("%q: status %d stderr %q", c.args, st, errs)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%q: help lacks %q", c.args, w)
+			}
+		}
+	}
+}
+
+func TestTrainSampleResume(t *testing.T) {
+	dir := t.TempDir()
+	st, out, errs := runCmd(tiny(dir)...)
+	if st != 0 {
+		t.Fatalf("train: status %d\n%s\n%s", st, out, errs)
+	}
+	for _, w := range []string{"training on the built-in task", "step 0/30", "step 30/30: train loss", "done: 30 steps"} {
+		if !strings.Contains(out, w) {
+			t.Errorf("train output lacks %q:\n%s", w, out)
+		}
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, lossCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(csv)), "\n")
+	if len(lines) != 5 || lines[0] != strings.Join(csvHeader, ",") || !strings.HasPrefix(lines[4], "30,") {
+		t.Fatalf("loss.csv:\n%s", csv)
+	}
+	png, err := os.ReadFile(filepath.Join(dir, lossPNG))
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Fatalf("loss.png: %v, %d bytes", err, len(png))
+	}
+	ck, err := gpt.Load(filepath.Join(dir, gpt.CheckpointFile))
+	if err != nil || ck.Step != 30 || ck.Model.Config.Heads != 2 {
+		t.Fatalf("checkpoint: %v, %+v", err, ck)
+	}
+
+	// The checkpoint is protected: same or different config.
+	for _, args := range [][]string{tiny(dir), tiny(dir, "--d_model", "32")} {
+		st, _, errs := runCmd(args...)
+		if st != 1 || !strings.Contains(errs, "already holds a checkpoint at step 30") {
+			t.Fatalf("second run without --resume/--force: status %d, %q", st, errs)
+		}
+	}
+	if ck2, err := gpt.Load(filepath.Join(dir, gpt.CheckpointFile)); err != nil || ck2.Step != 30 {
+		t.Fatal("refused run changed the checkpoint")
+	}
+
+	// Resume to a later step: continues the log.
+	st, out, errs = runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "40", "--eval_interval", "10")
+	if st != 0 || !strings.Contains(out, "resuming") || !strings.Contains(out, "step 40/40") {
+		t.Fatalf("resume: status %d\n%s\n%s", st, out, errs)
+	}
+	csv, _ = os.ReadFile(filepath.Join(dir, lossCSV))
+	if lines := strings.Split(strings.TrimSpace(string(csv)), "\n"); len(lines) != 6 {
+		t.Fatalf("loss.csv after resume has %d lines:\n%s", len(lines), csv)
+	}
+	st, _, errs = runCmd("train", "--checkpoint_dir", dir, "--resume", "--d_model", "32")
+	if st != 2 || !strings.Contains(errs, "--d_model 32 differs from the checkpoint's 16") {
+		t.Fatalf("resume with another width: status %d, %q", st, errs)
+	}
+
+	// Sample: streams the prompt and n characters, deterministic per seed.
+	sample := func(seed string) string {
+		st, out, errs := runCmd("sample", "--checkpoint", dir, "--prompt", "abc", "-n", "25", "--seed", seed, "--top_k", "5")
+		if st != 0 {
+			t.Fatalf("sample: status %d %q", st, errs)
+		}
+		return out
+	}
+	s1 := sample("3")
+	if !strings.HasPrefix(s1, "abc") || utf8.RuneCountInString(s1) != 3+25+1 || s1 != sample("3") || s1 == sample("4") {
+		t.Fatalf("samples %q %q %q", s1, sample("3"), sample("4"))
+	}
+	if st, _, errs := runCmd("sample", "--checkpoint", dir, "--prompt", "ABC"); st != 1 || !strings.Contains(errs, "'A'") {
+		t.Fatalf("prompt outside the vocabulary: status %d %q", st, errs)
+	}
+
+	// A damaged checkpoint is reported, and a new run refuses to replace it
+	// without --force.
+	p := filepath.Join(dir, gpt.CheckpointFile)
+	b, _ := os.ReadFile(p)
+	os.WriteFile(p, b[:len(b)-10], 0o644)
+	if st, _, errs := runCmd("sample", "--checkpoint", dir); st != 1 || !strings.Contains(errs, "truncated") {
+		t.Fatalf("sample from a truncated checkpoint: status %d %q", st, errs)
+	}
+	if st, _, errs := runCmd(tiny(dir)...); st != 1 || !strings.Contains(errs, "unreadable checkpoint") {
+		t.Fatalf("train over a truncated checkpoint: status %d %q", st, errs)
+	}
+	if st, _, errs := runCmd(tiny(dir, "--force", "--max_iters", "5")...); st != 0 {
+		t.Fatalf("--force: status %d %q", st, errs)
+	}
+}
+
+func TestDataErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name, content, want string
+	}{
+		{"empty.txt", "", "empty"},
+		{"bad.txt", "caf\xe9 au lait " + strings.Repeat("x", 400), "not valid UTF-8"},
+		{"short.txt", "hello there", "too short"},
+	} {
+		p := filepath.Join(dir, c.name)
+		os.WriteFile(p, []byte(c.content), 0o644)
+		st, _, errs := runCmd(tiny(filepath.Join(dir, "ck"), "--data", p)...)
+		if st != 1 || !strings.Contains(errs, c.want) || !strings.Contains(errs, p) || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s: status %d stderr %q; want 1 and one line naming the file with %q", c.name, st, errs, c.want)
+		}
+	}
+}
+
+// TestInterrupt builds the binary, stops a run with SIGTERM and checks that
+// it saved a checkpoint a --resume run continues from.
+func TestInterrupt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "tinygpt")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	args := tiny(dir)
+	args[len(args)-1] = "1000000" // --max_iters: never finishes by itself
+	cmd := exec.Command(bin, args...)
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(stdout)
+	var out strings.Builder
+	for sc.Scan() {
+		out.WriteString(sc.Text() + "\n")
+		if strings.HasPrefix(sc.Text(), "step 10/") {
+			cmd.Process.Signal(syscall.SIGTERM)
+			break
+		}
+	}
+	done := make(chan error, 1)
+	go func() {
+		for sc.Scan() {
+			out.WriteString(sc.Text() + "\n")
+		}
+		done <- cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
+			t.Fatalf("exit: %v, want status 130\n%s", err, out.String())
+		}
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no exit 60 s after SIGTERM\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "interrupted at step") {
+		t.Fatalf("output:\n%s", out.String())
+	}
+	ck, err := gpt.Load(filepath.Join(dir, gpt.CheckpointFile))
+	if err != nil || ck.Step < 10 {
+		t.Fatalf("checkpoint after SIGTERM: %v (step %v)", err, ck)
+	}
+	st, o, errs := runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "45", "--eval_interval", "10")
+	if st != 0 || !strings.Contains(o, "resuming") || !strings.Contains(o, "done: 45 steps") {
+		t.Fatalf("resume after SIGTERM: status %d\n%s\n%s", st, o, errs)
+	}
+}
