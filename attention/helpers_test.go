@@ -21,7 +21,7 @@ type problem struct {
 // newProblem makes random inputs of shape s whose scores are of order 1,
 // so the softmax is neither uniform nor one-hot.
 func newProblem(s refShape, seed uint64) *problem {
-	rng := rand.New(rand.NewPCG(seed, 7))
+	rng := newRand(seed)
 	pr := &problem{s: s}
 	n := s.b * s.t
 	pr.x = uniform(rng, n*s.c, 1)
@@ -38,6 +38,8 @@ func newProblem(s refShape, seed uint64) *problem {
 	}
 	return pr
 }
+
+func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 7)) }
 
 // uniform returns n values uniform in [-a, a).
 func uniform(rng *rand.Rand, n int, a float32) []float32 {
