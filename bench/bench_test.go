@@ -212,6 +212,16 @@ func TestSpeedup(t *testing.T) {
 	if got, want := r.String(), "1.91× p=0.100"; got != want {
 		t.Errorf("String() = %q, want %q", got, want)
 	}
+	// 8 and 8 samples apart: p = 2/C(16,8) = 2/12870. Medians 23.5 and
+	// 13.5: 1.74×. P(U ≤ 13) ≤ 0.025 < P(U ≤ 14), so k = 14: the 14th
+	// smallest of the 64 ratios is 25/17 = 1.47 (after 20/17, 21/17, 20/16,
+	// 22/17, 21/16, 20/15, 23/17, 22/16, 21/15, 24/17, 20/14, 23/16,
+	// 22/15) and the 14th largest 23/11 = 2.09 (after 27/10 ... 21/10 and
+	// 27/11, 26/11, 25/11, 24/11, 27/12, 26/12).
+	r = Speedup([]float64{20, 21, 22, 23, 24, 25, 26, 27}, []float64{10, 11, 12, 13, 14, 15, 16, 17})
+	if got, want := r.String(), "1.74× [1.47, 2.09] p<0.001"; got != want || math.Abs(r.P-2.0/12870) > 1e-12 {
+		t.Errorf("String() = %q (p %v), want %q (p %v)", got, r.P, want, 2.0/12870)
+	}
 }
 
 func TestSummarize(t *testing.T) {

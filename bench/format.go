@@ -42,8 +42,8 @@ func FormatRate(v float64) string {
 	return sig3(v)
 }
 
-// String formats the ratio as "2.51× [2.40, 2.63] p=0.002", or
-// "2.51× p=0.100" without an interval.
+// String formats the ratio as "2.51× [2.40, 2.63] p=0.002" (p<0.001
+// below that), or "2.51× p=0.100" without an interval.
 func (r Ratio) String() string {
 	if math.IsNaN(r.X) || math.IsInf(r.X, 0) {
 		return "–"
@@ -52,7 +52,11 @@ func (r Ratio) String() string {
 	if r.HasCI {
 		s += " [" + sig3(r.Lo) + ", " + sig3(r.Hi) + "]"
 	}
-	if !math.IsNaN(r.P) {
+	switch {
+	case math.IsNaN(r.P):
+	case r.P < 0.001:
+		s += " p<0.001"
+	default:
 		s += fmt.Sprintf(" p=%.3f", r.P)
 	}
 	return s

@@ -31,6 +31,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -169,6 +170,19 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		if cfg.plotKernel == nil {
 			return nil, usageError{"-plot draws GFLOP/s of gemm or maskedscores: select one of them with -kernels"}
+		}
+	}
+	for _, f := range []struct{ flag, path string }{{"-o", cfg.out}, {"-plot", cfg.plot}} {
+		// Check now that the file can be created where asked, rather than
+		// after minutes of measuring.
+		if f.path == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(f.path)); err != nil || !st.IsDir() {
+			return nil, fmt.Errorf("%s %s: no directory %s to write it in", f.flag, f.path, filepath.Dir(f.path))
+		}
+		if st, err := os.Stat(f.path); err == nil && st.IsDir() {
+			return nil, fmt.Errorf("%s %s: is a directory", f.flag, f.path)
 		}
 	}
 	if cfg.compare != "" {

@@ -71,6 +71,20 @@ func TestBadCompareFile(t *testing.T) {
 			t.Errorf("-compare %s: exit %d, stdout %q, stderr %q; want exit 1 and stderr starting %q", tc.file, code, stdout, stderr, tc.want)
 		}
 	}
+	// Output files that cannot be written are refused before the run.
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-o", filepath.Join(dir, "nodir", "run.txt")}, "kernelbench: -o " + filepath.Join(dir, "nodir", "run.txt") + ": no directory " + filepath.Join(dir, "nodir") + " to write it in"},
+		{[]string{"-o", dir}, "kernelbench: -o " + dir + ": is a directory"},
+		{[]string{"-kernels", "gemm", "-plot", filepath.Join(dir, "nodir", "g.png")}, "kernelbench: -plot " + filepath.Join(dir, "nodir", "g.png") + ": no directory"},
+	} {
+		code, stdout, stderr := kernelbench(t, tc.args...)
+		if code != 1 || stdout != "" || !strings.HasPrefix(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 1 and stderr starting %q", tc.args, code, stdout, stderr, tc.want)
+		}
+	}
 }
 
 // TestShortRun runs every kernel's short shape briefly and checks the
