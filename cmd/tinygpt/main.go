@@ -2,6 +2,8 @@
 //
 //	tinygpt train [flags]    train on a text or token file, or the built-in task
 //	tinygpt sample [flags]   generate text from a checkpoint
+//	tinygpt attn [flags]     draw each head's attention over a prompt
+//	tinygpt compare [flags]  train 1 head and H heads, chart both losses
 //
 // With no --data, train uses a built-in synthetic task (see package
 // gpt/data) that needs several attention patterns at once, so --n_heads 4
@@ -27,6 +29,8 @@ const usage = `usage: tinygpt <command> [flags]
 commands:
   train    train a model (on --data, or the built-in task without it)
   sample   generate text from a trained model's checkpoint
+  attn     draw every head's attention over a prompt as heatmaps
+  compare  train with 1 head and with --n_heads heads, chart both losses
 
 Run 'tinygpt <command> --help' for a command's flags.
 `
@@ -43,11 +47,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runTrain(args[1:], stdout, stderr)
 	case "sample":
 		return runSample(args[1:], stdout, stderr)
+	case "attn":
+		return runAttn(args[1:], stdout, stderr)
+	case "compare":
+		return runCompare(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "tinygpt: unknown command %q (want train or sample; see tinygpt --help)\n", args[0])
+		fmt.Fprintf(stderr, "tinygpt: unknown command %q (want train, sample, attn or compare; see tinygpt --help)\n", args[0])
 		return 2
 	}
 }

@@ -60,7 +60,9 @@ func TestHelp(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--help"}, []string{"train", "sample"}},
+		{[]string{"--help"}, []string{"train", "sample", "attn", "compare"}},
+		{[]string{"attn", "--help"}, []string{"usage: tinygpt attn", "-checkpoint", "-prompt", "-out"}},
+		{[]string{"compare", "--help"}, []string{"usage: tinygpt compare", "-n_heads", "-checkpoint_dir", "1head", "-max_iters"}},
 		{[]string{"train", "--help"}, []string{"usage: tinygpt train", "-batch_size", "-d_model", "-n_heads", "-n_layers", "-lr", "-checkpoint_dir", "-epochs", "-data", "-block_size", "-max_iters", "-eval_interval", "-eval_iters", "-seed", "-threads", "-resume", "-checkpoint_every", "-force"}},
 		{[]string{"sample", "-h"}, []string{"usage: tinygpt sample", "-checkpoint", "-prompt", "-n ", "-temperature", "-top_k", "-seed"}},
 	} {

@@ -4,8 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -36,11 +34,7 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 	case *topK < 0:
 		return report(stderr, "sample", usageError{fmt.Sprintf("--top_k %d must be >= 0", *topK)})
 	}
-	path := *ckpt
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, gpt.CheckpointFile)
-	}
-	ck, err := gpt.Load(path)
+	ck, err := gpt.Load(checkpointPath(*ckpt))
 	if err != nil {
 		return report(stderr, "sample", err)
 	}

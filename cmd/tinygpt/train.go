@@ -53,23 +53,7 @@ type trainFlags struct {
 func runTrain(args []string, stdout, stderr io.Writer) int {
 	var f trainFlags
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.StringVar(&f.data, "data", "", "training `file`: UTF-8 text (character level), or uint16 token ids (llm.c's format, recognised by its magic number, or raw with extension .bin/.tok); empty: the built-in task")
-	fs.Float64Var(&f.epochs, "epochs", 0, "passes over the training tokens (sets --max_iters to epochs × tokens / (batch_size × block_size)); 0: use --max_iters")
-	fs.IntVar(&f.batch, "batch_size", 16, "sequences per step")
-	fs.IntVar(&f.dModel, "d_model", 64, "model width (a multiple of --n_heads)")
-	fs.IntVar(&f.heads, "n_heads", 1, "attention heads per layer (1: the single-head path)")
-	fs.IntVar(&f.layers, "n_layers", 2, "transformer blocks")
-	fs.Float64Var(&f.lr, "lr", 3e-3, "peak learning rate (warm-up, then cosine decay to lr/10)")
-	fs.StringVar(&f.dir, "checkpoint_dir", "checkpoints", "`dir`ectory for the checkpoint, loss.csv and loss.png")
-	fs.IntVar(&f.block, "block_size", 32, "context length in tokens")
-	fs.IntVar(&f.maxIters, "max_iters", 3000, "optimizer steps")
-	fs.IntVar(&f.evalInterval, "eval_interval", 100, "evaluate (and log) every this many steps")
-	fs.IntVar(&f.evalIters, "eval_iters", 20, "batches per evaluation")
-	fs.IntVar(&f.every, "checkpoint_every", 500, "save a checkpoint every this many steps (0: only at the end and on Ctrl-C)")
-	fs.Uint64Var(&f.seed, "seed", 1, "random seed (initialisation and batches)")
-	fs.IntVar(&f.threads, "threads", 0, "threads (GOMAXPROCS); 0: all CPUs")
-	fs.BoolVar(&f.resume, "resume", false, "continue the run saved in --checkpoint_dir exactly where it stopped")
-	fs.BoolVar(&f.force, "force", false, "replace an existing checkpoint in --checkpoint_dir")
+	f.register(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `usage: tinygpt train [flags]
 
@@ -96,6 +80,27 @@ flags:
 		return report(stderr, "train", err)
 	}
 	return 0
+}
+
+// register defines the training flags on fs (shared by train and compare).
+func (f *trainFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.data, "data", "", "training `file`: UTF-8 text (character level), or uint16 token ids (llm.c's format, recognised by its magic number, or raw with extension .bin/.tok); empty: the built-in task")
+	fs.Float64Var(&f.epochs, "epochs", 0, "passes over the training tokens (sets --max_iters to epochs × tokens / (batch_size × block_size)); 0: use --max_iters")
+	fs.IntVar(&f.batch, "batch_size", 16, "sequences per step")
+	fs.IntVar(&f.dModel, "d_model", 64, "model width (a multiple of --n_heads)")
+	fs.IntVar(&f.heads, "n_heads", 1, "attention heads per layer (1: the single-head path)")
+	fs.IntVar(&f.layers, "n_layers", 2, "transformer blocks")
+	fs.Float64Var(&f.lr, "lr", 3e-3, "peak learning rate (warm-up, then cosine decay to lr/10)")
+	fs.StringVar(&f.dir, "checkpoint_dir", "checkpoints", "`dir`ectory for the checkpoint, loss.csv and loss.png")
+	fs.IntVar(&f.block, "block_size", 32, "context length in tokens")
+	fs.IntVar(&f.maxIters, "max_iters", 3000, "optimizer steps")
+	fs.IntVar(&f.evalInterval, "eval_interval", 100, "evaluate (and log) every this many steps")
+	fs.IntVar(&f.evalIters, "eval_iters", 20, "batches per evaluation")
+	fs.IntVar(&f.every, "checkpoint_every", 500, "save a checkpoint every this many steps (0: only at the end and on Ctrl-C)")
+	fs.Uint64Var(&f.seed, "seed", 1, "random seed (initialisation and batches)")
+	fs.IntVar(&f.threads, "threads", 0, "threads (GOMAXPROCS); 0: all CPUs")
+	fs.BoolVar(&f.resume, "resume", false, "continue the run saved in --checkpoint_dir exactly where it stopped")
+	fs.BoolVar(&f.force, "force", false, "replace an existing checkpoint in --checkpoint_dir")
 }
 
 var errInterrupted = errors.New("interrupted")

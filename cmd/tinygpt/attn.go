@@ -1,0 +1,93 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/simdgpt/simdgpt/gpt"
+	"github.com/simdgpt/simdgpt/gpt/heads"
+)
+
+// checkpointPath returns the checkpoint file of p, a checkpoint directory
+// or file.
+func checkpointPath(p string) string {
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return filepath.Join(p, gpt.CheckpointFile)
+	}
+	return p
+}
+
+func runAttn(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("attn", flag.ContinueOnError)
+	ckpt := fs.String("checkpoint", "checkpoints", "checkpoint `dir`ectory (or file) written by tinygpt train")
+	prompt := fs.String("prompt", "", "`text` whose attention to draw, at most the model's block size in tokens (token ids separated by spaces for a model trained on token ids)")
+	out := fs.String("out", "attention", "`dir`ectory for the images (created if missing)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `usage: tinygpt attn --checkpoint DIR --prompt TEXT [--out DIR]
+
+Runs the model over the prompt and draws, for every layer and head, a
+heatmap of the attention probabilities (rows are queries, columns keys,
+both labelled with the prompt's characters): layer<L>_head<H>.png, and one
+grid of all the heads of a layer on a common colour scale: layer<L>.png.
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
+	if done, st := parseFlags(fs, args, stdout, stderr); done {
+		return st
+	}
+	if *prompt == "" {
+		return report(stderr, "attn", usageError{"--prompt is empty"})
+	}
+	ck, err := gpt.Load(checkpointPath(*ckpt))
+	if err != nil {
+		return report(stderr, "attn", err)
+	}
+	m := ck.Model
+	var toks []int32
+	var labels []string
+	if ck.Vocab != nil {
+		ids, err := ck.Vocab.Encode(*prompt)
+		if err != nil {
+			return report(stderr, "attn", usageError{fmt.Sprintf("--prompt: %v", err)})
+		}
+		for _, id := range ids {
+			toks = append(toks, int32(id))
+			labels = append(labels, string(ck.Vocab.Token(int(id))))
+		}
+	} else {
+		for _, f := range strings.Fields(*prompt) {
+			id, err := strconv.Atoi(f)
+			if err != nil || id < 0 || id >= m.Config.Vocab {
+				return report(stderr, "attn", usageError{fmt.Sprintf("--prompt: %q is not a token id below %d", f, m.Config.Vocab)})
+			}
+			toks = append(toks, int32(id))
+			labels = append(labels, f)
+		}
+	}
+	if len(toks) > m.Config.BlockSize {
+		return report(stderr, "attn", usageError{fmt.Sprintf("--prompt has %d tokens, more than the model's block size %d", len(toks), m.Config.BlockSize)})
+	}
+	maps, err := heads.Maps(m, toks, labels)
+	if err != nil {
+		return report(stderr, "attn", err)
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		return report(stderr, "attn", err)
+	}
+	paths, err := heads.Write(*out, maps)
+	if err != nil {
+		return report(stderr, "attn", err)
+	}
+	fmt.Fprintf(stdout, "%d layers × %d heads over %d tokens: wrote %d images to %s\n", len(maps), len(maps[0]), len(toks), len(paths), *out)
+	for _, p := range paths {
+		fmt.Fprintln(stdout, p)
+	}
+	return 0
+}
