@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/gpt/safetensors"
+	"github.com/simdgpt/simdgpt/internal/atomicfile"
 )
 
 // CheckpointFile is the file name of a checkpoint in its directory.
@@ -91,31 +91,7 @@ func (t *Trainer) Save(path string, vocab *data.Vocab) error {
 // directory is written and fsynced, renamed over path, and the directory
 // fsynced so the rename itself is durable.
 func WriteFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	if _, err = f.Write(b); err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
+	return atomicfile.Write(path, b)
 }
 
 // Load reads a checkpoint. A missing, truncated or corrupted file, or one

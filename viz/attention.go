@@ -279,7 +279,7 @@ func renderGrid(fn, title string, maps []AttentionMap, cols int) (*layout, error
 			})
 		}
 	}
-	bar := draw.Crop(dc, w-colorBarWidth, 0, 30, -titleH-30)
+	bar := draw.Crop(dc, w-colorBarWidth, -10, 30, -titleH-30)
 	colorBarPlot(top).Draw(bar)
 	img, ok := c.Image().(*image.RGBA)
 	if !ok {

@@ -85,9 +85,17 @@ flags:
 	if err != nil {
 		return report(stderr, "attn", err)
 	}
-	fmt.Fprintf(stdout, "%d layers × %d heads over %d tokens: wrote %d images to %s\n", len(maps), len(maps[0]), len(toks), len(paths), *out)
+	fmt.Fprintf(stdout, "%s × %s over %d tokens: wrote %d images to %s\n", plural(len(maps), "layer"), plural(len(maps[0]), "head"), len(toks), len(paths), *out)
 	for _, p := range paths {
 		fmt.Fprintln(stdout, p)
 	}
 	return 0
+}
+
+// plural returns "1 head", "4 heads".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
