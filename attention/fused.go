@@ -11,7 +11,7 @@ import (
 // fusedQ × (fusedK+1) matrix whatever T is.
 const (
 	fusedQ = 64
-	fusedK = 128
+	fusedK = 256
 )
 
 // fusedState is ForwardFused's workspace; it is separate from Forward's so
