@@ -1,6 +1,7 @@
 package attention
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"testing"
@@ -380,5 +381,60 @@ func TestNoAllocs(t *testing.T) {
 		if a := testing.AllocsPerRun(20, back); a != 0 {
 			t.Errorf("H=%d: Backward allocates %v times per call", tc.h, a)
 		}
+	}
+}
+
+// TestConcurrentLayers runs several layers at once from several goroutines
+// (they share the package's goroutine pool) and checks every result
+// against the same layer run alone. CI runs it under the race detector.
+func TestConcurrentLayers(t *testing.T) {
+	type job struct {
+		s    refShape
+		h    int
+		pr   *problem
+		want []namedF32
+	}
+	var jobs []*job
+	for i, tc := range []struct {
+		s refShape
+		h int
+	}{{refShape{2, 70, 32, 4}, 4}, {refShape{3, 20, 16, 1}, 0}, {refShape{1, 130, 32, 8}, 8}, {refShape{4, 9, 24, 3}, 3}} {
+		pr := newProblem(tc.s, uint64(30+i))
+		jobs = append(jobs, &job{tc.s, tc.h, pr, runFast(newLayer(t, tc.s.c, tc.h), pr).named()})
+	}
+	errs := make(chan string, 4*len(jobs))
+	done := make(chan struct{})
+	for rep := 0; rep < 4; rep++ {
+		for _, j := range jobs {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				l, err := NewMultiHead(j.s.c, max(j.h, 1))
+				if j.h == 0 {
+					l, err = NewSingleHead(j.s.c), nil
+				}
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				for k := 0; k < 3; k++ {
+					got := runFast(l, j.pr).named()
+					for i := range got {
+						for e := range got[i].s {
+							if got[i].s[e] != j.want[i].s[e] {
+								errs <- fmt.Sprintf("C=%d H=%d: %s[%d] = %v concurrently, %v alone", j.s.c, j.h, got[i].name, e, got[i].s[e], j.want[i].s[e])
+								return
+							}
+						}
+					}
+				}
+			}()
+		}
+	}
+	for i := 0; i < 4*len(jobs); i++ {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
