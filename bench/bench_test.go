@@ -52,7 +52,7 @@ func TestWork(t *testing.T) {
 		{"softmaxbackward", "n=256", 4 * 65536, 12 * 65536},
 		{"dot", "n=4096", 8192, 32768},
 		{"axpy", "n=256", 512, 3072},
-		{"sum", "n=4194304", 4194304, 16777216},
+		{"sum", "n=16777216", 16777216, 67108864},
 	} {
 		k := kernelByName(t, tc.kernel)
 		w := k.Work(shapeOf(t, k, tc.shape))
@@ -74,7 +74,7 @@ func TestShapesCoverIssue(t *testing.T) {
 			"768x384x128_NT", "128x768x384_TN", "768x512x128_NT", "512x768x128_TN", "768x65x128_NT", "128x768x65_TN"}},
 		{"maskedscores", []string{"T=64,d=32", "T=64,d=128", "T=1024,d=32", "T=1024,d=128"}},
 		{"softmax", []string{"n=64", "n=256", "n=1024", "n=4096", "n=16384", "n=65536", "n=4096,stream"}},
-		{"dot", []string{"n=256", "n=65536", "n=4194304"}},
+		{"dot", []string{"n=256", "n=65536", "n=16777216"}},
 	} {
 		k := kernelByName(t, tc.kernel)
 		for _, name := range tc.shapes {
@@ -259,10 +259,13 @@ func TestUnits(t *testing.T) {
 	for _, tc := range []struct {
 		ns   float64
 		want string
-	}{{812, "812ns"}, {1250, "1.25µs"}, {34.5e6, "34.5ms"}, {2e9, "2.00s"}, {999.6, "1000ns"}, {math.NaN(), "–"}} {
+	}{{812, "812ns"}, {1250, "1.25µs"}, {34.5e6, "34.5ms"}, {2e9, "2.00s"}, {999.6, "1000ns"}, {9.996, "10.0ns"}, {99.96, "100ns"}, {0.344, "0.34ns"}, {1.005e6, "1.00ms"}, {math.NaN(), "–"}} {
 		if got := FormatNs(tc.ns); got != tc.want {
 			t.Errorf("FormatNs(%v) = %q, want %q", tc.ns, got, tc.want)
 		}
+	}
+	if got := (Ratio{X: 9.996, P: math.NaN()}).String(); got != "10.0×" {
+		t.Errorf("ratio 9.996 = %q, want 10.0×", got)
 	}
 }
 
@@ -331,7 +334,7 @@ func TestSelect(t *testing.T) {
 		want            string
 	}{
 		{[]string{"gemmm"}, nil, `unknown kernel "gemmm"; valid kernels: gemm, maskedscores, softmax, softmaxbackward, dot, axpy, scale, add, sum, max`},
-		{[]string{"dot"}, []string{"sq64"}, `unknown shape "sq64" for kernels dot; valid shapes: n=256, n=4096, n=65536, n=4194304`},
+		{[]string{"dot"}, []string{"sq64"}, `unknown shape "sq64" for kernels dot; valid shapes: n=256, n=4096, n=65536, n=16777216`},
 	} {
 		if _, err := Select(all, tc.kernels, tc.shapes, false); err == nil || err.Error() != tc.want {
 			t.Errorf("Select(%v, %v) error %v, want %s", tc.kernels, tc.shapes, err, tc.want)

@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"math"
+	"strconv"
 )
 
 // FormatNs formats a duration given in nanoseconds with three significant
@@ -21,16 +22,17 @@ func FormatNs(ns float64) string {
 	return sig3(ns/1e9) + "s"
 }
 
-// sig3 formats v >= 0 with three significant digits (and no exponent
-// below 1e6).
+// sig3 formats v >= 0 rounded to three significant digits, with at most
+// two decimals: "812", "34.5", "1.25", "0.34", and "10.0" for 9.996.
 func sig3(v float64) string {
-	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Sprintf("%.2f", v)
 	}
-	return fmt.Sprintf("%.2f", v)
+	e := int(math.Floor(math.Log10(v)))
+	p := math.Pow(10, float64(e-2))
+	r := math.Round(v/p) * p
+	e = int(math.Floor(math.Log10(r) + 1e-12))
+	return strconv.FormatFloat(r, 'f', min(2, max(0, 2-e)), 64)
 }
 
 // FormatRate formats a rate (GFLOP/s or GB/s) with three significant

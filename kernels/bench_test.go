@@ -129,7 +129,7 @@ func BenchmarkSoftmax(b *testing.B) { benchAll(b, "softmax", 0) }
 func BenchmarkSoftmaxBackward(b *testing.B) { benchAll(b, "softmaxbackward", 0) }
 
 // The vector operations on lengths from L1-resident (256) to
-// memory-sized (2^22, 16 MiB a vector); MB/s is the bandwidth achieved.
+// memory-sized (2^24, 64 MiB a vector); MB/s is the bandwidth achieved.
 
 func BenchmarkDot(b *testing.B)   { benchAll(b, "dot", 0) }
 func BenchmarkAxpy(b *testing.B)  { benchAll(b, "axpy", 0) }
