@@ -32,6 +32,7 @@ type Layer struct {
 	dy      []float32 // dL/dy, [B,T,C]
 	dqkv    []float32 // dL/dqkv, [B,T,3C]
 	scratch []float32 // one T×T dP/dS matrix per worker
+	colSum  []float32 // bias gradient of one call
 
 	// The parallel phase in progress and its items.
 	phase phase
@@ -154,9 +155,7 @@ func (l *Layer) Backward(dx, dout []float32, p Params, g Params) {
 	l.scratch = grow(l.scratch, workers*t*t)
 
 	// out = y·WProj + BProj
-	for r := 0; r < n; r++ {
-		kernels.Add(g.BProj, g.BProj, dout[r*C:(r+1)*C])
-	}
+	l.addColumnSums(g.BProj, dout, n, C)
 	kernels.Gemm(true, false, C, C, n, 1, l.y, C, dout, C, 1, g.WProj, C)
 	kernels.Gemm(false, true, n, C, C, 1, dout, C, p.WProj, C, 0, l.dy, C)
 
@@ -165,11 +164,21 @@ func (l *Layer) Backward(dx, dout []float32, p Params, g Params) {
 
 	// qkv = x·WQKV + BQKV
 	C3 := 3 * C
-	for r := 0; r < n; r++ {
-		kernels.Add(g.BQKV, g.BQKV, l.dqkv[r*C3:(r+1)*C3])
-	}
+	l.addColumnSums(g.BQKV, l.dqkv, n, C3)
 	kernels.Gemm(true, false, C, C3, n, 1, l.xs, C, l.dqkv, C3, 1, g.WQKV, C3)
 	kernels.Gemm(false, true, n, C, C3, 1, l.dqkv, C3, p.WQKV, C3, 0, dx, C)
+}
+
+// addColumnSums adds the column sums of the n×m matrix a to dst. The sums
+// are formed apart and added once, so accumulating gradients over calls
+// rounds like kernels.Gemm with beta = 1 does.
+func (l *Layer) addColumnSums(dst, a []float32, n, m int) {
+	l.colSum = grow(l.colSum, m)
+	clear(l.colSum)
+	for r := 0; r < n; r++ {
+		kernels.Add(l.colSum, l.colSum, a[r*m:(r+1)*m])
+	}
+	kernels.Add(dst, dst, l.colSum)
 }
 
 // Probs returns the attention probabilities of the last Forward, [B,H,T,T]

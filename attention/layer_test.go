@@ -438,3 +438,51 @@ func TestConcurrentLayers(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// TestBackwardAccumulates checks the contract the trainer relies on:
+// Backward overwrites dx and adds into g, and may be called again after
+// one Forward.
+func TestBackwardAccumulates(t *testing.T) {
+	s := refShape{2, 11, 16, 2}
+	pr := newProblem(s, 40)
+	l := newLayer(t, s.c, 2)
+	if l.Probs() != nil {
+		t.Error("Probs() before any Forward is not nil")
+	}
+	once := runFast(l, pr) // Forward, then Backward into zeroed g
+	n := s.b * s.t * s.c
+	out := make([]float32, n)
+	l.Forward(out, pr.x, s.b, s.t, pr.p)
+	_, dout64 := crossEntropy(s.b*s.t, s.c, to64(out), pr.targets)
+	dout := make([]float32, n)
+	for i, v := range dout64 {
+		dout[i] = float32(v)
+	}
+	g := ViewParams(s.c, make([]float32, NumParams(s.c)))
+	dx := make([]float32, n)
+	for i := range dx {
+		dx[i] = 1e9 // must be overwritten, not added to
+	}
+	l.Backward(dx, dout, pr.p, g)
+	l.Backward(dx, dout, pr.p, g)
+	for i, v := range dx {
+		if v != once.dx[i] {
+			t.Fatalf("dx[%d] = %v after two Backward calls, %v after one", i, v, once.dx[i])
+		}
+	}
+	twice := [][]float32{g.WQKV, g.BQKV, g.WProj, g.BProj}
+	for k, o := range [][]float32{once.g.WQKV, once.g.BQKV, once.g.WProj, once.g.BProj} {
+		for i := range o {
+			if twice[k][i] != 2*o[i] {
+				t.Fatalf("gradient %d [%d] = %v after two Backward calls, want 2 × %v", k, i, twice[k][i], o[i])
+			}
+		}
+	}
+	// dx may be the same slice as dout.
+	l.Backward(dout, dout, pr.p, ViewParams(s.c, make([]float32, NumParams(s.c))))
+	for i, v := range dout {
+		if v != once.dx[i] {
+			t.Fatalf("in place: dx[%d] = %v, want %v", i, v, once.dx[i])
+		}
+	}
+}
