@@ -363,11 +363,16 @@ func (l *lossLog) add(step int, train, val, lr, tps, elapsed float64) error {
 		return err
 	}
 	var tx, ty, vx, vy []float64
+	num := func(s string) float64 { // "" (not measured) is NaN, which the chart leaves out
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return math.NaN()
+		}
+		return v
+	}
 	for _, r := range l.rows {
-		s, _ := strconv.ParseFloat(r[0], 64)
-		t, _ := strconv.ParseFloat(r[1], 64)
-		v, _ := strconv.ParseFloat(r[2], 64)
-		tx, ty, vx, vy = append(tx, s), append(ty, t), append(vx, s), append(vy, v)
+		s := num(r[0])
+		tx, ty, vx, vy = append(tx, s), append(ty, num(r[1])), append(vx, s), append(vy, num(r[2]))
 	}
 	img, err := viz.Chart{Title: "TinyGPT loss", XLabel: "step", YLabel: "cross-entropy (nats)",
 		Curves: []viz.Curve{{Name: "train", X: tx, Y: ty}, {Name: "validation", X: vx, Y: vy}}}.Render()
