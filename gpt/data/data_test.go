@@ -228,13 +228,13 @@ func TestSynthetic(t *testing.T) {
 	// chance); count it directly from the definition.
 	idx := func(c byte) int { return strings.IndexByte(SyntheticSymbols, c) }
 	follow := 0
-	for i := 11; i < len(s); i++ {
-		want := idx(s[i-2])/9*9 + idx(s[i-5])/3%3*3 + idx(s[i-11])%3
+	for i := 8; i < len(s); i++ {
+		want := idx(s[i-2])/9*9 + idx(s[i-4])/3%3*3 + idx(s[i-8])%3
 		if idx(s[i]) == want {
 			follow++
 		}
 	}
-	frac := float64(follow) / float64(len(s)-11)
+	frac := float64(follow) / float64(len(s)-8)
 	if want := 1 - SyntheticNoise + SyntheticNoise/27; frac < want-0.01 || frac > want+0.01 {
 		t.Fatalf("%.3f of symbols follow the rule, want about %.3f", frac, want)
 	}
