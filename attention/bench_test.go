@@ -204,3 +204,27 @@ func BenchmarkVsGemm(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDecode decodes whole sequences one token at a time with a KV
+// cache, as sampling does. The work of a sequence is that of a forward
+// pass over it (token p costs 8·C² + 4·C·(p+1)), so the FLOP count is
+// forwardFlops(1, T, C); tokens/s is the sampling rate of one layer.
+func BenchmarkDecode(b *testing.B) {
+	for _, s := range []struct{ t, c, h int }{{256, 384, 6}, {1024, 384, 6}} {
+		pr := newProblem(refShape{1, s.t, s.c, s.h}, 24)
+		l := newLayer(b, s.c, s.h)
+		cache := NewKVCache(s.c, s.t)
+		out := make([]float32, s.c)
+		b.Run(fmt.Sprintf("T=%d,C=%d,H=%d", s.t, s.c, s.h), func(b *testing.B) {
+			cpu := startCPU()
+			for i := 0; i < b.N; i++ {
+				cache.Reset()
+				for p := 0; p < s.t; p++ {
+					l.Decode(out, pr.x[p*s.c:(p+1)*s.c], 1, pr.p, cache)
+				}
+			}
+			reportGFLOPS(b, forwardFlops(1, s.t, s.c), cpu)
+			b.ReportMetric(float64(s.t*b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}

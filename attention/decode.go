@@ -45,7 +45,7 @@ type decodeState struct {
 
 // decodeMinFlops is the work of one Decode call below which the heads are
 // computed on the calling goroutine.
-const decodeMinFlops = 1 << 18
+const decodeMinFlops = 1 << 22
 
 // Decode computes the layer's output for the next n tokens of the sequence
 // whose earlier positions are in cache: x [n,C] are the tokens at positions
