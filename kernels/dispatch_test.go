@@ -24,6 +24,9 @@ func expectedImpls() []string {
 			want = append(want, "avx512")
 		}
 	}
+	if runtime.GOARCH == "arm64" && !puregoBuild && cpu.ARM64.HasASIMD {
+		want = append(want, "neon")
+	}
 	return want
 }
 
@@ -89,8 +92,14 @@ func TestEnvISA(t *testing.T) {
 	if runtime.GOARCH != "amd64" || puregoBuild {
 		cases = append(cases, tc{[]string{EnvISA + "=avx2"}, "SIMDGPT_ISA=avx2: no such implementation in this build", 2})
 	}
+	if runtime.GOARCH != "arm64" || puregoBuild {
+		cases = append(cases, tc{[]string{EnvISA + "=neon"}, "SIMDGPT_ISA=neon: no such implementation in this build", 2})
+	}
 	for _, c := range cases {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestEnvISA$")
+		if emu := emulator(t); emu != "" {
+			cmd = exec.Command(emu, os.Args[0], "-test.run=^TestEnvISA$")
+		}
 		cmd.Env = append(os.Environ(), "SIMDGPT_CHILD=1", EnvISA+"=", "GODEBUG=")
 		cmd.Env = append(cmd.Env, c.env...)
 		out, err := cmd.CombinedOutput()
@@ -106,6 +115,28 @@ func TestEnvISA(t *testing.T) {
 	}
 }
 
+// emulator returns the user-mode emulator to run this test binary again
+// under, or "" when it runs natively. Under `go test -exec
+// qemu-aarch64-static` on another architecture the kernel cannot execute
+// the binary itself (no binfmt_misc entry), so the child is started as
+// qemu-ARCH-static (ARCH as qemu names it: aarch64 for arm64), found
+// on PATH.
+func emulator(t *testing.T) string {
+	err := exec.Command(os.Args[0], "-test.run=^$").Run()
+	if err == nil || !strings.Contains(err.Error(), "exec format error") {
+		return ""
+	}
+	arch := map[string]string{"arm64": "aarch64", "386": "i386", "amd64": "x86_64"}[runtime.GOARCH]
+	if arch == "" {
+		arch = runtime.GOARCH
+	}
+	emu, lerr := exec.LookPath("qemu-" + arch + "-static")
+	if lerr != nil {
+		t.Fatalf("cannot run %s again (%v) and no emulator: %v", os.Args[0], err, lerr)
+	}
+	return emu
+}
+
 func TestCPU(t *testing.T) {
 	info := CPU()
 	if info.Arch != runtime.GOARCH {
@@ -113,5 +144,8 @@ func TestCPU(t *testing.T) {
 	}
 	if runtime.GOARCH == "amd64" && cpu.X86.HasAVX2 && !slices.Contains(info.Features, "AVX2") {
 		t.Errorf("CPU().Features = %v lacks AVX2", info.Features)
+	}
+	if runtime.GOARCH == "arm64" && cpu.ARM64.HasASIMD && !slices.Contains(info.Features, "ASIMD") {
+		t.Errorf("CPU().Features = %v lacks ASIMD", info.Features)
 	}
 }

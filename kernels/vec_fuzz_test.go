@@ -58,7 +58,7 @@ func FuzzVec(f *testing.F) {
 		}
 		return b
 	}
-	ramp := func(i int) uint16 { return uint16(i*2654435761) ^ uint16(i<<7) }
+	ramp := func(i int) uint16 { return uint16(uint32(i)*2654435761) ^ uint16(i<<7) }
 	for op := range vecFuzzOps {
 		for _, n := range []int{0, 1, 7, 9, 17, 33, 64, 70, 130, 257} {
 			f.Add(seed(byte(op), byte(n%8), n, ramp))

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -96,7 +97,7 @@ func compare(f trainFlags, stdout io.Writer) error {
 		if err := train(rf, stdout); err != nil {
 			return fmt.Errorf("%s run: %w", r.name, err)
 		}
-		rows, err := readCSV(filepath.Join(r.dir, lossCSV), 1<<62)
+		rows, err := readCSV(filepath.Join(r.dir, lossCSV), math.MaxInt)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-//go:build amd64 && !purego
+//go:build (amd64 || arm64) && !purego
 
 package kernels
 
@@ -30,7 +30,7 @@ func TestGemmBInPlace(t *testing.T) {
 	ns := []int{16, 31, 32, 33, 48, 64, 65, 96, 128}
 	ks := []int{1, 3, 4, 5, 17, 260}
 	for _, p := range nonGeneric() {
-		g := map[string]*blockedGemm{"avx2": gemmAVX2, "avx512": gemmAVX512}[p.Name()]
+		g := blockedGemms[p.Name()]
 		seed := uint64(500)
 		for _, ta := range []bool{false, true} {
 			for _, m := range ms {
@@ -68,15 +68,15 @@ func TestGemmBInPlace(t *testing.T) {
 	}
 }
 
-// TestBlockingFromCPU checks that the AVX2 and AVX-512 GEMMs are blocked
-// for the caches cpuid reports.
+// TestBlockingFromCPU checks that the GEMMs of this build are blocked for
+// the caches cpuid reports.
 func TestBlockingFromCPU(t *testing.T) {
 	info := CPU()
-	for _, g := range []*blockedGemm{gemmAVX2, gemmAVX512} {
+	for name, g := range blockedGemms {
 		kc, nc := blockSizes(info.L1D, info.L2, g.wide.mr, g.wide.nr)
 		if g.kc != kc || g.nc != nc {
-			t.Errorf("%dx%d GEMM blocked kc=%d nc=%d; the caches (L1D %d, L2 %d) give kc=%d nc=%d", g.wide.mr, g.wide.nr, g.kc, g.nc, info.L1D, info.L2, kc, nc)
+			t.Errorf("%s %dx%d GEMM blocked kc=%d nc=%d; the caches (L1D %d, L2 %d) give kc=%d nc=%d", name, g.wide.mr, g.wide.nr, g.kc, g.nc, info.L1D, info.L2, kc, nc)
 		}
+		t.Logf("L1D %d, L2 %d: %s kc=%d nc=%d", info.L1D, info.L2, name, g.kc, g.nc)
 	}
-	t.Logf("L1D %d, L2 %d: avx512 kc=%d nc=%d, avx2 kc=%d nc=%d", info.L1D, info.L2, gemmAVX512.kc, gemmAVX512.nc, gemmAVX2.kc, gemmAVX2.nc)
 }

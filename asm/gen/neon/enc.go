@@ -1,0 +1,114 @@
+package main
+
+import "fmt"
+
+// Encodings of the A64 Advanced SIMD instructions that Go's arm64
+// assembler does not know. Each is emitted as
+//
+//	WORD $0x4e22d423 // fadd v3.4s, v1.4s, v2.4s
+//
+// with the word computed here from the instruction's fields, as laid out
+// in the Arm Architecture Reference Manual (section C4.1, "A64 instruction
+// set encoding"):
+//
+//   - three registers, same type (fadd, fsub, fmul, fmax, fcmge, faddp):
+//     base | Rm<<16 | Rn<<5 | Rd, where base fixes Q (bit 30, 1 = 128-bit),
+//     U (bit 29), sz (bit 22, 0 = single, 1 = double) and the opcode;
+//   - vector by element, single precision (fmla, fmul):
+//     base | L<<21 | Rm<<16 | H<<11 | Rn<<5 | Rd, where the lane index is
+//     H:L and Rm is five bits (M, bit 20, is its high bit);
+//   - two registers, miscellaneous, and across lanes (fcvtl, fcvtl2,
+//     faddp scalar, fmaxv): base | Rn<<5 | Rd.
+//
+// Registers are V0..V31 (numbers 0..31). The bases are the words of the
+// instruction with every register field 0; enc_test.go checks every
+// constructor against words produced by the GNU assembler.
+
+// inst is one encoded instruction and its ARM syntax.
+type inst struct {
+	word uint32
+	text string
+}
+
+// Base words (register fields zero).
+const (
+	baseFADD4S   = 0x4e20d400 // FADD Vd.4S, Vn.4S, Vm.4S
+	baseFSUB4S   = 0x4ea0d400 // FSUB Vd.4S, Vn.4S, Vm.4S
+	baseFMUL4S   = 0x6e20dc00 // FMUL Vd.4S, Vn.4S, Vm.4S
+	baseFMAX4S   = 0x4e20f400 // FMAX Vd.4S, Vn.4S, Vm.4S
+	baseFCMGE4S  = 0x6e20e400 // FCMGE Vd.4S, Vn.4S, Vm.4S (register)
+	baseFADDP4S  = 0x6e20d400 // FADDP Vd.4S, Vn.4S, Vm.4S
+	baseFADD2D   = 0x4e60d400 // FADD Vd.2D, Vn.2D, Vm.2D
+	baseFMLAElem = 0x4f801000 // FMLA Vd.4S, Vn.4S, Vm.S[i]
+	baseFMULElem = 0x4f809000 // FMUL Vd.4S, Vn.4S, Vm.S[i]
+	baseFCVTL    = 0x0e617800 // FCVTL Vd.2D, Vn.2S
+	baseFCVTL2   = 0x4e617800 // FCVTL2 Vd.2D, Vn.4S
+	baseFADDPS   = 0x7e30d800 // FADDP Sd, Vn.2S
+	baseFADDPD   = 0x7e70d800 // FADDP Dd, Vn.2D
+	baseFMAXV    = 0x6e30f800 // FMAXV Sd, Vn.4S
+)
+
+func reg5(r int) uint32 {
+	if r < 0 || r > 31 {
+		panic(fmt.Sprintf("neon: register V%d out of range", r))
+	}
+	return uint32(r)
+}
+
+// same3 encodes a three-register same-type instruction.
+func same3(base uint32, name, arr string, d, n, m int) inst {
+	return inst{
+		word: base | reg5(m)<<16 | reg5(n)<<5 | reg5(d),
+		text: fmt.Sprintf("%s v%d.%s, v%d.%s, v%d.%s", name, d, arr, n, arr, m, arr),
+	}
+}
+
+// byElem encodes a single-precision vector-by-element instruction.
+func byElem(base uint32, name string, d, n, m, lane int) inst {
+	if lane < 0 || lane > 3 {
+		panic(fmt.Sprintf("neon: lane %d out of range", lane))
+	}
+	h, l := uint32(lane>>1), uint32(lane&1)
+	return inst{
+		word: base | l<<21 | reg5(m)<<16 | h<<11 | reg5(n)<<5 | reg5(d),
+		text: fmt.Sprintf("%s v%d.4s, v%d.4s, v%d.s[%d]", name, d, n, m, lane),
+	}
+}
+
+// two encodes an instruction with register fields Rn and Rd only.
+func two(base uint32, text string, d, n int) inst {
+	return inst{word: base | reg5(n)<<5 | reg5(d), text: text}
+}
+
+func fadd4s(d, n, m int) inst  { return same3(baseFADD4S, "fadd", "4s", d, n, m) }
+func fsub4s(d, n, m int) inst  { return same3(baseFSUB4S, "fsub", "4s", d, n, m) }
+func fmul4s(d, n, m int) inst  { return same3(baseFMUL4S, "fmul", "4s", d, n, m) }
+func fmax4s(d, n, m int) inst  { return same3(baseFMAX4S, "fmax", "4s", d, n, m) }
+func fcmge4s(d, n, m int) inst { return same3(baseFCMGE4S, "fcmge", "4s", d, n, m) }
+func faddp4s(d, n, m int) inst { return same3(baseFADDP4S, "faddp", "4s", d, n, m) }
+func fadd2d(d, n, m int) inst  { return same3(baseFADD2D, "fadd", "2d", d, n, m) }
+
+// fmlaElem is Vd.4S += Vn.4S * Vm.S[lane].
+func fmlaElem(d, n, m, lane int) inst { return byElem(baseFMLAElem, "fmla", d, n, m, lane) }
+
+// fmulElem is Vd.4S = Vn.4S * Vm.S[lane].
+func fmulElem(d, n, m, lane int) inst { return byElem(baseFMULElem, "fmul", d, n, m, lane) }
+
+// fcvtl widens the low two singles of Vn to doubles.
+func fcvtl(d, n int) inst {
+	return two(baseFCVTL, fmt.Sprintf("fcvtl v%d.2d, v%d.2s", d, n), d, n)
+}
+
+// fcvtl2 widens the high two singles of Vn to doubles.
+func fcvtl2(d, n int) inst {
+	return two(baseFCVTL2, fmt.Sprintf("fcvtl2 v%d.2d, v%d.4s", d, n), d, n)
+}
+
+// faddpS is Sd = Vn.S[0] + Vn.S[1].
+func faddpS(d, n int) inst { return two(baseFADDPS, fmt.Sprintf("faddp s%d, v%d.2s", d, n), d, n) }
+
+// faddpD is Dd = Vn.D[0] + Vn.D[1].
+func faddpD(d, n int) inst { return two(baseFADDPD, fmt.Sprintf("faddp d%d, v%d.2d", d, n), d, n) }
+
+// fmaxv is Sd = the largest of the four lanes of Vn (NaN if any is NaN).
+func fmaxv(d, n int) inst { return two(baseFMAXV, fmt.Sprintf("fmaxv s%d, v%d.4s", d, n), d, n) }

@@ -1,0 +1,194 @@
+package main
+
+import "math"
+
+// Softmax kernels.
+//
+// ExpRowNEON(dst, src, c, b, thr) is pass 2 of a softmax row with the
+// "near" argument reduction of asm/gen/softmax (read its package comment
+// for the derivation and the error bounds; the constants and polynomial
+// are the same). For each x = src[j]:
+//
+//	z  = x*log2e + b            b = 1.5*2^23 - j, j = round(m*log2e)
+//	kf = z - 1.5*2^23           k as a float
+//	w  = c + kf*ln2Hi           exact: c is a multiple of 2^-9
+//	r  = (x - w) - kf*ln2Lo     |r| <= 0.3495
+//	e  = p(r) * 2^k             p: degree-5 polynomial, Horner with FMA;
+//	                            2^k by adding z<<23 to the bits of p(r)
+//	dst[j] = e if x >= thr (thr = c + expMin) else +0
+//
+// and it returns the sum of the e, accumulated in float64 (each vector
+// widened with FCVTL/FCVTL2 into two 2×float64 accumulators), so the sum's
+// rounding error does not grow with the row. The caller (package kernels)
+// computes the row maximum m, handles NaN, ±Inf and far maxima (|m| >=
+// 4096) itself, and passes a length that is a multiple of 4.
+//
+// SoftmaxBackwardRowNEON(dx, y, dy) computes s = sum y*dy (four FMLA
+// accumulators, as DotNEON) and then dx[j] = y[j]*(dy[j] - s).
+
+// Constants of the exponential (as in asm/gen/softmax).
+const (
+	log2e   = math.Log2E
+	ln2Hi   = 0.693359375    // 355/512: 9 significant bits, k*ln2Hi is exact for |k| < 2^15
+	ln2Lo   = -2.12194440e-4 // ln2 - ln2Hi
+	shifter = 12582912       // 1.5*2^23: x + shifter rounds x to an integer
+)
+
+// poly holds c0..c5, exp(r) ~ sum c_i r^i for |r| <= 0.3495 (the
+// coefficients of asm/gen/softmax).
+var poly = [...]float32{
+	1,
+	0.99999350945366694,
+	0.49999354162980597,
+	0.16688013148428285,
+	0.041878810973860071,
+	0.0069534790114648892,
+}
+
+// Constant registers of ExpRowNEON.
+const (
+	vLog2e   = 16
+	vShifter = 17
+	vLn2Hi   = 18
+	vLn2Lo   = 19
+	vPoly    = 20 // V20..V25 hold poly[0..5]
+	vC       = 26
+	vB       = 27
+	vThr     = 28
+	vSum0    = 29 // float64 sums
+	vSum1    = 30
+)
+
+// dupConst emits V(v) = x in every lane.
+func (f *file) dupConst(v int, x float32) {
+	f.op("MOVW $0x%08x, R7", math.Float32bits(x))
+	f.op("VDUP R7, V%d.S4", v)
+}
+
+func softmax() *file {
+	f := newFile("softmax_arm64.s")
+
+	f.text("ExpRowNEON", 72, "func ExpRowNEON(dst, src []float32, c, b, thr float32) float64")
+	f.op("MOVD dst_base+0(FP), R1")
+	f.op("MOVD src_base+24(FP), R0")
+	f.op("MOVD src_len+32(FP), R2")
+	f.dupConst(vLog2e, log2e)
+	f.dupConst(vShifter, shifter)
+	f.dupConst(vLn2Hi, ln2Hi)
+	f.dupConst(vLn2Lo, ln2Lo)
+	for i, c := range poly {
+		f.dupConst(vPoly+i, c)
+	}
+	f.op("FMOVS c+48(FP), F%d", vC)
+	f.op("VDUP V%d.S[0], V%d.S4", vC, vC)
+	f.op("FMOVS b+52(FP), F%d", vB)
+	f.op("VDUP V%d.S[0], V%d.S4", vB, vB)
+	f.op("FMOVS thr+56(FP), F%d", vThr)
+	f.op("VDUP V%d.S[0], V%d.S4", vThr, vThr)
+	f.zero(vSum0, 2)
+	f.counted("exp_pair", "R2", 8, func() {
+		f.op("VLD1.P 32(R0), %s", vlist(0, 2))
+		f.expVecs(2)
+		f.op("VST1.P %s, 32(R1)", vlist(4, 2))
+	})
+	f.counted("exp_single", "R2", 4, func() {
+		f.op("VLD1.P 16(R0), %s", vlist(0, 1))
+		f.expVecs(1)
+		f.op("VST1.P %s, 16(R1)", vlist(4, 1))
+	})
+	f.w(fadd2d(vSum0, vSum0, vSum1))
+	f.w(faddpD(vSum0, vSum0))
+	f.op("FMOVD F%d, ret+64(FP)", vSum0)
+	f.op("RET")
+
+	f.text("SoftmaxBackwardRowNEON", 72, "func SoftmaxBackwardRowNEON(dx, y, dy []float32)")
+	f.op("MOVD y_base+24(FP), R0")
+	f.op("MOVD dy_base+48(FP), R1")
+	f.op("MOVD y_len+32(FP), R2")
+	f.dot("dot", "R0", "R1", "R2")
+	f.op("MOVD dx_base+0(FP), R3")
+	f.op("MOVD y_base+24(FP), R0")
+	f.op("MOVD dy_base+48(FP), R1")
+	f.op("MOVD y_len+32(FP), R2")
+	f.op("VDUP V16.S[0], V31.S4")
+	f.counted("bwd_block", "R2", 16, func() {
+		f.op("VLD1.P 64(R0), %s", vlist(0, 4))
+		f.op("VLD1.P 64(R1), %s", vlist(4, 4))
+		for i := 0; i < 4; i++ {
+			f.w(fsub4s(4+i, 4+i, 31))
+		}
+		for i := 0; i < 4; i++ {
+			f.w(fmul4s(4+i, i, 4+i))
+		}
+		f.op("VST1.P %s, 64(R3)", vlist(4, 4))
+	})
+	f.counted("bwd_single", "R2", 4, func() {
+		f.op("VLD1.P 16(R0), %s", vlist(0, 1))
+		f.op("VLD1.P 16(R1), %s", vlist(4, 1))
+		f.w(fsub4s(4, 4, 31))
+		f.w(fmul4s(4, 0, 4))
+		f.op("VST1.P %s, 16(R3)", vlist(4, 1))
+	})
+	f.tail("bwd_tail", "R2", func() {
+		f.op("FMOVS.P 4(R0), F0")
+		f.op("FMOVS.P 4(R1), F1")
+		f.op("FSUBS F16, F1, F1") // F1 = dy - s
+		f.op("FMULS F0, F1, F1")
+		f.op("FMOVS.P F1, 4(R3)")
+	})
+	f.op("RET")
+	return f
+}
+
+// expVecs emits the exponential of nv (1 or 2) vectors of x in V0.. into
+// V4.., adding them to the float64 sums. Registers of vector i: x V(i),
+// z V(2+i), e V(4+i), kf V(6+i), r V(8+i), keep V(10+i); V12-V15 hold the
+// widened values. The steps of the vectors are interleaved.
+func (f *file) expVecs(nv int) {
+	type step func(i int)
+	v := func(s string, args ...any) step {
+		return func(i int) {
+			var a []any
+			for _, x := range args {
+				a = append(a, x.(int)+i)
+			}
+			f.op(s, a...)
+		}
+	}
+	wi := func(g func(i int) inst) step { return func(i int) { f.w(g(i)) } }
+	x, z, e, kf, r, keep := 0, 2, 4, 6, 8, 10
+	poly := func(c int) int { return vPoly + c } // register of poly[c]
+	steps := []step{
+		wi(func(i int) inst { return fcmge4s(keep+i, x+i, vThr) }),
+		func(i int) { f.op("VMOV V%d.B16, V%d.B16", vB, z+i) },
+		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", x+i, vLog2e, z+i) },
+		wi(func(i int) inst { return fsub4s(kf+i, z+i, vShifter) }),
+		func(i int) { f.op("VMOV V%d.B16, V%d.B16", vC, r+i) },
+		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", kf+i, vLn2Hi, r+i) },
+		wi(func(i int) inst { return fsub4s(r+i, x+i, r+i) }),
+		func(i int) { f.op("VFMLS V%d.S4, V%d.S4, V%d.S4", kf+i, vLn2Lo, r+i) },
+		// Horner: e = c4 + c5*r; kf = c3 + e*r; e = c2 + kf*r; kf = c1 + e*r; e = 1 + kf*r.
+		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(4), e+i) },
+		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", poly(5), r+i, e+i) },
+		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(3), kf+i) },
+		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", e+i, r+i, kf+i) },
+		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(2), e+i) },
+		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", kf+i, r+i, e+i) },
+		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(1), kf+i) },
+		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", e+i, r+i, kf+i) },
+		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(0), e+i) },
+		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", kf+i, r+i, e+i) },
+		v("VSHL $23, V%d.S4, V%d.S4", z, z),
+		v("VADD V%d.S4, V%d.S4, V%d.S4", z, e, e),
+		v("VAND V%d.B16, V%d.B16, V%d.B16", keep, e, e),
+		wi(func(i int) inst { return fcvtl(12+2*i, e+i) }),
+		wi(func(i int) inst { return fcvtl2(13+2*i, e+i) }),
+		wi(func(i int) inst { return fadd2d(vSum0, vSum0, 12+2*i) }),
+		wi(func(i int) inst { return fadd2d(vSum1, vSum1, 13+2*i) }),
+	}
+	for _, s := range steps {
+		for i := 0; i < nv; i++ {
+			s(i)
+		}
+	}
+}

@@ -1,0 +1,22 @@
+//go:build arm64 && !purego
+
+package arm64
+
+// ExpRowNEON sets dst[j] = exp(src[j] - c') for j < len(src), where c' is
+// within 0.35 of c, and returns the sum of the results accumulated in
+// float64. It is pass 2 of a softmax row whose maximum m has |m| < 4096:
+// the caller passes c (j*ln2 rounded to a multiple of 2^-9, j =
+// round(m*log2(e))), b = 1.5*2^23 - j and thr = c + expMin; entries below
+// thr, -Inf included, give +0. src must not hold NaN or +Inf and no
+// entry may exceed m. len(src) must be a multiple of 4 and dst at least
+// as long; dst may be src. See asm/gen/neon/softmax.go. Requires ASIMD.
+//
+//go:noescape
+func ExpRowNEON(dst, src []float32, c, b, thr float32) float64
+
+// SoftmaxBackwardRowNEON sets dx[j] = y[j]*(dy[j] - s) for j < len(y),
+// where s = sum_k y[k]*dy[k]. dx and dy must be at least as long as y (not
+// checked); dx may be dy itself. Requires ASIMD.
+//
+//go:noescape
+func SoftmaxBackwardRowNEON(dx, y, dy []float32)
