@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/simdgpt/simdgpt/gpt/data"
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // opticksPath is Newton's Opticks in the Go distribution's testdata (read
@@ -32,6 +33,11 @@ const opticksMaxLoss = 2.25
 func TestOpticksLearns(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains for a few seconds; skipped with -short")
+	}
+	if kernels.Default().Name() == "generic" {
+		// -tags purego or SIMDGPT_ISA=generic: the reference GEMM is about
+		// 100 times slower, minutes for this run; the native run covers it.
+		t.Skip("the generic kernels are too slow for a training run")
 	}
 	d, err := data.Load(opticksPath(t), 32)
 	if err != nil {
