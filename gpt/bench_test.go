@@ -2,9 +2,12 @@ package gpt
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/simdgpt/simdgpt/gpt/data"
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // The two configurations of the speed comparison with llm.c (issue 5):
@@ -19,9 +22,23 @@ var benchConfigs = []struct {
 	{"b_6L6H384_T256_B8", Config{Vocab: 65, BlockSize: 256, Layers: 6, Heads: 6, Width: 384}, 8},
 }
 
+// stepFlops counts the floating-point operations of one training step's
+// matrix products: forward 24·N·C² per layer (QKV, projection, MLP), the
+// causal attention 2·B·T(T+1)·C per layer (scores and P·V over the visible
+// keys only), the LM head 2·N·C·V; backward twice the forward.
+func stepFlops(c Config, batch int) float64 {
+	n, C, T := float64(batch*c.BlockSize), float64(c.Width), float64(c.BlockSize)
+	fwd := float64(c.Layers)*(24*n*C*C+2*float64(batch)*T*(T+1)*C) + 2*n*C*float64(c.Vocab)
+	return 3 * fwd
+}
+
 // BenchmarkTrainStep measures one optimizer step (batch, forward, backward,
-// AdamW) and reports tokens per second. Run with -cpu 1,2 for 1 and 2
-// threads.
+// AdamW) and reports tokens per second and the model's GFLOP/s (stepFlops).
+// Run with -cpu 1,2 for 1 and 2 threads. Because the machine's speed drifts
+// (a shared VM), every step is followed by the kernels' FMA peak loop for
+// 1/16 of the step's operations, timed separately: peak-GFLOP/s is one
+// core's peak measured alongside, and %peak relates the model's rate to
+// it (times the thread count).
 func BenchmarkTrainStep(b *testing.B) {
 	for _, c := range benchConfigs {
 		b.Run(c.name, func(b *testing.B) {
@@ -39,14 +56,34 @@ func BenchmarkTrainStep(b *testing.B) {
 				b.Fatal(err)
 			}
 			tr.TrainStep() // warm-up: workspaces
+			impl := kernels.Default()
+			flops := stepFlops(c.cfg, c.batch)
+			peakIters := 1
+			if f := impl.FMAPeakLoop(1); f > 0 {
+				peakIters = max(1, int(flops/16)/f)
+			}
+			var stepTime, peakTime time.Duration
+			var peakFlops float64
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
 				tr.TrainStep()
+				t1 := time.Now()
+				peakFlops += float64(impl.FMAPeakLoop(peakIters))
+				stepTime += t1.Sub(t0)
+				peakTime += time.Since(t1)
 			}
-			tokens := float64(b.N * c.batch * c.cfg.BlockSize)
-			b.ReportMetric(tokens/b.Elapsed().Seconds(), "tokens/s")
-			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/step")
+			b.StopTimer()
+			sec := stepTime.Seconds()
+			b.ReportMetric(float64(b.N*c.batch*c.cfg.BlockSize)/sec, "tokens/s")
+			b.ReportMetric(1000*sec/float64(b.N), "ms/step")
+			b.ReportMetric(flops*float64(b.N)/sec/1e9, "GFLOP/s")
+			if peakFlops > 0 {
+				peak := peakFlops / peakTime.Seconds() / 1e9
+				b.ReportMetric(peak, "peak-GFLOP/s")
+				b.ReportMetric(100*flops*float64(b.N)/sec/1e9/(peak*float64(runtime.GOMAXPROCS(0))), "%peak")
+			}
 		})
 	}
 }
