@@ -2,6 +2,7 @@ package attention
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/simdgpt/simdgpt/kernels"
 )
@@ -11,7 +12,12 @@ import (
 // Decode. Use one cache per layer and sequence.
 type KVCache struct {
 	c, maxT, n int
-	k, v       []float32 // [maxT, C]: row i is position i, heads side by side
+	// kt holds the keys transposed, [C, ldk]: column i is position i, so
+	// head h's keys are rows h·D..h·D+D-1, which a new query multiplies as
+	// they are (kernels.Gemm reads such a B in place, without packing).
+	kt  []float32
+	ldk int
+	v   []float32 // [maxT, C]: row i is position i, heads side by side
 }
 
 // NewKVCache returns an empty cache for a layer of width c and sequences
@@ -23,7 +29,13 @@ func NewKVCache(c, maxT int) *KVCache {
 	if maxT < 1 {
 		panic(fmt.Sprintf("attention.NewKVCache: maxT = %d, must be >= 1", maxT))
 	}
-	return &KVCache{c: c, maxT: maxT, k: make([]float32, maxT*c), v: make([]float32, maxT*c)}
+	// Rows of kt start on cache lines and are not 4 KiB apart (see
+	// kernels.Gemm's in-place B).
+	ldk := (maxT + 15) &^ 15
+	if ldk%1024 == 0 {
+		ldk += 16
+	}
+	return &KVCache{c: c, maxT: maxT, kt: make([]float32, c*ldk), ldk: ldk, v: make([]float32, maxT*c)}
 }
 
 // Len returns the number of positions in the cache: the position the next
@@ -91,7 +103,9 @@ func (l *Layer) Decode(out, x []float32, n int, p Params, cache *KVCache) {
 	project(n, C, 3*C, x, p.WQKV, p.BQKV, d.qkv)
 	for r := 0; r < n; r++ {
 		row := d.qkv[r*3*C : (r+1)*3*C]
-		copy(cache.k[(past+r)*C:(past+r+1)*C], row[C:2*C])
+		for j, kv := range row[C : 2*C] {
+			cache.kt[j*cache.ldk+past+r] = kv
+		}
 		copy(cache.v[(past+r)*C:(past+r+1)*C], row[2*C:])
 	}
 	cache.n = total
@@ -112,16 +126,26 @@ func (l *Layer) decodeItem(h int) {
 	d := &l.dec
 	C, D, n, past := l.c, l.d, d.n, d.past
 	total := past + n
+	ldk := d.cache.ldk
 	q := d.qkv[h*D:]
-	k := d.cache.k[h*D:]
+	kt := d.cache.kt[h*D*ldk:]
 	v := d.cache.v[h*D:]
 	s := d.s[h*n*total : (h+1)*n*total]
 	y := d.y[h*D:]
+	inf := float32(math.Inf(-1))
 	for i0 := 0; i0 < n; i0 += rowBlock {
 		i1 := min(i0+rowBlock, n)
 		m, keys := i1-i0, past+i1
 		sb := s[i0*total:]
-		kernels.MaskedScores(m, keys, D, l.scale, q[i0*3*C:], 3*C, k, C, past+i0, sb, total)
+		kernels.Gemm(false, false, m, keys, D, l.scale, q[i0*3*C:], 3*C, kt, ldk, 0, sb, total)
+		// Causal mask: query i0+r (position past+i0+r) sees keys up to
+		// its own position. A single token sees every cached key.
+		for r := 0; r < m-1; r++ {
+			row := sb[r*total+past+i0+r+1 : r*total+keys]
+			for j := range row {
+				row[j] = inf
+			}
+		}
 		kernels.Softmax(m, keys, sb, total, sb, total)
 		kernels.Gemm(false, false, m, D, keys, 1, sb, total, v, C, 0, y[i0*C:], C)
 	}
