@@ -225,11 +225,13 @@ func (l *Layer) forwardItem(i int) {
 	v := l.qkv[base+2*C+h*D:]
 	s := l.probs[i*T*T : (i+1)*T*T]
 	y := l.y[b*T*C+h*D:]
+	// One call for all the scores (K is packed once; the tiles above the
+	// diagonal are skipped), then the softmax and P·V by row blocks.
+	kernels.MaskedScores(T, T, D, l.scale, q, ld, k, ld, 0, s, T)
 	for i0 := 0; i0 < T; i0 += rowBlock {
 		i1 := min(i0+rowBlock, T)
 		m := i1 - i0
 		sb := s[i0*T:]
-		kernels.MaskedScores(m, i1, D, l.scale, q[i0*ld:], ld, k, ld, i0, sb, T)
 		kernels.Softmax(m, i1, sb, T, sb, T)
 		if i1 < T {
 			for r := i0; r < i1; r++ {
@@ -256,14 +258,21 @@ func (l *Layer) backwardItem(worker, i int) {
 	dy := l.dy[b*T*C+h*D:]
 	ds := l.scratch[worker*T*T : (worker+1)*T*T]
 
-	// Rows: dP = dY·Vᵀ, dS = softmax'(dP), dQ = scale·dS·K. A row block
-	// i0..i1-1 only has non-zero probabilities in columns < i1, so
-	// columns from i1 on are neither computed nor read.
+	// Rows: dP = dY·Vᵀ, dS = softmax'(dP), dQ = scale·dS·K. dP is only
+	// needed where P is not masked: MaskedScores computes it in one call
+	// (V packed once, tiles above the diagonal skipped) and writes -Inf
+	// above the diagonal. A row block i0..i1-1 has non-zero
+	// probabilities only in columns < i1, so later columns are never
+	// read; the -Inf inside its diagonal block become 0 (0·-Inf would be
+	// NaN in the softmax backward).
+	kernels.MaskedScores(T, T, D, 1, dy, C, v, ld, 0, ds, T)
 	for i0 := 0; i0 < T; i0 += rowBlock {
 		i1 := min(i0+rowBlock, T)
 		m := i1 - i0
 		db := ds[i0*T:]
-		kernels.Gemm(false, true, m, i1, D, 1, dy[i0*C:], C, v, ld, 0, db, T)
+		for r := i0; r < i1-1; r++ {
+			clear(ds[r*T+r+1 : r*T+i1])
+		}
 		kernels.SoftmaxBackward(m, i1, p[i0*T:], T, db, T, db, T)
 		kernels.Gemm(false, false, m, D, i1, l.scale, db, T, k, ld, 0, dq[i0*ld:], ld)
 	}
