@@ -18,7 +18,7 @@ func TestGemmGuardPages(t *testing.T) {
 	ms := []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 29}
 	ks := []int{1, 3, 4, 5, 9}
 	if testing.Short() {
-		ms, ks = []int{1, 7, 15}, []int{1, 5}
+		ms, ks = []int{1, 7, 8, 15}, []int{1, 5}
 	}
 	for _, p := range nonGeneric() {
 		t.Run(p.Name(), func(t *testing.T) {

@@ -140,15 +140,15 @@ func gemmStrided8x4NEON(k int, a *float32, rsa, csa int, b *float32, ldb int, c 
 const (
 	expShifter = 12582912 // 1.5*2^23
 	expMin     = -87.3    // exp is flushed to 0 below this
-	expNearMax = 4096     // rows with |max| below this take the NEON path
+	expNearMax = 4096     // rows with |max| below this take the near reduction
 )
 
 // softmaxNEON computes each row in three passes: the maximum m
-// (arm64.MaxNEON), the exponentials and their sum (arm64.ExpRowNEON) and
-// the scaling by 1/sum (arm64.ScaleNEON). Rows whose m is NaN, ±Inf or
-// has |m| >= 4096 are left to generic.SoftmaxRow: it gives the special
-// values their defined results, and such large maxima, where x - m must
-// be formed exactly, do not occur in attention scores.
+// (arm64.MaxNEON), the exponentials and their sum (arm64.ExpRowNEON, or
+// arm64.ExpRowFarNEON when |m| >= 4096) and the scaling by 1/sum
+// (arm64.ScaleNEON). A row whose maximum is NaN or ±Inf (a row holding NaN
+// or +Inf, or only -Inf) is left to generic.SoftmaxRow, which gives it its
+// defined result.
 func softmaxNEON(m, n int, x []float32, ldx int, y []float32, ldy int) {
 	for i := 0; i < m; i++ {
 		softmaxRowNEON(y[i*ldy:i*ldy+n], x[i*ldx:i*ldx+n])
@@ -157,18 +157,24 @@ func softmaxNEON(m, n int, x []float32, ldx int, y []float32, ldy int) {
 
 func softmaxRowNEON(dst, src []float32) {
 	mx := arm64.MaxNEON(src)
-	if !(math.Abs(float64(mx)) < expNearMax) { // NaN, ±Inf, far
+	if math.IsNaN(float64(mx)) || math.IsInf(float64(mx), 0) {
 		generic.SoftmaxRow(dst, src)
 		return
 	}
-	// j = round(m*log2(e)); c = j*ln2 rounded to a multiple of 2^-9, so
-	// that c + k*ln2Hi is exact in the kernel.
-	j := math.RoundToEven(float64(mx) * math.Log2E)
-	c := float32(math.RoundToEven(j*math.Ln2*512) / 512)
-	b := float32(expShifter - j)
-	thr := c + expMin
+	far := !(math.Abs(float64(mx)) < expNearMax)
+	var c, b, thr float32
+	if far {
+		c, b, thr = mx, expShifter, expMin
+	} else {
+		// j = round(m*log2(e)); c = j*ln2 rounded to a multiple of 2^-9,
+		// so that c + k*ln2Hi is exact in the kernel.
+		j := math.RoundToEven(float64(mx) * math.Log2E)
+		c = float32(math.RoundToEven(j*math.Ln2*512) / 512)
+		b = float32(expShifter - j)
+		thr = c + expMin
+	}
 	n4 := len(src) &^ 3
-	sum := arm64.ExpRowNEON(dst[:n4], src[:n4], c, b, thr)
+	sum := expRowNEON(far, dst[:n4], src[:n4], c, b, thr)
 	if n4 < len(src) {
 		// The last 1-3 entries, padded with -Inf (whose exponentials are
 		// 0), so the kernel reads and writes only whole vectors.
@@ -177,11 +183,20 @@ func softmaxRowNEON(dst, src []float32) {
 			buf[k] = float32(math.Inf(-1))
 		}
 		copy(buf[:], src[n4:])
-		sum += arm64.ExpRowNEON(buf[:], buf[:], c, b, thr)
+		sum += expRowNEON(far, buf[:], buf[:], c, b, thr)
 		copy(dst[n4:], buf[:len(src)-n4])
 	}
 	// sum >= exp(-0.35): the maximum's own exponential.
 	arm64.ScaleNEON(float32(1/sum), dst[:len(src)])
+}
+
+// expRowNEON calls the near or far exponential kernel (directly, so that
+// a local buffer passed to it stays on the stack).
+func expRowNEON(far bool, dst, src []float32, c, b, thr float32) float64 {
+	if far {
+		return arm64.ExpRowFarNEON(dst, src, c, b, thr)
+	}
+	return arm64.ExpRowNEON(dst, src, c, b, thr)
 }
 
 func softmaxBackwardNEON(m, n int, y []float32, ldy int, dy []float32, lddy int, dx []float32, lddx int) {

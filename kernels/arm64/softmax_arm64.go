@@ -20,3 +20,12 @@ func ExpRowNEON(dst, src []float32, c, b, thr float32) float64
 //
 //go:noescape
 func SoftmaxBackwardRowNEON(dx, y, dy []float32)
+
+// ExpRowFarNEON is ExpRowNEON for a row whose maximum m has |m| >= 4096:
+// the caller passes c = m, b = 1.5*2^23 and thr = expMin, and it sets
+// dst[j] = exp(src[j] - m) (x - m is exact wherever the result is kept),
+// or +0 below thr. The same conditions on src and the length hold.
+// Requires ASIMD.
+//
+//go:noescape
+func ExpRowFarNEON(dst, src []float32, c, b, thr float32) float64

@@ -133,6 +133,135 @@ exp_single_end:
 	FMOVD F29, ret+64(FP)
 	RET
 
+// func ExpRowFarNEON(dst, src []float32, c, b, thr float32) float64
+TEXT ·ExpRowFarNEON(SB), NOSPLIT, $0-72
+	MOVD dst_base+0(FP), R1
+	MOVD src_base+24(FP), R0
+	MOVD src_len+32(FP), R2
+	MOVW $0x3fb8aa3b, R7
+	VDUP R7, V16.S4
+	MOVW $0x4b400000, R7
+	VDUP R7, V17.S4
+	MOVW $0x3f318000, R7
+	VDUP R7, V18.S4
+	MOVW $0xb95e8083, R7
+	VDUP R7, V19.S4
+	MOVW $0x3f800000, R7
+	VDUP R7, V20.S4
+	MOVW $0x3f7fff93, R7
+	VDUP R7, V21.S4
+	MOVW $0x3effff27, R7
+	VDUP R7, V22.S4
+	MOVW $0x3e2ae2a0, R7
+	VDUP R7, V23.S4
+	MOVW $0x3d2b891e, R7
+	VDUP R7, V24.S4
+	MOVW $0x3be3da02, R7
+	VDUP R7, V25.S4
+	FMOVS c+48(FP), F26
+	VDUP V26.S[0], V26.S4
+	FMOVS b+52(FP), F27
+	VDUP V27.S[0], V27.S4
+	FMOVS thr+56(FP), F28
+	VDUP V28.S[0], V28.S4
+	VEOR V29.B16, V29.B16, V29.B16
+	VEOR V30.B16, V30.B16, V30.B16
+exp_pair:
+	CMP $8, R2
+	BLT exp_pair_end
+	VLD1.P 32(R0), [V0.S4, V1.S4]
+	WORD $0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD $0x4ebad421 // fsub v1.4s, v1.4s, v26.4s
+	WORD $0x6e3ce40a // fcmge v10.4s, v0.4s, v28.4s
+	WORD $0x6e3ce42b // fcmge v11.4s, v1.4s, v28.4s
+	VMOV V27.B16, V2.B16
+	VMOV V27.B16, V3.B16
+	VFMLA V0.S4, V16.S4, V2.S4
+	VFMLA V1.S4, V16.S4, V3.S4
+	WORD $0x4eb1d446 // fsub v6.4s, v2.4s, v17.4s
+	WORD $0x4eb1d467 // fsub v7.4s, v3.4s, v17.4s
+	VMOV V0.B16, V8.B16
+	VMOV V1.B16, V9.B16
+	VFMLS V6.S4, V18.S4, V8.S4
+	VFMLS V7.S4, V18.S4, V9.S4
+	VFMLS V6.S4, V19.S4, V8.S4
+	VFMLS V7.S4, V19.S4, V9.S4
+	VMOV V24.B16, V4.B16
+	VMOV V24.B16, V5.B16
+	VFMLA V25.S4, V8.S4, V4.S4
+	VFMLA V25.S4, V9.S4, V5.S4
+	VMOV V23.B16, V6.B16
+	VMOV V23.B16, V7.B16
+	VFMLA V4.S4, V8.S4, V6.S4
+	VFMLA V5.S4, V9.S4, V7.S4
+	VMOV V22.B16, V4.B16
+	VMOV V22.B16, V5.B16
+	VFMLA V6.S4, V8.S4, V4.S4
+	VFMLA V7.S4, V9.S4, V5.S4
+	VMOV V21.B16, V6.B16
+	VMOV V21.B16, V7.B16
+	VFMLA V4.S4, V8.S4, V6.S4
+	VFMLA V5.S4, V9.S4, V7.S4
+	VMOV V20.B16, V4.B16
+	VMOV V20.B16, V5.B16
+	VFMLA V6.S4, V8.S4, V4.S4
+	VFMLA V7.S4, V9.S4, V5.S4
+	VSHL $23, V2.S4, V2.S4
+	VSHL $23, V3.S4, V3.S4
+	VADD V2.S4, V4.S4, V4.S4
+	VADD V3.S4, V5.S4, V5.S4
+	VAND V10.B16, V4.B16, V4.B16
+	VAND V11.B16, V5.B16, V5.B16
+	WORD $0x0e61788c // fcvtl v12.2d, v4.2s
+	WORD $0x0e6178ae // fcvtl v14.2d, v5.2s
+	WORD $0x4e61788d // fcvtl2 v13.2d, v4.4s
+	WORD $0x4e6178af // fcvtl2 v15.2d, v5.4s
+	WORD $0x4e6cd7bd // fadd v29.2d, v29.2d, v12.2d
+	WORD $0x4e6ed7bd // fadd v29.2d, v29.2d, v14.2d
+	WORD $0x4e6dd7de // fadd v30.2d, v30.2d, v13.2d
+	WORD $0x4e6fd7de // fadd v30.2d, v30.2d, v15.2d
+	VST1.P [V4.S4, V5.S4], 32(R1)
+	SUB $8, R2
+	B exp_pair
+exp_pair_end:
+exp_single:
+	CMP $4, R2
+	BLT exp_single_end
+	VLD1.P 16(R0), [V0.S4]
+	WORD $0x4ebad400 // fsub v0.4s, v0.4s, v26.4s
+	WORD $0x6e3ce40a // fcmge v10.4s, v0.4s, v28.4s
+	VMOV V27.B16, V2.B16
+	VFMLA V0.S4, V16.S4, V2.S4
+	WORD $0x4eb1d446 // fsub v6.4s, v2.4s, v17.4s
+	VMOV V0.B16, V8.B16
+	VFMLS V6.S4, V18.S4, V8.S4
+	VFMLS V6.S4, V19.S4, V8.S4
+	VMOV V24.B16, V4.B16
+	VFMLA V25.S4, V8.S4, V4.S4
+	VMOV V23.B16, V6.B16
+	VFMLA V4.S4, V8.S4, V6.S4
+	VMOV V22.B16, V4.B16
+	VFMLA V6.S4, V8.S4, V4.S4
+	VMOV V21.B16, V6.B16
+	VFMLA V4.S4, V8.S4, V6.S4
+	VMOV V20.B16, V4.B16
+	VFMLA V6.S4, V8.S4, V4.S4
+	VSHL $23, V2.S4, V2.S4
+	VADD V2.S4, V4.S4, V4.S4
+	VAND V10.B16, V4.B16, V4.B16
+	WORD $0x0e61788c // fcvtl v12.2d, v4.2s
+	WORD $0x4e61788d // fcvtl2 v13.2d, v4.4s
+	WORD $0x4e6cd7bd // fadd v29.2d, v29.2d, v12.2d
+	WORD $0x4e6dd7de // fadd v30.2d, v30.2d, v13.2d
+	VST1.P [V4.S4], 16(R1)
+	SUB $4, R2
+	B exp_single
+exp_single_end:
+	WORD $0x4e7ed7bd // fadd v29.2d, v29.2d, v30.2d
+	WORD $0x7e70dbbd // faddp d29, v29.2d
+	FMOVD F29, ret+64(FP)
+	RET
+
 // func SoftmaxBackwardRowNEON(dx, y, dy []float32)
 TEXT ·SoftmaxBackwardRowNEON(SB), NOSPLIT, $0-72
 	MOVD y_base+24(FP), R0

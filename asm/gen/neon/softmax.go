@@ -1,6 +1,9 @@
 package main
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // Softmax kernels.
 //
@@ -20,8 +23,14 @@ import "math"
 // and it returns the sum of the e, accumulated in float64 (each vector
 // widened with FCVTL/FCVTL2 into two 2×float64 accumulators), so the sum's
 // rounding error does not grow with the row. The caller (package kernels)
-// computes the row maximum m, handles NaN, ±Inf and far maxima (|m| >=
-// 4096) itself, and passes a length that is a multiple of 4.
+// computes the row maximum m, handles rows with a NaN or ±Inf maximum
+// itself, and passes a length that is a multiple of 4.
+//
+// ExpRowFarNEON(dst, src, c, b, thr) is the "far" reduction, for rows with
+// |m| >= 4096: the caller passes c = m, b = 1.5*2^23 and thr = expMin, and
+// each x is first replaced by t = x - m, which is exact for every t >=
+// expMin (x and m are then within a factor 2 of each other); then
+// k = round(t*log2e) as above and r = (t - kf*ln2Hi) - kf*ln2Lo.
 //
 // SoftmaxBackwardRowNEON(dx, y, dy) computes s = sum y*dy (four FMLA
 // accumulators, as DotNEON) and then dx[j] = y[j]*(dy[j] - s).
@@ -67,39 +76,8 @@ func (f *file) dupConst(v int, x float32) {
 
 func softmax() *file {
 	f := newFile("softmax_arm64.s")
-
-	f.text("ExpRowNEON", 72, "func ExpRowNEON(dst, src []float32, c, b, thr float32) float64")
-	f.op("MOVD dst_base+0(FP), R1")
-	f.op("MOVD src_base+24(FP), R0")
-	f.op("MOVD src_len+32(FP), R2")
-	f.dupConst(vLog2e, log2e)
-	f.dupConst(vShifter, shifter)
-	f.dupConst(vLn2Hi, ln2Hi)
-	f.dupConst(vLn2Lo, ln2Lo)
-	for i, c := range poly {
-		f.dupConst(vPoly+i, c)
-	}
-	f.op("FMOVS c+48(FP), F%d", vC)
-	f.op("VDUP V%d.S[0], V%d.S4", vC, vC)
-	f.op("FMOVS b+52(FP), F%d", vB)
-	f.op("VDUP V%d.S[0], V%d.S4", vB, vB)
-	f.op("FMOVS thr+56(FP), F%d", vThr)
-	f.op("VDUP V%d.S[0], V%d.S4", vThr, vThr)
-	f.zero(vSum0, 2)
-	f.counted("exp_pair", "R2", 8, func() {
-		f.op("VLD1.P 32(R0), %s", vlist(0, 2))
-		f.expVecs(2)
-		f.op("VST1.P %s, 32(R1)", vlist(4, 2))
-	})
-	f.counted("exp_single", "R2", 4, func() {
-		f.op("VLD1.P 16(R0), %s", vlist(0, 1))
-		f.expVecs(1)
-		f.op("VST1.P %s, 16(R1)", vlist(4, 1))
-	})
-	f.w(fadd2d(vSum0, vSum0, vSum1))
-	f.w(faddpD(vSum0, vSum0))
-	f.op("FMOVD F%d, ret+64(FP)", vSum0)
-	f.op("RET")
+	f.expRow("ExpRowNEON", false)
+	f.expRow("ExpRowFarNEON", true)
 
 	f.text("SoftmaxBackwardRowNEON", 72, "func SoftmaxBackwardRowNEON(dx, y, dy []float32)")
 	f.op("MOVD y_base+24(FP), R0")
@@ -140,11 +118,47 @@ func softmax() *file {
 	return f
 }
 
+// expRow emits ExpRowNEON (near) or ExpRowFarNEON (far).
+func (f *file) expRow(name string, far bool) {
+	f.text(name, 72, fmt.Sprintf("func %s(dst, src []float32, c, b, thr float32) float64", name))
+	f.op("MOVD dst_base+0(FP), R1")
+	f.op("MOVD src_base+24(FP), R0")
+	f.op("MOVD src_len+32(FP), R2")
+	f.dupConst(vLog2e, log2e)
+	f.dupConst(vShifter, shifter)
+	f.dupConst(vLn2Hi, ln2Hi)
+	f.dupConst(vLn2Lo, ln2Lo)
+	for i, c := range poly {
+		f.dupConst(vPoly+i, c)
+	}
+	f.op("FMOVS c+48(FP), F%d", vC)
+	f.op("VDUP V%d.S[0], V%d.S4", vC, vC)
+	f.op("FMOVS b+52(FP), F%d", vB)
+	f.op("VDUP V%d.S[0], V%d.S4", vB, vB)
+	f.op("FMOVS thr+56(FP), F%d", vThr)
+	f.op("VDUP V%d.S[0], V%d.S4", vThr, vThr)
+	f.zero(vSum0, 2)
+	f.counted("exp_pair", "R2", 8, func() {
+		f.op("VLD1.P 32(R0), %s", vlist(0, 2))
+		f.expVecs(2, far)
+		f.op("VST1.P %s, 32(R1)", vlist(4, 2))
+	})
+	f.counted("exp_single", "R2", 4, func() {
+		f.op("VLD1.P 16(R0), %s", vlist(0, 1))
+		f.expVecs(1, far)
+		f.op("VST1.P %s, 16(R1)", vlist(4, 1))
+	})
+	f.w(fadd2d(vSum0, vSum0, vSum1))
+	f.w(faddpD(vSum0, vSum0))
+	f.op("FMOVD F%d, ret+64(FP)", vSum0)
+	f.op("RET")
+}
+
 // expVecs emits the exponential of nv (1 or 2) vectors of x in V0.. into
 // V4.., adding them to the float64 sums. Registers of vector i: x V(i),
 // z V(2+i), e V(4+i), kf V(6+i), r V(8+i), keep V(10+i); V12-V15 hold the
 // widened values. The steps of the vectors are interleaved.
-func (f *file) expVecs(nv int) {
+func (f *file) expVecs(nv int, far bool) {
 	type step func(i int)
 	v := func(s string, args ...any) step {
 		return func(i int) {
@@ -158,14 +172,32 @@ func (f *file) expVecs(nv int) {
 	wi := func(g func(i int) inst) step { return func(i int) { f.w(g(i)) } }
 	x, z, e, kf, r, keep := 0, 2, 4, 6, 8, 10
 	poly := func(c int) int { return vPoly + c } // register of poly[c]
-	steps := []step{
+	var steps []step
+	if far {
+		// t = x - m, exact wherever exp(t) is kept (Sterbenz), replaces x.
+		steps = append(steps, wi(func(i int) inst { return fsub4s(x+i, x+i, vC) }))
+	}
+	steps = append(steps,
 		wi(func(i int) inst { return fcmge4s(keep+i, x+i, vThr) }),
 		func(i int) { f.op("VMOV V%d.B16, V%d.B16", vB, z+i) },
 		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", x+i, vLog2e, z+i) },
 		wi(func(i int) inst { return fsub4s(kf+i, z+i, vShifter) }),
-		func(i int) { f.op("VMOV V%d.B16, V%d.B16", vC, r+i) },
-		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", kf+i, vLn2Hi, r+i) },
-		wi(func(i int) inst { return fsub4s(r+i, x+i, r+i) }),
+	)
+	if far {
+		// r = t - kf*ln2Hi
+		steps = append(steps,
+			func(i int) { f.op("VMOV V%d.B16, V%d.B16", x+i, r+i) },
+			func(i int) { f.op("VFMLS V%d.S4, V%d.S4, V%d.S4", kf+i, vLn2Hi, r+i) },
+		)
+	} else {
+		// r = x - (c + kf*ln2Hi)
+		steps = append(steps,
+			func(i int) { f.op("VMOV V%d.B16, V%d.B16", vC, r+i) },
+			func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", kf+i, vLn2Hi, r+i) },
+			wi(func(i int) inst { return fsub4s(r+i, x+i, r+i) }),
+		)
+	}
+	steps = append(steps,
 		func(i int) { f.op("VFMLS V%d.S4, V%d.S4, V%d.S4", kf+i, vLn2Lo, r+i) },
 		// Horner: e = c4 + c5*r; kf = c3 + e*r; e = c2 + kf*r; kf = c1 + e*r; e = 1 + kf*r.
 		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(4), e+i) },
@@ -185,7 +217,7 @@ func (f *file) expVecs(nv int) {
 		wi(func(i int) inst { return fcvtl2(13+2*i, e+i) }),
 		wi(func(i int) inst { return fadd2d(vSum0, vSum0, 12+2*i) }),
 		wi(func(i int) inst { return fadd2d(vSum1, vSum1, 13+2*i) }),
-	}
+	)
 	for _, s := range steps {
 		for i := 0; i < nv; i++ {
 			s(i)
