@@ -118,6 +118,13 @@ type blockedGemm struct {
 	// a last panel of that many columns when the dot kernel cannot (A
 	// transposed, or a tile at the bottom edge).
 	cols func(k int, a *float32, b *float32, cols int, dst *float32)
+
+	// alwaysPackA makes the driver pack every A panel (once per row of
+	// tiles) instead of letting the strided kernels read an untransposed
+	// A in place, for micro-kernels that only read packed panels (NEON:
+	// its fn packs a local panel per tile, which would repeat the packing
+	// for every column panel).
+	alwaysPackA bool
 }
 
 // gemmArgs is one GEMM call (or one goroutine's share of it).
@@ -260,7 +267,7 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 	// that ends past the last row of A is packed anyway. A transposed A is
 	// always packed: read in place, each k step would touch a new line at a
 	// stride of lda, and those lines collide in the L1 sets.
-	packAll := nc >= 8*g.wide.nr || p.transA
+	packAll := nc >= 8*g.wide.nr || p.transA || g.alwaysPackA
 	// A transposed A is packed for the whole block at once when possible:
 	// its stored rows are then read front to back, once.
 	blockPacked := p.transA && g.packPanels != nil

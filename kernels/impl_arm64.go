@@ -58,6 +58,10 @@ var gemmNEON = &blockedGemm{
 	wide:   microKernel{8, 12, gemmStrided8x12NEON, gemmPacked8x12NEON, nil},
 	narrow: microKernel{8, 4, gemmStrided8x4NEON, gemmPacked8x4NEON, nil},
 	kc:     neonKC, mc: 8 * 48, nc: 504,
+	// A is packed once per row of tiles, never read in place: the
+	// strided kernelFuncs above exist for the driver's interface but would
+	// pack a local panel for every tile.
+	alwaysPackA: true,
 }
 
 // neonKC is the largest kc blockSizes gives: the strided wrappers pack an
@@ -68,7 +72,8 @@ const neonKC = 256
 // panel. The kernelFuncs below adapt them to the driver's interface: a
 // tile at the bottom or right edge (rows < 8 or cols < nr) is computed into
 // a local tile and its rows×cols corner merged into C; a strided A (read
-// in place) is first packed into a local panel. The calls are direct, not
+// in place) is first packed into a local panel (the driver does not call
+// them with alwaysPackA set, but they are complete kernelFuncs). The calls are direct, not
 // through function values, so the local arrays stay on the stack.
 
 // tileNEON computes the 8×nr tile of kernel nr (12 or 4) for a packed A.

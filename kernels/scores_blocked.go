@@ -66,8 +66,9 @@ func (g *blockedGemm) scoreStrips(w *gemmWork, tq, d int, scale float32, q []flo
 				continue
 			}
 			// The strided kernels read all MR rows of Q, so a partial last
-			// strip is packed (zero padded) and takes the packed kernels.
-			packed := rows < mr
+			// strip is packed (zero padded) and takes the packed kernels;
+			// so is every strip with alwaysPackA.
+			packed := rows < mr || g.alwaysPackA
 			if packed {
 				ps := panelStride(mr)
 				w.apack = grow(w.apack, kc*ps)
