@@ -38,8 +38,9 @@ TEXT ·GemmKernel8x12NEON(SB), NOSPLIT, $0-56
 	VEOR V29.B16, V29.B16, V29.B16
 	VEOR V30.B16, V30.B16, V30.B16
 	VEOR V31.B16, V31.B16, V31.B16
-	CBZ R0, k_done
-k_loop:
+	SUBS $2, R0
+	BLT k_last
+k_pair:
 	VLD1.P 32(R1), [V0.S4, V1.S4]
 	VLD1.P (R2)(R3), [V2.S4, V3.S4, V4.S4]
 	WORD $0x4f801048 // fmla v8.4s, v2.4s, v0.s[0]
@@ -66,8 +67,62 @@ k_loop:
 	WORD $0x4fa1185d // fmla v29.4s, v2.4s, v1.s[3]
 	WORD $0x4fa1187e // fmla v30.4s, v3.4s, v1.s[3]
 	WORD $0x4fa1189f // fmla v31.4s, v4.4s, v1.s[3]
-	SUBS $1, R0
-	BNE k_loop
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	VLD1.P (R2)(R3), [V2.S4, V3.S4, V4.S4]
+	WORD $0x4f801048 // fmla v8.4s, v2.4s, v0.s[0]
+	WORD $0x4f801069 // fmla v9.4s, v3.4s, v0.s[0]
+	WORD $0x4f80108a // fmla v10.4s, v4.4s, v0.s[0]
+	WORD $0x4fa0104b // fmla v11.4s, v2.4s, v0.s[1]
+	WORD $0x4fa0106c // fmla v12.4s, v3.4s, v0.s[1]
+	WORD $0x4fa0108d // fmla v13.4s, v4.4s, v0.s[1]
+	WORD $0x4f80184e // fmla v14.4s, v2.4s, v0.s[2]
+	WORD $0x4f80186f // fmla v15.4s, v3.4s, v0.s[2]
+	WORD $0x4f801890 // fmla v16.4s, v4.4s, v0.s[2]
+	WORD $0x4fa01851 // fmla v17.4s, v2.4s, v0.s[3]
+	WORD $0x4fa01872 // fmla v18.4s, v3.4s, v0.s[3]
+	WORD $0x4fa01893 // fmla v19.4s, v4.4s, v0.s[3]
+	WORD $0x4f811054 // fmla v20.4s, v2.4s, v1.s[0]
+	WORD $0x4f811075 // fmla v21.4s, v3.4s, v1.s[0]
+	WORD $0x4f811096 // fmla v22.4s, v4.4s, v1.s[0]
+	WORD $0x4fa11057 // fmla v23.4s, v2.4s, v1.s[1]
+	WORD $0x4fa11078 // fmla v24.4s, v3.4s, v1.s[1]
+	WORD $0x4fa11099 // fmla v25.4s, v4.4s, v1.s[1]
+	WORD $0x4f81185a // fmla v26.4s, v2.4s, v1.s[2]
+	WORD $0x4f81187b // fmla v27.4s, v3.4s, v1.s[2]
+	WORD $0x4f81189c // fmla v28.4s, v4.4s, v1.s[2]
+	WORD $0x4fa1185d // fmla v29.4s, v2.4s, v1.s[3]
+	WORD $0x4fa1187e // fmla v30.4s, v3.4s, v1.s[3]
+	WORD $0x4fa1189f // fmla v31.4s, v4.4s, v1.s[3]
+	SUBS $2, R0
+	BGE k_pair
+k_last:
+	TBZ $0, R0, k_done
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	VLD1.P (R2)(R3), [V2.S4, V3.S4, V4.S4]
+	WORD $0x4f801048 // fmla v8.4s, v2.4s, v0.s[0]
+	WORD $0x4f801069 // fmla v9.4s, v3.4s, v0.s[0]
+	WORD $0x4f80108a // fmla v10.4s, v4.4s, v0.s[0]
+	WORD $0x4fa0104b // fmla v11.4s, v2.4s, v0.s[1]
+	WORD $0x4fa0106c // fmla v12.4s, v3.4s, v0.s[1]
+	WORD $0x4fa0108d // fmla v13.4s, v4.4s, v0.s[1]
+	WORD $0x4f80184e // fmla v14.4s, v2.4s, v0.s[2]
+	WORD $0x4f80186f // fmla v15.4s, v3.4s, v0.s[2]
+	WORD $0x4f801890 // fmla v16.4s, v4.4s, v0.s[2]
+	WORD $0x4fa01851 // fmla v17.4s, v2.4s, v0.s[3]
+	WORD $0x4fa01872 // fmla v18.4s, v3.4s, v0.s[3]
+	WORD $0x4fa01893 // fmla v19.4s, v4.4s, v0.s[3]
+	WORD $0x4f811054 // fmla v20.4s, v2.4s, v1.s[0]
+	WORD $0x4f811075 // fmla v21.4s, v3.4s, v1.s[0]
+	WORD $0x4f811096 // fmla v22.4s, v4.4s, v1.s[0]
+	WORD $0x4fa11057 // fmla v23.4s, v2.4s, v1.s[1]
+	WORD $0x4fa11078 // fmla v24.4s, v3.4s, v1.s[1]
+	WORD $0x4fa11099 // fmla v25.4s, v4.4s, v1.s[1]
+	WORD $0x4f81185a // fmla v26.4s, v2.4s, v1.s[2]
+	WORD $0x4f81187b // fmla v27.4s, v3.4s, v1.s[2]
+	WORD $0x4f81189c // fmla v28.4s, v4.4s, v1.s[2]
+	WORD $0x4fa1185d // fmla v29.4s, v2.4s, v1.s[3]
+	WORD $0x4fa1187e // fmla v30.4s, v3.4s, v1.s[3]
+	WORD $0x4fa1189f // fmla v31.4s, v4.4s, v1.s[3]
 k_done:
 	FMOVS alpha+48(FP), F5
 	FMOVS beta+52(FP), F6
@@ -183,8 +238,9 @@ TEXT ·GemmKernel8x4NEON(SB), NOSPLIT, $0-56
 	VEOR V13.B16, V13.B16, V13.B16
 	VEOR V14.B16, V14.B16, V14.B16
 	VEOR V15.B16, V15.B16, V15.B16
-	CBZ R0, k_done
-k_loop:
+	SUBS $2, R0
+	BLT k_last
+k_pair:
 	VLD1.P 32(R1), [V0.S4, V1.S4]
 	VLD1.P (R2)(R3), [V2.S4]
 	WORD $0x4f801048 // fmla v8.4s, v2.4s, v0.s[0]
@@ -195,8 +251,30 @@ k_loop:
 	WORD $0x4fa1104d // fmla v13.4s, v2.4s, v1.s[1]
 	WORD $0x4f81184e // fmla v14.4s, v2.4s, v1.s[2]
 	WORD $0x4fa1184f // fmla v15.4s, v2.4s, v1.s[3]
-	SUBS $1, R0
-	BNE k_loop
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	VLD1.P (R2)(R3), [V2.S4]
+	WORD $0x4f801048 // fmla v8.4s, v2.4s, v0.s[0]
+	WORD $0x4fa01049 // fmla v9.4s, v2.4s, v0.s[1]
+	WORD $0x4f80184a // fmla v10.4s, v2.4s, v0.s[2]
+	WORD $0x4fa0184b // fmla v11.4s, v2.4s, v0.s[3]
+	WORD $0x4f81104c // fmla v12.4s, v2.4s, v1.s[0]
+	WORD $0x4fa1104d // fmla v13.4s, v2.4s, v1.s[1]
+	WORD $0x4f81184e // fmla v14.4s, v2.4s, v1.s[2]
+	WORD $0x4fa1184f // fmla v15.4s, v2.4s, v1.s[3]
+	SUBS $2, R0
+	BGE k_pair
+k_last:
+	TBZ $0, R0, k_done
+	VLD1.P 32(R1), [V0.S4, V1.S4]
+	VLD1.P (R2)(R3), [V2.S4]
+	WORD $0x4f801048 // fmla v8.4s, v2.4s, v0.s[0]
+	WORD $0x4fa01049 // fmla v9.4s, v2.4s, v0.s[1]
+	WORD $0x4f80184a // fmla v10.4s, v2.4s, v0.s[2]
+	WORD $0x4fa0184b // fmla v11.4s, v2.4s, v0.s[3]
+	WORD $0x4f81104c // fmla v12.4s, v2.4s, v1.s[0]
+	WORD $0x4fa1104d // fmla v13.4s, v2.4s, v1.s[1]
+	WORD $0x4f81184e // fmla v14.4s, v2.4s, v1.s[2]
+	WORD $0x4fa1184f // fmla v15.4s, v2.4s, v1.s[3]
 k_done:
 	FMOVS alpha+48(FP), F5
 	FMOVS beta+52(FP), F6
