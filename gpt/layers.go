@@ -126,6 +126,21 @@ func geluForward(out, th, x []float32, n int) {
 	parallelFor(n, 4096, func(lo, hi int) { geluSpan(out[lo:hi], th[lo:hi], x[lo:hi]) })
 }
 
+// biasGeluForward adds bias [width] to every row of x [rows,width] in place
+// (so x holds the pre-activation Backward needs) and applies geluForward:
+// the bias add of a linear layer fused into the GELU pass that follows it.
+func biasGeluForward(out, th, x, bias []float32, rows, width int) {
+	parallelFor(rows, rowChunk, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			xr := x[r*width:][:width]
+			for j, b := range bias[:width] {
+				xr[j] += b
+			}
+			geluSpan(out[r*width:][:width], th[r*width:][:width], xr)
+		}
+	})
+}
+
 // tanhTable holds tanh at tanhPerUnit points per unit over [0, 8]; geluSpan
 // interpolates it linearly (absolute error below 1.6e-6), which is several times cheaper in scalar Go than a
 // polynomial exp and a division.
@@ -172,13 +187,16 @@ const geluK = 0.7978845608028654 // √(2/π)
 
 // geluBackward: dx = dout·gelu'(x), OVERWRITTEN (dx may alias dout).
 func geluBackward(dx, dout, x, th []float32, n int) {
-	parallelFor(n, 4096, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			v, t := x[i], th[i]
-			d := 0.5*(1+t) + 0.5*v*(1-t*t)*geluK*(1+3*0.044715*v*v)
-			dx[i] = dout[i] * d
-		}
-	})
+	parallelFor(n, 4096, func(lo, hi int) { geluBackSpan(dx[lo:hi], dout[lo:hi], x[lo:hi], th[lo:hi]) })
+}
+
+func geluBackSpan(dx, dout, x, th []float32) {
+	dout, x, th = dout[:len(dx)], x[:len(dx)], th[:len(dx)]
+	const c3 = 3 * 0.044715
+	for i, v := range x {
+		t := th[i]
+		dx[i] = dout[i] * (0.5*(1+t) + 0.5*v*(1-t*t)*geluK*(1+c3*v*v))
+	}
 }
 
 // crossEntropy turns logits [n,v] into probabilities in place and returns

@@ -140,6 +140,24 @@ func TestGeluGrad(t *testing.T) {
 	}
 }
 
+func TestBiasGelu(t *testing.T) {
+	r := rng.New(6)
+	const rows, width = 37, 24
+	x, bias := randVec(r, rows*width, 2), randVec(r, width, 1)
+	x0 := append([]float32(nil), x...)
+	out, th := make([]float32, rows*width), make([]float32, rows*width)
+	biasGeluForward(out, th, x, bias, rows, width)
+	for i := range x {
+		pre := x0[i] + bias[i%width]
+		if x[i] != pre {
+			t.Fatalf("x[%d] = %g after the bias add, want %g", i, x[i], pre)
+		}
+		if d := math.Abs(float64(out[i]) - gelu64(float64(pre))); d > 2e-6*math.Max(1, math.Abs(float64(pre))) {
+			t.Fatalf("gelu(%g) = %g, want %g", pre, out[i], gelu64(float64(pre)))
+		}
+	}
+}
+
 func TestLinearGrad(t *testing.T) {
 	for _, sz := range []struct{ n, in, o int }{{1, 1, 1}, {7, 5, 3}, {33, 16, 20}} {
 		r := rng.New(3)

@@ -322,8 +322,8 @@ func (m *Model) Forward(tokens, targets []int32, b, t int) float64 {
 		m.attn[l].Forward(k.attnOut, k.ln1, b, t, w.attn)
 		addInto(k.mid, x, k.attnOut)
 		layerNormForward(k.ln2, k.ln2Mean, k.ln2Rstd, k.mid, w.ln2W, w.ln2B, n, C)
-		linearForward(k.fcPre, k.ln2, w.wfc, w.bfc, n, C, 4*C)
-		geluForward(k.fcAct, k.fcTanh, k.fcPre, n*4*C)
+		kernels.Gemm(false, false, n, 4*C, C, 1, k.ln2, C, w.wfc, 4*C, 0, k.fcPre, 4*C)
+		biasGeluForward(k.fcAct, k.fcTanh, k.fcPre, w.bfc, n, 4*C)
 		// res[l+1] = mid + fcAct·w_out + b_out
 		out := a.res[l+1]
 		parallelFor(n, rowChunk, func(lo, hi int) {

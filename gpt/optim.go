@@ -73,24 +73,37 @@ func (o *AdamW) Update(params, grads []float32, lr float32) float64 {
 	}
 	o.Step++
 	b1, b2 := o.Beta1, o.Beta2
-	c1 := float32(1 - math.Pow(float64(b1), float64(o.Step)))
-	c2 := float32(1 - math.Pow(float64(b2), float64(o.Step)))
-	wd := o.WeightDecay
+	ic1 := float32(1 / (1 - math.Pow(float64(b1), float64(o.Step))))
+	ic2 := float32(1 / (1 - math.Pow(float64(b2), float64(o.Step))))
 	parallelFor(len(params), 8192, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			g := grads[i] * scale
-			m := b1*o.M[i] + (1-b1)*g
-			v := b2*o.V[i] + (1-b2)*g*g
-			o.M[i], o.V[i] = m, v
-			mh, vh := m/c1, v/c2
-			upd := mh / (float32(math.Sqrt(float64(vh))) + o.Eps)
-			if o.Decay == nil || o.Decay[i] {
-				upd += wd * params[i]
-			}
-			params[i] -= lr * upd
+		var decay []bool
+		if o.Decay != nil {
+			decay = o.Decay[lo:hi]
 		}
+		adamSpan(params[lo:hi], grads[lo:hi], o.M[lo:hi], o.V[lo:hi], decay,
+			scale, b1, b2, ic1, ic2, o.Eps, o.WeightDecay, lr)
 	})
 	return norm
+}
+
+// adamSpan applies the AdamW update to one span; ic1 and ic2 are the
+// inverse bias corrections 1/(1-β^t); decay nil decays every parameter.
+func adamSpan(p, g, m, v []float32, decay []bool, scale, b1, b2, ic1, ic2, eps, wd, lr float32) {
+	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
+	if decay != nil {
+		decay = decay[:len(p)]
+	}
+	for i := range p {
+		gi := g[i] * scale
+		mi := b1*m[i] + (1-b1)*gi
+		vi := b2*v[i] + (1-b2)*gi*gi
+		m[i], v[i] = mi, vi
+		upd := mi * ic1 / (float32(math.Sqrt(float64(vi*ic2))) + eps)
+		if decay == nil || decay[i] {
+			upd += wd * p[i]
+		}
+		p[i] -= lr * upd
+	}
 }
 
 // LRSchedule is linear warm-up from 0 to Max over Warmup steps, then cosine
