@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/simdgpt/simdgpt/gpt"
+	"github.com/simdgpt/simdgpt/gpt/data"
 )
 
 func runCmd(args ...string) (int, string, string) {
@@ -235,4 +236,45 @@ func TestInterrupt(t *testing.T) {
 	if st != 0 || !strings.Contains(o, "resuming") || !strings.Contains(o, "done: 45 steps") {
 		t.Fatalf("resume after SIGTERM: status %d\n%s\n%s", st, o, errs)
 	}
+}
+
+// TestTokenFile trains on an llm.c token file for a few epochs and samples
+// token ids from the result.
+func TestTokenFile(t *testing.T) {
+	dir := t.TempDir()
+	toks := make([]uint16, 3000)
+	for i := range toks {
+		toks[i] = uint16(i % 50 * 7 % 50) // a cycle over 50 ids
+	}
+	path := filepath.Join(dir, "toks.dat")
+	if err := data.WriteTokens(path, toks, true); err != nil {
+		t.Fatal(err)
+	}
+	ck := filepath.Join(dir, "ck")
+	args := dropFlag(tiny(ck, "--data", path, "--epochs", "2"), "--max_iters") // --epochs sets it
+	st, out, errs := runCmd(args...)
+	// 2 epochs of 2700 training tokens in steps of 4×16: ceil(5400/64) = 85.
+	if st != 0 || !strings.Contains(out, "85 steps of 4×16 tokens") || !strings.Contains(out, "done: 85 steps") {
+		t.Fatalf("train on tokens: status %d\n%s\n%s", st, out, errs)
+	}
+	st, out, errs = runCmd("sample", "--checkpoint", ck, "--prompt", "7 14 21", "-n", "5", "--temperature", "0")
+	if st != 0 || !strings.HasPrefix(out, "7 14 21 ") || len(strings.Fields(out)) != 8 {
+		t.Fatalf("sample token ids: status %d %q %q", st, out, errs)
+	}
+	if st, _, errs := runCmd("sample", "--checkpoint", ck, "--prompt", "7 x"); st != 2 || !strings.Contains(errs, `"x" is not a token id below 50`) {
+		t.Fatalf("bad token prompt: status %d %q", st, errs)
+	}
+}
+
+// dropFlag removes a flag and its value from args.
+func dropFlag(args []string, name string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		if args[i] == name {
+			i++
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
