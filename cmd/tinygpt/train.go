@@ -144,7 +144,13 @@ func loadData(path string, block int) (*data.Dataset, error) {
 }
 
 func describe(cfg gpt.Config) string {
-	return fmt.Sprintf("%d layers, %d heads, width %d, block %d, vocabulary %d", cfg.Layers, cfg.Heads, cfg.Width, cfg.BlockSize, cfg.Vocab)
+	plural := func(n int, what string) string {
+		if n == 1 {
+			return fmt.Sprintf("1 %s", what)
+		}
+		return fmt.Sprintf("%d %ss", n, what)
+	}
+	return fmt.Sprintf("%s, %s, width %d, block %d, vocabulary %d", plural(cfg.Layers, "layer"), plural(cfg.Heads, "head"), cfg.Width, cfg.BlockSize, cfg.Vocab)
 }
 
 // setup returns the trainer of a new or resumed run, and the loss log rows
