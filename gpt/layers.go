@@ -111,13 +111,26 @@ func linearForward(out, x, w, b []float32, n, in, o int) {
 }
 
 // linearBackward: dx = dout·wᵀ (OVERWRITTEN; skipped when dx is nil),
-// dw += xᵀ·dout, db += column sums of dout (ones is n ones).
-func linearBackward(dx, dw, db, dout, x, w, ones []float32, n, in, o int) {
+// dw += xᵀ·dout, db += column sums of dout.
+func linearBackward(dx, dw, db, dout, x, w []float32, n, in, o int) {
 	if dx != nil {
 		kernels.Gemm(false, true, n, in, o, 1, dout, o, w, o, 0, dx, in)
 	}
 	kernels.Gemm(true, false, in, o, n, 1, x, in, dout, o, 1, dw, o)
-	kernels.Gemm(false, false, 1, o, n, 1, ones, n, dout, o, 1, db, o)
+	biasGrad(db, dout, n, o)
+}
+
+// biasGrad adds the column sums of dout [n,o] to db: columns split over
+// goroutines, rows summed in order within each (deterministic for any
+// thread count). A GEMM with a row of ones would do it too, but would pack
+// all of dout first.
+func biasGrad(db, dout []float32, n, o int) {
+	parallelFor(o, 64, func(lo, hi int) {
+		d := db[lo:hi]
+		for r := 0; r < n; r++ {
+			kernels.Add(d, d, dout[r*o+lo:r*o+hi])
+		}
+	})
 }
 
 // geluForward (tanh form): out = 0.5·x·(1+tanh(√(2/π)(x+0.044715x³))); saves

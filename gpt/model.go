@@ -164,7 +164,6 @@ type activations struct {
 	// backward scratch
 	dres, dln []float32 // [n,C]
 	dfc       []float32 // [n,4C]
-	ones      []float32 // [n] of 1
 }
 
 type blockActs struct {
@@ -284,12 +283,6 @@ func (m *Model) ensure(b, t int) {
 	a.lnf, a.lnfMean, a.lnfRstd = grow(a.lnf, n*C), grow(a.lnfMean, n), grow(a.lnfRstd, n)
 	a.logits = grow(a.logits, n*V)
 	a.dres, a.dln, a.dfc = grow(a.dres, n*C), grow(a.dln, n*C), grow(a.dfc, 4*n*C)
-	if len(a.ones) != n {
-		a.ones = make([]float32, n)
-		for i := range a.ones {
-			a.ones[i] = 1
-		}
-	}
 }
 
 // Forward runs the model over tokens, b sequences of t tokens ([b·t]), and
@@ -369,15 +362,15 @@ func (m *Model) Backward() {
 	C, V, n := cfg.Width, cfg.Vocab, a.n
 	clear(m.Grads)
 	crossEntropyBackward(a.logits, a.logits, a.targets, n, V)
-	linearBackward(a.dln, m.g.wlm, m.g.blm, a.logits, a.lnf, m.p.wlm, a.ones, n, C, V)
+	linearBackward(a.dln, m.g.wlm, m.g.blm, a.logits, a.lnf, m.p.wlm, n, C, V)
 	clear(a.dres)
 	layerNormBackward(a.dres, m.g.lnfW, m.g.lnfB, a.dln, a.res[cfg.Layers], a.lnfMean, a.lnfRstd, m.p.lnfW, n, C)
 	for l := cfg.Layers - 1; l >= 0; l-- {
 		w, g, k := &m.p.blocks[l], &m.g.blocks[l], &a.blocks[l]
 		// MLP: dres is d(res[l+1]) and also d(mid) through the residual.
-		linearBackward(a.dfc, g.wout, g.bout, a.dres, k.fcAct, w.wout, a.ones, n, 4*C, C)
+		linearBackward(a.dfc, g.wout, g.bout, a.dres, k.fcAct, w.wout, n, 4*C, C)
 		geluBackward(a.dfc, a.dfc, k.fcPre, k.fcTanh, n*4*C)
-		linearBackward(a.dln, g.wfc, g.bfc, a.dfc, k.ln2, w.wfc, a.ones, n, C, 4*C)
+		linearBackward(a.dln, g.wfc, g.bfc, a.dfc, k.ln2, w.wfc, n, C, 4*C)
 		layerNormBackward(a.dres, g.ln2W, g.ln2B, a.dln, k.mid, k.ln2Mean, k.ln2Rstd, w.ln2W, n, C)
 		// Attention: dres is now d(mid), which is also d(res[l]) through
 		// the residual.
