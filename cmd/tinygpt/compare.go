@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,13 +48,8 @@ flags:
 `)
 		fs.PrintDefaults()
 	}
-	if done, st := parseFlags(fs, args, stdout, stderr); done {
+	if done, st := f.parse(fs, args, stdout, stderr); done {
 		return st
-	}
-	f.set = map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
-	if err := f.validate(); err != nil {
-		return report(stderr, "compare", err)
 	}
 	switch {
 	case f.heads < 2:
@@ -63,13 +57,7 @@ flags:
 	case f.resume:
 		return report(stderr, "compare", usageError{"--resume: compare always trains both runs from the start"})
 	}
-	if err := compare(f, stdout); err != nil {
-		if errors.Is(err, errInterrupted) {
-			return 130
-		}
-		return report(stderr, "compare", err)
-	}
-	return 0
+	return finish(stderr, "compare", compare(f, stdout))
 }
 
 // compareRun is one of the two training runs of compare.

@@ -65,21 +65,36 @@ flags:
 `)
 		fs.PrintDefaults()
 	}
-	if done, st := parseFlags(fs, args, stdout, stderr); done {
+	if done, st := f.parse(fs, args, stdout, stderr); done {
 		return st
+	}
+	return finish(stderr, "train", train(f, stdout))
+}
+
+// parse parses and validates the training flags of fs (see parseFlags for
+// the results).
+func (f *trainFlags) parse(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (bool, int) {
+	if done, st := parseFlags(fs, args, stdout, stderr); done {
+		return true, st
 	}
 	f.set = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
 	if err := f.validate(); err != nil {
-		return report(stderr, "train", err)
+		return true, report(stderr, fs.Name(), err)
 	}
-	if err := train(f, stdout); err != nil {
-		if errors.Is(err, errInterrupted) {
-			return 130
-		}
-		return report(stderr, "train", err)
+	return false, 0
+}
+
+// finish returns the exit status of a training command that ended with
+// err: 0, 130 when interrupted, else what report gives.
+func finish(stderr io.Writer, cmd string, err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errInterrupted):
+		return 130
 	}
-	return 0
+	return report(stderr, cmd, err)
 }
 
 // register defines the training flags on fs (shared by train and compare).
