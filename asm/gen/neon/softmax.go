@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"math"
+
+	"github.com/simdgpt/simdgpt/asm/gen/internal/expf"
 )
 
 // Softmax kernels.
@@ -35,24 +37,16 @@ import (
 // SoftmaxBackwardRowNEON(dx, y, dy) computes s = sum y*dy (four FMLA
 // accumulators, as DotNEON) and then dx[j] = y[j]*(dy[j] - s).
 
-// Constants of the exponential (as in asm/gen/softmax).
+// Constants of the exponential, shared with asm/gen/softmax.
 const (
-	log2e   = math.Log2E
-	ln2Hi   = 0.693359375    // 355/512: 9 significant bits, k*ln2Hi is exact for |k| < 2^15
-	ln2Lo   = -2.12194440e-4 // ln2 - ln2Hi
-	shifter = 12582912       // 1.5*2^23: x + shifter rounds x to an integer
+	log2e   = expf.Log2E
+	ln2Hi   = expf.Ln2Hi
+	ln2Lo   = expf.Ln2Lo
+	shifter = expf.Shifter
 )
 
-// poly holds c0..c5, exp(r) ~ sum c_i r^i for |r| <= 0.3495 (the
-// coefficients of asm/gen/softmax).
-var poly = [...]float32{
-	1,
-	0.99999350945366694,
-	0.49999354162980597,
-	0.16688013148428285,
-	0.041878810973860071,
-	0.0069534790114648892,
-}
+// poly holds c0..c5 of exp(r) (see package expf).
+var poly = expf.Poly
 
 // Constant registers of ExpRowNEON.
 const (

@@ -104,34 +104,27 @@ import (
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 
+	"github.com/simdgpt/simdgpt/asm/gen/internal/expf"
 	"github.com/simdgpt/simdgpt/asm/gen/internal/masks"
 )
 
 // Constants of the exponential.
 const (
-	log2e    = math.Log2E
-	ln2      = math.Ln2
-	ln2Hi    = 0.693359375    // 355/512: 9 significant bits, k*ln2Hi is exact for |k| < 2^15
-	ln2Lo    = -2.12194440e-4 // ln2 - ln2Hi
-	shifter  = 12582912       // 1.5*2^23: x + shifter rounds x to an integer
-	shifter9 = 24576          // 1.5*2^14: rounds |x| < 2^13 to a multiple of 2^-9
-	expMin   = -87.3          // exp(t) is flushed to 0 below this
+	log2e    = expf.Log2E
+	ln2      = expf.Ln2
+	ln2Hi    = expf.Ln2Hi
+	ln2Lo    = expf.Ln2Lo
+	shifter  = expf.Shifter
+	shifter9 = 24576 // 1.5*2^14: rounds |x| < 2^13 to a multiple of 2^-9
+	expMin   = -87.3 // exp(t) is flushed to 0 below this
 	negMax   = -math.MaxFloat32
 	nearMax  = 4096 // rows with |max| below this use the near reduction
 
 	foldBlocks = 8 // blocks of pass 2 between folds of the partial sums
 )
 
-// poly holds c0..c5, exp(r) ~ sum c_i r^i for |r| <= 0.3495, c0 = 1:
-// a Remez fit of the relative error (max 4.5e-7).
-var poly = [...]float32{
-	1,
-	0.99999350945366694,
-	0.49999354162980597,
-	0.16688013148428285,
-	0.041878810973860071,
-	0.0069534790114648892,
-}
+// poly holds c0..c5 of exp(r) (see package expf).
+var poly = expf.Poly
 
 // VCMPPS predicates.
 const (
