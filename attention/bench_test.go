@@ -8,23 +8,9 @@ import (
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
-// FLOP counts (multiply and add count as 2), counting only the work the
-// causal mask leaves: per sequence and head, T(T+1)/2 query-key pairs,
-// each costing 2·D for its score and 2·D for its share of P·V.
-//
-//	forward  = 2·B·T·C·3C (qkv) + 2·B·T·C·C (projection) + 2·B·C·T(T+1) (scores, P·V)
-//	         = 8·B·T·C² + 2·B·C·T(T+1)
-//	backward = twice the forward's matrix products (the gradients of each
-//	           operand): 16·B·T·C² + 4·B·C·T(T+1)
-//
-// Softmax, its backward, biases and the online-softmax rescaling are not
-// counted.
-func forwardFlops(b, t, c int) float64 {
-	B, T, C := float64(b), float64(t), float64(c)
-	return 8*B*T*C*C + 2*B*C*T*(T+1)
-}
-
-func backwardFlops(b, t, c int) float64 { return 2 * forwardFlops(b, t, c) }
+// forwardFlops and backwardFlops are the FLOP counts the benchmarks
+// report GFLOP/s with; see ForwardFlops.
+var forwardFlops, backwardFlops = ForwardFlops, BackwardFlops
 
 // benchShapes are the training shapes of the issue.
 var benchShapes = []struct{ b, t, c, h int }{

@@ -119,3 +119,12 @@ func ExampleLayer_ForwardFused() {
 	// Output:
 	// largest difference below 1e-5: true
 }
+
+// ForwardFlops counts only the work the causal mask leaves; a forward
+// plus backward pass costs three times a forward.
+func ExampleForwardFlops() {
+	const b, t, c = 12, 64, 128
+	fwd := attention.ForwardFlops(b, t, c)
+	fmt.Printf("forward %.0f flops, forward+backward %.0f\n", fwd, fwd+attention.BackwardFlops(b, t, c))
+	// Output: forward 113442816 flops, forward+backward 340328448
+}

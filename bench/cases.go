@@ -7,7 +7,9 @@
 // golang.org/x/perf/benchmath, the statistics benchstat uses.
 //
 // bench depends on package kernels only; other libraries measured for
-// comparison (peers) are in bench/peers.
+// comparison (peers) are in bench/peers, and code built on the kernels
+// (such as package attention, which cmd/kernelbench measures) is defined
+// as a kernel by its caller with NewKernel.
 package bench
 
 import (
@@ -34,6 +36,7 @@ const (
 //	maskedscores:              T = M = N queries and keys, head size D = K
 //	softmax, softmaxbackward:  M rows of N columns; InPlace writes y over x
 //	dot, axpy, ...:            vectors of length N
+//	kernels from NewKernel:    what their KernelDef says
 type Shape struct {
 	// Name identifies the shape in flags, tables and benchmark names,
 	// such as "sq512", "768x128x384", "T=256,d=64" or "n=4096".
@@ -121,8 +124,9 @@ func (c Case) String() string { return c.Kernel.Name + "/" + c.Shape.Name }
 // Work returns the work of one call of the case.
 func (c Case) Work() Work { return c.Kernel.work(c.Shape) }
 
-// Kernels returns every kernel with its shapes, in the order tables list
-// them. Each call returns new values the caller may modify.
+// Kernels returns every kernel of this package with its shapes, in the
+// order tables list them. Each call returns new values the caller may
+// modify, for example append kernels defined with NewKernel to.
 func Kernels() []*Kernel {
 	return []*Kernel{
 		gemmKernel(), scoresKernel(), softmaxKernel(), softmaxBackwardKernel(),

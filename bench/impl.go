@@ -32,6 +32,12 @@ type Impl struct {
 	// peer.
 	Peer bool
 
+	// Own is the simdgpt implementation this Impl runs (set by Ours); nil
+	// for peers. A kernel defined outside this package (see NewKernel)
+	// whose code calls kernels' package-level functions measures Own by
+	// making it the default for the call (kernels.SetDefault(Own.Name())).
+	Own *kernels.Impl
+
 	// ISA is the simdgpt implementation whose FMA peak loop is the
 	// yardstick for this Impl's percent of peak. For generic and for
 	// peers it is the widest implementation this CPU runs.
@@ -67,6 +73,7 @@ const genericMaxFlops = 1 << 27
 func Ours(p *kernels.Impl) *Impl {
 	im := &Impl{
 		Name:            p.Name(),
+		Own:             p,
 		ISA:             p,
 		Gemm:            p.Gemm,
 		MaskedScores:    p.MaskedScores,

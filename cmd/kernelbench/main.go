@@ -1,5 +1,5 @@
-// Command kernelbench measures simdgpt's kernels on every implementation
-// this CPU runs, side by side with other libraries (peers: gonum's Sgemm,
+// Command kernelbench measures simdgpt's kernels, and the attention layer
+// built on them, on every implementation this CPU runs, side by side with other libraries (peers: gonum's Sgemm,
 // and OpenBLAS when built with -tags openblas), and prints a table per
 // kernel: median time per call, GFLOP/s or GB/s, percent of the FMA peak,
 // and the speed-up over generic and over each peer with a 95% confidence
@@ -17,6 +17,7 @@
 //	kernelbench -list
 //	kernelbench -kernels gemm -shapes sq256,sq512 -count 8
 //	kernelbench -short -time 5ms
+//	kernelbench -kernels attention -count 8
 //	kernelbench -o new.txt -compare old.txt -plot gemm.png
 //	go run -tags openblas ./cmd/kernelbench -kernels gemm
 //
@@ -104,6 +105,12 @@ func allImpls() []*bench.Impl {
 	return append(impls, bench.GemmThenMask(kernels.Default()))
 }
 
+// allKernels returns bench's kernels followed by the attention layer
+// (see attentionKernel), in the order tables list them.
+func allKernels() []*bench.Kernel {
+	return append(bench.Kernels(), attentionKernel())
+}
+
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	cfg := &config{}
 	fs := flag.NewFlagSet("kernelbench", flag.ContinueOnError)
@@ -151,7 +158,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		cfg.procs = runtime.NumCPU()
 	}
 
-	cfg.allKernels = bench.Kernels()
+	cfg.allKernels = allKernels()
 	cases, err := bench.Select(cfg.allKernels, splitList(cfg.kernels), splitShapes(cfg.shapes, cfg.allKernels), cfg.short)
 	if err != nil {
 		return nil, usageError{err.Error()}
@@ -163,7 +170,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if cfg.plot != "" {
 		for _, c := range cases {
-			if c.Kernel.Bound == bench.ComputeBound {
+			if c.Kernel.Name == "gemm" || c.Kernel.Name == "maskedscores" {
 				cfg.plotKernel = c.Kernel
 				break
 			}

@@ -30,12 +30,14 @@ func TestBadNames(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-kernels", "gemm,softmaxx"}, `kernelbench: unknown kernel "softmaxx"; valid kernels: gemm, maskedscores, softmax, softmaxbackward, dot, axpy, scale, add, sum, max`},
+		{[]string{"-kernels", "gemm,softmaxx"}, `kernelbench: unknown kernel "softmaxx"; valid kernels: gemm, maskedscores, softmax, softmaxbackward, dot, axpy, scale, add, sum, max, attention`},
 		{[]string{"-kernels", "dot", "-shapes", "n=4096,sq64"}, `kernelbench: unknown shape "sq64" for kernels dot; valid shapes: n=256, n=4096, n=65536, n=16777216`},
 		{[]string{"-impls", "generic,mkl"}, `kernelbench: unknown implementation "mkl"; valid implementations: generic,`},
 		{[]string{"-count", "0"}, "kernelbench: -count 0: want at least 1"},
 		{[]string{"-plot", "chart.svg"}, "kernelbench: -plot chart.svg: the chart is a PNG; name the file *.png"},
 		{[]string{"-kernels", "dot", "-plot", "x.png"}, "kernelbench: -plot draws GFLOP/s of gemm or maskedscores"},
+		{[]string{"-kernels", "attention", "-plot", "x.png"}, "kernelbench: -plot draws GFLOP/s of gemm or maskedscores"},
+		{[]string{"-kernels", "attention", "-shapes", "fwd,B=12,T=64,C=128,H=5"}, `kernelbench: unknown shape "fwd" for kernels attention; valid shapes: fwd,B=12,T=64,C=128,H=4, `},
 		{[]string{"extra"}, `kernelbench: unexpected argument "extra"`},
 		{[]string{"-nosuchflag"}, "flag provided but not defined: -nosuchflag"},
 	} {
@@ -104,7 +106,7 @@ func TestShortRun(t *testing.T) {
 		}
 	}
 	impls := bench.OursAll()
-	for _, k := range bench.Kernels() {
+	for _, k := range allKernels() {
 		i := strings.Index(stdout, "\n## "+k.Name+": ")
 		if i < 0 {
 			t.Errorf("no table for %s", k.Name)
@@ -179,8 +181,8 @@ func TestShortRun(t *testing.T) {
 // TestShapesWithCommas checks that -shapes keeps names that contain
 // commas.
 func TestShapesWithCommas(t *testing.T) {
-	got := splitShapes("T=256,d=64,sq64,n=4096,stream,n=4096,nosuch", bench.Kernels())
-	want := []string{"T=256,d=64", "sq64", "n=4096,stream", "n=4096", "nosuch"}
+	got := splitShapes("T=256,d=64,sq64,n=4096,stream,n=4096,fused,B=1,T=2048,C=384,H=6,nosuch", allKernels())
+	want := []string{"T=256,d=64", "sq64", "n=4096,stream", "n=4096", "fused,B=1,T=2048,C=384,H=6", "nosuch"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("splitShapes = %q, want %q", got, want)
 	}
@@ -188,7 +190,8 @@ func TestShapesWithCommas(t *testing.T) {
 
 func TestList(t *testing.T) {
 	code, stdout, _ := kernelbench(t, "-list")
-	for _, want := range []string{"gemm ", "sq2048", "128x768x65_TN", "T=1024,d=128", "n=65536", "n=4096,stream", "gonum", "gemm+mask"} {
+	for _, want := range []string{"gemm ", "sq2048", "128x768x65_TN", "T=1024,d=128", "n=65536", "n=4096,stream", "gonum", "gemm+mask",
+		"attention ", "fwd,B=12,T=64,C=128,H=4* ", "fwdbwd,B=8,T=256,C=384,H=6", "fused,B=1,T=1024,C=384,H=6", "fused,B=1,T=4096,C=384,H=6"} {
 		if code != 0 || !strings.Contains(stdout, want) {
 			t.Errorf("-list: exit %d, output lacks %q:\n%s", code, want, stdout)
 		}

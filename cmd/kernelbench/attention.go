@@ -1,0 +1,141 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/simdgpt/simdgpt/attention"
+	"github.com/simdgpt/simdgpt/bench"
+	"github.com/simdgpt/simdgpt/kernels"
+)
+
+// attnShape is one attention case: a mode and the layer's sizes.
+type attnShape struct {
+	mode       string // "fwd", "fwdbwd" or "fused"
+	b, t, c, h int
+}
+
+// name is the shape's name in flags and tables: "fwd,B=12,T=64,C=128,H=4".
+func (a attnShape) name() string {
+	return fmt.Sprintf("%s,B=%d,T=%d,C=%d,H=%d", a.mode, a.b, a.t, a.c, a.h)
+}
+
+// flops is the work of one call, attention's causal count.
+func (a attnShape) flops() float64 {
+	f := attention.ForwardFlops(a.b, a.t, a.c)
+	if a.mode == "fwdbwd" {
+		f += attention.BackwardFlops(a.b, a.t, a.c)
+	}
+	return f
+}
+
+// attnShapes are the shapes of issue 4: forward, and forward followed by
+// backward, on two training shapes; the fused inference forward on one
+// sequence of 1024 to 4096 positions.
+func attnShapes() []attnShape {
+	var out []attnShape
+	for _, mode := range []string{"fwd", "fwdbwd"} {
+		out = append(out, attnShape{mode, 12, 64, 128, 4}, attnShape{mode, 8, 256, 384, 6})
+	}
+	for _, t := range []int{1024, 2048, 4096} {
+		out = append(out, attnShape{"fused", 1, t, 384, 6})
+	}
+	return out
+}
+
+// attentionKernel is the multi-head attention layer of package attention
+// as a kernelbench kernel. Its shapes are named "MODE,B=..,T=..,C=..,H=.."
+// and carry B, T and C in M, N and K (T is the chart's size axis).
+//
+// The layer calls the kernels' package-level functions, so a case selects
+// the implementation it measures by making im.Own the default around
+// every call (kernels.SetDefault: a lookup among a handful of names and
+// an atomic store, nothing next to the milliseconds a call takes) and
+// restoring the previous default after it. That is safe because nothing
+// else in kernelbench calls the package-level functions at the same time;
+// every goroutine of the layer has finished when Forward, Backward or
+// ForwardFused returns. Peers do not run attention.
+func attentionKernel() *bench.Kernel {
+	shapes := attnShapes()
+	byName := map[string]attnShape{}
+	var bs []bench.Shape
+	for _, a := range shapes {
+		byName[a.name()] = a
+		bs = append(bs, bench.Shape{Name: a.name(), M: a.b, N: a.t, K: a.c})
+	}
+	return bench.NewKernel(bench.KernelDef{
+		Name: "attention",
+		Doc: "causal self-attention layer of package attention, x [B,T,C], H heads; " +
+			"fwd: Forward, fwdbwd: Forward+Backward, fused: ForwardFused",
+		Bound:  bench.ComputeBound,
+		Shapes: bs,
+		Short:  shapes[0].name(),
+		Work: func(s bench.Shape) bench.Work {
+			a := byName[s.Name]
+			B, T, C := float64(a.b), float64(a.t), float64(a.c)
+			// x, the parameters and out; fwdbwd also reads dout and writes
+			// dx and the gradients. The T×T probabilities are not counted.
+			bytes := 4 * (2*B*T*C + float64(attention.NumParams(a.c)))
+			if a.mode == "fwdbwd" {
+				bytes *= 2
+			}
+			return bench.Work{Flops: a.flops(), Bytes: bytes}
+		},
+		Has: func(im *bench.Impl) bool { return im.Own != nil },
+		Setup: func(s bench.Shape, im *bench.Impl) func() {
+			a := byName[s.Name]
+			return withImpl(im.Own, newAttnCase(a))
+		},
+	})
+}
+
+// withImpl returns a function that calls f with p as the kernels'
+// default implementation and then restores the previous default.
+func withImpl(p *kernels.Impl, f func()) func() {
+	name := p.Name()
+	return func() {
+		prev := kernels.Default()
+		if err := kernels.SetDefault(name); err != nil {
+			panic(err) // p came from kernels.Implementations
+		}
+		defer kernels.SetDefault(prev.Name())
+		f()
+	}
+}
+
+// newAttnCase allocates a layer and its inputs for a and returns one
+// call of the mode's work.
+func newAttnCase(a attnShape) func() {
+	l, err := attention.NewMultiHead(a.c, a.h)
+	if err != nil {
+		panic(err) // the shapes above have C divisible by H
+	}
+	r := rand.New(rand.NewPCG(uint64(a.t), 3))
+	uniform := func(n int, scale float32) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = scale * (2*r.Float32() - 1)
+		}
+		return s
+	}
+	n := a.b * a.t * a.c
+	// Weights of about 1/√C keep the scores of order 1, so the softmax is
+	// neither uniform nor one-hot.
+	p := attention.ViewParams(a.c, uniform(attention.NumParams(a.c), float32(2/math.Sqrt(float64(a.c)))))
+	x, out := uniform(n, 1), make([]float32, n)
+	switch a.mode {
+	case "fused":
+		return func() { l.ForwardFused(out, x, a.b, a.t, p) }
+	case "fwdbwd":
+		dout, dx := uniform(n, 0.01), make([]float32, n)
+		// Backward adds into g; its values grow by a small amount per
+		// call, far from overflow in any run's number of calls.
+		g := attention.ViewParams(a.c, make([]float32, attention.NumParams(a.c)))
+		return func() {
+			l.Forward(out, x, a.b, a.t, p)
+			l.Backward(dx, dout, p, g)
+		}
+	}
+	return func() { l.Forward(out, x, a.b, a.t, p) }
+}
