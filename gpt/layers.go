@@ -213,7 +213,7 @@ func geluBackSpan(dx, dout, x, th []float32) {
 }
 
 // crossEntropy turns logits [n,v] into probabilities in place and returns
-// the mean of -log p[target] over the n rows.
+// the sum of -log p[target] over the n rows.
 func crossEntropy(logits []float32, targets []int32, n, v int) float64 {
 	kernels.Softmax(n, v, logits, v, logits, v)
 	var loss float64
@@ -224,14 +224,14 @@ func crossEntropy(logits []float32, targets []int32, n, v int) float64 {
 		}
 		loss -= math.Log(float64(logits[i*v+tg]))
 	}
-	return loss / float64(n)
+	return loss
 }
 
-// crossEntropyBackward writes the gradient of crossEntropy's mean loss with
-// respect to the logits, (p - onehot(target))/n, into dlogits (which may
-// alias probs).
-func crossEntropyBackward(dlogits, probs []float32, targets []int32, n, v int) {
-	inv := 1 / float32(n)
+// crossEntropyBackward writes the gradient of crossEntropy's sum divided by
+// norm (the rows of the whole batch) with respect to the logits,
+// (p - onehot(target))/norm, into dlogits (which may alias probs).
+func crossEntropyBackward(dlogits, probs []float32, targets []int32, n, v, norm int) {
+	inv := 1 / float32(norm)
 	parallelFor(n, rowChunk, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			p, d := probs[i*v:][:v], dlogits[i*v:][:v]

@@ -247,8 +247,8 @@ func TestCrossEntropyGrad(t *testing.T) {
 		return loss / n
 	}
 	d := make([]float32, n*v)
-	loss := crossEntropy(logits, tg, n, v)
-	crossEntropyBackward(d, logits, tg, n, v)
+	loss := crossEntropy(logits, tg, n, v) / n
+	crossEntropyBackward(d, logits, tg, n, v, n)
 	if want := ref(); math.Abs(loss-want) > 1e-5*want {
 		t.Fatalf("loss %g, want %g", loss, want)
 	}

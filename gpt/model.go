@@ -3,6 +3,8 @@ package gpt
 import (
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/gpt/rng"
@@ -138,16 +140,32 @@ func (c Config) view(buf []float32) weights {
 }
 
 // Model is a TinyGPT: its parameters and gradients (flat, laid out as
-// Config.Tensors), one attention layer per block, and the activations of the
-// last Forward, kept for Backward. A Model is not safe for concurrent use.
+// Config.Tensors), and one or more replicas of everything a pass writes
+// (attention layers, activations, gradients). A Forward with targets over
+// several sequences splits the batch over up to GOMAXPROCS replicas that
+// run at once (data parallel: whole GEMMs per goroutine scale better than
+// one small GEMM split in two) and Backward adds their gradients in replica
+// order, so results are deterministic for a given GOMAXPROCS. A Model is
+// not safe for concurrent use.
 type Model struct {
 	Config Config
 	Params []float32
 	Grads  []float32
 
-	p, g weights
-	attn []*attention.Layer
-	acts activations
+	p    weights
+	reps []*replica // reps[0] always exists; its grads are Grads
+	used int        // replicas used by the last Forward
+	n    int        // rows of the last Forward
+	hasT bool       // the last Forward had targets
+}
+
+// replica is one copy of what a forward and backward pass writes.
+type replica struct {
+	attn  []*attention.Layer
+	acts  activations
+	grads []float32
+	g     weights
+	loss  float64 // sum of -log p over its rows
 }
 
 // activations of one Forward over n = b·t rows.
@@ -218,7 +236,19 @@ func newModel(cfg Config) (*Model, error) {
 	}
 	n := cfg.NumParams()
 	m := &Model{Config: cfg, Params: make([]float32, n), Grads: make([]float32, n)}
-	m.p, m.g = cfg.view(m.Params), cfg.view(m.Grads)
+	m.p = cfg.view(m.Params)
+	r, err := m.newReplica(m.Grads)
+	if err != nil {
+		return nil, err
+	}
+	m.reps = []*replica{r}
+	return m, nil
+}
+
+// newReplica returns a replica writing its gradients into grads.
+func (m *Model) newReplica(grads []float32) (*replica, error) {
+	cfg := m.Config
+	r := &replica{grads: grads, g: cfg.view(grads)}
 	for l := 0; l < cfg.Layers; l++ {
 		var a *attention.Layer
 		if cfg.Heads == 1 {
@@ -229,9 +259,9 @@ func newModel(cfg Config) (*Model, error) {
 				return nil, err
 			}
 		}
-		m.attn = append(m.attn, a)
+		r.attn = append(r.attn, a)
 	}
-	return m, nil
+	return r, nil
 }
 
 // DecayMask tells, per parameter, whether AdamW decays it: the matrices and
@@ -249,8 +279,8 @@ func (c Config) DecayMask() []bool {
 }
 
 // AttentionLayers returns the model's attention layers (for their Probs
-// after a Forward).
-func (m *Model) AttentionLayers() []*attention.Layer { return m.attn }
+// after a Forward without targets, which runs on these layers alone).
+func (m *Model) AttentionLayers() []*attention.Layer { return m.reps[0].attn }
 
 func grow(s []float32, n int) []float32 {
 	if cap(s) < n {
@@ -259,10 +289,10 @@ func grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-// ensure sizes the activations for b sequences of t tokens (allocating only
-// when they grow).
-func (m *Model) ensure(b, t int) {
-	a := &m.acts
+// ensure sizes the activations of r for b sequences of t tokens
+// (allocating only when they grow).
+func (m *Model) ensure(r *replica, b, t int) {
+	a := &r.acts
 	C, V, L := m.Config.Width, m.Config.Vocab, m.Config.Layers
 	n := b * t
 	a.b, a.t, a.n = b, t, n
@@ -292,7 +322,7 @@ func (m *Model) ensure(b, t int) {
 // the config.
 func (m *Model) Forward(tokens, targets []int32, b, t int) float64 {
 	cfg := m.Config
-	C, V := cfg.Width, cfg.Vocab
+	V := cfg.Vocab
 	if b < 1 || t < 1 || t > cfg.BlockSize {
 		panic(fmt.Sprintf("gpt.Model.Forward: b=%d t=%d, need b >= 1 and 1 <= t <= BlockSize=%d", b, t, cfg.BlockSize))
 	}
@@ -305,14 +335,61 @@ func (m *Model) Forward(tokens, targets []int32, b, t int) float64 {
 			panic(fmt.Sprintf("gpt.Model.Forward: token %d at %d is outside the vocabulary of %d", tok, i, V))
 		}
 	}
-	m.ensure(b, t)
-	a := &m.acts
+	k := 1
+	if targets != nil {
+		k = min(runtime.GOMAXPROCS(0), b)
+	}
+	for len(m.reps) < k {
+		r, err := m.newReplica(make([]float32, len(m.Params)))
+		if err != nil {
+			panic(err) // the config was validated when the model was made
+		}
+		m.reps = append(m.reps, r)
+	}
+	m.used, m.n, m.hasT = k, n, targets != nil
+	if k == 1 {
+		m.forward(m.reps[0], tokens, targets, b, t)
+	} else {
+		var wg sync.WaitGroup
+		lo := 0
+		for i := 0; i < k; i++ {
+			bi := b / k
+			if i < b%k {
+				bi++
+			}
+			r, s, e := m.reps[i], lo*t, (lo+bi)*t
+			lo += bi
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m.forward(r, tokens[s:e], targets[s:e], bi, t)
+			}()
+		}
+		wg.Wait()
+	}
+	if targets == nil {
+		return 0
+	}
+	var loss float64
+	for _, r := range m.reps[:k] {
+		loss += r.loss
+	}
+	return loss / float64(n)
+}
+
+// forward runs replica r over b sequences of t tokens.
+func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
+	cfg := m.Config
+	C, V := cfg.Width, cfg.Vocab
+	n := b * t
+	m.ensure(r, b, t)
+	a := &r.acts
 	a.tokens, a.targets = tokens, targets
 	embedForward(a.res[0], m.p.wte, m.p.wpe, tokens, n, t, C)
 	for l := range m.p.blocks {
 		w, k, x := &m.p.blocks[l], &a.blocks[l], a.res[l]
 		layerNormForward(k.ln1, k.ln1Mean, k.ln1Rstd, x, w.ln1W, w.ln1B, n, C)
-		m.attn[l].Forward(k.attnOut, k.ln1, b, t, w.attn)
+		r.attn[l].Forward(k.attnOut, k.ln1, b, t, w.attn)
 		addInto(k.mid, x, k.attnOut)
 		layerNormForward(k.ln2, k.ln2Mean, k.ln2Rstd, k.mid, w.ln2W, w.ln2B, n, C)
 		kernels.Gemm(false, false, n, 4*C, C, 1, k.ln2, C, w.wfc, 4*C, 0, k.fcPre, 4*C)
@@ -331,10 +408,9 @@ func (m *Model) Forward(tokens, targets []int32, b, t int) float64 {
 	}
 	layerNormForward(a.lnf, a.lnfMean, a.lnfRstd, a.res[cfg.Layers], m.p.lnfW, m.p.lnfB, n, C)
 	linearForward(a.logits, a.lnf, m.p.wlm, m.p.blm, n, C, V)
-	if targets == nil {
-		return 0
+	if targets != nil {
+		r.loss = crossEntropy(a.logits, targets, n, V)
 	}
-	return crossEntropy(a.logits, targets, n, V)
 }
 
 // addInto sets dst = x + y, rows in parallel.
@@ -348,34 +424,62 @@ func addInto(dst, x, y []float32) {
 }
 
 // Logits returns the [b·t, Vocab] logits of the last Forward without
-// targets (after a Forward with targets they are probabilities).
-func (m *Model) Logits() []float32 { return m.acts.logits[:m.acts.n*m.Config.Vocab] }
+// targets (after a Forward with targets they are probabilities, and only
+// those of the first replica's sequences).
+func (m *Model) Logits() []float32 { a := &m.reps[0].acts; return a.logits[:a.n*m.Config.Vocab] }
 
 // Backward computes the gradient of the last Forward's loss (which must
 // have had targets) into Grads, overwriting them.
 func (m *Model) Backward() {
-	a := &m.acts
-	if a.targets == nil {
+	if !m.hasT {
 		panic("gpt.Model.Backward: the last Forward had no targets")
 	}
+	k := m.used
+	if k == 1 {
+		m.backward(m.reps[0])
+		return
+	}
+	var wg sync.WaitGroup
+	for _, r := range m.reps[:k] {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.backward(r)
+		}()
+	}
+	wg.Wait()
+	// Grads (replica 0's) += the others', in replica order.
+	parallelFor(len(m.Grads), 1<<14, func(lo, hi int) {
+		g := m.Grads[lo:hi]
+		for _, r := range m.reps[1:k] {
+			kernels.Add(g, g, r.grads[lo:hi])
+		}
+	})
+}
+
+// backward computes replica r's share of the gradient of the mean loss
+// over all m.n rows into r.grads.
+func (m *Model) backward(r *replica) {
+	a := &r.acts
 	cfg := m.Config
 	C, V, n := cfg.Width, cfg.Vocab, a.n
-	clear(m.Grads)
-	crossEntropyBackward(a.logits, a.logits, a.targets, n, V)
-	linearBackward(a.dln, m.g.wlm, m.g.blm, a.logits, a.lnf, m.p.wlm, n, C, V)
+	g := &r.g
+	clear(r.grads)
+	crossEntropyBackward(a.logits, a.logits, a.targets, n, V, m.n)
+	linearBackward(a.dln, g.wlm, g.blm, a.logits, a.lnf, m.p.wlm, n, C, V)
 	clear(a.dres)
-	layerNormBackward(a.dres, m.g.lnfW, m.g.lnfB, a.dln, a.res[cfg.Layers], a.lnfMean, a.lnfRstd, m.p.lnfW, n, C)
+	layerNormBackward(a.dres, g.lnfW, g.lnfB, a.dln, a.res[cfg.Layers], a.lnfMean, a.lnfRstd, m.p.lnfW, n, C)
 	for l := cfg.Layers - 1; l >= 0; l-- {
-		w, g, k := &m.p.blocks[l], &m.g.blocks[l], &a.blocks[l]
+		w, gb, k := &m.p.blocks[l], &g.blocks[l], &a.blocks[l]
 		// MLP: dres is d(res[l+1]) and also d(mid) through the residual.
-		linearBackward(a.dfc, g.wout, g.bout, a.dres, k.fcAct, w.wout, n, 4*C, C)
+		linearBackward(a.dfc, gb.wout, gb.bout, a.dres, k.fcAct, w.wout, n, 4*C, C)
 		geluBackward(a.dfc, a.dfc, k.fcPre, k.fcTanh, n*4*C)
-		linearBackward(a.dln, g.wfc, g.bfc, a.dfc, k.ln2, w.wfc, n, C, 4*C)
-		layerNormBackward(a.dres, g.ln2W, g.ln2B, a.dln, k.mid, k.ln2Mean, k.ln2Rstd, w.ln2W, n, C)
+		linearBackward(a.dln, gb.wfc, gb.bfc, a.dfc, k.ln2, w.wfc, n, C, 4*C)
+		layerNormBackward(a.dres, gb.ln2W, gb.ln2B, a.dln, k.mid, k.ln2Mean, k.ln2Rstd, w.ln2W, n, C)
 		// Attention: dres is now d(mid), which is also d(res[l]) through
 		// the residual.
-		m.attn[l].Backward(a.dln, a.dres, w.attn, g.attn)
-		layerNormBackward(a.dres, g.ln1W, g.ln1B, a.dln, a.res[l], k.ln1Mean, k.ln1Rstd, w.ln1W, n, C)
+		r.attn[l].Backward(a.dln, a.dres, w.attn, gb.attn)
+		layerNormBackward(a.dres, gb.ln1W, gb.ln1B, a.dln, a.res[l], k.ln1Mean, k.ln1Rstd, w.ln1W, n, C)
 	}
-	embedBackward(m.g.wte, m.g.wpe, a.dres, a.tokens, n, a.t, C)
+	embedBackward(g.wte, g.wpe, a.dres, a.tokens, n, a.t, C)
 }

@@ -213,3 +213,37 @@ func TestDeterminism(t *testing.T) {
 		t.Fatalf("loss did not fall on a batch it can memorise: %v", a)
 	}
 }
+
+// TestReplicas checks the data-parallel split: the loss and gradients with
+// the batch spread over 3 replicas (uneven: 2, 1 and 1 sequences) equal
+// those of one replica up to float32 rounding.
+func TestReplicas(t *testing.T) {
+	cfg := Config{Vocab: 11, BlockSize: 8, Layers: 2, Heads: 2, Width: 16}
+	r := rng.New(9)
+	tok, tg := randTokens(r, 4*8, cfg.Vocab), randTokens(r, 4*8, cfg.Vocab)
+	run := func(procs int) (float64, []float32, int) {
+		old := runtime.GOMAXPROCS(procs)
+		defer runtime.GOMAXPROCS(old)
+		m, _ := New(cfg, 3)
+		loss := m.Forward(tok, tg, 4, 8)
+		m.Backward()
+		return loss, m.Grads, m.used
+	}
+	l1, g1, u1 := run(1)
+	l3, g3, u3 := run(3)
+	if u1 != 1 || u3 != 3 {
+		t.Fatalf("replicas used: %d and %d, want 1 and 3", u1, u3)
+	}
+	if math.Abs(l1-l3) > 1e-6*l1 {
+		t.Fatalf("loss %v with one replica, %v with three", l1, l3)
+	}
+	var scale float64
+	for _, g := range g1 {
+		scale = math.Max(scale, math.Abs(float64(g)))
+	}
+	for i := range g1 {
+		if math.Abs(float64(g1[i]-g3[i])) > 1e-5*scale {
+			t.Fatalf("gradient %d: %g with one replica, %g with three", i, g1[i], g3[i])
+		}
+	}
+}

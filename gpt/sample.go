@@ -57,7 +57,7 @@ func (s *Sampler) feed(toks []int32) {
 	for l := range m.p.blocks {
 		w := &m.p.blocks[l]
 		layerNormForward(h, s.mean, s.rstd, x, w.ln1W, w.ln1B, n, C)
-		m.attn[l].Decode(att, h, n, w.attn, s.caches[l])
+		m.reps[0].attn[l].Decode(att, h, n, w.attn, s.caches[l])
 		kernels.Add(x, x, att)
 		layerNormForward(h, s.mean, s.rstd, x, w.ln2W, w.ln2B, n, C)
 		linearForward(fc, h, w.wfc, w.bfc, n, C, 4*C)
