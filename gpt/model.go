@@ -350,6 +350,8 @@ func (m *Model) Forward(tokens, targets []int32, b, t int) float64 {
 	if k == 1 {
 		m.forward(m.reps[0], tokens, targets, b, t)
 	} else {
+		replicasRunning.Add(1)
+		defer replicasRunning.Add(-1)
 		var wg sync.WaitGroup
 		lo := 0
 		for i := 0; i < k; i++ {
@@ -440,6 +442,7 @@ func (m *Model) Backward() {
 		return
 	}
 	var wg sync.WaitGroup
+	replicasRunning.Add(1)
 	for _, r := range m.reps[:k] {
 		wg.Add(1)
 		go func() {
@@ -448,6 +451,7 @@ func (m *Model) Backward() {
 		}()
 	}
 	wg.Wait()
+	replicasRunning.Add(-1)
 	// Grads (replica 0's) += the others', in replica order.
 	parallelFor(len(m.Grads), 1<<14, func(lo, hi int) {
 		g := m.Grads[lo:hi]

@@ -3,7 +3,14 @@ package gpt
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
+
+// replicasRunning counts model replicas running at once (Model.Forward and
+// Backward with several replicas): while any run, every core already has a
+// replica, so parallelFor stays on the calling goroutine. This only
+// changes how work is split, never a result.
+var replicasRunning atomic.Int32
 
 // parallelFor runs fn over [0, n) split into contiguous chunks of at least
 // minChunk items, one per goroutine up to GOMAXPROCS. Every caller computes
@@ -11,6 +18,9 @@ import (
 // split (bit-identical whatever the thread count).
 func parallelFor(n, minChunk int, fn func(lo, hi int)) {
 	workers := runtime.GOMAXPROCS(0)
+	if replicasRunning.Load() > 0 {
+		workers = 1
+	}
 	if w := n / max(minChunk, 1); w < workers {
 		workers = w
 	}
