@@ -1,6 +1,10 @@
 package kernels
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+	"unsafe"
+)
 
 // checkDims panics unless every size is non-negative.
 func checkDims(fn string, names []string, vals ...int) {
@@ -13,6 +17,10 @@ func checkDims(fn string, names []string, vals ...int) {
 
 // checkMatrix panics unless s can hold a rows×cols row-major matrix with
 // leading dimension ld. name is the argument's name in fn's signature.
+//
+// The test is overflow-safe: (rows-1)*ld + cols is never computed in int
+// arithmetic, so a huge ld or rows cannot wrap around to a small number
+// that passes (rows, cols >= 0 are checked by the caller).
 func checkMatrix(fn, name string, s []float32, rows, cols, ld int) {
 	if ld < cols {
 		panic(fmt.Sprintf("kernels.%s: ld%s = %d is smaller than the row length %d of %s (%d×%d)", fn, name, ld, cols, name, rows, cols))
@@ -20,9 +28,25 @@ func checkMatrix(fn, name string, s []float32, rows, cols, ld int) {
 	if rows == 0 || cols == 0 {
 		return
 	}
-	if need := (rows-1)*ld + cols; len(s) < need {
-		panic(fmt.Sprintf("kernels.%s: len(%s) = %d, want >= %d for a %d×%d matrix with ld%s = %d", fn, name, len(s), need, rows, cols, name, ld))
+	// Here ld >= cols >= 1 and rows >= 1. The matrix fits iff
+	// (rows-1)*ld + cols <= len(s), that is iff len(s) >= cols and
+	// rows-1 <= (len(s)-cols)/ld (integer division is exact for this).
+	if len(s) >= cols && rows-1 <= (len(s)-cols)/ld {
+		return
 	}
+	panic(fmt.Sprintf("kernels.%s: len(%s) = %d, want >= %s for a %d×%d matrix with ld%s = %d", fn, name, len(s), matrixSpan(rows, cols, ld), rows, cols, name, ld))
+}
+
+// matrixSpan formats (rows-1)*ld + cols exactly, even where it does not
+// fit in an int (rows, cols, ld >= 1).
+func matrixSpan(rows, cols, ld int) string {
+	hi, lo := bits.Mul64(uint64(rows-1), uint64(ld))
+	lo, carry := bits.Add64(lo, uint64(cols), 0)
+	hi += carry
+	if hi == 0 && lo <= uint64(^uint(0)>>1) {
+		return fmt.Sprint(lo)
+	}
+	return fmt.Sprintf("(%d-1)*%d+%d (more than the address space)", rows, ld, cols)
 }
 
 // checkLen panics unless len(s) >= n.
@@ -48,6 +72,41 @@ func checkGemm(fn string, transA, transB bool, m, n, k int, a []float32, lda int
 	br, bc := opShape(transB, k, n)
 	checkMatrix(fn, "b", b, br, bc, ldb)
 	checkMatrix(fn, "c", c, m, n, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k > 0 {
+		checkNoOverlap(fn, "c", c, m, n, ldc, "a", a, ar, ac, lda)
+		checkNoOverlap(fn, "c", c, m, n, ldc, "b", b, br, bc, ldb)
+	}
+}
+
+// checkNoOverlap panics if the memory spanned by the written matrix w
+// (rows×cols, leading dimension ld, already checked to fit its slice)
+// overlaps the memory spanned by the read matrix r. The spans are from
+// each matrix's first element to its last, so two matrices interleaved
+// in one buffer count as overlapping even where no element is shared.
+func checkNoOverlap(fn, wn string, w []float32, wr, wc, wld int, rn string, r []float32, rr, rc, rld int) {
+	if wr == 0 || wc == 0 || rr == 0 || rc == 0 {
+		return
+	}
+	w0 := uintptr(unsafe.Pointer(unsafe.SliceData(w)))
+	w1 := w0 + uintptr((wr-1)*wld+wc)*4
+	r0 := uintptr(unsafe.Pointer(unsafe.SliceData(r)))
+	r1 := r0 + uintptr((rr-1)*rld+rc)*4
+	if w0 < r1 && r0 < w1 {
+		panic(fmt.Sprintf("kernels.%s: %s overlaps %s in memory (%s must be a separate matrix)", fn, wn, rn, wn))
+	}
+}
+
+// checkInPlaceOrApart panics unless the written matrix w is either the
+// read matrix r itself (same first element, same leading dimension) or
+// apart from it in memory; both are rows×cols and fit their slices.
+func checkInPlaceOrApart(fn, wn string, w []float32, wld int, rn string, r []float32, rld int, rows, cols int) {
+	if unsafe.SliceData(w) == unsafe.SliceData(r) && wld == rld {
+		return
+	}
+	checkNoOverlap(fn, wn, w, rows, cols, wld, rn, r, rows, cols, rld)
 }
 
 // checkSameLen panics unless two lengths are equal.

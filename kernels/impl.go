@@ -69,7 +69,8 @@ func (p *Impl) String() string { return p.name }
 //
 // When beta is 0, C is only written, never read, so it may hold garbage;
 // when alpha is 0 or k is 0, A and B are not read. C must not overlap A or
-// B. Results match generic within a few float32 rounding errors per term
+// B in memory: it panics if it does (the check compares the address
+// ranges from each matrix's first element to its last). Results match generic within a few float32 rounding errors per term
 // (the summation order differs between implementations); for a given
 // implementation and GOMAXPROCS they are deterministic.
 func (p *Impl) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
@@ -81,7 +82,7 @@ func (p *Impl) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32
 }
 
 // MatMul computes C = A*B for contiguous row-major matrices: A is m×k, B
-// is k×n and C is m×n. C is overwritten.
+// is k×n and C is m×n. C is overwritten; it must not overlap A or B.
 func (p *Impl) MatMul(m, n, k int, a, b, c []float32) {
 	checkDims("MatMul", []string{"m", "n", "k"}, m, n, k)
 	checkMatrix("MatMul", "a", a, m, k, k)
@@ -90,12 +91,17 @@ func (p *Impl) MatMul(m, n, k int, a, b, c []float32) {
 	if m == 0 || n == 0 {
 		return
 	}
+	if k > 0 {
+		checkNoOverlap("MatMul", "c", c, m, n, n, "a", a, m, k, k)
+		checkNoOverlap("MatMul", "c", c, m, n, n, "b", b, k, n, n)
+	}
 	p.ops.gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
 }
 
 // Softmax writes the row-wise softmax of the m×n matrix x (leading
 // dimension ldx) into y (leading dimension ldy). x and y may be the same
-// matrix: the same slice with the same leading dimension.
+// matrix: the same slice with the same leading dimension; otherwise they
+// must not overlap in memory (it panics if they do).
 //
 // The row maximum is subtracted before exponentiation, so large finite
 // inputs are safe. Special values have defined results: an entry of -Inf
@@ -112,6 +118,7 @@ func (p *Impl) Softmax(m, n int, x []float32, ldx int, y []float32, ldy int) {
 	if m == 0 || n == 0 {
 		return
 	}
+	checkInPlaceOrApart("Softmax", "y", y, ldy, "x", x, ldx, m, n)
 	p.ops.softmax(m, n, x, ldx, y, ldy)
 }
 
@@ -121,7 +128,8 @@ func (p *Impl) Softmax(m, n int, x []float32, ldx int, y []float32, ldy int) {
 //
 //	dx[i,j] = y[i,j] * (dy[i,j] - sum_k y[i,k]*dy[i,k])
 //
-// dx may be the same matrix as dy.
+// dx may be the same matrix as dy (same start, same leading dimension);
+// otherwise dx must not overlap dy or y in memory (it panics if it does).
 func (p *Impl) SoftmaxBackward(m, n int, y []float32, ldy int, dy []float32, lddy int, dx []float32, lddx int) {
 	checkDims("SoftmaxBackward", []string{"m", "n"}, m, n)
 	checkMatrix("SoftmaxBackward", "y", y, m, n, ldy)
@@ -130,6 +138,8 @@ func (p *Impl) SoftmaxBackward(m, n int, y []float32, ldy int, dy []float32, ldd
 	if m == 0 || n == 0 {
 		return
 	}
+	checkInPlaceOrApart("SoftmaxBackward", "dx", dx, lddx, "dy", dy, lddy, m, n)
+	checkNoOverlap("SoftmaxBackward", "dx", dx, m, n, lddx, "y", y, m, n, ldy)
 	p.ops.softmaxBackward(m, n, y, ldy, dy, lddy, dx, lddx)
 }
 
@@ -141,7 +151,8 @@ func (p *Impl) SoftmaxBackward(m, n int, y []float32, ldy int, dy []float32, ldd
 // Q is tq×d with leading dimension ldq, K is tk×d (ldk) and S is tq×tk
 // (lds). offset is the number of cached keys before the first query: with
 // a KV cache holding offset earlier positions, query i is position
-// i+offset. offset may be negative. The SIMD implementations compute the
+// i+offset. offset may be negative. S must not overlap Q or K in memory
+// (it panics if it does). The SIMD implementations compute the
 // scores in tiles and skip every tile that is wholly masked.
 func (p *Impl) MaskedScores(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int) {
 	checkDims("MaskedScores", []string{"tq", "tk", "d"}, tq, tk, d)
@@ -151,6 +162,8 @@ func (p *Impl) MaskedScores(tq, tk, d int, scale float32, q []float32, ldq int, 
 	if tq == 0 || tk == 0 {
 		return
 	}
+	checkNoOverlap("MaskedScores", "s", s, tq, tk, lds, "q", q, tq, d, ldq)
+	checkNoOverlap("MaskedScores", "s", s, tq, tk, lds, "k", k, tk, d, ldk)
 	p.ops.maskedScores(tq, tk, d, scale, q, ldq, k, ldk, offset, s, lds)
 }
 
