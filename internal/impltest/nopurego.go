@@ -1,0 +1,5 @@
+//go:build !purego
+
+package impltest
+
+const puregoBuild = false

@@ -1,0 +1,205 @@
+// Package parallel is the module's one parallel runtime: the goroutines
+// that run parallel work and the policy for splitting it. GEMM, attention
+// and the GPT trainer all use it, so parallel work nested inside parallel
+// work (a GEMM inside an attention head inside a model replica) never runs
+// more than GOMAXPROCS goroutines at once.
+//
+// Work is a Task split by the caller into parts. Run executes the parts on
+// the calling goroutine plus as many idle pool goroutines as are free, up
+// to the number asked for. The pool holds GOMAXPROCS-1 goroutines at most
+// busy at once (a budget read at every Run), and a Run that finds no idle
+// goroutine runs every part on its caller. How the parts are split never
+// depends on how many goroutines ran them, so neither does any result:
+// callers choose the number of parts from GOMAXPROCS (see Parts), never
+// from what Run found free.
+//
+// The pool goroutines live for the whole program, and Run allocates
+// nothing, so kernels that use it stay allocation-free.
+package parallel
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+)
+
+// Task is work split into parts that may run at the same time.
+type Task interface {
+	// RunPart computes part (0 <= part < parts of the Run). worker
+	// identifies the goroutine running it, 0 <= worker < the workers
+	// argument of Run, so that a task can give each goroutine its own
+	// scratch memory; no two goroutines of one Run share a worker number.
+	RunPart(worker, part int)
+}
+
+// maxPool bounds the pool goroutines.
+const maxPool = 255
+
+// job is one Run in progress.
+type job struct {
+	task  Task
+	parts int64
+	next  atomic.Int64
+	wg    sync.WaitGroup
+
+	panicked atomic.Bool
+	panicVal any
+}
+
+type request struct {
+	j      *job
+	worker int
+}
+
+var (
+	// busy counts pool goroutines running a job's parts right now.
+	busy atomic.Int32
+
+	startMu  sync.Mutex
+	started  int
+	requests = make(chan request, maxPool)
+
+	jobs = sync.Pool{New: func() any { return new(job) }}
+)
+
+// Budget returns how many goroutines may run parallel work at once:
+// GOMAXPROCS, at most maxPool+1.
+func Budget() int {
+	return min(runtime.GOMAXPROCS(0), maxPool+1)
+}
+
+// Parts returns how many parts to split work into: one per goroutine of
+// the Budget, but no more than work/minWork (each part gets at least
+// minWork units), and at least 1. It depends only on its arguments and
+// GOMAXPROCS, never on what other work is running, so results computed
+// from the split are the same from run to run.
+func Parts(work, minWork int) int {
+	p := Budget()
+	if minWork > 0 {
+		p = min(p, work/minWork)
+	}
+	return max(p, 1)
+}
+
+// acquire takes up to n pool goroutines from the budget and returns how
+// many it took.
+func acquire(n int) int {
+	limit := int32(Budget() - 1)
+	for {
+		b := busy.Load()
+		free := limit - b
+		if free <= 0 {
+			return 0
+		}
+		take := min(int32(n), free)
+		if busy.CompareAndSwap(b, b+take) {
+			return int(take)
+		}
+	}
+}
+
+// ensureStarted starts pool goroutines until at least n exist.
+func ensureStarted(n int) {
+	startMu.Lock()
+	defer startMu.Unlock()
+	for started < n {
+		started++
+		go func() {
+			for r := range requests {
+				r.j.work(r.worker)
+				busy.Add(-1)
+				r.j.wg.Done()
+			}
+		}()
+	}
+}
+
+// work claims and runs parts until none are left. A panic in a part is
+// kept for the caller of Run (and the remaining parts are skipped).
+func (j *job) work(worker int) {
+	defer func() {
+		if r := recover(); r != nil {
+			if j.panicked.CompareAndSwap(false, true) {
+				j.panicVal = r
+			}
+			j.next.Store(j.parts)
+		}
+	}()
+	for {
+		p := j.next.Add(1) - 1
+		if p >= j.parts {
+			return
+		}
+		j.task.RunPart(worker, int(p))
+	}
+}
+
+// Run runs task's parts 0..parts-1 and returns when all are done. They run
+// on the calling goroutine (worker 0) and on up to workers-1 idle pool
+// goroutines (workers 1, 2, ...), each claiming the next part in order
+// when it is free; with workers <= 1, or no pool goroutine free, every
+// part runs on the caller, in order. A panic in a part is raised again on
+// the calling goroutine once the others have stopped.
+func Run(task Task, parts, workers int) {
+	if parts <= 0 {
+		return
+	}
+	workers = min(workers, parts, Budget())
+	helpers := 0
+	if workers > 1 {
+		helpers = acquire(workers - 1)
+	}
+	if helpers == 0 {
+		for p := 0; p < parts; p++ {
+			task.RunPart(0, p)
+		}
+		return
+	}
+	ensureStarted(helpers)
+	j := jobs.Get().(*job)
+	j.task, j.parts = task, int64(parts)
+	j.next.Store(0)
+	j.wg.Add(helpers)
+	for w := 1; w <= helpers; w++ {
+		requests <- request{j, w}
+	}
+	j.work(0)
+	j.wg.Wait()
+	panicked, val := j.panicked.Load(), j.panicVal
+	j.task, j.panicVal = nil, nil
+	j.panicked.Store(false)
+	jobs.Put(j)
+	if panicked {
+		panic(val)
+	}
+}
+
+// rangeTask runs fn over contiguous chunks of [0, n).
+type rangeTask struct {
+	n, chunk int
+	fn       func(lo, hi int)
+}
+
+func (t *rangeTask) RunPart(_, part int) {
+	lo := part * t.chunk
+	t.fn(lo, min(lo+t.chunk, t.n))
+}
+
+// For runs fn over [0, n) split into Parts(n, minChunk) contiguous chunks
+// of equal size (the last may be shorter), in parallel where goroutines
+// are free. fn must compute each index independently of the others; the
+// chunks depend only on n, minChunk and GOMAXPROCS. For allocates (fn and
+// its state escape); kernels use Run with a Task of their own.
+func For(n, minChunk int, fn func(lo, hi int)) {
+	if n <= 0 {
+		return
+	}
+	parts := Parts(n, minChunk)
+	if parts == 1 {
+		fn(0, n)
+		return
+	}
+	chunk := (n + parts - 1) / parts
+	parts = (n + chunk - 1) / chunk
+	Run(&rangeTask{n, chunk, fn}, parts, parts)
+}

@@ -1,0 +1,189 @@
+package parallel
+
+import (
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// countTask records which parts ran and the most goroutines that were
+// inside RunPart at once.
+type countTask struct {
+	ran     []atomic.Int32
+	inside  atomic.Int32
+	most    atomic.Int32
+	workers sync.Map
+	nested  func()
+}
+
+func (t *countTask) RunPart(worker, part int) {
+	n := t.inside.Add(1)
+	for {
+		m := t.most.Load()
+		if n <= m || t.most.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	t.workers.Store(worker, true)
+	t.ran[part].Add(1)
+	if t.nested != nil {
+		t.nested()
+	}
+	spin()
+	t.inside.Add(-1)
+}
+
+var sink atomic.Int64
+
+func spin() {
+	s := int64(0)
+	for i := 0; i < 200000; i++ {
+		s += int64(i ^ (i >> 3))
+	}
+	sink.Add(s)
+}
+
+func TestRunEveryPartOnce(t *testing.T) {
+	for _, tc := range []struct{ procs, parts, workers int }{
+		{1, 5, 4}, {2, 1, 2}, {2, 7, 2}, {4, 64, 4}, {4, 3, 8}, {3, 0, 3},
+	} {
+		old := runtime.GOMAXPROCS(tc.procs)
+		task := &countTask{ran: make([]atomic.Int32, tc.parts)}
+		Run(task, tc.parts, tc.workers)
+		runtime.GOMAXPROCS(old)
+		for p := range task.ran {
+			if n := task.ran[p].Load(); n != 1 {
+				t.Errorf("procs %d parts %d: part %d ran %d times", tc.procs, tc.parts, p, n)
+			}
+		}
+		task.workers.Range(func(k, _ any) bool {
+			if w := k.(int); w < 0 || w >= max(min(tc.workers, tc.parts, tc.procs), 1) {
+				t.Errorf("procs %d parts %d workers %d: worker number %d", tc.procs, tc.parts, tc.workers, w)
+			}
+			return true
+		})
+	}
+}
+
+// TestNestedNeverOversubscribes runs parallel work inside every part of
+// parallel work and checks that no more than GOMAXPROCS goroutines were
+// ever inside the inner tasks at once.
+func TestNestedNeverOversubscribes(t *testing.T) {
+	for _, procs := range []int{1, 2, 3, 4} {
+		old := runtime.GOMAXPROCS(procs)
+		inner := &countTask{ran: make([]atomic.Int32, 8*8)}
+		var innerBase atomic.Int32
+		outer := &countTask{ran: make([]atomic.Int32, 8)}
+		var live atomic.Int32
+		var most atomic.Int32
+		outer.nested = func() {
+			n := live.Add(1)
+			for {
+				m := most.Load()
+				if n <= m || most.CompareAndSwap(m, n) {
+					break
+				}
+			}
+			base := innerBase.Add(8) - 8
+			sub := &offsetTask{inner, int(base)}
+			Run(sub, 8, procs)
+			live.Add(-1)
+		}
+		Run(outer, 8, procs)
+		runtime.GOMAXPROCS(old)
+		if m := inner.most.Load(); int(m) > procs {
+			t.Errorf("GOMAXPROCS %d: %d goroutines inside inner parts at once", procs, m)
+		}
+		for p := range inner.ran {
+			if inner.ran[p].Load() != 1 {
+				t.Fatalf("GOMAXPROCS %d: inner part %d ran %d times", procs, p, inner.ran[p].Load())
+			}
+		}
+	}
+}
+
+type offsetTask struct {
+	t    *countTask
+	base int
+}
+
+func (o *offsetTask) RunPart(worker, part int) { o.t.RunPart(worker, o.base+part) }
+
+type panicTask struct{}
+
+func (panicTask) RunPart(_, part int) {
+	if part == 3 {
+		panic("part 3 failed")
+	}
+	spin()
+}
+
+func TestPanicReachesCaller(t *testing.T) {
+	old := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(old)
+	for i := 0; i < 20; i++ {
+		msg := func() (msg string) {
+			defer func() { msg, _ = recover().(string) }()
+			Run(panicTask{}, 8, 2)
+			return ""
+		}()
+		if !strings.Contains(msg, "part 3 failed") {
+			t.Fatalf("recovered %q, want the part's panic", msg)
+		}
+	}
+	// The pool still works after a panic.
+	task := &countTask{ran: make([]atomic.Int32, 4)}
+	Run(task, 4, 2)
+	for p := range task.ran {
+		if task.ran[p].Load() != 1 {
+			t.Fatalf("after a panic: part %d ran %d times", p, task.ran[p].Load())
+		}
+	}
+}
+
+func TestParts(t *testing.T) {
+	old := runtime.GOMAXPROCS(4)
+	defer runtime.GOMAXPROCS(old)
+	for _, tc := range []struct{ work, min, want int }{
+		{100, 10, 4}, {25, 10, 2}, {5, 10, 1}, {0, 10, 1}, {1000, 0, 4},
+	} {
+		if got := Parts(tc.work, tc.min); got != tc.want {
+			t.Errorf("Parts(%d, %d) = %d, want %d", tc.work, tc.min, got, tc.want)
+		}
+	}
+}
+
+func TestFor(t *testing.T) {
+	for _, procs := range []int{1, 2, 4} {
+		old := runtime.GOMAXPROCS(procs)
+		for _, n := range []int{0, 1, 7, 100, 1001} {
+			seen := make([]atomic.Int32, n)
+			For(n, 8, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					seen[i].Add(1)
+				}
+			})
+			for i := range seen {
+				if seen[i].Load() != 1 {
+					t.Fatalf("GOMAXPROCS %d n %d: index %d ran %d times", procs, n, i, seen[i].Load())
+				}
+			}
+		}
+		runtime.GOMAXPROCS(old)
+	}
+}
+
+type nopTask struct{}
+
+func (nopTask) RunPart(_, _ int) {}
+
+func TestRunAllocatesNothing(t *testing.T) {
+	old := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(old)
+	Run(nopTask{}, 4, 2)
+	if n := testing.AllocsPerRun(100, func() { Run(nopTask{}, 4, 2) }); n != 0 {
+		t.Errorf("Run allocates %v times per call", n)
+	}
+}
