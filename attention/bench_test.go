@@ -68,7 +68,7 @@ func BenchmarkAttention(b *testing.B) {
 	for _, s := range benchShapes {
 		name := fmt.Sprintf("B=%d,T=%d,C=%d,H=%d", s.b, s.t, s.c, s.h)
 		pr := newProblem(refShape{s.b, s.t, s.c, s.h}, 20)
-		l := newLayer(b, s.c, s.h)
+		l := newLayer(b, kernels.Default(), s.c, s.h)
 		n := s.b * s.t * s.c
 		out, dx := make([]float32, n), make([]float32, n)
 		dout := uniform(newRand(21), n, 0.01)
@@ -109,28 +109,30 @@ func BenchmarkAttention(b *testing.B) {
 	for _, t := range []int{1024, 2048, 4096} {
 		const c, h = 384, 6
 		pr := newProblem(refShape{1, t, c, h}, 22)
-		l := newLayer(b, c, h)
+		f := newLayer(b, kernels.Default(), c, h).NewFused()
 		out := make([]float32, t*c)
-		l.ForwardFused(out, pr.x, 1, t, pr.p) // warm up
+		f.Forward(out, pr.x, 1, t, pr.p) // warm up
 		b.Run(fmt.Sprintf("fused/B=1,T=%d,C=%d,H=%d", t, c, h), func(b *testing.B) {
 			cpu := startCPU()
 			for i := 0; i < b.N; i++ {
-				l.ForwardFused(out, pr.x, 1, t, pr.p)
+				f.Forward(out, pr.x, 1, t, pr.p)
 			}
 			reportGFLOPS(b, forwardFlops(1, t, c), cpu)
 		})
 	}
 }
 
-// benchGemm benchmarks C (m×n) = A (m×k) · B (k×n).
+// benchGemm benchmarks C (m×n) = A (m×k) · B (k×n) on the default
+// implementation, the layers' own.
 func benchGemm(b *testing.B, name string, m, k, n int) {
+	impl := kernels.Default()
 	rng := newRand(23)
 	x, w, c := uniform(rng, m*k, 1), uniform(rng, k*n, 1), make([]float32, m*n)
-	kernels.Gemm(false, false, m, n, k, 1, x, k, w, n, 0, c, n) // warm up
+	impl.Gemm(false, false, m, n, k, 1, x, k, w, n, 0, c, n) // warm up
 	b.Run(name, func(b *testing.B) {
 		cpu := startCPU()
 		for i := 0; i < b.N; i++ {
-			kernels.Gemm(false, false, m, n, k, 1, x, k, w, n, 0, c, n)
+			impl.Gemm(false, false, m, n, k, 1, x, k, w, n, 0, c, n)
 		}
 		reportGFLOPS(b, 2*float64(m)*float64(n)*float64(k), cpu)
 	})
@@ -145,9 +147,10 @@ func benchGemm(b *testing.B, name string, m, k, n int) {
 // attn-GFLOP/s, gemm-GFLOP/s and their ratio (x-gemm, to be >= 0.5),
 // and the same ratio of rates per CPU-second (x-gemm-cpu; see cpuClock).
 func BenchmarkVsGemm(b *testing.B) {
+	impl := kernels.Default()
 	for _, s := range benchShapes {
 		pr := newProblem(refShape{s.b, s.t, s.c, s.h}, 20)
-		l := newLayer(b, s.c, s.h)
+		l := newLayer(b, impl, s.c, s.h)
 		n := s.b * s.t * s.c
 		out, dx := make([]float32, n), make([]float32, n)
 		dout := uniform(newRand(21), n, 0.01)
@@ -178,7 +181,7 @@ func BenchmarkVsGemm(b *testing.B) {
 					l.Backward(dx, dout, pr.p, g)
 					t1, c1 := time.Now(), cpuNow()
 					for r := 0; r < reps; r++ {
-						kernels.Gemm(false, false, ref.m, ref.n, ref.k, 1, x, ref.k, w, ref.n, 0, c, ref.n)
+						impl.Gemm(false, false, ref.m, ref.n, ref.k, 1, x, ref.k, w, ref.n, 0, c, ref.n)
 					}
 					t2, c2 := time.Now(), cpuNow()
 					ta += t1.Sub(t0)
@@ -210,18 +213,18 @@ func BenchmarkVsGemm(b *testing.B) {
 func BenchmarkDecode(b *testing.B) {
 	for _, s := range []struct{ t, c, h int }{{256, 384, 6}, {1024, 384, 6}} {
 		pr := newProblem(refShape{1, s.t, s.c, s.h}, 24)
-		l := newLayer(b, s.c, s.h)
-		cache := NewKVCache(s.c, s.t)
+		l := newLayer(b, kernels.Default(), s.c, s.h)
+		d := l.NewDecoder(s.t)
 		out := make([]float32, s.c)
 		for p := 0; p < s.t; p++ { // warm up
-			l.Decode(out, pr.x[p*s.c:(p+1)*s.c], 1, pr.p, cache)
+			d.Decode(out, pr.x[p*s.c:(p+1)*s.c], 1, pr.p)
 		}
 		b.Run(fmt.Sprintf("T=%d,C=%d,H=%d", s.t, s.c, s.h), func(b *testing.B) {
 			cpu := startCPU()
 			for i := 0; i < b.N; i++ {
-				cache.Reset()
+				d.Reset()
 				for p := 0; p < s.t; p++ {
-					l.Decode(out, pr.x[p*s.c:(p+1)*s.c], 1, pr.p, cache)
+					d.Decode(out, pr.x[p*s.c:(p+1)*s.c], 1, pr.p)
 				}
 			}
 			reportGFLOPS(b, forwardFlops(1, s.t, s.c), cpu)

@@ -4,6 +4,21 @@
 // key/value cache for sampling, and a fused inference forward that never
 // builds a T×T matrix.
 //
+// # Jobs
+//
+// A layer's three jobs are three types, each with its own state, sharing
+// the layer's shape (C, H, D = C/H, the score scale) and its kernel
+// implementation; the parameters (Params) are passed to every call:
+//
+//   - Layer (NewSingleHead, NewMultiHead): training. Forward keeps the
+//     activations Backward differentiates and Probs shows.
+//   - Decoder (Layer.NewDecoder): sampling, one sequence with a key/value
+//     cache, a prompt then one token per Decode call.
+//   - Fused (Layer.NewFused): inference on whole sequences with an online
+//     softmax, no T×T matrix.
+//
+// Decoding and fused inference never disturb what a Layer's Forward kept.
+//
 // # Math
 //
 // x is [B,T,C] row-major. With the layer's parameters (see Params):
@@ -22,24 +37,32 @@
 // kernels read each head in place through leading dimensions. With H = 1
 // the two layers compute the same thing.
 //
-// # Speed
+// # Kernels and speed
 //
-// The projections are single large GEMMs (kernels.Gemm, which spreads them
-// over goroutines itself). The per-head work (kernels.MaskedScores,
-// kernels.Softmax, kernels.Gemm, kernels.SoftmaxBackward) is spread over
-// batch × heads across GOMAXPROCS goroutines. Every (batch, head) item is
-// computed by the same sequence of kernel calls whichever goroutine runs
-// it, so results do not depend on the number of goroutines beyond what
-// kernels.Gemm itself documents (deterministic for a given implementation
-// and GOMAXPROCS). The causal structure is used: rows are processed in
-// blocks and a block never touches the keys after its last row.
+// Every kernel call goes through the layer's *kernels.Impl: kernels.Default()
+// unless the layer was made with WithImpl, so a program (or a test) can
+// run layers on several implementations side by side.
 //
-// A Layer keeps a workspace that grows on first use and is then reused:
-// Forward, Backward, Decode and ForwardFused allocate nothing once warm.
+// The projections are single large GEMMs (Gemm spreads them over
+// goroutines itself). The per-head work (MaskedScores, Softmax, Gemm,
+// SoftmaxBackward) is spread over batch × heads (and, in Fused, query
+// blocks) on the module's parallel runtime (internal/parallel), which
+// never runs more than GOMAXPROCS goroutines at once however the calls
+// nest: layers of several model replicas run at the same time share one
+// budget. Every (batch, head) item is computed by the same sequence of
+// kernel calls whichever goroutine runs it, so results do not depend on
+// the number of goroutines beyond what Gemm itself documents
+// (deterministic for a given implementation and GOMAXPROCS). The causal
+// structure is used: rows are processed in blocks and a block never
+// touches the keys after its last row.
+//
+// Each type keeps a workspace that grows on first use and is then reused:
+// Layer.Forward, Layer.Backward, Decoder.Decode and Fused.Forward allocate
+// nothing once warm.
 //
 // # Arguments
 //
 // Every size and slice length is checked before any kernel runs; a
 // mistake panics with a message naming the method, the argument and the
-// numbers, e.g. "attention.Forward: len(x) = 100, want >= b*t*C = 2*8*16 = 256".
+// numbers, e.g. "attention.Layer.Forward: len(x) = 100, want >= b*t*C = 2*8*16 = 256".
 package attention

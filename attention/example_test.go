@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/simdgpt/simdgpt/attention"
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // A layer with zero weights attends uniformly to the past: position i
@@ -72,7 +73,7 @@ func ExampleViewParams() {
 
 // Sampling decodes one token at a time: each call sees the cached keys
 // and values of the earlier positions and appends its own.
-func ExampleLayer_Decode() {
+func ExampleDecoder_Decode() {
 	const c, maxT = 4, 8
 	l := attention.NewSingleHead(c)
 	p := attention.ViewParams(c, make([]float32, attention.NumParams(c)))
@@ -80,20 +81,20 @@ func ExampleLayer_Decode() {
 		p.WQKV[i*3*c+2*c+i] = 1 // V = x
 		p.WProj[i*c+i] = 1      // out = the attention-weighted V
 	}
-	cache := attention.NewKVCache(c, maxT)
+	d := l.NewDecoder(maxT) // one per layer and sequence
 	out := make([]float32, c)
 	for _, tok := range [][]float32{{2, 0, 0, 0}, {0, 2, 0, 0}} {
-		l.Decode(out, tok, 1, p, cache)
-		fmt.Println("position", cache.Len()-1, "->", out)
+		d.Decode(out, tok, 1, p)
+		fmt.Println("position", d.Len()-1, "->", out)
 	}
 	// Output:
 	// position 0 -> [2 0 0 0]
 	// position 1 -> [1 1 0 0]
 }
 
-// ForwardFused gives Forward's output without the T×T probabilities, for
-// long contexts at inference time.
-func ExampleLayer_ForwardFused() {
+// Fused.Forward gives Layer.Forward's output without the T×T
+// probabilities, for long contexts at inference time.
+func ExampleFused_Forward() {
 	const c, t = 8, 1024
 	l, _ := attention.NewMultiHead(c, 2)
 	p := attention.ViewParams(c, make([]float32, attention.NumParams(c)))
@@ -110,7 +111,7 @@ func ExampleLayer_ForwardFused() {
 	full := make([]float32, t*c)
 	fused := make([]float32, t*c)
 	l.Forward(full, x, 1, t, p)
-	l.ForwardFused(fused, x, 1, t, p)
+	l.NewFused().Forward(fused, x, 1, t, p)
 	worst := 0.0
 	for i := range full {
 		worst = math.Max(worst, math.Abs(float64(full[i]-fused[i])))
@@ -118,6 +119,43 @@ func ExampleLayer_ForwardFused() {
 	fmt.Println("largest difference below 1e-5:", worst < 1e-5)
 	// Output:
 	// largest difference below 1e-5: true
+}
+
+// A layer computes with the kernel implementation it is given (by
+// default kernels.Default()); every implementation this CPU runs gives
+// the same output up to float32 rounding.
+func ExampleWithImpl() {
+	const c, t = 8, 5
+	p := attention.ViewParams(c, make([]float32, attention.NumParams(c)))
+	for i := range p.WQKV {
+		p.WQKV[i] = float32(i%5) / 10
+	}
+	for i := 0; i < c; i++ {
+		p.WProj[i*c+i] = 1
+	}
+	x := make([]float32, t*c)
+	for i := range x {
+		x[i] = float32(i%3) / 3
+	}
+	var first []float32
+	agree := true
+	for _, impl := range kernels.Implementations() {
+		l, err := attention.NewMultiHead(c, 2, attention.WithImpl(impl))
+		if err != nil {
+			panic(err)
+		}
+		out := make([]float32, t*c)
+		l.Forward(out, x, 1, t, p)
+		if first == nil {
+			first = out
+		}
+		for i := range out {
+			agree = agree && math.Abs(float64(out[i]-first[i])) < 1e-5
+		}
+	}
+	fmt.Println("implementations agree:", agree)
+	// Output:
+	// implementations agree: true
 }
 
 // ForwardFlops counts only the work the causal mask leaves; a forward

@@ -1,7 +1,7 @@
 package attention
 
-// ForwardFlops is the floating-point operations of one Forward (or
-// ForwardFused) of a layer of width c on b sequences of t positions,
+// ForwardFlops is the floating-point operations of one Layer.Forward (or
+// Fused.Forward) of a layer of width c on b sequences of t positions,
 // counting a multiply and an add as two and only the work the causal mask
 // leaves: per sequence and head, t(t+1)/2 query-key pairs, each costing
 // 2·D for its score and 2·D for its share of P·V, so the heads together

@@ -3,7 +3,7 @@ package attention
 import (
 	"math"
 
-	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/internal/parallel"
 )
 
 // Block sizes of the fused forward: a block of fusedQ queries meets the
@@ -14,58 +14,78 @@ const (
 	fusedK = 256
 )
 
-// fusedState is ForwardFused's workspace; it is separate from Forward's so
-// inference does not disturb what Forward kept for Backward.
-type fusedState struct {
-	b, t    int
-	qkv, y  []float32 // [B,T,3C], [B,T,C]
-	scratch []float32 // per worker: scores fusedQ×(fusedK+1), row max and sum
-}
-
+// fusedScratch is the scratch of one worker: scores fusedQ×(fusedK+1),
+// row maximum and row sum.
 const fusedScratch = fusedQ*(fusedK+1) + 2*fusedQ
 
-// ForwardFused computes the same out = attention(x) as Forward, for
-// inference: for each head and block of queries it walks the key blocks
-// with an online softmax (a running row maximum and sum; the partial
-// output is rescaled whenever the maximum grows), so no T×T matrix is
-// ever formed and the memory per head is O(T·D), plus a fixed block of
-// scores per goroutine. Key blocks after a query block are never visited.
-// It keeps nothing for Backward or Probs and does not disturb what the
-// last Forward kept. Arguments and panics are Forward's.
+// Fused is a layer's forward pass for inference: the same output as
+// Layer.Forward without ever forming a T×T matrix, for long contexts.
+// Make one with Layer.NewFused; it shares the layer's shape and kernel
+// implementation but none of its state (it keeps nothing for Backward or
+// Probs, and does not disturb what the layer's last Forward kept). A
+// Fused is not safe for concurrent use; it allocates nothing once its
+// workspace has grown to the largest call.
+type Fused struct {
+	shape
+
+	// Workspace of the call in progress.
+	t       int
+	qkv, y  []float32 // [B,T,3C], [B,T,C]
+	scratch []float32 // fusedScratch per worker
+}
+
+// NewFused returns the fused inference forward of l's shape and
+// implementation.
+func (l *Layer) NewFused() *Fused {
+	return &Fused{shape: l.shape}
+}
+
+// fusedBlocks is a Fused seen as the parallel.Task of one Forward: part
+// i is query block i%blocks of batch element and head i/blocks.
+type fusedBlocks Fused
+
+// RunPart computes one block of queries of one head with the worker's
+// scratch.
+func (fb *fusedBlocks) RunPart(worker, i int) { (*Fused)(fb).block(worker, i) }
+
+// Forward computes the same out = attention(x) as Layer.Forward: for
+// each head and block of queries it walks the key blocks with an online
+// softmax (a running row maximum and sum; the partial output is rescaled
+// whenever the maximum grows), so no T×T matrix is ever formed and the
+// memory per head is O(T·D), plus a fixed block of scores per goroutine.
+// Key blocks after a query block are never visited. Arguments and panics
+// are Layer.Forward's.
 //
-// Its results agree with Forward's up to float32 rounding (the sums run
-// in a different order); the tests hold them to 5e-6 of the largest
+// Its results agree with Layer.Forward's up to float32 rounding (the sums
+// run in a different order); the tests hold them to 5e-6 of the largest
 // output.
-func (l *Layer) ForwardFused(out, x []float32, b, t int, p Params) {
-	const fn = "ForwardFused"
+func (f *Fused) Forward(out, x []float32, b, t int, p Params) {
+	const fn = "Fused.Forward"
 	checkBT(fn, b, t)
 	n := b * t
-	C := l.c
+	C := f.c
 	checkRows(fn, "x", x, b, t, C)
 	checkRows(fn, "out", out, b, t, C)
 	p.check(fn, "p", C)
 
-	f := &l.fused
-	f.b, f.t = b, t
+	f.t = t
 	f.qkv = grow(f.qkv, n*3*C)
 	f.y = grow(f.y, n*C)
-	project(n, C, 3*C, x, p.WQKV, p.BQKV, f.qkv)
-	items := b * l.h * ((t + fusedQ - 1) / fusedQ)
+	f.project(n, C, 3*C, x, p.WQKV, p.BQKV, f.qkv)
+	items := b * f.h * ((t + fusedQ - 1) / fusedQ)
 	workers := workersFor(items)
 	f.scratch = grow(f.scratch, workers*fusedScratch)
-	l.phase = phaseFused
-	runParallel(l, &l.it, items, workers)
-	project(n, C, C, f.y, p.WProj, p.BProj, out)
+	parallel.Run((*fusedBlocks)(f), items, workers)
+	f.project(n, C, C, f.y, p.WProj, p.BProj, out)
 }
 
-// fusedItem computes one block of queries of one head: item i is
+// block computes one block of queries of one head: item i is
 // (b*H + h)*blocks + query block.
-func (l *Layer) fusedItem(worker, i int) {
-	f := &l.fused
-	T, C, D := f.t, l.c, l.d
+func (f *Fused) block(worker, i int) {
+	T, C, D := f.t, f.c, f.d
 	blocks := (T + fusedQ - 1) / fusedQ
 	bh, qb := i/blocks, i%blocks
-	b, h := bh/l.h, bh%l.h
+	b, h := bh/f.h, bh%f.h
 	ld := 3 * C
 	base := b * T * ld
 	q0 := qb * fusedQ
@@ -80,17 +100,18 @@ func (l *Layer) fusedItem(worker, i int) {
 	s := sc[:fusedQ*lds]
 	rowMax := sc[fusedQ*lds : fusedQ*lds+fusedQ]
 	rowSum := sc[fusedQ*lds+fusedQ : fusedQ*lds+2*fusedQ]
+	impl := f.impl
 
 	for k0 := 0; k0 < q1; k0 += fusedK {
 		k1 := min(k0+fusedK, q1)
 		kn := k1 - k0
-		kernels.MaskedScores(m, kn, D, l.scale, q, ld, k[k0*ld:], ld, q0-k0, s, lds)
+		impl.MaskedScores(m, kn, D, f.scale, q, ld, k[k0*ld:], ld, q0-k0, s, lds)
 		// Put the new running maximum after each row: the softmax of the
 		// row with it appended is exp(s_j - max)/Z and exp(0)/Z, so
 		// dividing by the last entry leaves exp(s_j - max).
 		for r := 0; r < m; r++ {
 			row := s[r*lds : r*lds+kn]
-			mx := kernels.Max(row)
+			mx := impl.Max(row)
 			if k0 == 0 || mx > rowMax[r] {
 				if k0 == 0 {
 					rowSum[r] = 0
@@ -98,25 +119,25 @@ func (l *Layer) fusedItem(worker, i int) {
 					// Rescale what was summed under the old maximum.
 					alpha := float32(math.Exp(float64(rowMax[r] - mx)))
 					rowSum[r] *= alpha
-					kernels.Scale(alpha, acc[r*C:r*C+D])
+					impl.Scale(alpha, acc[r*C:r*C+D])
 				}
 				rowMax[r] = mx
 			}
 			s[r*lds+kn] = rowMax[r]
 		}
-		kernels.Softmax(m, kn+1, s, lds, s, lds)
+		impl.Softmax(m, kn+1, s, lds, s, lds)
 		for r := 0; r < m; r++ {
 			row := s[r*lds : r*lds+kn]
-			kernels.Scale(1/s[r*lds+kn], row)
-			rowSum[r] += kernels.Sum(row)
+			impl.Scale(1/s[r*lds+kn], row)
+			rowSum[r] += impl.Sum(row)
 		}
 		beta := float32(1)
 		if k0 == 0 {
 			beta = 0
 		}
-		kernels.Gemm(false, false, m, D, kn, 1, s, lds, v[k0*ld:], ld, beta, acc, C)
+		impl.Gemm(false, false, m, D, kn, 1, s, lds, v[k0*ld:], ld, beta, acc, C)
 	}
 	for r := 0; r < m; r++ {
-		kernels.Scale(1/rowSum[r], acc[r*C:r*C+D])
+		impl.Scale(1/rowSum[r], acc[r*C:r*C+D])
 	}
 }

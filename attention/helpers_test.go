@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // problem is one layer's inputs: x [B,T,C], parameters and targets for the
@@ -51,13 +53,13 @@ func uniform(rng *rand.Rand, n int, a float32) []float32 {
 }
 
 // newLayer returns the single-head layer when h is 0, else the multi-head
-// layer with h heads.
-func newLayer(t testing.TB, c, h int) *Layer {
+// layer with h heads, computing with p.
+func newLayer(t testing.TB, p *kernels.Impl, c, h int) *Layer {
 	t.Helper()
 	if h == 0 {
-		return NewSingleHead(c)
+		return NewSingleHead(c, WithImpl(p))
 	}
-	l, err := NewMultiHead(c, h)
+	l, err := NewMultiHead(c, h, WithImpl(p))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,23 @@ func relErr(got []float32, want []float64) float64 {
 	return num / den
 }
 
-// namedSlices lists the outputs and gradients for comparisons.
+// equal fails the test at the first element where got differs from want
+// (bit for bit); what names the comparison.
+func equal(t *testing.T, what string, got, want []namedF32) {
+	t.Helper()
+	for i := range want {
+		if len(got[i].s) != len(want[i].s) {
+			t.Fatalf("%s: len(%s) = %d, want %d", what, got[i].name, len(got[i].s), len(want[i].s))
+		}
+		for j := range want[i].s {
+			if got[i].s[j] != want[i].s[j] {
+				t.Fatalf("%s: %s[%d] = %v, want %v", what, got[i].name, j, got[i].s[j], want[i].s[j])
+			}
+		}
+	}
+}
+
+// named lists the outputs and gradients for comparisons.
 func (r fastResult) named() []namedF32 {
 	return []namedF32{
 		{"out", r.out}, {"probs", r.probs}, {"dx", r.dx},

@@ -1,26 +1,19 @@
 package attention
 
-import (
-	"fmt"
-	"math"
+import "github.com/simdgpt/simdgpt/internal/parallel"
 
-	"github.com/simdgpt/simdgpt/kernels"
-)
-
-// rowBlock is the number of query rows processed together: a block of
-// rows i0..i1-1 only reads keys 0..i1-1, which is how the causal mask
-// saves work beyond the tiles kernels.MaskedScores skips.
-const rowBlock = 64
-
-// Layer is one causal self-attention layer of width C with H heads. It
-// owns a workspace that grows on first use and is reused, so no method
-// allocates once warm. A Layer is not safe for concurrent use: use one
-// per model layer (and per goroutine).
+// Layer is one causal self-attention layer of width C with H heads, for
+// training: Forward, then Backward of the same call, and Probs. It owns
+// the activations Backward needs and a workspace that grow on first use
+// and are reused, so neither method allocates once warm. A Layer is not
+// safe for concurrent use: use one per model layer (and per model
+// replica). Decoding with a key/value cache (NewDecoder) and the fused
+// inference forward (NewFused) have state of their own and leave the
+// Layer's alone.
 type Layer struct {
-	c, h, d int
-	scale   float32
+	shape
 
-	// State of the last Forward, kept for Backward and Probs.
+	// What Forward keeps for Backward and Probs.
 	b, t  int
 	ready bool
 	xs    []float32 // copy of x, [B,T,C]
@@ -28,65 +21,25 @@ type Layer struct {
 	probs []float32 // [B,H,T,T]
 	y     []float32 // heads concatenated, [B,T,C]
 
-	// Backward workspace.
+	// Backward's workspace.
 	dy      []float32 // dL/dy, [B,T,C]
 	dqkv    []float32 // dL/dqkv, [B,T,3C]
 	scratch []float32 // one T×T dP/dS matrix per worker
 	colSum  []float32 // bias gradient of one call
-
-	// The parallel phase in progress and its items.
-	phase phase
-	it    items
-
-	dec   decodeState
-	fused fusedState
 }
 
-// phase says what runItems computes.
-type phase int
-
-const (
-	phaseForward phase = iota
-	phaseBackward
-	phaseDecode
-	phaseFused
+// forwardHeads and backwardHeads are a Layer seen as the parallel.Task of
+// its per-(batch, head) work: part i is batch i/H, head i%H.
+type (
+	forwardHeads  Layer
+	backwardHeads Layer
 )
 
-// NewSingleHead returns the single-head layer of width c: Q, K and V are
-// used whole and the scores are scaled by 1/sqrt(c). It panics if c < 1.
-func NewSingleHead(c int) *Layer {
-	if c < 1 {
-		panic(fmt.Sprintf("attention.NewSingleHead: c = %d, must be >= 1", c))
-	}
-	return &Layer{c: c, h: 1, d: c, scale: float32(1 / math.Sqrt(float64(c)))}
-}
+// RunPart computes the probabilities and output of one (batch, head).
+func (f *forwardHeads) RunPart(_, i int) { (*Layer)(f).forwardHead(i) }
 
-// NewMultiHead returns the layer of width c with h heads of size
-// d = c/h; the scores of each head are scaled by 1/sqrt(d). It returns an
-// error if c or h is less than 1 or if h does not divide c. With h = 1
-// it computes exactly what NewSingleHead(c) does.
-func NewMultiHead(c, h int) (*Layer, error) {
-	if c < 1 || h < 1 {
-		return nil, fmt.Errorf("attention.NewMultiHead: C = %d and H = %d must both be >= 1", c, h)
-	}
-	if c%h != 0 {
-		return nil, fmt.Errorf("attention.NewMultiHead: C = %d is not divisible by H = %d heads (C must be H*D)", c, h)
-	}
-	d := c / h
-	return &Layer{c: c, h: h, d: d, scale: float32(1 / math.Sqrt(float64(d)))}, nil
-}
-
-// C returns the layer's width (model dimension).
-func (l *Layer) C() int { return l.c }
-
-// Heads returns the number of heads (1 for a single-head layer).
-func (l *Layer) Heads() int { return l.h }
-
-// HeadDim returns the size D = C/H of one head.
-func (l *Layer) HeadDim() int { return l.d }
-
-// Scale returns the factor applied to the scores: 1/sqrt(HeadDim()).
-func (l *Layer) Scale() float32 { return l.scale }
+// RunPart computes dQ, dK and dV of one (batch, head).
+func (bw *backwardHeads) RunPart(worker, i int) { (*Layer)(bw).backwardHead(worker, i) }
 
 // Forward computes out = attention(x) for x [B,T,C] (b sequences of t
 // positions each); out is [B,T,C]. It keeps what Backward needs: a copy
@@ -95,7 +48,7 @@ func (l *Layer) Scale() float32 { return l.scale }
 // out are used; it panics if either is shorter, if b or t is less than 1,
 // or if a slice of p does not have its exact size.
 func (l *Layer) Forward(out, x []float32, b, t int, p Params) {
-	const fn = "Forward"
+	const fn = "Layer.Forward"
 	checkBT(fn, b, t)
 	n := b * t
 	C := l.c
@@ -111,21 +64,39 @@ func (l *Layer) Forward(out, x []float32, b, t int, p Params) {
 	l.y = grow(l.y, n*C)
 
 	copy(l.xs, x[:n*C])
-	project(n, C, 3*C, l.xs, p.WQKV, p.BQKV, l.qkv)
+	l.project(n, C, 3*C, l.xs, p.WQKV, p.BQKV, l.qkv)
 	items := b * l.h
-	l.phase = phaseForward
-	runParallel(l, &l.it, items, workersFor(items))
-	project(n, C, C, l.y, p.WProj, p.BProj, out)
+	parallel.Run((*forwardHeads)(l), items, workersFor(items))
+	l.project(n, C, C, l.y, p.WProj, p.BProj, out)
 	l.ready = true
 }
 
-// project sets out = in·w + bias for in [n,k], w [k,m], bias [m] and
-// out [n,m].
-func project(n, k, m int, in, w, bias, out []float32) {
-	for r := 0; r < n; r++ {
-		copy(out[r*m:(r+1)*m], bias)
+// forwardHead computes probabilities and output of item i = b*H + h.
+func (l *Layer) forwardHead(i int) {
+	b, h := i/l.h, i%l.h
+	T, C, D := l.t, l.c, l.d
+	ld := 3 * C
+	base := b * T * ld
+	q := l.qkv[base+h*D:]
+	k := l.qkv[base+C+h*D:]
+	v := l.qkv[base+2*C+h*D:]
+	s := l.probs[i*T*T : (i+1)*T*T]
+	y := l.y[b*T*C+h*D:]
+	// One call for all the scores (K is packed once; the tiles above the
+	// diagonal are skipped), then the softmax and P·V by row blocks.
+	l.impl.MaskedScores(T, T, D, l.scale, q, ld, k, ld, 0, s, T)
+	for i0 := 0; i0 < T; i0 += rowBlock {
+		i1 := min(i0+rowBlock, T)
+		m := i1 - i0
+		sb := s[i0*T:]
+		l.impl.Softmax(m, i1, sb, T, sb, T)
+		if i1 < T {
+			for r := i0; r < i1; r++ {
+				clear(s[r*T+i1 : (r+1)*T])
+			}
+		}
+		l.impl.Gemm(false, false, m, D, i1, 1, sb, T, v, ld, 0, y[i0*C:], C)
 	}
-	kernels.Gemm(false, false, n, m, k, 1, in, k, w, m, 1, out, m)
 }
 
 // Backward computes the gradients of the last Forward, which must have
@@ -137,9 +108,9 @@ func project(n, k, m int, in, w, bias, out []float32) {
 // Forward, or if a slice of p or g does not have its exact size. Backward
 // does not change the state Forward kept: it may be called again.
 func (l *Layer) Backward(dx, dout []float32, p Params, g Params) {
-	const fn = "Backward"
+	const fn = "Layer.Backward"
 	if !l.ready {
-		panic("attention.Backward: no Forward to differentiate (call Forward first)")
+		panic("attention.Layer.Backward: no Forward to differentiate (call Forward first)")
 	}
 	b, t, C := l.b, l.t, l.c
 	n := b * t
@@ -156,94 +127,21 @@ func (l *Layer) Backward(dx, dout []float32, p Params, g Params) {
 
 	// out = y·WProj + BProj
 	l.addColumnSums(g.BProj, dout, n, C)
-	kernels.Gemm(true, false, C, C, n, 1, l.y, C, dout, C, 1, g.WProj, C)
-	kernels.Gemm(false, true, n, C, C, 1, dout, C, p.WProj, C, 0, l.dy, C)
+	l.impl.Gemm(true, false, C, C, n, 1, l.y, C, dout, C, 1, g.WProj, C)
+	l.impl.Gemm(false, true, n, C, C, 1, dout, C, p.WProj, C, 0, l.dy, C)
 
-	l.phase = phaseBackward
-	runParallel(l, &l.it, items, workers)
+	parallel.Run((*backwardHeads)(l), items, workers)
 
 	// qkv = x·WQKV + BQKV
 	C3 := 3 * C
 	l.addColumnSums(g.BQKV, l.dqkv, n, C3)
-	kernels.Gemm(true, false, C, C3, n, 1, l.xs, C, l.dqkv, C3, 1, g.WQKV, C3)
-	kernels.Gemm(false, true, n, C, C3, 1, l.dqkv, C3, p.WQKV, C3, 0, dx, C)
+	l.impl.Gemm(true, false, C, C3, n, 1, l.xs, C, l.dqkv, C3, 1, g.WQKV, C3)
+	l.impl.Gemm(false, true, n, C, C3, 1, l.dqkv, C3, p.WQKV, C3, 0, dx, C)
 }
 
-// addColumnSums adds the column sums of the n×m matrix a to dst. The sums
-// are formed apart and added once, so accumulating gradients over calls
-// rounds like kernels.Gemm with beta = 1 does.
-func (l *Layer) addColumnSums(dst, a []float32, n, m int) {
-	l.colSum = grow(l.colSum, m)
-	clear(l.colSum)
-	for r := 0; r < n; r++ {
-		kernels.Add(l.colSum, l.colSum, a[r*m:(r+1)*m])
-	}
-	kernels.Add(dst, dst, l.colSum)
-}
-
-// Probs returns the attention probabilities of the last Forward, [B,H,T,T]
-// row-major (H = 1 for a single head): Probs()[((b*H+h)*T+i)*T+j] is how
-// much position i of sequence b attends to position j in head h. Every
-// row sums to 1 and the masked entries (j > i) are exactly 0. The slice is
-// the layer's workspace: it is valid until the next Forward. It is nil
-// before the first Forward.
-func (l *Layer) Probs() []float32 {
-	if !l.ready {
-		return nil
-	}
-	return l.probs[:l.b*l.h*l.t*l.t]
-}
-
-// runItems implements itemRunner for the parallel phases.
-func (l *Layer) runItems(worker int) {
-	for {
-		i := l.it.claim()
-		if i < 0 {
-			return
-		}
-		switch l.phase {
-		case phaseForward:
-			l.forwardItem(i)
-		case phaseBackward:
-			l.backwardItem(worker, i)
-		case phaseDecode:
-			l.decodeItem(i)
-		case phaseFused:
-			l.fusedItem(worker, i)
-		}
-	}
-}
-
-// forwardItem computes probabilities and output of item i = b*H + h.
-func (l *Layer) forwardItem(i int) {
-	b, h := i/l.h, i%l.h
-	T, C, D := l.t, l.c, l.d
-	ld := 3 * C
-	base := b * T * ld
-	q := l.qkv[base+h*D:]
-	k := l.qkv[base+C+h*D:]
-	v := l.qkv[base+2*C+h*D:]
-	s := l.probs[i*T*T : (i+1)*T*T]
-	y := l.y[b*T*C+h*D:]
-	// One call for all the scores (K is packed once; the tiles above the
-	// diagonal are skipped), then the softmax and P·V by row blocks.
-	kernels.MaskedScores(T, T, D, l.scale, q, ld, k, ld, 0, s, T)
-	for i0 := 0; i0 < T; i0 += rowBlock {
-		i1 := min(i0+rowBlock, T)
-		m := i1 - i0
-		sb := s[i0*T:]
-		kernels.Softmax(m, i1, sb, T, sb, T)
-		if i1 < T {
-			for r := i0; r < i1; r++ {
-				clear(s[r*T+i1 : (r+1)*T])
-			}
-		}
-		kernels.Gemm(false, false, m, D, i1, 1, sb, T, v, ld, 0, y[i0*C:], C)
-	}
-}
-
-// backwardItem computes dQ, dK and dV of item i = b*H + h from dY.
-func (l *Layer) backwardItem(worker, i int) {
+// backwardHead computes dQ, dK and dV of item i = b*H + h from dY, with
+// the worker's T×T scratch.
+func (l *Layer) backwardHead(worker, i int) {
 	b, h := i/l.h, i%l.h
 	T, C, D := l.t, l.c, l.d
 	ld := 3 * C
@@ -265,7 +163,7 @@ func (l *Layer) backwardItem(worker, i int) {
 	// probabilities only in columns < i1, so later columns are never
 	// read; the -Inf inside its diagonal block become 0 (0·-Inf would be
 	// NaN in the softmax backward).
-	kernels.MaskedScores(T, T, D, 1, dy, C, v, ld, 0, ds, T)
+	l.impl.MaskedScores(T, T, D, 1, dy, C, v, ld, 0, ds, T)
 	for i0 := 0; i0 < T; i0 += rowBlock {
 		i1 := min(i0+rowBlock, T)
 		m := i1 - i0
@@ -273,40 +171,40 @@ func (l *Layer) backwardItem(worker, i int) {
 		for r := i0; r < i1-1; r++ {
 			clear(ds[r*T+r+1 : r*T+i1])
 		}
-		kernels.SoftmaxBackward(m, i1, p[i0*T:], T, db, T, db, T)
-		kernels.Gemm(false, false, m, D, i1, l.scale, db, T, k, ld, 0, dq[i0*ld:], ld)
+		l.impl.SoftmaxBackward(m, i1, p[i0*T:], T, db, T, db, T)
+		l.impl.Gemm(false, false, m, D, i1, l.scale, db, T, k, ld, 0, dq[i0*ld:], ld)
 	}
 	// Columns: dV = Pᵀ·dY and dK = scale·dSᵀ·Q; key block j0..j1-1 is
 	// only seen by queries j0..T-1.
 	for j0 := 0; j0 < T; j0 += rowBlock {
 		j1 := min(j0+rowBlock, T)
 		m, kk := j1-j0, T-j0
-		kernels.Gemm(true, false, m, D, kk, 1, p[j0*T+j0:], T, dy[j0*C:], C, 0, dv[j0*ld:], ld)
-		kernels.Gemm(true, false, m, D, kk, l.scale, ds[j0*T+j0:], T, q[j0*ld:], ld, 0, dk[j0*ld:], ld)
+		l.impl.Gemm(true, false, m, D, kk, 1, p[j0*T+j0:], T, dy[j0*C:], C, 0, dv[j0*ld:], ld)
+		l.impl.Gemm(true, false, m, D, kk, l.scale, ds[j0*T+j0:], T, q[j0*ld:], ld, 0, dk[j0*ld:], ld)
 	}
 }
 
-// grow returns s with length n, reusing its storage when large enough.
-func grow(s []float32, n int) []float32 {
-	if cap(s) < n {
-		return make([]float32, n)
+// addColumnSums adds the column sums of the n×m matrix a to dst. The sums
+// are formed apart and added once, so accumulating gradients over calls
+// rounds like Gemm with beta = 1 does.
+func (l *Layer) addColumnSums(dst, a []float32, n, m int) {
+	l.colSum = grow(l.colSum, m)
+	clear(l.colSum)
+	for r := 0; r < n; r++ {
+		l.impl.Add(l.colSum, l.colSum, a[r*m:(r+1)*m])
 	}
-	return s[:n]
+	l.impl.Add(dst, dst, l.colSum)
 }
 
-// checkBT panics unless b >= 1 and t >= 1.
-func checkBT(fn string, b, t int) {
-	if b < 1 {
-		panic(fmt.Sprintf("attention.%s: b = %d, must be >= 1", fn, b))
+// Probs returns the attention probabilities of the last Forward, [B,H,T,T]
+// row-major (H = 1 for a single head): Probs()[((b*H+h)*T+i)*T+j] is how
+// much position i of sequence b attends to position j in head h. Every
+// row sums to 1 and the masked entries (j > i) are exactly 0. The slice is
+// the layer's workspace: it is valid until the next Forward. It is nil
+// before the first Forward.
+func (l *Layer) Probs() []float32 {
+	if !l.ready {
+		return nil
 	}
-	if t < 1 {
-		panic(fmt.Sprintf("attention.%s: t = %d, must be >= 1", fn, t))
-	}
-}
-
-// checkRows panics unless len(s) >= b*t*c.
-func checkRows(fn, name string, s []float32, b, t, c int) {
-	if need := b * t * c; len(s) < need {
-		panic(fmt.Sprintf("attention.%s: len(%s) = %d, want >= b*t*C = %d*%d*%d = %d", fn, name, len(s), b, t, c, need))
-	}
+	return l.probs[:l.b*l.h*l.t*l.t]
 }

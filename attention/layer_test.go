@@ -5,6 +5,9 @@ import (
 	"math"
 	"runtime"
 	"testing"
+
+	"github.com/simdgpt/simdgpt/internal/impltest"
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // fdShapes are small enough for a finite difference per parameter.
@@ -47,33 +50,37 @@ func fdGradients(pr *problem, scale float64) (dx []float64, g params64) {
 	return diff(x), params64{diff(p.wqkv), diff(p.bqkv), diff(p.wproj), diff(p.bproj)}
 }
 
-// TestGradientsFiniteDifferences holds both the fast path (float32) and
-// the float64 reference backward to central differences of the
-// cross-entropy loss computed in float64.
+// TestGradientsFiniteDifferences holds the float64 reference backward and
+// the fast path (float32) of every implementation to central differences
+// of the cross-entropy loss computed in float64.
 func TestGradientsFiniteDifferences(t *testing.T) {
+	names := []string{"dx", "dWQKV", "dBQKV", "dWProj", "dBProj"}
 	for _, tc := range fdShapes {
 		s := tc.s
-		l := newLayer(t, s.c, tc.h)
-		pr := newProblem(s, 1)
-		fdx, fg := fdGradients(pr, float64(l.Scale()))
-		fd := [][]float64{fdx, fg.wqkv, fg.bqkv, fg.wproj, fg.bproj}
-		names := []string{"dx", "dWQKV", "dBQKV", "dWProj", "dBProj"}
+		t.Run(fmt.Sprintf("B=%d,T=%d,C=%d,H=%d", s.b, s.t, s.c, tc.h), func(t *testing.T) {
+			pr := newProblem(s, 1)
+			scale := float64(newLayer(t, nil, s.c, tc.h).Scale())
+			fdx, fg := fdGradients(pr, scale)
+			fd := [][]float64{fdx, fg.wqkv, fg.bqkv, fg.wproj, fg.bproj}
 
-		fast := runFast(l, pr)
-		fastG := [][]float32{fast.dx, fast.g.WQKV, fast.g.BQKV, fast.g.WProj, fast.g.BProj}
+			tr := refForward(s, scale, to64(pr.x), toParams64(pr.p))
+			_, dout := crossEntropy(s.b*s.t, s.c, tr.out, pr.targets)
+			rg := refBackward(tr, dout)
+			for i, g := range [][]float64{rg.dx, rg.wqkv, rg.bqkv, rg.wproj, rg.bproj} {
+				if e := relErr64(g, fd[i]); e > 1e-6 {
+					t.Errorf("reference %s vs finite differences: relative error %.2g", names[i], e)
+				}
+			}
 
-		tr := refForward(s, float64(l.Scale()), to64(pr.x), toParams64(pr.p))
-		_, dout := crossEntropy(s.b*s.t, s.c, tr.out, pr.targets)
-		rg := refBackward(tr, dout)
-		refG := [][]float64{rg.dx, rg.wqkv, rg.bqkv, rg.wproj, rg.bproj}
-		for i, name := range names {
-			if e := relErr(fastG[i], fd[i]); e > 1e-4 {
-				t.Errorf("B=%d T=%d C=%d H=%d: fast %s vs finite differences: relative error %.2g", s.b, s.t, s.c, tc.h, name, e)
-			}
-			if e := relErr64(refG[i], fd[i]); e > 1e-6 {
-				t.Errorf("B=%d T=%d C=%d H=%d: reference %s vs finite differences: relative error %.2g", s.b, s.t, s.c, tc.h, name, e)
-			}
-		}
+			impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+				fast := runFast(newLayer(t, p, s.c, tc.h), pr)
+				for i, g := range [][]float32{fast.dx, fast.g.WQKV, fast.g.BQKV, fast.g.WProj, fast.g.BProj} {
+					if e := relErr(g, fd[i]); e > 1e-4 {
+						t.Errorf("fast %s vs finite differences: relative error %.2g", names[i], e)
+					}
+				}
+			})
+		})
 	}
 }
 
@@ -106,138 +113,145 @@ var refCases = []struct {
 }
 
 // TestFastMatchesReference holds output, probabilities and every gradient
-// of the fast path to the explicit float64 reference.
+// of the fast path of every implementation to the explicit float64
+// reference.
 func TestFastMatchesReference(t *testing.T) {
-	for _, tc := range refCases {
-		s := tc.s
-		l := newLayer(t, s.c, tc.h)
-		pr := newProblem(s, 2)
-		fast := runFast(l, pr)
-		tr := refForward(s, float64(l.Scale()), to64(pr.x), toParams64(pr.p))
-		_, dout := crossEntropy(s.b*s.t, s.c, tr.out, pr.targets)
-		rg := refBackward(tr, dout)
-		want := [][]float64{tr.out, tr.probs, rg.dx, rg.wqkv, rg.bqkv, rg.wproj, rg.bproj}
-		for i, got := range fast.named() {
-			if e := relErr(got.s, want[i]); e > 2e-5 {
-				t.Errorf("B=%d T=%d C=%d H=%d: %s: relative error %.2g against the reference", s.b, s.t, s.c, tc.h, got.name, e)
+	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		for _, tc := range refCases {
+			s := tc.s
+			l := newLayer(t, p, s.c, tc.h)
+			pr := newProblem(s, 2)
+			fast := runFast(l, pr)
+			tr := refForward(s, float64(l.Scale()), to64(pr.x), toParams64(pr.p))
+			_, dout := crossEntropy(s.b*s.t, s.c, tr.out, pr.targets)
+			rg := refBackward(tr, dout)
+			want := [][]float64{tr.out, tr.probs, rg.dx, rg.wqkv, rg.bqkv, rg.wproj, rg.bproj}
+			for i, got := range fast.named() {
+				if e := relErr(got.s, want[i]); e > 2e-5 {
+					t.Errorf("B=%d T=%d C=%d H=%d: %s: relative error %.2g against the reference", s.b, s.t, s.c, tc.h, got.name, e)
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestMultiHeadOneEqualsSingleHead is the seed's sanity anchor: with one
 // head the multi-head layer is the single-head layer, in output and in
-// every gradient of the cross-entropy loss.
+// every gradient of the cross-entropy loss, bit for bit.
 func TestMultiHeadOneEqualsSingleHead(t *testing.T) {
-	for _, s := range []refShape{{1, 1, 4, 1}, {2, 7, 16, 1}, {3, 65, 24, 1}, {1, 128, 64, 1}} {
-		pr := newProblem(s, 3)
-		single := runFast(NewSingleHead(s.c), pr)
-		multi := runFast(newLayer(t, s.c, 1), pr)
-		ms := multi.named()
-		for i, a := range single.named() {
-			for j := range a.s {
-				if a.s[j] != ms[i].s[j] {
-					t.Errorf("B=%d T=%d C=%d: %s[%d]: single head %v, multi-head H=1 %v", s.b, s.t, s.c, a.name, j, a.s[j], ms[i].s[j])
-					break
-				}
-			}
+	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		for _, s := range []refShape{{1, 1, 4, 1}, {2, 7, 16, 1}, {3, 65, 24, 1}, {1, 128, 64, 1}} {
+			pr := newProblem(s, 3)
+			single := runFast(NewSingleHead(s.c, WithImpl(p)), pr)
+			multi := runFast(newLayer(t, p, s.c, 1), pr)
+			equal(t, fmt.Sprintf("B=%d T=%d C=%d: multi-head H=1 against single head", s.b, s.t, s.c), multi.named(), single.named())
 		}
-	}
+	})
 }
 
 // TestCausality changes x at every position after t0 and checks that the
 // output at positions up to t0 does not change at all.
 func TestCausality(t *testing.T) {
-	for _, tc := range []struct {
-		s refShape
-		h int
-	}{{refShape{2, 9, 16, 2}, 2}, {refShape{1, 70, 32, 4}, 4}, {refShape{2, 5, 8, 0}, 0}} {
-		s := tc.s
-		if s.h == 0 {
-			s.h = 1
-		}
-		l := newLayer(t, s.c, tc.h)
-		pr := newProblem(s, 4)
-		n := s.b * s.t
-		base := make([]float32, n*s.c)
-		l.Forward(base, pr.x, s.b, s.t, pr.p)
-		out := make([]float32, n*s.c)
-		for t0 := 0; t0 < s.t-1; t0++ {
-			x := append([]float32(nil), pr.x...)
-			for b := 0; b < s.b; b++ {
-				for i := (b*s.t + t0 + 1) * s.c; i < (b+1)*s.t*s.c; i++ {
-					x[i] = -3 * x[i]
+	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		for _, tc := range []struct {
+			s refShape
+			h int
+		}{{refShape{2, 9, 16, 2}, 2}, {refShape{1, 70, 32, 4}, 4}, {refShape{2, 5, 8, 1}, 0}} {
+			s := tc.s
+			l := newLayer(t, p, s.c, tc.h)
+			pr := newProblem(s, 4)
+			n := s.b * s.t
+			base := make([]float32, n*s.c)
+			l.Forward(base, pr.x, s.b, s.t, pr.p)
+			out := make([]float32, n*s.c)
+			for t0 := 0; t0 < s.t-1; t0++ {
+				x := append([]float32(nil), pr.x...)
+				for b := 0; b < s.b; b++ {
+					for i := (b*s.t + t0 + 1) * s.c; i < (b+1)*s.t*s.c; i++ {
+						x[i] = -3 * x[i]
+					}
 				}
-			}
-			l.Forward(out, x, s.b, s.t, pr.p)
-			for b := 0; b < s.b; b++ {
-				for i := b * s.t * s.c; i < (b*s.t+t0+1)*s.c; i++ {
-					if out[i] != base[i] {
-						t.Fatalf("B=%d T=%d H=%d: changing positions > %d changed out at position %d of sequence %d: %v -> %v",
-							s.b, s.t, tc.h, t0, (i/s.c)%s.t, b, base[i], out[i])
+				l.Forward(out, x, s.b, s.t, pr.p)
+				for b := 0; b < s.b; b++ {
+					for i := b * s.t * s.c; i < (b*s.t+t0+1)*s.c; i++ {
+						if out[i] != base[i] {
+							t.Fatalf("B=%d T=%d H=%d: changing positions > %d changed out at position %d of sequence %d: %v -> %v",
+								s.b, s.t, tc.h, t0, (i/s.c)%s.t, b, base[i], out[i])
+						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // TestProbs checks that every probability row sums to 1, masked entries
 // are exactly 0 and unmasked ones positive.
 func TestProbs(t *testing.T) {
-	for _, tc := range refCases {
-		s := tc.s
-		l := newLayer(t, s.c, tc.h)
-		pr := newProblem(s, 5)
-		l.Forward(make([]float32, s.b*s.t*s.c), pr.x, s.b, s.t, pr.p)
-		P := l.Probs()
-		H := l.Heads()
-		if len(P) != s.b*H*s.t*s.t {
-			t.Fatalf("len(Probs()) = %d, want B*H*T*T = %d", len(P), s.b*H*s.t*s.t)
-		}
-		for r := 0; r < s.b*H*s.t; r++ {
-			i := r % s.t
-			row := P[r*s.t : (r+1)*s.t]
-			sum := 0.0
-			for j, v := range row {
-				if j > i && v != 0 {
-					t.Fatalf("B=%d T=%d H=%d: masked probability [%d,%d] = %v, want exactly 0", s.b, s.t, H, i, j, v)
-				}
-				if j <= i && !(v > 0) {
-					t.Fatalf("B=%d T=%d H=%d: probability [%d,%d] = %v, want > 0", s.b, s.t, H, i, j, v)
-				}
-				sum += float64(v)
+	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		for _, tc := range refCases {
+			s := tc.s
+			l := newLayer(t, p, s.c, tc.h)
+			pr := newProblem(s, 5)
+			l.Forward(make([]float32, s.b*s.t*s.c), pr.x, s.b, s.t, pr.p)
+			P := l.Probs()
+			H := l.Heads()
+			if len(P) != s.b*H*s.t*s.t {
+				t.Fatalf("len(Probs()) = %d, want B*H*T*T = %d", len(P), s.b*H*s.t*s.t)
 			}
-			if math.Abs(sum-1) > 1e-5 {
-				t.Fatalf("B=%d T=%d H=%d: row %d sums to %v", s.b, s.t, H, r, sum)
+			for r := 0; r < s.b*H*s.t; r++ {
+				i := r % s.t
+				row := P[r*s.t : (r+1)*s.t]
+				sum := 0.0
+				for j, v := range row {
+					if j > i && v != 0 {
+						t.Fatalf("B=%d T=%d H=%d: masked probability [%d,%d] = %v, want exactly 0", s.b, s.t, H, i, j, v)
+					}
+					if j <= i && !(v > 0) {
+						t.Fatalf("B=%d T=%d H=%d: probability [%d,%d] = %v, want > 0", s.b, s.t, H, i, j, v)
+					}
+					sum += float64(v)
+				}
+				if math.Abs(sum-1) > 1e-5 {
+					t.Fatalf("B=%d T=%d H=%d: row %d sums to %v", s.b, s.t, H, r, sum)
+				}
 			}
 		}
-	}
+	})
 }
 
 // TestThreadCountDoesNotChangeResults runs the same problem with 1, 2, 3
-// and 8 goroutines: outputs and gradients must be bit-identical (the
-// problems are below kernels.Gemm's own parallel threshold).
+// and 8 goroutines: outputs and gradients of Forward and Backward, and the
+// outputs of Fused.Forward and Decoder.Decode (a prompt whose heads run in
+// parallel), must be bit-identical (the problems are below Gemm's own
+// parallel threshold).
 func TestThreadCountDoesNotChangeResults(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	s := refShape{3, 67, 32, 4}
 	pr := newProblem(s, 6)
-	var first []namedF32
-	for _, procs := range []int{1, 2, 3, 8} {
-		runtime.GOMAXPROCS(procs)
-		got := runFast(newLayer(t, s.c, 4), pr).named()
-		if first == nil {
-			first = got
-			continue
-		}
-		for i := range got {
-			for j := range got[i].s {
-				if got[i].s[j] != first[i].s[j] {
-					t.Fatalf("GOMAXPROCS=%d: %s[%d] = %v, with GOMAXPROCS=1 %v", procs, got[i].name, j, got[i].s[j], first[i].s[j])
-				}
+	ds := refShape{1, 160, 64, 4}
+	dpr := newProblem(ds, 7)
+	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		var first []namedF32
+		for _, procs := range []int{1, 2, 3, 8} {
+			runtime.GOMAXPROCS(procs)
+			l := newLayer(t, p, s.c, 4)
+			got := runFast(l, pr).named()
+			fused := make([]float32, s.b*s.t*s.c)
+			l.NewFused().Forward(fused, pr.x, s.b, s.t, pr.p)
+			dl := newLayer(t, p, ds.c, 4)
+			dec := make([]float32, ds.t*ds.c)
+			d := dl.NewDecoder(ds.t)
+			d.Decode(dec, dpr.x, 150, dpr.p)
+			d.Decode(dec[150*ds.c:], dpr.x[150*ds.c:], 10, dpr.p)
+			got = append(got, namedF32{"fused out", fused}, namedF32{"decoded out", dec})
+			if first == nil {
+				first = got
+				continue
 			}
+			equal(t, fmt.Sprintf("GOMAXPROCS=%d against 1", procs), got, first)
 		}
-	}
+	})
 }
 
 func TestNewMultiHeadErrors(t *testing.T) {
@@ -263,12 +277,57 @@ func TestNewMultiHeadErrors(t *testing.T) {
 	}
 }
 
+// TestWithImpl checks which implementation a layer computes with, and
+// that its decoders and fused forwards share it and its shape.
+func TestWithImpl(t *testing.T) {
+	def := kernels.Default()
+	impls := kernels.Implementations()
+	last := impls[len(impls)-1]
+	for _, tc := range []struct {
+		name string
+		l    *Layer
+		want *kernels.Impl
+	}{
+		{"single, no option", NewSingleHead(8), def},
+		{"single, generic", NewSingleHead(8, WithImpl(impls[0])), impls[0]},
+		{"multi, " + last.Name(), must(NewMultiHead(8, 2, WithImpl(last))), last},
+		{"multi, WithImpl(nil)", must(NewMultiHead(8, 2, WithImpl(nil))), def},
+		{"multi, nil option", must(NewMultiHead(8, 4, nil)), def},
+	} {
+		d, f := tc.l.NewDecoder(4), tc.l.NewFused()
+		for _, got := range []struct {
+			job           string
+			impl          *kernels.Impl
+			c, h, hd      int
+			scale, wscale float32
+		}{
+			{"Layer", tc.l.Impl(), tc.l.C(), tc.l.Heads(), tc.l.HeadDim(), tc.l.Scale(), tc.l.Scale()},
+			{"Decoder", d.Impl(), d.C(), d.Heads(), d.HeadDim(), d.Scale(), tc.l.Scale()},
+			{"Fused", f.Impl(), f.C(), f.Heads(), f.HeadDim(), f.Scale(), tc.l.Scale()},
+		} {
+			if got.impl != tc.want {
+				t.Errorf("%s: %s.Impl() = %v, want %v", tc.name, got.job, got.impl, tc.want)
+			}
+			if got.c != 8 || got.h*got.hd != 8 || got.scale != float32(1/math.Sqrt(float64(got.hd))) || got.scale != got.wscale {
+				t.Errorf("%s: %s has C=%d H=%d D=%d scale=%v", tc.name, got.job, got.c, got.h, got.hd, got.scale)
+			}
+		}
+	}
+}
+
+func must(l *Layer, err error) *Layer {
+	if err != nil {
+		panic(err)
+	}
+	return l
+}
+
 // TestBadArguments checks that every shape mistake panics with a message
 // naming the method, the argument and the numbers, and that the panic
 // comes before anything is written.
 func TestBadArguments(t *testing.T) {
 	const c = 8
-	l := newLayer(t, c, 2)
+	l := newLayer(t, nil, c, 2)
 	good := ViewParams(c, make([]float32, NumParams(c)))
 	bad := good
 	bad.WQKV = good.WQKV[:5]
@@ -287,12 +346,12 @@ func TestBadArguments(t *testing.T) {
 		f    func(out []float32)
 		want []string
 	}{
-		{"b=0", func(out []float32) { l.Forward(out, x, 0, 3, good) }, []string{"attention.Forward: b = 0, must be >= 1"}},
-		{"t<0", func(out []float32) { l.Forward(out, x, 2, -1, good) }, []string{"attention.Forward: t = -1, must be >= 1"}},
-		{"x short", func(out []float32) { l.Forward(out, x[:40], 2, 3, good) }, []string{"attention.Forward: len(x) = 40, want >= b*t*C = 2*3*8 = 48"}},
-		{"out short", func(out []float32) { l.Forward(out[:47], x, 2, 3, good) }, []string{"attention.Forward: len(out) = 47, want >= b*t*C = 2*3*8 = 48"}},
-		{"WQKV", func(out []float32) { l.Forward(out, x, 2, 3, bad) }, []string{"attention.Forward: len(p.WQKV) = 5, want 192 for a WQKV of shape [8,24]"}},
-		{"BProj", func(out []float32) { l.Forward(out, x, 2, 3, short) }, []string{"attention.Forward: len(p.BProj) = 9, want 8 for a BProj of shape [8]"}},
+		{"b=0", func(out []float32) { l.Forward(out, x, 0, 3, good) }, []string{"attention.Layer.Forward: b = 0, must be >= 1"}},
+		{"t<0", func(out []float32) { l.Forward(out, x, 2, -1, good) }, []string{"attention.Layer.Forward: t = -1, must be >= 1"}},
+		{"x short", func(out []float32) { l.Forward(out, x[:40], 2, 3, good) }, []string{"attention.Layer.Forward: len(x) = 40, want >= b*t*C = 2*3*8 = 48"}},
+		{"out short", func(out []float32) { l.Forward(out[:47], x, 2, 3, good) }, []string{"attention.Layer.Forward: len(out) = 47, want >= b*t*C = 2*3*8 = 48"}},
+		{"WQKV", func(out []float32) { l.Forward(out, x, 2, 3, bad) }, []string{"attention.Layer.Forward: len(p.WQKV) = 5, want 192 for a WQKV of shape [8,24]"}},
+		{"BProj", func(out []float32) { l.Forward(out, x, 2, 3, short) }, []string{"attention.Layer.Forward: len(p.BProj) = 9, want 8 for a BProj of shape [8]"}},
 	} {
 		out := sentinel()
 		mustPanic(t, func() { tc.f(out) }, tc.want...)
@@ -305,8 +364,8 @@ func TestBadArguments(t *testing.T) {
 	}
 
 	// Backward.
-	fresh := newLayer(t, c, 2)
-	mustPanic(t, func() { fresh.Backward(x, x, good, good) }, "attention.Backward: no Forward to differentiate (call Forward first)")
+	fresh := newLayer(t, nil, c, 2)
+	mustPanic(t, func() { fresh.Backward(x, x, good, good) }, "attention.Layer.Backward: no Forward to differentiate (call Forward first)")
 	l.Forward(make([]float32, 2*3*c), x, 2, 3, good)
 	g := ViewParams(c, make([]float32, NumParams(c)))
 	badG := g
@@ -315,10 +374,10 @@ func TestBadArguments(t *testing.T) {
 		f    func(dx []float32)
 		want string
 	}{
-		{func(dx []float32) { l.Backward(dx[:10], x, good, g) }, "attention.Backward: len(dx) = 10, want >= b*t*C = 2*3*8 = 48"},
-		{func(dx []float32) { l.Backward(dx, x[:47], good, g) }, "attention.Backward: len(dout) = 47, want >= b*t*C = 2*3*8 = 48"},
-		{func(dx []float32) { l.Backward(dx, x, bad, g) }, "attention.Backward: len(p.WQKV) = 5, want 192"},
-		{func(dx []float32) { l.Backward(dx, x, good, badG) }, "attention.Backward: len(g.BQKV) = 3, want 24 for a BQKV of shape [24]"},
+		{func(dx []float32) { l.Backward(dx[:10], x, good, g) }, "attention.Layer.Backward: len(dx) = 10, want >= b*t*C = 2*3*8 = 48"},
+		{func(dx []float32) { l.Backward(dx, x[:47], good, g) }, "attention.Layer.Backward: len(dout) = 47, want >= b*t*C = 2*3*8 = 48"},
+		{func(dx []float32) { l.Backward(dx, x, bad, g) }, "attention.Layer.Backward: len(p.WQKV) = 5, want 192"},
+		{func(dx []float32) { l.Backward(dx, x, good, badG) }, "attention.Layer.Backward: len(g.BQKV) = 3, want 24 for a BQKV of shape [24]"},
 	} {
 		dx := sentinel()
 		mustPanic(t, func() { tc.f(dx) }, tc.want)
@@ -359,50 +418,70 @@ func TestViewParams(t *testing.T) {
 	}
 }
 
-// TestNoAllocs checks that a warm layer allocates nothing per call.
+// TestNoAllocs checks that warm layers, decoders and fused forwards
+// allocate nothing per call, on one goroutine and with their work split
+// over several.
 func TestNoAllocs(t *testing.T) {
-	for _, tc := range []struct {
-		s refShape
-		h int
-	}{{refShape{2, 70, 32, 4}, 4}, {refShape{3, 16, 24, 1}, 0}} {
-		s := tc.s
-		l := newLayer(t, s.c, tc.h)
-		pr := newProblem(s, 8)
-		n := s.b * s.t * s.c
-		out, dx := make([]float32, n), make([]float32, n)
-		g := ViewParams(s.c, make([]float32, NumParams(s.c)))
-		step := func() { l.Forward(out, pr.x, s.b, s.t, pr.p) }
-		back := func() { l.Backward(dx, out, pr.p, g) }
-		step()
-		back()
-		if a := testing.AllocsPerRun(20, step); a != 0 {
-			t.Errorf("H=%d: Forward allocates %v times per call", tc.h, a)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		for _, procs := range []int{1, 4} {
+			runtime.GOMAXPROCS(procs)
+			for _, tc := range []struct {
+				s refShape
+				h int
+			}{{refShape{2, 70, 32, 4}, 4}, {refShape{3, 16, 24, 1}, 0}} {
+				s := tc.s
+				l := newLayer(t, p, s.c, tc.h)
+				pr := newProblem(s, 8)
+				n := s.b * s.t * s.c
+				out, dx := make([]float32, n), make([]float32, n)
+				g := ViewParams(s.c, make([]float32, NumParams(s.c)))
+				f := l.NewFused()
+				d := l.NewDecoder(s.t)
+				for _, job := range []struct {
+					name string
+					f    func()
+				}{
+					{"Layer.Forward", func() { l.Forward(out, pr.x, s.b, s.t, pr.p) }},
+					{"Layer.Backward", func() { l.Backward(dx, out, pr.p, g) }},
+					{"Fused.Forward", func() { f.Forward(out, pr.x, s.b, s.t, pr.p) }},
+					// A whole sequence as a prompt (its heads in parallel
+					// when the work is large enough), then again.
+					{"Decoder.Decode", func() { d.Reset(); d.Decode(out, pr.x, s.t, pr.p) }},
+				} {
+					job.f() // warm up
+					if a := testing.AllocsPerRun(10, job.f); a != 0 {
+						t.Errorf("GOMAXPROCS=%d H=%d: %s allocates %v times per call", procs, tc.h, job.name, a)
+					}
+				}
+			}
 		}
-		if a := testing.AllocsPerRun(20, back); a != 0 {
-			t.Errorf("H=%d: Backward allocates %v times per call", tc.h, a)
-		}
-	}
+	})
 }
 
-// TestConcurrentLayers runs several layers at once from several goroutines
-// (they share the package's goroutine pool) and checks every result
-// against the same layer run alone. CI runs it under the race detector.
+// TestConcurrentLayers runs layers of every implementation at once from
+// several goroutines (they share the parallel runtime's goroutines and
+// budget) and checks every result against the same layer run alone. CI
+// runs it under the race detector.
 func TestConcurrentLayers(t *testing.T) {
 	type job struct {
+		p    *kernels.Impl
 		s    refShape
 		h    int
 		pr   *problem
 		want []namedF32
 	}
 	var jobs []*job
-	for i, tc := range []struct {
-		s refShape
-		h int
-	}{{refShape{2, 70, 32, 4}, 4}, {refShape{3, 20, 16, 1}, 0}, {refShape{1, 130, 32, 8}, 8}, {refShape{4, 9, 24, 3}, 3}} {
-		pr := newProblem(tc.s, uint64(30+i))
-		jobs = append(jobs, &job{tc.s, tc.h, pr, runFast(newLayer(t, tc.s.c, tc.h), pr).named()})
-	}
-	reps, calls := 4, 3
+	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		for i, tc := range []struct {
+			s refShape
+			h int
+		}{{refShape{2, 70, 32, 4}, 4}, {refShape{3, 20, 16, 1}, 0}, {refShape{1, 130, 32, 8}, 8}, {refShape{4, 9, 24, 3}, 3}} {
+			pr := newProblem(tc.s, uint64(30+i))
+			jobs = append(jobs, &job{p, tc.s, tc.h, pr, runFast(newLayer(t, p, tc.s.c, tc.h), pr).named()})
+		}
+	})
+	reps, calls := 3, 3
 	if testing.Short() {
 		reps, calls = 2, 1
 	}
@@ -412,9 +491,9 @@ func TestConcurrentLayers(t *testing.T) {
 		for _, j := range jobs {
 			go func() {
 				defer func() { done <- struct{}{} }()
-				l, err := NewMultiHead(j.s.c, max(j.h, 1))
+				l, err := NewMultiHead(j.s.c, max(j.h, 1), WithImpl(j.p))
 				if j.h == 0 {
-					l, err = NewSingleHead(j.s.c), nil
+					l, err = NewSingleHead(j.s.c, WithImpl(j.p)), nil
 				}
 				if err != nil {
 					errs <- err.Error()
@@ -425,7 +504,7 @@ func TestConcurrentLayers(t *testing.T) {
 					for i := range got {
 						for e := range got[i].s {
 							if got[i].s[e] != j.want[i].s[e] {
-								errs <- fmt.Sprintf("C=%d H=%d: %s[%d] = %v concurrently, %v alone", j.s.c, j.h, got[i].name, e, got[i].s[e], j.want[i].s[e])
+								errs <- fmt.Sprintf("%s C=%d H=%d: %s[%d] = %v concurrently, %v alone", j.p.Name(), j.s.c, j.h, got[i].name, e, got[i].s[e], j.want[i].s[e])
 								return
 							}
 						}
@@ -447,50 +526,52 @@ func TestConcurrentLayers(t *testing.T) {
 // Backward overwrites dx and adds into g, and may be called again after
 // one Forward.
 func TestBackwardAccumulates(t *testing.T) {
-	s := refShape{2, 11, 16, 2}
-	pr := newProblem(s, 40)
-	l := newLayer(t, s.c, 2)
-	if l.Probs() != nil {
-		t.Error("Probs() before any Forward is not nil")
-	}
-	once := runFast(l, pr) // Forward, then Backward into zeroed g
-	n := s.b * s.t * s.c
-	out := make([]float32, n)
-	l.Forward(out, pr.x, s.b, s.t, pr.p)
-	_, dout64 := crossEntropy(s.b*s.t, s.c, to64(out), pr.targets)
-	dout := make([]float32, n)
-	for i, v := range dout64 {
-		dout[i] = float32(v)
-	}
-	g := ViewParams(s.c, make([]float32, NumParams(s.c)))
-	dx := make([]float32, n)
-	for i := range dx {
-		dx[i] = 1e9 // must be overwritten, not added to
-	}
-	l.Backward(dx, dout, pr.p, g)
-	l.Backward(dx, dout, pr.p, g)
-	for i, v := range dx {
-		if v != once.dx[i] {
-			t.Fatalf("dx[%d] = %v after two Backward calls, %v after one", i, v, once.dx[i])
+	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		s := refShape{2, 11, 16, 2}
+		pr := newProblem(s, 40)
+		l := newLayer(t, p, s.c, 2)
+		if l.Probs() != nil {
+			t.Error("Probs() before any Forward is not nil")
 		}
-	}
-	// g is accumulated (Gemm with beta = 1 for the weights), so the
-	// second call adds the same amounts up to rounding.
-	twice := [][]float32{g.WQKV, g.BQKV, g.WProj, g.BProj}
-	for k, o := range [][]float32{once.g.WQKV, once.g.BQKV, once.g.WProj, once.g.BProj} {
-		want := make([]float64, len(o))
-		for i, v := range o {
-			want[i] = 2 * float64(v)
+		once := runFast(l, pr) // Forward, then Backward into zeroed g
+		n := s.b * s.t * s.c
+		out := make([]float32, n)
+		l.Forward(out, pr.x, s.b, s.t, pr.p)
+		_, dout64 := crossEntropy(s.b*s.t, s.c, to64(out), pr.targets)
+		dout := make([]float32, n)
+		for i, v := range dout64 {
+			dout[i] = float32(v)
 		}
-		if e := relErr(twice[k], want); e > 1e-6 {
-			t.Errorf("%s after two Backward calls differs from twice one call's by %.2g (relative)", []string{"WQKV", "BQKV", "WProj", "BProj"}[k], e)
+		g := ViewParams(s.c, make([]float32, NumParams(s.c)))
+		dx := make([]float32, n)
+		for i := range dx {
+			dx[i] = 1e9 // must be overwritten, not added to
 		}
-	}
-	// dx may be the same slice as dout.
-	l.Backward(dout, dout, pr.p, ViewParams(s.c, make([]float32, NumParams(s.c))))
-	for i, v := range dout {
-		if v != once.dx[i] {
-			t.Fatalf("in place: dx[%d] = %v, want %v", i, v, once.dx[i])
+		l.Backward(dx, dout, pr.p, g)
+		l.Backward(dx, dout, pr.p, g)
+		for i, v := range dx {
+			if v != once.dx[i] {
+				t.Fatalf("dx[%d] = %v after two Backward calls, %v after one", i, v, once.dx[i])
+			}
 		}
-	}
+		// g is accumulated (Gemm with beta = 1 for the weights), so the
+		// second call adds the same amounts up to rounding.
+		twice := [][]float32{g.WQKV, g.BQKV, g.WProj, g.BProj}
+		for k, o := range [][]float32{once.g.WQKV, once.g.BQKV, once.g.WProj, once.g.BProj} {
+			want := make([]float64, len(o))
+			for i, v := range o {
+				want[i] = 2 * float64(v)
+			}
+			if e := relErr(twice[k], want); e > 1e-6 {
+				t.Errorf("%s after two Backward calls differs from twice one call's by %.2g (relative)", []string{"WQKV", "BQKV", "WProj", "BProj"}[k], e)
+			}
+		}
+		// dx may be the same slice as dout.
+		l.Backward(dout, dout, pr.p, ViewParams(s.c, make([]float32, NumParams(s.c))))
+		for i, v := range dout {
+			if v != once.dx[i] {
+				t.Fatalf("in place: dx[%d] = %v, want %v", i, v, once.dx[i])
+			}
+		}
+	})
 }

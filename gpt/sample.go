@@ -11,11 +11,11 @@ import (
 )
 
 // Sampler generates text from a model one token at a time, with a key/value
-// cache per layer (attention.Layer.Decode), so each new token costs one
+// cache per layer (attention.Decoder), so each new token costs one
 // row of work instead of a forward pass over the whole context.
 type Sampler struct {
 	m      *Model
-	caches []*attention.KVCache
+	caches []*attention.Decoder
 	// scratch for up to BlockSize rows
 	x, h, att, fc, fcTh []float32
 	mean, rstd          []float32
@@ -34,8 +34,8 @@ func (m *Model) NewSampler() *Sampler {
 		fc: make([]float32, 4*T*C), fcTh: make([]float32, 4*T*C),
 		mean: make([]float32, T), rstd: make([]float32, T),
 		logits: make([]float32, cfg.Vocab), order: make([]int, cfg.Vocab), probs: make([]float64, cfg.Vocab)}
-	for range cfg.Layers {
-		s.caches = append(s.caches, attention.NewKVCache(C, T))
+	for l := range cfg.Layers {
+		s.caches = append(s.caches, m.reps[0].attn[l].NewDecoder(T))
 	}
 	return s
 }
@@ -57,7 +57,7 @@ func (s *Sampler) feed(toks []int32) {
 	for l := range m.p.blocks {
 		w := &m.p.blocks[l]
 		layerNormForward(h, s.mean, s.rstd, x, w.ln1W, w.ln1B, n, C)
-		m.reps[0].attn[l].Decode(att, h, n, w.attn, s.caches[l])
+		s.caches[l].Decode(att, h, n, w.attn)
 		kernels.Add(x, x, att)
 		layerNormForward(h, s.mean, s.rstd, x, w.ln2W, w.ln2B, n, C)
 		linearForward(fc, h, w.wfc, w.bfc, n, C, 4*C)

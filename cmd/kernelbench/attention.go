@@ -48,14 +48,11 @@ func attnShapes() []attnShape {
 // as a kernelbench kernel. Its shapes are named "MODE,B=..,T=..,C=..,H=.."
 // and carry B, T and C in M, N and K (T is the chart's size axis).
 //
-// The layer calls the kernels' package-level functions, so a case selects
-// the implementation it measures by making im.Own the default around
-// every call (kernels.SetDefault: a lookup among a handful of names and
-// an atomic store, nothing next to the milliseconds a call takes) and
-// restoring the previous default after it. That is safe because nothing
-// else in kernelbench calls the package-level functions at the same time;
-// every goroutine of the layer has finished when Forward, Backward or
-// ForwardFused returns. Peers do not run attention.
+// A case's layer computes with im.Own (attention.WithImpl); it also runs
+// with im.Own as the kernels' default around every call (kernels.SetDefault:
+// a lookup among a handful of names and an atomic store, nothing next to
+// the milliseconds a call takes), restoring the previous default after it.
+// Peers do not run attention.
 func attentionKernel() *bench.Kernel {
 	shapes := attnShapes()
 	byName := map[string]attnShape{}
@@ -67,7 +64,7 @@ func attentionKernel() *bench.Kernel {
 	return bench.NewKernel(bench.KernelDef{
 		Name: "attention",
 		Doc: "causal self-attention layer of package attention, x [B,T,C], H heads; " +
-			"fwd: Forward, fwdbwd: Forward+Backward, fused: ForwardFused",
+			"fwd: Forward, fwdbwd: Forward+Backward, fused: Fused.Forward",
 		Bound:  bench.ComputeBound,
 		Shapes: bs,
 		Short:  shapes[0].name(),
@@ -85,7 +82,7 @@ func attentionKernel() *bench.Kernel {
 		Has: func(im *bench.Impl) bool { return im.Own != nil },
 		Setup: func(s bench.Shape, im *bench.Impl) func() {
 			a := byName[s.Name]
-			return withImpl(im.Own, newAttnCase(a))
+			return withImpl(im.Own, newAttnCase(a, im.Own))
 		},
 	})
 }
@@ -104,10 +101,10 @@ func withImpl(p *kernels.Impl, f func()) func() {
 	}
 }
 
-// newAttnCase allocates a layer and its inputs for a and returns one
-// call of the mode's work.
-func newAttnCase(a attnShape) func() {
-	l, err := attention.NewMultiHead(a.c, a.h)
+// newAttnCase allocates a layer computing with impl and its inputs for a
+// and returns one call of the mode's work.
+func newAttnCase(a attnShape, impl *kernels.Impl) func() {
+	l, err := attention.NewMultiHead(a.c, a.h, attention.WithImpl(impl))
 	if err != nil {
 		panic(err) // the shapes above have C divisible by H
 	}
@@ -126,7 +123,8 @@ func newAttnCase(a attnShape) func() {
 	x, out := uniform(n, 1), make([]float32, n)
 	switch a.mode {
 	case "fused":
-		return func() { l.ForwardFused(out, x, a.b, a.t, p) }
+		f := l.NewFused()
+		return func() { f.Forward(out, x, a.b, a.t, p) }
 	case "fwdbwd":
 		dout, dx := uniform(n, 0.01), make([]float32, n)
 		// Backward adds into g; its values grow by a small amount per

@@ -1,0 +1,133 @@
+package attention
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/simdgpt/simdgpt/internal/parallel"
+	"github.com/simdgpt/simdgpt/kernels"
+)
+
+// rowBlock is the number of query rows processed together: a block of
+// rows i0..i1-1 only reads keys 0..i1-1, which is how the causal mask
+// saves work beyond the tiles MaskedScores skips.
+const rowBlock = 64
+
+// shape is what the three jobs of a layer (training in Layer, decoding in
+// Decoder, fused inference in Fused) share: the layer's width, heads,
+// head size and score scale, and the kernel implementation every kernel
+// call goes through. Its methods are promoted to the three types.
+type shape struct {
+	c, h, d int
+	scale   float32
+	impl    *kernels.Impl
+}
+
+// C returns the layer's width (model dimension).
+func (s shape) C() int { return s.c }
+
+// Heads returns the number of heads (1 for a single-head layer).
+func (s shape) Heads() int { return s.h }
+
+// HeadDim returns the size D = C/H of one head.
+func (s shape) HeadDim() int { return s.d }
+
+// Scale returns the factor applied to the scores: 1/sqrt(HeadDim()).
+func (s shape) Scale() float32 { return s.scale }
+
+// Impl returns the kernel implementation the layer computes with.
+func (s shape) Impl() *kernels.Impl { return s.impl }
+
+// Option configures a layer made by NewSingleHead or NewMultiHead.
+type Option func(*options)
+
+type options struct {
+	impl *kernels.Impl
+}
+
+// WithImpl makes the layer compute with the kernel implementation p (one
+// of kernels.Implementations()) instead of kernels.Default(), which is
+// read when the layer is made. A nil p keeps that default. Decoders and
+// fused forwards made from the layer use the same implementation.
+func WithImpl(p *kernels.Impl) Option {
+	return func(o *options) { o.impl = p }
+}
+
+// newShape applies opts to the shape of c, h heads of size d.
+func newShape(c, h, d int, opts []Option) shape {
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if o.impl == nil {
+		o.impl = kernels.Default()
+	}
+	return shape{c: c, h: h, d: d, scale: float32(1 / math.Sqrt(float64(d))), impl: o.impl}
+}
+
+// NewSingleHead returns the single-head layer of width c: Q, K and V are
+// used whole and the scores are scaled by 1/sqrt(c). It panics if c < 1.
+func NewSingleHead(c int, opts ...Option) *Layer {
+	if c < 1 {
+		panic(fmt.Sprintf("attention.NewSingleHead: c = %d, must be >= 1", c))
+	}
+	return &Layer{shape: newShape(c, 1, c, opts)}
+}
+
+// NewMultiHead returns the layer of width c with h heads of size
+// d = c/h; the scores of each head are scaled by 1/sqrt(d). It returns an
+// error if c or h is less than 1 or if h does not divide c. With h = 1
+// it computes exactly what NewSingleHead(c) does.
+func NewMultiHead(c, h int, opts ...Option) (*Layer, error) {
+	if c < 1 || h < 1 {
+		return nil, fmt.Errorf("attention.NewMultiHead: C = %d and H = %d must both be >= 1", c, h)
+	}
+	if c%h != 0 {
+		return nil, fmt.Errorf("attention.NewMultiHead: C = %d is not divisible by H = %d heads (C must be H*D)", c, h)
+	}
+	return &Layer{shape: newShape(c, h, c/h, opts)}, nil
+}
+
+// project sets out = in·w + bias for in [n,k], w [k,m], bias [m] and
+// out [n,m].
+func (s shape) project(n, k, m int, in, w, bias, out []float32) {
+	for r := 0; r < n; r++ {
+		copy(out[r*m:(r+1)*m], bias)
+	}
+	s.impl.Gemm(false, false, n, m, k, 1, in, k, w, m, 1, out, m)
+}
+
+// workersFor is how many goroutines (and per-worker scratch areas) a
+// parallel.Run over items parts uses: the runtime's budget (GOMAXPROCS),
+// at most items, at least 1. It depends only on items and GOMAXPROCS; the
+// parts are the items themselves, so no result depends on it.
+func workersFor(items int) int {
+	return max(min(parallel.Budget(), items), 1)
+}
+
+// grow returns s with length n, reusing its storage when large enough.
+func grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// checkBT panics unless b >= 1 and t >= 1.
+func checkBT(fn string, b, t int) {
+	if b < 1 {
+		panic(fmt.Sprintf("attention.%s: b = %d, must be >= 1", fn, b))
+	}
+	if t < 1 {
+		panic(fmt.Sprintf("attention.%s: t = %d, must be >= 1", fn, t))
+	}
+}
+
+// checkRows panics unless len(s) >= b*t*c.
+func checkRows(fn, name string, s []float32, b, t, c int) {
+	if need := b * t * c; len(s) < need {
+		panic(fmt.Sprintf("attention.%s: len(%s) = %d, want >= b*t*C = %d*%d*%d = %d", fn, name, len(s), b, t, c, need))
+	}
+}
