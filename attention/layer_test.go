@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/simdgpt/simdgpt/internal/impltest"
+	"github.com/simdgpt/simdgpt/internal/parallel"
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
@@ -315,6 +316,49 @@ func TestWithImpl(t *testing.T) {
 	}
 }
 
+// allJobs runs a layer on p through every job: Forward and Backward,
+// Fused.Forward and a Decoder over a prompt and single tokens.
+func allJobs(t *testing.T, p *kernels.Impl, pr *problem, h int) []namedF32 {
+	s := pr.s
+	l := newLayer(t, p, s.c, h)
+	got := runFast(l, pr).named()
+	fused := make([]float32, s.b*s.t*s.c)
+	l.NewFused().Forward(fused, pr.x, s.b, s.t, pr.p)
+	dec := make([]float32, s.t*s.c)
+	d := l.NewDecoder(s.t)
+	d.Decode(dec, pr.x, s.t-2, pr.p)
+	for pos := s.t - 2; pos < s.t; pos++ {
+		d.Decode(dec[pos*s.c:], pr.x[pos*s.c:], 1, pr.p)
+	}
+	return append(got, namedF32{"fused out", fused}, namedF32{"decoded out", dec})
+}
+
+// TestImplNotDefault checks that a layer made WithImpl(p) computes with p
+// whatever kernels.Default() is: its results with every other
+// implementation as the default are bit-identical to those with p as the
+// default. (Implementations round differently, so a kernel call that
+// went through the default would show.)
+func TestImplNotDefault(t *testing.T) {
+	defer kernels.SetDefault(kernels.Default().Name())
+	s := refShape{2, 70, 32, 4}
+	pr := newProblem(s, 42)
+	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		if err := kernels.SetDefault(p.Name()); err != nil {
+			t.Fatal(err)
+		}
+		want := allJobs(t, p, pr, 4)
+		for _, q := range kernels.Implementations() {
+			if q == p {
+				continue
+			}
+			if err := kernels.SetDefault(q.Name()); err != nil {
+				t.Fatal(err)
+			}
+			equal(t, fmt.Sprintf("%s layer with default %s against default %s", p.Name(), q.Name(), p.Name()), allJobs(t, p, pr, 4), want)
+		}
+	})
+}
+
 func must(l *Layer, err error) *Layer {
 	if err != nil {
 		panic(err)
@@ -520,6 +564,43 @@ func TestConcurrentLayers(t *testing.T) {
 	for e := range errs {
 		t.Error(e)
 	}
+}
+
+// replicaTask runs one layer per part, as a model's data-parallel step
+// runs its replicas: each part does Forward and Backward on its layer.
+type replicaTask struct {
+	layers []*Layer
+	pr     *problem
+	got    [][]namedF32
+}
+
+func (r *replicaTask) RunPart(_, part int) {
+	r.got[part] = runFast(r.layers[part], r.pr).named()
+}
+
+// TestNestedInParallelRun calls layers from inside the parts of an outer
+// parallel.Run, whose goroutines hold the budget the layers' own
+// parallel.Run then shares, with 1, 2 and 4 goroutines: every replica's
+// results must equal the layer run alone at the same GOMAXPROCS.
+func TestNestedInParallelRun(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	s := refShape{2, 70, 32, 4}
+	pr := newProblem(s, 41)
+	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		for _, procs := range []int{1, 2, 4} {
+			runtime.GOMAXPROCS(procs)
+			want := runFast(newLayer(t, p, s.c, 4), pr).named()
+			const replicas = 3
+			r := &replicaTask{pr: pr, got: make([][]namedF32, replicas)}
+			for range replicas {
+				r.layers = append(r.layers, newLayer(t, p, s.c, 4))
+			}
+			parallel.Run(r, replicas, replicas)
+			for i, got := range r.got {
+				equal(t, fmt.Sprintf("GOMAXPROCS=%d: replica %d against the layer alone", procs, i), got, want)
+			}
+		}
+	})
 }
 
 // TestBackwardAccumulates checks the contract the trainer relies on:
