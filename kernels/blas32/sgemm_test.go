@@ -56,7 +56,6 @@ func testSgemmAgainstGonum(t *testing.T, impl simdblas.Implementation) {
 	sizes := []int{0, 1, 2, 3, 7, 16, 33, 65}
 	scalars := []float32{0, 1, -0.5, 2}
 	rng := rand.New(rand.NewPCG(1, 2))
-	var ref gonum.Implementation
 	for _, tA := range transposes {
 		for _, tB := range transposes {
 			count := 0
@@ -67,61 +66,87 @@ func testSgemmAgainstGonum(t *testing.T, impl simdblas.Implementation) {
 						beta := scalars[count/4%4]
 						pad := 2 * (count % 3)
 						count++
-						ar, ac := stored(tA, m, k)
-						br, bc := stored(tB, k, n)
-						lda, ldb, ldc := max(1, ac)+pad, max(1, bc)+pad, max(1, n)+pad
-						a, aFull := guarded(rng, matLen(m, n, ar, ac, lda))
-						b, bFull := guarded(rng, matLen(m, n, br, bc, ldb))
-						c, cFull := guarded(rng, matLen(m, n, m, n, ldc))
-						if beta == 0 {
-							for i := range c {
-								c[i] = float32(math.NaN())
-							}
-						}
-						a0, b0, c0 := append([]float32(nil), a...), append([]float32(nil), b...), append([]float32(nil), c...)
-						want := append([]float32(nil), c...)
-						ref.Sgemm(tA, tB, m, n, k, alpha, a0, lda, b0, ldb, beta, want, ldc)
-
-						name := fmt.Sprintf("Sgemm(%c, %c, m=%d, n=%d, k=%d, alpha=%v, lda=%d, ldb=%d, beta=%v, ldc=%d)", tA, tB, m, n, k, alpha, lda, ldb, beta, ldc)
-						impl.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-						checkGuard(t, name+": a", aFull, len(a))
-						checkGuard(t, name+": b", bFull, len(b))
-						checkGuard(t, name+": c", cFull, len(c))
-						if !same(a, a0) || !same(b, b0) {
-							t.Fatalf("%s changed A or B", name)
-						}
-						for i := range c {
-							row, col := i/ldc, i%ldc
-							if col >= n {
-								if math.Float32bits(c[i]) != math.Float32bits(c0[i]) {
-									t.Fatalf("%s wrote c[%d] = %v, outside the %d×%d matrix (was %v)", name, i, c[i], m, n, c0[i])
-								}
-								continue
-							}
-							if alpha == 0 || k == 0 {
-								// Both only scale C: the same single rounding.
-								if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
-									t.Fatalf("%s: C[%d,%d] = %v, gonum %v (want bit-identical: only beta*C)", name, row, col, c[i], want[i])
-								}
-								continue
-							}
-							// Bound of the rounding of either sum: the
-							// magnitudes of its terms times (k+2)·eps, twice.
-							mag := math.Abs(float64(beta) * float64(c0[i]))
-							if beta == 0 {
-								mag = 0
-							}
-							for l := 0; l < k; l++ {
-								mag += math.Abs(float64(alpha) * float64(at(a0, tA, lda, row, l)) * float64(at(b0, tB, ldb, l, col)))
-							}
-							tol := 2 * float64(k+2) * eps * mag
-							if d := math.Abs(float64(c[i]) - float64(want[i])); !(d <= tol) {
-								t.Fatalf("%s: C[%d,%d] = %v, gonum %v (difference %g > %g)", name, row, col, c[i], want[i], d, tol)
-							}
-						}
+						checkSgemm(t, impl, rng, tA, tB, m, n, k, alpha, beta, pad)
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestSgemmLarge compares Sgemm with gonum's on a product large enough
+// (70 MFLOP) for kernels.Gemm to split it across goroutines when
+// GOMAXPROCS > 1, with odd leading dimensions, for every transpose pair.
+func TestSgemmLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("70 MFLOP per call, four calls per implementation")
+	}
+	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		rng := rand.New(rand.NewPCG(17, 18))
+		for _, tA := range transposes[:2] {
+			for _, tB := range transposes[:2] {
+				checkSgemm(t, simdblas.Implementation{Kernels: p}, rng, tA, tB, 257, 263, 520, 0.75, -1.25, 3)
+			}
+		}
+	})
+}
+
+// checkSgemm runs one Sgemm on random A, B and C (NaNs when beta is 0),
+// with leading dimensions pad larger than needed, and compares the result
+// with gonum's: C within the rounding of either sum, A and B unchanged,
+// nothing written outside C's m×n elements or past any slice's end.
+func checkSgemm(t *testing.T, impl simdblas.Implementation, rng *rand.Rand, tA, tB blas.Transpose, m, n, k int, alpha, beta float32, pad int) {
+	t.Helper()
+	ar, ac := stored(tA, m, k)
+	br, bc := stored(tB, k, n)
+	lda, ldb, ldc := max(1, ac)+pad, max(1, bc)+pad, max(1, n)+pad
+	a, aFull := guarded(rng, matLen(m, n, ar, ac, lda))
+	b, bFull := guarded(rng, matLen(m, n, br, bc, ldb))
+	c, cFull := guarded(rng, matLen(m, n, m, n, ldc))
+	if beta == 0 {
+		for i := range c {
+			c[i] = float32(math.NaN())
+		}
+	}
+	a0, b0, c0 := append([]float32(nil), a...), append([]float32(nil), b...), append([]float32(nil), c...)
+	want := append([]float32(nil), c...)
+	gonum.Implementation{}.Sgemm(tA, tB, m, n, k, alpha, a0, lda, b0, ldb, beta, want, ldc)
+
+	name := fmt.Sprintf("Sgemm(%c, %c, m=%d, n=%d, k=%d, alpha=%v, lda=%d, ldb=%d, beta=%v, ldc=%d)", tA, tB, m, n, k, alpha, lda, ldb, beta, ldc)
+	impl.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	checkGuard(t, name+": a", aFull, len(a))
+	checkGuard(t, name+": b", bFull, len(b))
+	checkGuard(t, name+": c", cFull, len(c))
+	if !same(a, a0) || !same(b, b0) {
+		t.Fatalf("%s changed A or B", name)
+	}
+	for i := range c {
+		row, col := i/ldc, i%ldc
+		if col >= n {
+			if math.Float32bits(c[i]) != math.Float32bits(c0[i]) {
+				t.Fatalf("%s wrote c[%d] = %v, outside the %d×%d matrix (was %v)", name, i, c[i], m, n, c0[i])
+			}
+			continue
+		}
+		if alpha == 0 || k == 0 {
+			// Both only scale C: the same single rounding.
+			if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%s: C[%d,%d] = %v, gonum %v (want bit-identical: only beta*C)", name, row, col, c[i], want[i])
+			}
+			continue
+		}
+		// Bound of the rounding of either sum: the magnitudes of its
+		// terms times (k+2)·eps, twice.
+		mag := 0.0
+		if beta != 0 {
+			mag = math.Abs(float64(beta) * float64(c0[i]))
+		}
+		for l := 0; l < k; l++ {
+			mag += math.Abs(float64(alpha) * float64(at(a0, tA, lda, row, l)) * float64(at(b0, tB, ldb, l, col)))
+		}
+		tol := 2 * float64(k+2) * eps * mag
+		if d := math.Abs(float64(c[i]) - float64(want[i])); !(d <= tol) {
+			t.Fatalf("%s: C[%d,%d] = %v, gonum %v (difference %g > %g)", name, row, col, c[i], want[i], d, tol)
 		}
 	}
 }
