@@ -6,8 +6,9 @@
 //
 // where blas32 is gonum.org/v1/gonum/blas/blas32 and simdblas is this
 // package, github.com/simdgpt/simdgpt/kernels/blas32. Every later call of
-// blas32.Gemm, blas32.Dot, ... (and of anything built on them) then runs
-// here.
+// blas32.Gemm, blas32.Dot, ..., and of blas32.Implementation()'s methods,
+// then runs here. (gonum's mat package is float64 and uses blas64, which
+// this does not change.)
 //
 // The package is named simdblas, not blas32 like its folder, because a
 // program using it always imports gonum's blas32 too (to call Use): a
@@ -19,7 +20,8 @@
 // Sscal on kernels.Scale where their arguments fit those kernels (unit
 // increments); every other case and every other routine of blas.Float32
 // is gonum's own (gonum.org/v1/gonum/blas/gonum.Implementation, which
-// Implementation embeds). Arguments are checked exactly as gonum checks
+// Implementation embeds; gonum's level 3 routines such as Ssyrk or Strsm
+// compute on their own, not through Sgemm). Arguments are checked exactly as gonum checks
 // them, in the same order, and bad ones panic with gonum's messages.
 //
 // Results equal gonum's up to float32 rounding: the kernels sum in a
