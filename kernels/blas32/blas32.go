@@ -1,0 +1,252 @@
+// Package simdblas implements gonum's float32 BLAS interface
+// (gonum.org/v1/gonum/blas.Float32) on simdgpt's kernels, so that an
+// existing gonum program gets them with one line:
+//
+//	blas32.Use(simdblas.Implementation{})
+//
+// where blas32 is gonum.org/v1/gonum/blas/blas32 and simdblas is this
+// package, github.com/simdgpt/simdgpt/kernels/blas32. Every later call of
+// blas32.Gemm, blas32.Dot, ..., and of blas32.Implementation()'s methods,
+// then runs here. (gonum's mat package is float64 and uses blas64, which
+// this does not change.)
+//
+// The package is named simdblas, not blas32 like its folder, because a
+// program using it always imports gonum's blas32 too (to call Use): a
+// second package named blas32 would need an import alias in every such
+// file. goimports writes the name simdblas into the import line itself.
+//
+// Sgemm runs on kernels.Gemm (packed, register-blocked, multi-threaded
+// for large problems), Sdot on kernels.Dot, Saxpy on kernels.Axpy and
+// Sscal on kernels.Scale where their arguments fit those kernels (unit
+// increments); every other case and every other routine of blas.Float32
+// is gonum's own (gonum.org/v1/gonum/blas/gonum.Implementation, which
+// Implementation embeds; gonum's level 3 routines such as Ssyrk or Strsm
+// compute on their own, not through Sgemm). Arguments are checked exactly as gonum checks
+// them, in the same order, and bad ones panic with gonum's messages.
+//
+// Results equal gonum's up to float32 rounding: the kernels sum in a
+// different order and may use fused multiply-adds. With infinities or
+// NaNs in A or B, Sgemm can also differ where gonum skips the zero
+// entries of A (or multiplies 0 by an infinite dot product when alpha is
+// 0); here A and B are not read at all when alpha is 0, as the reference
+// BLAS specifies.
+package simdblas
+
+import (
+	"unsafe"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+
+	"github.com/simdgpt/simdgpt/kernels"
+)
+
+// Implementation is a blas.Float32 whose Sgemm, Sdot, Saxpy and Sscal run
+// on simdgpt's kernels; the embedded gonum.Implementation provides every
+// other routine. The zero value is ready to use and runs on
+// kernels.Default(); an Implementation is safe for concurrent use.
+type Implementation struct {
+	gonum.Implementation
+
+	// Kernels is the kernel implementation to run on, for example one of
+	// kernels.Implementations(); nil means kernels.Default() at each call.
+	Kernels *kernels.Impl
+}
+
+var _ blas.Float32 = Implementation{}
+
+// kern returns the kernel implementation impl runs on.
+func (impl Implementation) kern() *kernels.Impl {
+	if impl.Kernels != nil {
+		return impl.Kernels
+	}
+	return kernels.Default()
+}
+
+// Sgemm performs one of the matrix-matrix operations
+//
+//	C = alpha * A * B + beta * C
+//	C = alpha * Aᵀ * B + beta * C
+//	C = alpha * A * Bᵀ + beta * C
+//	C = alpha * Aᵀ * Bᵀ + beta * C
+//
+// where A is an m×k or k×m dense matrix, B is an n×k or k×n dense matrix,
+// C is an m×n matrix, and alpha and beta are scalars; all are row-major
+// with leading dimensions lda, ldb and ldc. tA and tB specify whether A or
+// B are transposed (blas.Trans and blas.ConjTrans are the same for real
+// matrices).
+//
+// It checks its arguments as gonum's Sgemm does and panics with the same
+// messages. When beta is 0, C is overwritten without being read (NaNs in
+// it are replaced); when alpha is 0 or k is 0, A and B are not read. The
+// product runs on kernels.Gemm, except when C overlaps A or B in memory,
+// which the kernels do not accept: such calls run gonum's Sgemm.
+func (impl Implementation) Sgemm(tA, tB blas.Transpose, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	// The checks below are gonum's, in gonum's order.
+	switch tA {
+	default:
+		panic(badTranspose)
+	case blas.NoTrans, blas.Trans, blas.ConjTrans:
+	}
+	switch tB {
+	default:
+		panic(badTranspose)
+	case blas.NoTrans, blas.Trans, blas.ConjTrans:
+	}
+	if m < 0 {
+		panic(mLT0)
+	}
+	if n < 0 {
+		panic(nLT0)
+	}
+	if k < 0 {
+		panic(kLT0)
+	}
+	aTrans := tA == blas.Trans || tA == blas.ConjTrans
+	if aTrans {
+		if lda < max(1, m) {
+			panic(badLdA)
+		}
+	} else {
+		if lda < max(1, k) {
+			panic(badLdA)
+		}
+	}
+	bTrans := tB == blas.Trans || tB == blas.ConjTrans
+	if bTrans {
+		if ldb < max(1, k) {
+			panic(badLdB)
+		}
+	} else {
+		if ldb < max(1, n) {
+			panic(badLdB)
+		}
+	}
+	if ldc < max(1, n) {
+		panic(badLdC)
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	if aTrans {
+		if len(a) < (k-1)*lda+m {
+			panic(shortA)
+		}
+	} else {
+		if len(a) < (m-1)*lda+k {
+			panic(shortA)
+		}
+	}
+	if bTrans {
+		if len(b) < (n-1)*ldb+k {
+			panic(shortB)
+		}
+	} else {
+		if len(b) < (k-1)*ldb+n {
+			panic(shortB)
+		}
+	}
+	if len(c) < (m-1)*ldc+n {
+		panic(shortC)
+	}
+	if (alpha == 0 || k == 0) && beta == 1 {
+		return
+	}
+	if k > 0 {
+		// kernels.Gemm panics when C overlaps A or B (comparing the spans
+		// from each matrix's first element to its last); gonum computes
+		// such products in its own order, so leave them to gonum.
+		ar, ac := m, k
+		if aTrans {
+			ar, ac = k, m
+		}
+		br, bc := k, n
+		if bTrans {
+			br, bc = n, k
+		}
+		if overlap(c, m, n, ldc, a, ar, ac, lda) || overlap(c, m, n, ldc, b, br, bc, ldb) {
+			impl.Implementation.Sgemm(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			return
+		}
+	}
+	impl.kern().Gemm(aTrans, bTrans, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// overlap reports whether the memory spanned by the rows×cols matrix w
+// (leading dimension wld) and that of the matrix r, from each one's first
+// element to its last, intersect. Both are non-empty and fit their slices.
+func overlap(w []float32, wr, wc, wld int, r []float32, rr, rc, rld int) bool {
+	const size = unsafe.Sizeof(float32(0))
+	w0 := uintptr(unsafe.Pointer(unsafe.SliceData(w)))
+	w1 := w0 + uintptr((wr-1)*wld+wc)*size
+	r0 := uintptr(unsafe.Pointer(unsafe.SliceData(r)))
+	r1 := r0 + uintptr((rr-1)*rld+rc)*size
+	return w0 < r1 && r0 < w1
+}
+
+// Sdot computes the dot product of the two vectors
+//
+//	\sum_i x[i]*y[i]
+//
+// of n elements taken every incX elements of x and every incY elements of
+// y (backwards from the end for a negative increment, as in gonum). With
+// unit increments it runs on kernels.Dot; otherwise it is gonum's Sdot.
+// It panics as gonum's Sdot does.
+func (impl Implementation) Sdot(n int, x []float32, incX int, y []float32, incY int) float32 {
+	if n > 0 && incX == 1 && incY == 1 {
+		if len(x) < n {
+			panic(shortX)
+		}
+		if len(y) < n {
+			panic(shortY)
+		}
+		return impl.kern().Dot(x[:n], y[:n])
+	}
+	return impl.Implementation.Sdot(n, x, incX, y, incY)
+}
+
+// Saxpy adds alpha times the vector x to the vector y:
+//
+//	y[i] += alpha * x[i]
+//
+// for n elements taken every incX elements of x and every incY elements
+// of y (backwards from the end for a negative increment, as in gonum).
+// With unit increments and x and y either the same elements or apart in
+// memory, it runs on kernels.Axpy; otherwise it is gonum's Saxpy. It
+// panics as gonum's Saxpy does.
+func (impl Implementation) Saxpy(n int, alpha float32, x []float32, incX int, y []float32, incY int) {
+	if n > 0 && incX == 1 && incY == 1 && alpha != 0 {
+		if len(x) < n {
+			panic(shortX)
+		}
+		if len(y) < n {
+			panic(shortY)
+		}
+		x, y = x[:n], y[:n]
+		if unsafe.SliceData(x) == unsafe.SliceData(y) || !overlap(y, 1, n, n, x, 1, n, n) {
+			impl.kern().Axpy(alpha, x, y)
+			return
+		}
+	}
+	impl.Implementation.Saxpy(n, alpha, x, incX, y, incY)
+}
+
+// Sscal scales the vector x by alpha:
+//
+//	x[i] *= alpha
+//
+// for n elements taken every incX elements of x; it does nothing for a
+// negative incX, as in gonum. When alpha is 0 the elements are set to 0
+// (NaNs included). With a unit increment and a non-zero alpha it runs on
+// kernels.Scale; otherwise it is gonum's Sscal. It panics as gonum's
+// Sscal does.
+func (impl Implementation) Sscal(n int, alpha float32, x []float32, incX int) {
+	if n > 0 && incX == 1 && alpha != 0 {
+		if len(x) < n {
+			panic(shortX)
+		}
+		impl.kern().Scale(alpha, x[:n])
+		return
+	}
+	impl.Implementation.Sscal(n, alpha, x, incX)
+}
