@@ -11,7 +11,7 @@ import (
 
 	"github.com/simdgpt/simdgpt/internal/impltest"
 	"github.com/simdgpt/simdgpt/kernels"
-	simdblas "github.com/simdgpt/simdgpt/kernels/blas32"
+	"github.com/simdgpt/simdgpt/kernels/simdblas"
 )
 
 var transposes = []blas.Transpose{blas.NoTrans, blas.Trans, blas.ConjTrans}

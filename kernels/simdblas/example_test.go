@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/blas/gonum"
 
 	"github.com/simdgpt/simdgpt/kernels"
-	simdblas "github.com/simdgpt/simdgpt/kernels/blas32"
+	"github.com/simdgpt/simdgpt/kernels/simdblas"
 )
 
 // A gonum program that multiplies float32 matrices through blas32 runs

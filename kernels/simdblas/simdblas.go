@@ -5,15 +5,14 @@
 //	blas32.Use(simdblas.Implementation{})
 //
 // where blas32 is gonum.org/v1/gonum/blas/blas32 and simdblas is this
-// package, github.com/simdgpt/simdgpt/kernels/blas32. Every later call of
+// package, github.com/simdgpt/simdgpt/kernels/simdblas. Every later call of
 // blas32.Gemm, blas32.Dot, ..., and of blas32.Implementation()'s methods,
 // then runs here. (gonum's mat package is float64 and uses blas64, which
 // this does not change.)
 //
-// The package is named simdblas, not blas32 like its folder, because a
-// program using it always imports gonum's blas32 too (to call Use): a
-// second package named blas32 would need an import alias in every such
-// file. goimports writes the name simdblas into the import line itself.
+// The package is not named blas32 because a program using it always
+// imports gonum's blas32 too (to call Use): a second package of that name
+// would need an import alias in every such file.
 //
 // Sgemm runs on kernels.Gemm (packed, register-blocked, multi-threaded
 // for large problems), Sdot on kernels.Dot, Saxpy on kernels.Axpy and

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 
-	simdblas "github.com/simdgpt/simdgpt/kernels/blas32"
+	"github.com/simdgpt/simdgpt/kernels/simdblas"
 )
 
 // BenchmarkSgemm times C = A·B at 256×256×256 through gonum's pure-Go

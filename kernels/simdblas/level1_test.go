@@ -10,7 +10,7 @@ import (
 
 	"github.com/simdgpt/simdgpt/internal/impltest"
 	"github.com/simdgpt/simdgpt/kernels"
-	simdblas "github.com/simdgpt/simdgpt/kernels/blas32"
+	"github.com/simdgpt/simdgpt/kernels/simdblas"
 )
 
 var (
