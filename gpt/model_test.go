@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/simdgpt/simdgpt/gpt/rng"
+	"github.com/simdgpt/simdgpt/internal/impltest"
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // refForward is the whole model in float64, written from the math: the
@@ -109,11 +111,15 @@ func randTokens(r *rng.RNG, n, v int) []int32 {
 }
 
 func TestModelGradient(t *testing.T) {
+	impltest.ForEach(t, testModelGradient)
+}
+
+func testModelGradient(t *testing.T, k *kernels.Impl) {
 	for _, cfg := range []Config{
 		{Vocab: 5, BlockSize: 4, Layers: 2, Heads: 1, Width: 4},
 		{Vocab: 7, BlockSize: 5, Layers: 2, Heads: 2, Width: 8},
 	} {
-		m, err := New(cfg, 1)
+		m, err := New(cfg, 1, WithImpl(k))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,8 +182,8 @@ func TestModelShapeErrors(t *testing.T) {
 
 // trainLosses runs steps AdamW steps on one random batch and returns the
 // losses.
-func trainLosses(cfg Config, steps int) []float64 {
-	m, err := New(cfg, 7)
+func trainLosses(k *kernels.Impl, cfg Config, steps int) []float64 {
+	m, err := New(cfg, 7, WithImpl(k))
 	if err != nil {
 		panic(err)
 	}
@@ -195,15 +201,19 @@ func trainLosses(cfg Config, steps int) []float64 {
 }
 
 func TestDeterminism(t *testing.T) {
-	// Large enough that Gemm splits its work over goroutines.
+	impltest.ForEach(t, testDeterminism)
+}
+
+func testDeterminism(t *testing.T, k *kernels.Impl) {
+	// Large enough that every element-wise pass splits over goroutines.
 	cfg := Config{Vocab: 65, BlockSize: 64, Layers: 2, Heads: 4, Width: 128}
 	steps := 4
-	if testing.Short() { // CI runs -short under qemu, where this is slow
+	if testing.Short() || k.Name() == "generic" { // slow under qemu, and the reference GEMM is slow
 		cfg.Layers, steps = 1, 3
 	}
 	old := runtime.GOMAXPROCS(2)
 	defer runtime.GOMAXPROCS(old)
-	a, b := trainLosses(cfg, steps), trainLosses(cfg, steps)
+	a, b := trainLosses(k, cfg, steps), trainLosses(k, cfg, steps)
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("step %d: losses %v and %v differ between identical runs", i, a[i], b[i])
@@ -218,13 +228,17 @@ func TestDeterminism(t *testing.T) {
 // the batch spread over 3 replicas (uneven: 2, 1 and 1 sequences) equal
 // those of one replica up to float32 rounding.
 func TestReplicas(t *testing.T) {
+	impltest.ForEach(t, testReplicas)
+}
+
+func testReplicas(t *testing.T, k *kernels.Impl) {
 	cfg := Config{Vocab: 11, BlockSize: 8, Layers: 2, Heads: 2, Width: 16}
 	r := rng.New(9)
 	tok, tg := randTokens(r, 4*8, cfg.Vocab), randTokens(r, 4*8, cfg.Vocab)
 	run := func(procs int) (float64, []float32, int) {
 		old := runtime.GOMAXPROCS(procs)
 		defer runtime.GOMAXPROCS(old)
-		m, _ := New(cfg, 3)
+		m, _ := New(cfg, 3, WithImpl(k))
 		loss := m.Forward(tok, tg, 4, 8)
 		m.Backward()
 		return loss, m.Grads, m.used

@@ -7,7 +7,6 @@ import (
 
 	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/gpt/rng"
-	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // Sampler generates text from a model one token at a time, with a key/value
@@ -15,6 +14,7 @@ import (
 // row of work instead of a forward pass over the whole context.
 type Sampler struct {
 	m      *Model
+	attn   []*attention.Layer // one per block, decoding with caches
 	caches []*attention.KVCache
 	// scratch for up to BlockSize rows
 	x, h, att, fc, fcTh []float32
@@ -35,6 +35,11 @@ func (m *Model) NewSampler() *Sampler {
 		mean: make([]float32, T), rstd: make([]float32, T),
 		logits: make([]float32, cfg.Vocab), order: make([]int, cfg.Vocab), probs: make([]float64, cfg.Vocab)}
 	for range cfg.Layers {
+		a, err := m.newAttention()
+		if err != nil {
+			panic(err) // the config was validated when the model was made
+		}
+		s.attn = append(s.attn, a)
 		s.caches = append(s.caches, attention.NewKVCache(C, T))
 	}
 	return s
@@ -57,17 +62,17 @@ func (s *Sampler) feed(toks []int32) {
 	for l := range m.p.blocks {
 		w := &m.p.blocks[l]
 		layerNormForward(h, s.mean, s.rstd, x, w.ln1W, w.ln1B, n, C)
-		m.reps[0].attn[l].Decode(att, h, n, w.attn, s.caches[l])
-		kernels.Add(x, x, att)
+		s.attn[l].Decode(att, h, n, w.attn, s.caches[l])
+		m.k.Add(x, x, att)
 		layerNormForward(h, s.mean, s.rstd, x, w.ln2W, w.ln2B, n, C)
-		linearForward(fc, h, w.wfc, w.bfc, n, C, 4*C)
+		linearForward(m.k, fc, h, w.wfc, w.bfc, n, C, 4*C)
 		geluForward(fc, s.fcTh[:4*n*C], fc, 4*n*C)
-		linearForward(att, fc, w.wout, w.bout, n, 4*C, C)
-		kernels.Add(x, x, att)
+		linearForward(m.k, att, fc, w.wout, w.bout, n, 4*C, C)
+		m.k.Add(x, x, att)
 	}
 	last := x[(n-1)*C:][:C]
 	layerNormForward(h[:C], s.mean, s.rstd, last, m.p.lnfW, m.p.lnfB, 1, C)
-	linearForward(s.logits, h[:C], m.p.wlm, m.p.blm, 1, C, V)
+	linearForward(m.k, s.logits, h[:C], m.p.wlm, m.p.blm, 1, C, V)
 }
 
 // Logits returns the logits of the next token after feeding toks to a fresh
