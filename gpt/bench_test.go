@@ -57,7 +57,7 @@ func BenchmarkTrainStep(b *testing.B) {
 				b.Fatal(err)
 			}
 			tr.TrainStep() // warm-up: workspaces
-			impl := kernels.Default()
+			impl := m.Impl()
 			flops := stepFlops(c.cfg, c.batch)
 			peakIters := 1
 			if f := impl.FMAPeakLoop(1); f > 0 {

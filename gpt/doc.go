@@ -5,5 +5,12 @@
 // optimizer with a warm-up and cosine learning-rate schedule, checkpoints
 // and sampling. All parameters live in one flat []float32 (so do their
 // gradients and the optimizer's moments), which keeps the optimizer and the
-// checkpoints simple.
+// checkpoints simple; the layout of that vector (names, shapes, order) is
+// one table (Config.Tensors), which is also what checkpoints store.
+//
+// A model computes with one kernel implementation, kernels.Default() unless
+// New is given WithImpl, and runs its parallel work (the data-parallel
+// replicas of a training step and the element-wise passes) on the module's
+// one parallel runtime; results are bit-identical from run to run for a
+// given implementation and GOMAXPROCS.
 package gpt

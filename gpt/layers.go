@@ -31,11 +31,11 @@ func embedForward(x, wte, wpe []float32, tok []int32, n, t, c int) {
 }
 
 // embedBackward accumulates dwte and dwpe from dx (serially, in row order,
-// so the sums are deterministic).
-func embedBackward(dwte, dwpe, dx []float32, tok []int32, n, t, c int) {
+// so the sums are deterministic), adding rows with k.
+func embedBackward(k *kernels.Impl, dwte, dwpe, dx []float32, tok []int32, n, t, c int) {
 	for i := 0; i < n; i++ {
-		kernels.Add(dwte[int(tok[i])*c:][:c], dwte[int(tok[i])*c:][:c], dx[i*c:][:c])
-		kernels.Add(dwpe[(i%t)*c:][:c], dwpe[(i%t)*c:][:c], dx[i*c:][:c])
+		k.Add(dwte[int(tok[i])*c:][:c], dwte[int(tok[i])*c:][:c], dx[i*c:][:c])
+		k.Add(dwpe[(i%t)*c:][:c], dwpe[(i%t)*c:][:c], dx[i*c:][:c])
 	}
 }
 
@@ -100,35 +100,35 @@ func layerNormBackward(dx, dw, db, dout, x, mean, rstd, w []float32, n, c int) {
 	})
 }
 
-// linearForward: out [n,o] = x [n,i] · w [i,o] + b [o].
-func linearForward(out, x, w, b []float32, n, in, o int) {
+// linearForward: out [n,o] = x [n,i] · w [i,o] + b [o], the product by k.
+func linearForward(k *kernels.Impl, out, x, w, b []float32, n, in, o int) {
 	parallelFor(n, rowChunk*4, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
 			copy(out[r*o:][:o], b[:o])
 		}
 	})
-	kernels.Gemm(false, false, n, o, in, 1, x, in, w, o, 1, out, o)
+	k.Gemm(false, false, n, o, in, 1, x, in, w, o, 1, out, o)
 }
 
 // linearBackward: dx = dout·wᵀ (OVERWRITTEN; skipped when dx is nil),
-// dw += xᵀ·dout, db += column sums of dout.
-func linearBackward(dx, dw, db, dout, x, w []float32, n, in, o int) {
+// dw += xᵀ·dout, db += column sums of dout, computed with k.
+func linearBackward(k *kernels.Impl, dx, dw, db, dout, x, w []float32, n, in, o int) {
 	if dx != nil {
-		kernels.Gemm(false, true, n, in, o, 1, dout, o, w, o, 0, dx, in)
+		k.Gemm(false, true, n, in, o, 1, dout, o, w, o, 0, dx, in)
 	}
-	kernels.Gemm(true, false, in, o, n, 1, x, in, dout, o, 1, dw, o)
-	biasGrad(db, dout, n, o)
+	k.Gemm(true, false, in, o, n, 1, x, in, dout, o, 1, dw, o)
+	biasGrad(k, db, dout, n, o)
 }
 
 // biasGrad adds the column sums of dout [n,o] to db: columns split over
 // goroutines, rows summed in order within each (deterministic for any
 // thread count). A GEMM with a row of ones would do it too, but would pack
-// all of dout first.
-func biasGrad(db, dout []float32, n, o int) {
+// all of dout first. Rows are added with k.
+func biasGrad(k *kernels.Impl, db, dout []float32, n, o int) {
 	parallelFor(o, 64, func(lo, hi int) {
 		d := db[lo:hi]
 		for r := 0; r < n; r++ {
-			kernels.Add(d, d, dout[r*o+lo:r*o+hi])
+			k.Add(d, d, dout[r*o+lo:r*o+hi])
 		}
 	})
 }
@@ -212,10 +212,10 @@ func geluBackSpan(dx, dout, x, th []float32) {
 	}
 }
 
-// crossEntropy turns logits [n,v] into probabilities in place and returns
-// the sum of -log p[target] over the n rows.
-func crossEntropy(logits []float32, targets []int32, n, v int) float64 {
-	kernels.Softmax(n, v, logits, v, logits, v)
+// crossEntropy turns logits [n,v] into probabilities in place (k's
+// Softmax) and returns the sum of -log p[target] over the n rows.
+func crossEntropy(k *kernels.Impl, logits []float32, targets []int32, n, v int) float64 {
+	k.Softmax(n, v, logits, v, logits, v)
 	var loss float64
 	for i := 0; i < n; i++ {
 		tg := int(targets[i])

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/simdgpt/simdgpt/gpt/rng"
+	"github.com/simdgpt/simdgpt/internal/impltest"
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // Float64 references of each layer: their finite differences are exact
@@ -159,12 +161,16 @@ func TestBiasGelu(t *testing.T) {
 }
 
 func TestLinearGrad(t *testing.T) {
+	impltest.ForEach(t, testLinearGrad)
+}
+
+func testLinearGrad(t *testing.T, k *kernels.Impl) {
 	for _, sz := range []struct{ n, in, o int }{{1, 1, 1}, {7, 5, 3}, {33, 16, 20}} {
 		r := rng.New(3)
 		n, in, o := sz.n, sz.in, sz.o
 		x, w, b := randVec(r, n*in, 1), randVec(r, in*o, 1), randVec(r, o, 1)
 		out := make([]float32, n*o)
-		linearForward(out, x, w, b, n, in, o)
+		linearForward(k, out, x, w, b, n, in, o)
 		x64, w64, b64 := to64(x), to64(w), to64(b)
 		ref := func() []float64 {
 			out := make([]float64, n*o)
@@ -183,7 +189,7 @@ func TestLinearGrad(t *testing.T) {
 		dout := randVec(r, n*o, 1)
 		dx := randVec(r, n*in, 1) // overwritten
 		dw, db := make([]float32, in*o), make([]float32, o)
-		linearBackward(dx, dw, db, dout, x, w, n, in, o)
+		linearBackward(k, dx, dw, db, dout, x, w, n, in, o)
 		f := func() float64 { return dot64(ref(), dout) }
 		closeGrad(t, "linear dx", dx, numGrad(f, x64), 1e-5)
 		closeGrad(t, "linear dw", dw, numGrad(f, w64), 1e-5)
@@ -192,6 +198,10 @@ func TestLinearGrad(t *testing.T) {
 }
 
 func TestEmbedGrad(t *testing.T) {
+	impltest.ForEach(t, testEmbedGrad)
+}
+
+func testEmbedGrad(t *testing.T, k *kernels.Impl) {
 	r := rng.New(4)
 	const v, tt, c, b = 7, 5, 4, 3
 	n := b * tt
@@ -215,13 +225,17 @@ func TestEmbedGrad(t *testing.T) {
 	closeGrad(t, "embed out", x, ref(), 1e-6)
 	dx := randVec(r, n*c, 1)
 	dwte, dwpe := make([]float32, v*c), make([]float32, tt*c)
-	embedBackward(dwte, dwpe, dx, tok, n, tt, c)
+	embedBackward(k, dwte, dwpe, dx, tok, n, tt, c)
 	f := func() float64 { return dot64(ref(), dx) }
 	closeGrad(t, "dwte", dwte, numGrad(f, te64), 1e-5)
 	closeGrad(t, "dwpe", dwpe, numGrad(f, pe64), 1e-5)
 }
 
 func TestCrossEntropyGrad(t *testing.T) {
+	impltest.ForEach(t, testCrossEntropyGrad)
+}
+
+func testCrossEntropyGrad(t *testing.T, k *kernels.Impl) {
 	r := rng.New(5)
 	const n, v = 9, 11
 	logits := randVec(r, n*v, 3)
@@ -247,7 +261,7 @@ func TestCrossEntropyGrad(t *testing.T) {
 		return loss / n
 	}
 	d := make([]float32, n*v)
-	loss := crossEntropy(logits, tg, n, v) / n
+	loss := crossEntropy(k, logits, tg, n, v) / n
 	crossEntropyBackward(d, logits, tg, n, v, n)
 	if want := ref(); math.Abs(loss-want) > 1e-5*want {
 		t.Fatalf("loss %g, want %g", loss, want)

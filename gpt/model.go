@@ -3,11 +3,11 @@ package gpt
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
+	"strconv"
 
 	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/gpt/rng"
+	"github.com/simdgpt/simdgpt/internal/parallel"
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
@@ -64,44 +64,23 @@ func (t Tensor) Size() int {
 // ln2.b, mlp.w_fc [C,4C], mlp.b_fc, mlp.w_out [4C,C], mlp.b_out; then
 // ln_f.w, ln_f.b, w_lm [C,V], b_lm [V].
 func (c Config) Tensors() []Tensor {
-	C, V, T := c.Width, c.Vocab, c.BlockSize
 	var ts []Tensor
 	off := 0
-	add := func(name string, shape ...int) {
+	c.eachTensor(nil, func(name string, shape []int, _ initKind, _ *[]float32) {
 		t := Tensor{Name: name, Shape: shape, Offset: off}
 		off += t.Size()
 		ts = append(ts, t)
-	}
-	add("wte", V, C)
-	add("wpe", T, C)
-	for l := 0; l < c.Layers; l++ {
-		p := fmt.Sprintf("h.%d.", l)
-		add(p+"ln1.w", C)
-		add(p+"ln1.b", C)
-		// The order of attention.ViewParams.
-		add(p+"attn.w_qkv", C, 3*C)
-		add(p+"attn.b_qkv", 3*C)
-		add(p+"attn.w_proj", C, C)
-		add(p+"attn.b_proj", C)
-		add(p+"ln2.w", C)
-		add(p+"ln2.b", C)
-		add(p+"mlp.w_fc", C, 4*C)
-		add(p+"mlp.b_fc", 4*C)
-		add(p+"mlp.w_out", 4*C, C)
-		add(p+"mlp.b_out", C)
-	}
-	add("ln_f.w", C)
-	add("ln_f.b", C)
-	add("w_lm", C, V)
-	add("b_lm", V)
+	})
 	return ts
 }
 
 // NumParams is the length of the flat parameter vector.
 func (c Config) NumParams() int {
-	ts := c.Tensors()
-	last := ts[len(ts)-1]
-	return last.Offset + last.Size()
+	n := 0
+	c.eachTensor(nil, func(_ string, shape []int, _ initKind, _ *[]float32) {
+		n += Tensor{Shape: shape}.Size()
+	})
+	return n
 }
 
 // weights are views into a flat vector laid out as Config.Tensors (used for
@@ -121,21 +100,131 @@ type blockWeights struct {
 	wout, bout []float32
 }
 
-func (c Config) view(buf []float32) weights {
-	ts := c.Tensors()
-	get := func(i int) []float32 { t := ts[i]; return buf[t.Offset : t.Offset+t.Size() : t.Offset+t.Size()] }
-	w := weights{wte: get(0), wpe: get(1), blocks: make([]blockWeights, c.Layers)}
-	i := 2
-	for l := range w.blocks {
-		b := &w.blocks[l]
-		b.ln1W, b.ln1B = get(i), get(i+1)
-		first := ts[i+2].Offset
-		b.attn = attention.ViewParams(c.Width, buf[first:first+attention.NumParams(c.Width)])
-		b.ln2W, b.ln2B = get(i+6), get(i+7)
-		b.wfc, b.bfc, b.wout, b.bout = get(i+8), get(i+9), get(i+10), get(i+11)
-		i += 12
+// dim is one dimension of a parameter tensor in terms of the config: mul
+// times the width C, the vocabulary V or the block size T.
+type dim struct {
+	of  byte // 'C', 'V' or 'T'
+	mul int
+}
+
+var (
+	dimC  = dim{'C', 1}
+	dim3C = dim{'C', 3}
+	dim4C = dim{'C', 4}
+	dimV  = dim{'V', 1}
+	dimT  = dim{'T', 1}
+)
+
+func (d dim) size(c Config) int {
+	switch d.of {
+	case 'V':
+		return d.mul * c.Vocab
+	case 'T':
+		return d.mul * c.BlockSize
 	}
-	w.lnfW, w.lnfB, w.wlm, w.blm = get(i), get(i+1), get(i+2), get(i+3)
+	return d.mul * c.Width
+}
+
+// initKind is how New initialises a tensor.
+type initKind uint8
+
+const (
+	initNormal initKind = iota // normal, standard deviation 0.02
+	initProj                   // normal, 0.02/√(2·Layers): projections back into the residual stream
+	initOnes                   // LayerNorm gains
+	initZeros                  // biases
+)
+
+// tensorSpec is one row of the parameter layout: a tensor's name (within
+// its block for a block's tensors), its shape, how New initialises it and
+// the field of W (weights or blockWeights) that views it.
+type tensorSpec[W any] struct {
+	name  string
+	shape []dim
+	init  initKind
+	field func(*W) *[]float32
+}
+
+// The parameter layout, written once: Tensors (and so NumParams,
+// DecayMask and checkpoints), view (the named views of the parameters and
+// of every replica's gradients) and New's initialisation are all derived
+// from these three tables by eachTensor. Checkpoints store the tensors by
+// these names in this order: neither may change.
+var (
+	// embedTensors come first,
+	embedTensors = []tensorSpec[weights]{
+		{"wte", []dim{dimV, dimC}, initNormal, func(w *weights) *[]float32 { return &w.wte }},
+		{"wpe", []dim{dimT, dimC}, initNormal, func(w *weights) *[]float32 { return &w.wpe }},
+	}
+	// then blockTensors for each block l, named "h.<l>." + name,
+	blockTensors = []tensorSpec[blockWeights]{
+		{"ln1.w", []dim{dimC}, initOnes, func(b *blockWeights) *[]float32 { return &b.ln1W }},
+		{"ln1.b", []dim{dimC}, initZeros, func(b *blockWeights) *[]float32 { return &b.ln1B }},
+		// The order of attention.ViewParams.
+		{"attn.w_qkv", []dim{dimC, dim3C}, initNormal, func(b *blockWeights) *[]float32 { return &b.attn.WQKV }},
+		{"attn.b_qkv", []dim{dim3C}, initZeros, func(b *blockWeights) *[]float32 { return &b.attn.BQKV }},
+		{"attn.w_proj", []dim{dimC, dimC}, initProj, func(b *blockWeights) *[]float32 { return &b.attn.WProj }},
+		{"attn.b_proj", []dim{dimC}, initZeros, func(b *blockWeights) *[]float32 { return &b.attn.BProj }},
+		{"ln2.w", []dim{dimC}, initOnes, func(b *blockWeights) *[]float32 { return &b.ln2W }},
+		{"ln2.b", []dim{dimC}, initZeros, func(b *blockWeights) *[]float32 { return &b.ln2B }},
+		{"mlp.w_fc", []dim{dimC, dim4C}, initNormal, func(b *blockWeights) *[]float32 { return &b.wfc }},
+		{"mlp.b_fc", []dim{dim4C}, initZeros, func(b *blockWeights) *[]float32 { return &b.bfc }},
+		{"mlp.w_out", []dim{dim4C, dimC}, initProj, func(b *blockWeights) *[]float32 { return &b.wout }},
+		{"mlp.b_out", []dim{dimC}, initZeros, func(b *blockWeights) *[]float32 { return &b.bout }},
+	}
+	// and headTensors last.
+	headTensors = []tensorSpec[weights]{
+		{"ln_f.w", []dim{dimC}, initOnes, func(w *weights) *[]float32 { return &w.lnfW }},
+		{"ln_f.b", []dim{dimC}, initZeros, func(w *weights) *[]float32 { return &w.lnfB }},
+		{"w_lm", []dim{dimC, dimV}, initNormal, func(w *weights) *[]float32 { return &w.wlm }},
+		{"b_lm", []dim{dimV}, initZeros, func(w *weights) *[]float32 { return &w.blm }},
+	}
+)
+
+// eachTensor calls f with every parameter tensor of c in layout order: its
+// name, its shape, how New initialises it and the field of w that views it
+// (nil when w is nil; otherwise w.blocks must have c.Layers entries).
+func (c Config) eachTensor(w *weights, f func(name string, shape []int, init initKind, field *[]float32)) {
+	shape := func(ds []dim) []int {
+		s := make([]int, len(ds))
+		for i, d := range ds {
+			s[i] = d.size(c)
+		}
+		return s
+	}
+	outer := func(specs []tensorSpec[weights]) {
+		for _, s := range specs {
+			var fld *[]float32
+			if w != nil {
+				fld = s.field(w)
+			}
+			f(s.name, shape(s.shape), s.init, fld)
+		}
+	}
+	outer(embedTensors)
+	for l := 0; l < c.Layers; l++ {
+		prefix := "h." + strconv.Itoa(l) + "."
+		for _, s := range blockTensors {
+			var fld *[]float32
+			if w != nil {
+				fld = s.field(&w.blocks[l])
+			}
+			f(prefix+s.name, shape(s.shape), s.init, fld)
+		}
+	}
+	outer(headTensors)
+}
+
+// view returns the named views of buf, a flat vector of c.NumParams()
+// values laid out as c.Tensors(); each view's capacity is its length.
+func (c Config) view(buf []float32) weights {
+	w := weights{blocks: make([]blockWeights, c.Layers)}
+	off := 0
+	c.eachTensor(&w, func(_ string, shape []int, _ initKind, field *[]float32) {
+		n := Tensor{Shape: shape}.Size()
+		*field = buf[off : off+n : off+n]
+		off += n
+	})
 	return w
 }
 
@@ -143,20 +232,23 @@ func (c Config) view(buf []float32) weights {
 // Config.Tensors), and one or more replicas of everything a pass writes
 // (attention layers, activations, gradients). A Forward with targets over
 // several sequences splits the batch over up to GOMAXPROCS replicas that
-// run at once (data parallel: whole GEMMs per goroutine scale better than
-// one small GEMM split in two) and Backward adds their gradients in replica
-// order, so results are deterministic for a given GOMAXPROCS. A Model is
-// not safe for concurrent use.
+// run at once on the module's parallel runtime (data parallel: whole GEMMs
+// per goroutine scale better than one small GEMM split in two) and
+// Backward adds their gradients in replica order, so results are
+// deterministic for a given GOMAXPROCS. A Model computes with one kernel
+// implementation (WithImpl). A Model is not safe for concurrent use.
 type Model struct {
 	Config Config
 	Params []float32
 	Grads  []float32
 
+	k    *kernels.Impl
 	p    weights
 	reps []*replica // reps[0] always exists; its grads are Grads
 	used int        // replicas used by the last Forward
 	n    int        // rows of the last Forward
 	hasT bool       // the last Forward had targets
+	run  replicaTask
 }
 
 // replica is one copy of what a forward and backward pass writes.
@@ -166,6 +258,38 @@ type replica struct {
 	grads []float32
 	g     weights
 	loss  float64 // sum of -log p over its rows
+}
+
+// replicaTask runs the replicas of a Forward or Backward as the parts of a
+// parallel.Run: part i is replica i, over sequences split(i) of the batch.
+type replicaTask struct {
+	m               *Model
+	backward        bool
+	tokens, targets []int32
+	b, t, k         int
+}
+
+// split returns the first sequence and the number of sequences of part i:
+// b/k each, the first b%k parts one more.
+func (rt *replicaTask) split(i int) (lo, bi int) {
+	q, r := rt.b/rt.k, rt.b%rt.k
+	lo, bi = i*q+min(i, r), q
+	if i < r {
+		bi++
+	}
+	return lo, bi
+}
+
+// RunPart runs replica part's forward or backward pass.
+func (rt *replicaTask) RunPart(_, part int) {
+	r := rt.m.reps[part]
+	if rt.backward {
+		rt.m.backward(r)
+		return
+	}
+	lo, bi := rt.split(part)
+	s, e := lo*rt.t, (lo+bi)*rt.t
+	rt.m.forward(r, rt.tokens[s:e], rt.targets[s:e], bi, rt.t)
 }
 
 // activations of one Forward over n = b·t rows.
@@ -192,51 +316,72 @@ type blockActs struct {
 	fcPre, fcTanh, fcAct  []float32 // [n,4C]
 }
 
+// Option is an option of New.
+type Option func(*options)
+
+type options struct {
+	impl *kernels.Impl
+}
+
+// WithImpl makes the model compute with the kernel implementation p (one
+// of kernels.Implementations()) instead of kernels.Default(); nil means
+// kernels.Default().
+func WithImpl(p *kernels.Impl) Option {
+	return func(o *options) { o.impl = p }
+}
+
 // New returns a model of config cfg with parameters initialised from seed:
 // matrices and embeddings normal with standard deviation 0.02 (the output
 // projections of attention and MLP scaled by 1/√(2·Layers)), biases 0,
-// LayerNorm gains 1.
-func New(cfg Config, seed uint64) (*Model, error) {
-	m, err := newModel(cfg)
+// LayerNorm gains 1. It computes with kernels.Default() unless an option
+// says otherwise.
+func New(cfg Config, seed uint64, opts ...Option) (*Model, error) {
+	m, err := newModel(cfg, opts...)
 	if err != nil {
 		return nil, err
 	}
 	r := rng.New(seed)
 	proj := 0.02 / math.Sqrt(2*float64(cfg.Layers))
-	for _, t := range cfg.Tensors() {
-		v := m.Params[t.Offset : t.Offset+t.Size()]
+	m.Config.eachTensor(&m.p, func(_ string, _ []int, init initKind, field *[]float32) {
+		v := *field
 		std := 0.02
-		switch {
-		case len(t.Shape) == 1 && hasSuffix(t.Name, ".w"):
+		switch init {
+		case initOnes:
 			for i := range v {
 				v[i] = 1
 			}
-			continue
-		case len(t.Shape) == 1:
-			continue
-		case hasSuffix(t.Name, "w_proj") || hasSuffix(t.Name, "w_out"):
+			return
+		case initZeros:
+			return
+		case initProj:
 			std = proj
 		}
 		for i := range v {
 			v[i] = float32(r.Normal() * std)
 		}
-	}
+	})
 	return m, nil
 }
 
-func hasSuffix(s, suf string) bool { return len(s) >= len(suf) && s[len(s)-len(suf):] == suf }
-
 // newModel allocates a model with zero parameters.
-func newModel(cfg Config) (*Model, error) {
+func newModel(cfg Config, opts ...Option) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.impl == nil {
+		o.impl = kernels.Default()
 	}
 	if cfg.Heads == 0 {
 		cfg.Heads = 1
 	}
 	n := cfg.NumParams()
-	m := &Model{Config: cfg, Params: make([]float32, n), Grads: make([]float32, n)}
+	m := &Model{Config: cfg, Params: make([]float32, n), Grads: make([]float32, n), k: o.impl}
 	m.p = cfg.view(m.Params)
+	m.run.m = m
 	r, err := m.newReplica(m.Grads)
 	if err != nil {
 		return nil, err
@@ -245,23 +390,31 @@ func newModel(cfg Config) (*Model, error) {
 	return m, nil
 }
 
+// Impl returns the kernel implementation the model computes with.
+func (m *Model) Impl() *kernels.Impl { return m.k }
+
 // newReplica returns a replica writing its gradients into grads.
 func (m *Model) newReplica(grads []float32) (*replica, error) {
 	cfg := m.Config
 	r := &replica{grads: grads, g: cfg.view(grads)}
 	for l := 0; l < cfg.Layers; l++ {
-		var a *attention.Layer
-		if cfg.Heads == 1 {
-			a = attention.NewSingleHead(cfg.Width)
-		} else {
-			var err error
-			if a, err = attention.NewMultiHead(cfg.Width, cfg.Heads); err != nil {
-				return nil, err
-			}
+		a, err := m.newAttention()
+		if err != nil {
+			return nil, err
 		}
 		r.attn = append(r.attn, a)
 	}
 	return r, nil
+}
+
+// newAttention returns a new attention layer of the model's shape,
+// computing with the model's kernel implementation: the one place gpt
+// makes attention layers (for its replicas and its samplers).
+func (m *Model) newAttention() (*attention.Layer, error) {
+	if m.Config.Heads == 1 {
+		return attention.NewSingleHead(m.Config.Width, attention.WithImpl(m.k)), nil
+	}
+	return attention.NewMultiHead(m.Config.Width, m.Config.Heads, attention.WithImpl(m.k))
 }
 
 // DecayMask tells, per parameter, whether AdamW decays it: the matrices and
@@ -337,7 +490,7 @@ func (m *Model) Forward(tokens, targets []int32, b, t int) float64 {
 	}
 	k := 1
 	if targets != nil {
-		k = min(runtime.GOMAXPROCS(0), b)
+		k = parallel.Parts(b, 1) // min(GOMAXPROCS, b)
 	}
 	for len(m.reps) < k {
 		r, err := m.newReplica(make([]float32, len(m.Params)))
@@ -350,24 +503,7 @@ func (m *Model) Forward(tokens, targets []int32, b, t int) float64 {
 	if k == 1 {
 		m.forward(m.reps[0], tokens, targets, b, t)
 	} else {
-		replicasRunning.Add(1)
-		defer replicasRunning.Add(-1)
-		var wg sync.WaitGroup
-		lo := 0
-		for i := 0; i < k; i++ {
-			bi := b / k
-			if i < b%k {
-				bi++
-			}
-			r, s, e := m.reps[i], lo*t, (lo+bi)*t
-			lo += bi
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				m.forward(r, tokens[s:e], targets[s:e], bi, t)
-			}()
-		}
-		wg.Wait()
+		m.runReplicas(false, tokens, targets, b, t, k)
 	}
 	if targets == nil {
 		return 0
@@ -394,7 +530,7 @@ func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
 		r.attn[l].Forward(k.attnOut, k.ln1, b, t, w.attn)
 		addInto(k.mid, x, k.attnOut)
 		layerNormForward(k.ln2, k.ln2Mean, k.ln2Rstd, k.mid, w.ln2W, w.ln2B, n, C)
-		kernels.Gemm(false, false, n, 4*C, C, 1, k.ln2, C, w.wfc, 4*C, 0, k.fcPre, 4*C)
+		m.k.Gemm(false, false, n, 4*C, C, 1, k.ln2, C, w.wfc, 4*C, 0, k.fcPre, 4*C)
 		biasGeluForward(k.fcAct, k.fcTanh, k.fcPre, w.bfc, n, 4*C)
 		// res[l+1] = mid + fcAct·w_out + b_out
 		out := a.res[l+1]
@@ -406,12 +542,12 @@ func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
 				}
 			}
 		})
-		kernels.Gemm(false, false, n, C, 4*C, 1, k.fcAct, 4*C, w.wout, C, 1, out, C)
+		m.k.Gemm(false, false, n, C, 4*C, 1, k.fcAct, 4*C, w.wout, C, 1, out, C)
 	}
 	layerNormForward(a.lnf, a.lnfMean, a.lnfRstd, a.res[cfg.Layers], m.p.lnfW, m.p.lnfB, n, C)
-	linearForward(a.logits, a.lnf, m.p.wlm, m.p.blm, n, C, V)
+	linearForward(m.k, a.logits, a.lnf, m.p.wlm, m.p.blm, n, C, V)
 	if targets != nil {
-		r.loss = crossEntropy(a.logits, targets, n, V)
+		r.loss = crossEntropy(m.k, a.logits, targets, n, V)
 	}
 }
 
@@ -441,24 +577,25 @@ func (m *Model) Backward() {
 		m.backward(m.reps[0])
 		return
 	}
-	var wg sync.WaitGroup
-	replicasRunning.Add(1)
-	for _, r := range m.reps[:k] {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m.backward(r)
-		}()
-	}
-	wg.Wait()
-	replicasRunning.Add(-1)
+	m.runReplicas(true, nil, nil, 0, 0, k)
 	// Grads (replica 0's) += the others', in replica order.
 	parallelFor(len(m.Grads), 1<<14, func(lo, hi int) {
 		g := m.Grads[lo:hi]
 		for _, r := range m.reps[1:k] {
-			kernels.Add(g, g, r.grads[lo:hi])
+			m.k.Add(g, g, r.grads[lo:hi])
 		}
 	})
+}
+
+// runReplicas runs the forward (over b sequences of t tokens) or backward
+// pass of replicas 0..k-1 as the parts of one parallel.Run, at most k at
+// once. While they run, the element-wise loops inside them find the
+// runtime's budget taken and stay on their replica's goroutine.
+func (m *Model) runReplicas(backward bool, tokens, targets []int32, b, t, k int) {
+	rt := &m.run
+	rt.backward, rt.tokens, rt.targets, rt.b, rt.t, rt.k = backward, tokens, targets, b, t, k
+	parallel.Run(rt, k, k)
+	rt.tokens, rt.targets = nil, nil
 }
 
 // backward computes replica r's share of the gradient of the mean loss
@@ -470,20 +607,20 @@ func (m *Model) backward(r *replica) {
 	g := &r.g
 	clear(r.grads)
 	crossEntropyBackward(a.logits, a.logits, a.targets, n, V, m.n)
-	linearBackward(a.dln, g.wlm, g.blm, a.logits, a.lnf, m.p.wlm, n, C, V)
+	linearBackward(m.k, a.dln, g.wlm, g.blm, a.logits, a.lnf, m.p.wlm, n, C, V)
 	clear(a.dres)
 	layerNormBackward(a.dres, g.lnfW, g.lnfB, a.dln, a.res[cfg.Layers], a.lnfMean, a.lnfRstd, m.p.lnfW, n, C)
 	for l := cfg.Layers - 1; l >= 0; l-- {
 		w, gb, k := &m.p.blocks[l], &g.blocks[l], &a.blocks[l]
 		// MLP: dres is d(res[l+1]) and also d(mid) through the residual.
-		linearBackward(a.dfc, gb.wout, gb.bout, a.dres, k.fcAct, w.wout, n, 4*C, C)
+		linearBackward(m.k, a.dfc, gb.wout, gb.bout, a.dres, k.fcAct, w.wout, n, 4*C, C)
 		geluBackward(a.dfc, a.dfc, k.fcPre, k.fcTanh, n*4*C)
-		linearBackward(a.dln, gb.wfc, gb.bfc, a.dfc, k.ln2, w.wfc, n, C, 4*C)
+		linearBackward(m.k, a.dln, gb.wfc, gb.bfc, a.dfc, k.ln2, w.wfc, n, C, 4*C)
 		layerNormBackward(a.dres, gb.ln2W, gb.ln2B, a.dln, k.mid, k.ln2Mean, k.ln2Rstd, w.ln2W, n, C)
 		// Attention: dres is now d(mid), which is also d(res[l]) through
 		// the residual.
 		r.attn[l].Backward(a.dln, a.dres, w.attn, gb.attn)
 		layerNormBackward(a.dres, gb.ln1W, gb.ln1B, a.dln, a.res[l], k.ln1Mean, k.ln1Rstd, w.ln1W, n, C)
 	}
-	embedBackward(g.wte, g.wpe, a.dres, a.tokens, n, a.t, C)
+	embedBackward(m.k, g.wte, g.wpe, a.dres, a.tokens, n, a.t, C)
 }

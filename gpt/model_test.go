@@ -1,12 +1,21 @@
 package gpt
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"math"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/gpt/rng"
+	"github.com/simdgpt/simdgpt/internal/impltest"
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // refForward is the whole model in float64, written from the math: the
@@ -108,7 +117,20 @@ func randTokens(r *rng.RNG, n, v int) []int32 {
 	return t
 }
 
+// TestModelGradient checks the loss and every gradient of the model, on
+// each implementation, against the float64 reference and its central
+// differences (computed once per config: they do not depend on the
+// implementation).
 func TestModelGradient(t *testing.T) {
+	type gradCase struct {
+		cfg     Config
+		params  []float32
+		tok, tg []int32
+		want    float64   // reference loss
+		num     []float64 // reference gradient
+		b, t    int
+	}
+	var cases []gradCase
 	for _, cfg := range []Config{
 		{Vocab: 5, BlockSize: 4, Layers: 2, Heads: 1, Width: 4},
 		{Vocab: 7, BlockSize: 5, Layers: 2, Heads: 2, Width: 8},
@@ -123,21 +145,30 @@ func TestModelGradient(t *testing.T) {
 		for i := range m.Params {
 			m.Params[i] += float32(r.Normal() * 0.3)
 		}
-		const b = 2
-		tt := cfg.BlockSize
-		tok, tg := randTokens(r, b*tt, cfg.Vocab), randTokens(r, b*tt, cfg.Vocab)
-		loss := m.Forward(tok, tg, b, tt)
-		m.Backward()
+		c := gradCase{cfg: cfg, params: m.Params, b: 2, t: cfg.BlockSize}
+		c.tok, c.tg = randTokens(r, c.b*c.t, cfg.Vocab), randTokens(r, c.b*c.t, cfg.Vocab)
 		p64 := to64(m.Params)
-		want := refForward(cfg, p64, tok, tg, b, tt)
-		if math.Abs(loss-want) > 1e-5*want {
-			t.Fatalf("%+v: loss %g, float64 reference %g", cfg, loss, want)
-		}
-		num := numGrad(func() float64 { return refForward(cfg, p64, tok, tg, b, tt) }, p64)
-		for _, ts := range cfg.Tensors() {
-			closeGrad(t, ts.Name, m.Grads[ts.Offset:ts.Offset+ts.Size()], num[ts.Offset:ts.Offset+ts.Size()], 2e-3)
-		}
+		ref := func() float64 { return refForward(cfg, p64, c.tok, c.tg, c.b, c.t) }
+		c.want, c.num = ref(), numGrad(ref, p64)
+		cases = append(cases, c)
 	}
+	impltest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
+		for _, c := range cases {
+			m, err := New(c.cfg, 1, WithImpl(k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			copy(m.Params, c.params)
+			loss := m.Forward(c.tok, c.tg, c.b, c.t)
+			m.Backward()
+			if math.Abs(loss-c.want) > 1e-5*c.want {
+				t.Fatalf("%+v: loss %g, float64 reference %g", c.cfg, loss, c.want)
+			}
+			for _, ts := range c.cfg.Tensors() {
+				closeGrad(t, ts.Name, m.Grads[ts.Offset:ts.Offset+ts.Size()], c.num[ts.Offset:ts.Offset+ts.Size()], 2e-3)
+			}
+		}
+	})
 }
 
 func TestModelShapeErrors(t *testing.T) {
@@ -176,8 +207,8 @@ func TestModelShapeErrors(t *testing.T) {
 
 // trainLosses runs steps AdamW steps on one random batch and returns the
 // losses.
-func trainLosses(cfg Config, steps int) []float64 {
-	m, err := New(cfg, 7)
+func trainLosses(k *kernels.Impl, cfg Config, steps int) []float64 {
+	m, err := New(cfg, 7, WithImpl(k))
 	if err != nil {
 		panic(err)
 	}
@@ -195,15 +226,22 @@ func trainLosses(cfg Config, steps int) []float64 {
 }
 
 func TestDeterminism(t *testing.T) {
-	// Large enough that Gemm splits its work over goroutines.
+	impltest.ForEach(t, testDeterminism)
+}
+
+func testDeterminism(t *testing.T, k *kernels.Impl) {
+	// Large enough that every element-wise pass splits over goroutines.
 	cfg := Config{Vocab: 65, BlockSize: 64, Layers: 2, Heads: 4, Width: 128}
 	steps := 4
-	if testing.Short() { // CI runs -short under qemu, where this is slow
+	switch {
+	case testing.Short(): // CI runs -short under qemu, where this is slow
+		cfg.BlockSize, cfg.Width, cfg.Layers, steps = 32, 64, 1, 3
+	case k.Name() == "generic": // the reference GEMM is slow
 		cfg.Layers, steps = 1, 3
 	}
 	old := runtime.GOMAXPROCS(2)
 	defer runtime.GOMAXPROCS(old)
-	a, b := trainLosses(cfg, steps), trainLosses(cfg, steps)
+	a, b := trainLosses(k, cfg, steps), trainLosses(k, cfg, steps)
 	for i := range a {
 		if a[i] != b[i] {
 			t.Fatalf("step %d: losses %v and %v differ between identical runs", i, a[i], b[i])
@@ -218,13 +256,17 @@ func TestDeterminism(t *testing.T) {
 // the batch spread over 3 replicas (uneven: 2, 1 and 1 sequences) equal
 // those of one replica up to float32 rounding.
 func TestReplicas(t *testing.T) {
+	impltest.ForEach(t, testReplicas)
+}
+
+func testReplicas(t *testing.T, k *kernels.Impl) {
 	cfg := Config{Vocab: 11, BlockSize: 8, Layers: 2, Heads: 2, Width: 16}
 	r := rng.New(9)
 	tok, tg := randTokens(r, 4*8, cfg.Vocab), randTokens(r, 4*8, cfg.Vocab)
 	run := func(procs int) (float64, []float32, int) {
 		old := runtime.GOMAXPROCS(procs)
 		defer runtime.GOMAXPROCS(old)
-		m, _ := New(cfg, 3)
+		m, _ := New(cfg, 3, WithImpl(k))
 		loss := m.Forward(tok, tg, 4, 8)
 		m.Backward()
 		return loss, m.Grads, m.used
@@ -245,5 +287,233 @@ func TestReplicas(t *testing.T) {
 		if math.Abs(float64(g1[i]-g3[i])) > 1e-5*scale {
 			t.Fatalf("gradient %d: %g with one replica, %g with three", i, g1[i], g3[i])
 		}
+	}
+}
+
+// TestTensorLayout pins the parameter layout checkpoints depend on: names,
+// shapes and offsets, in order.
+func TestTensorLayout(t *testing.T) {
+	cfg := Config{Vocab: 5, BlockSize: 3, Layers: 2, Width: 4}
+	want := []Tensor{
+		{"wte", []int{5, 4}, 0},
+		{"wpe", []int{3, 4}, 20},
+		{"h.0.ln1.w", []int{4}, 32},
+		{"h.0.ln1.b", []int{4}, 36},
+		{"h.0.attn.w_qkv", []int{4, 12}, 40},
+		{"h.0.attn.b_qkv", []int{12}, 88},
+		{"h.0.attn.w_proj", []int{4, 4}, 100},
+		{"h.0.attn.b_proj", []int{4}, 116},
+		{"h.0.ln2.w", []int{4}, 120},
+		{"h.0.ln2.b", []int{4}, 124},
+		{"h.0.mlp.w_fc", []int{4, 16}, 128},
+		{"h.0.mlp.b_fc", []int{16}, 192},
+		{"h.0.mlp.w_out", []int{16, 4}, 208},
+		{"h.0.mlp.b_out", []int{4}, 272},
+		{"h.1.ln1.w", []int{4}, 276},
+		{"h.1.ln1.b", []int{4}, 280},
+		{"h.1.attn.w_qkv", []int{4, 12}, 284},
+		{"h.1.attn.b_qkv", []int{12}, 332},
+		{"h.1.attn.w_proj", []int{4, 4}, 344},
+		{"h.1.attn.b_proj", []int{4}, 360},
+		{"h.1.ln2.w", []int{4}, 364},
+		{"h.1.ln2.b", []int{4}, 368},
+		{"h.1.mlp.w_fc", []int{4, 16}, 372},
+		{"h.1.mlp.b_fc", []int{16}, 436},
+		{"h.1.mlp.w_out", []int{16, 4}, 452},
+		{"h.1.mlp.b_out", []int{4}, 516},
+		{"ln_f.w", []int{4}, 520},
+		{"ln_f.b", []int{4}, 524},
+		{"w_lm", []int{4, 5}, 528},
+		{"b_lm", []int{5}, 548},
+	}
+	got := cfg.Tensors()
+	if len(got) != len(want) {
+		t.Fatalf("%d tensors, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Name != want[i].Name || !slices.Equal(got[i].Shape, want[i].Shape) || got[i].Offset != want[i].Offset {
+			t.Errorf("tensor %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if n := cfg.NumParams(); n != 553 {
+		t.Errorf("NumParams = %d, want 553", n)
+	}
+}
+
+// TestViewsByName checks that every view of the flat vector is the tensor
+// of its name (looked up in Tensors, not by position), with capacity equal
+// to its length, and that a block's attention views are those
+// attention.ViewParams makes from its first attention tensor.
+func TestViewsByName(t *testing.T) {
+	cfg := Config{Vocab: 7, BlockSize: 5, Layers: 3, Heads: 2, Width: 8}
+	buf := make([]float32, cfg.NumParams())
+	w := cfg.view(buf)
+	byName := map[string]Tensor{}
+	for _, ts := range cfg.Tensors() {
+		byName[ts.Name] = ts
+	}
+	views := map[string][]float32{
+		"wte": w.wte, "wpe": w.wpe,
+		"ln_f.w": w.lnfW, "ln_f.b": w.lnfB, "w_lm": w.wlm, "b_lm": w.blm,
+	}
+	for l, b := range w.blocks {
+		p := "h." + strconv.Itoa(l) + "."
+		for name, v := range map[string][]float32{
+			"ln1.w": b.ln1W, "ln1.b": b.ln1B,
+			"attn.w_qkv": b.attn.WQKV, "attn.b_qkv": b.attn.BQKV, "attn.w_proj": b.attn.WProj, "attn.b_proj": b.attn.BProj,
+			"ln2.w": b.ln2W, "ln2.b": b.ln2B,
+			"mlp.w_fc": b.wfc, "mlp.b_fc": b.bfc, "mlp.w_out": b.wout, "mlp.b_out": b.bout,
+		} {
+			views[p+name] = v
+		}
+		av := attention.ViewParams(cfg.Width, buf[byName[p+"attn.w_qkv"].Offset:])
+		for i, pair := range [][2][]float32{{av.WQKV, b.attn.WQKV}, {av.BQKV, b.attn.BQKV}, {av.WProj, b.attn.WProj}, {av.BProj, b.attn.BProj}} {
+			if len(pair[0]) != len(pair[1]) || &pair[0][0] != &pair[1][0] {
+				t.Errorf("block %d: attention field %d is not attention.ViewParams' view", l, i)
+			}
+		}
+	}
+	if len(views) != len(byName) {
+		t.Fatalf("%d views, %d tensors", len(views), len(byName))
+	}
+	for name, v := range views {
+		ts, ok := byName[name]
+		switch {
+		case !ok:
+			t.Errorf("view %q has no tensor", name)
+		case len(v) != ts.Size() || cap(v) != len(v):
+			t.Errorf("%s: view of length %d and capacity %d, want %d", name, len(v), cap(v), ts.Size())
+		case &v[0] != &buf[ts.Offset]:
+			t.Errorf("%s: view does not start at offset %d", name, ts.Offset)
+		}
+	}
+}
+
+// TestNewInitialisation checks New's initialisation by tensor name:
+// LayerNorm gains 1, biases 0, the projections into the residual stream
+// with a standard deviation 1/√(2·Layers) of the other matrices' 0.02.
+func TestNewInitialisation(t *testing.T) {
+	cfg := Config{Vocab: 50, BlockSize: 32, Layers: 2, Heads: 2, Width: 32}
+	m, err := New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ts := range cfg.Tensors() {
+		v := m.Params[ts.Offset : ts.Offset+ts.Size()]
+		var s2 float64
+		for _, x := range v {
+			s2 += float64(x) * float64(x)
+		}
+		std := math.Sqrt(s2 / float64(len(v)))
+		var want float64
+		switch {
+		case strings.HasSuffix(ts.Name, "ln1.w") || strings.HasSuffix(ts.Name, "ln2.w") || ts.Name == "ln_f.w":
+			want = 1
+		case len(ts.Shape) == 1:
+			want = 0
+		case strings.HasSuffix(ts.Name, "w_proj") || strings.HasSuffix(ts.Name, "w_out"):
+			want = 0.01 // 0.02/√4
+		default:
+			want = 0.02
+		}
+		if math.Abs(std-want) > 0.1*want {
+			t.Errorf("%s: root mean square %.4g, want %.4g", ts.Name, std, want)
+		}
+	}
+}
+
+// TestWithImpl checks the model computes with the implementation it was
+// given, and with kernels.Default() without one (or with nil).
+func TestWithImpl(t *testing.T) {
+	cfg := Config{Vocab: 5, BlockSize: 4, Layers: 1, Width: 4}
+	for _, c := range []struct {
+		opts []Option
+		want *kernels.Impl
+	}{
+		{nil, kernels.Default()},
+		{[]Option{WithImpl(nil)}, kernels.Default()},
+	} {
+		m, _ := New(cfg, 1, c.opts...)
+		if m.Impl() != c.want {
+			t.Errorf("New(%d options): Impl() = %v, want %v", len(c.opts), m.Impl(), c.want)
+		}
+	}
+	impltest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
+		m, _ := New(cfg, 1, WithImpl(k))
+		if m.Impl() != k {
+			t.Fatalf("Impl() = %v, want %v", m.Impl(), k)
+		}
+	})
+}
+
+// TestSingleHeadMatchesOneHead checks, on each implementation, that the
+// single-head path (Heads 1) and the multi-head path with one head agree
+// in loss and gradients.
+func TestSingleHeadMatchesOneHead(t *testing.T) {
+	impltest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
+		cfg := Config{Vocab: 11, BlockSize: 8, Layers: 2, Heads: 1, Width: 16}
+		r := rng.New(3)
+		tok, tg := randTokens(r, cfg.BlockSize, cfg.Vocab), randTokens(r, cfg.BlockSize, cfg.Vocab)
+		single, _ := New(cfg, 4, WithImpl(k))
+		multi, _ := New(cfg, 4, WithImpl(k))
+		for i := range single.Params {
+			single.Params[i] += float32(r.Normal() * 0.2)
+		}
+		copy(multi.Params, single.Params)
+		for l := range multi.reps[0].attn {
+			a, err := attention.NewMultiHead(cfg.Width, 1, attention.WithImpl(k))
+			if err != nil {
+				t.Fatal(err)
+			}
+			multi.reps[0].attn[l] = a
+		}
+		// One sequence: one replica, whatever GOMAXPROCS.
+		ls, lm := single.Forward(tok, tg, 1, cfg.BlockSize), multi.Forward(tok, tg, 1, cfg.BlockSize)
+		if math.Abs(ls-lm) > 1e-6*ls {
+			t.Fatalf("loss %v on the single-head path, %v with one of multi-head", ls, lm)
+		}
+		single.Backward()
+		multi.Backward()
+		var scale float64
+		for _, g := range single.Grads {
+			scale = math.Max(scale, math.Abs(float64(g)))
+		}
+		for i := range single.Grads {
+			if math.Abs(float64(single.Grads[i]-multi.Grads[i])) > 1e-5*scale {
+				t.Fatalf("gradient %d: %g single-head, %g multi-head", i, single.Grads[i], multi.Grads[i])
+			}
+		}
+	})
+}
+
+// TestKernelsThroughImpl checks that package gpt calls no package-level
+// kernels function but Default: every kernel runs on the model's
+// implementation.
+func TestKernelsThroughImpl(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			if sel, ok := call.Fun.(*ast.SelectorExpr); ok {
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "kernels" && sel.Sel.Name != "Default" {
+					t.Errorf("%s: kernels.%s called directly; call it on the model's *kernels.Impl", fset.Position(call.Pos()), sel.Sel.Name)
+				}
+			}
+			return true
+		})
 	}
 }

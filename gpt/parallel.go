@@ -1,44 +1,50 @@
 package gpt
 
 import (
-	"runtime"
 	"sync"
-	"sync/atomic"
+
+	"github.com/simdgpt/simdgpt/internal/parallel"
 )
 
-// replicasRunning counts model replicas running at once (Model.Forward and
-// Backward with several replicas): while any run, every core already has a
-// replica, so parallelFor stays on the calling goroutine. This only
-// changes how work is split, never a result.
-var replicasRunning atomic.Int32
-
-// parallelFor runs fn over [0, n) split into contiguous chunks of at least
-// minChunk items, one per goroutine up to GOMAXPROCS. Every caller computes
-// each item independently of the others, so results never depend on the
-// split (bit-identical whatever the thread count).
+// parallelFor runs fn over [0, n) on the module's parallel runtime, split
+// as parallel.For splits it: parallel.Parts(n, minChunk) contiguous chunks
+// of equal size (the last may be shorter), a split that depends only on n,
+// minChunk and GOMAXPROCS. The chunks run on the caller and whichever pool
+// goroutines the runtime's budget has free: inside model replicas that
+// already hold the whole budget, on the calling goroutine alone. Every
+// caller computes each item independently of the others, so results never
+// depend on the split or on who ran it.
+//
+// Unlike parallel.For it takes its Task from a pool, so a call costs no
+// allocation beyond fn's closure.
 func parallelFor(n, minChunk int, fn func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if replicasRunning.Load() > 0 {
-		workers = 1
-	}
-	if w := n / max(minChunk, 1); w < workers {
-		workers = w
-	}
-	if workers <= 1 {
-		if n > 0 {
-			fn(0, n)
-		}
+	if n <= 0 {
 		return
 	}
-	chunk := (n + workers - 1) / workers
-	var wg sync.WaitGroup
-	for lo := chunk; lo < n; lo += chunk {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			fn(lo, hi)
-		}(lo, min(lo+chunk, n))
+	parts := parallel.Parts(n, minChunk)
+	if parts == 1 {
+		fn(0, n)
+		return
 	}
-	fn(0, chunk)
-	wg.Wait()
+	chunk := (n + parts - 1) / parts
+	parts = (n + chunk - 1) / chunk
+	t := rangeTasks.Get().(*rangeTask)
+	t.n, t.chunk, t.fn = n, chunk, fn
+	parallel.Run(t, parts, parts) // a panic in fn leaves t to the collector
+	t.fn = nil
+	rangeTasks.Put(t)
+}
+
+// rangeTask is parallelFor's Task: part p is [p·chunk, min((p+1)·chunk, n)).
+type rangeTask struct {
+	n, chunk int
+	fn       func(lo, hi int)
+}
+
+var rangeTasks = sync.Pool{New: func() any { return new(rangeTask) }}
+
+// RunPart runs fn over the part's chunk.
+func (t *rangeTask) RunPart(_, part int) {
+	lo := part * t.chunk
+	t.fn(lo, min(lo+t.chunk, t.n))
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/gpt/rng"
-	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // Sampler generates text from a model one token at a time, with a key/value
@@ -15,7 +14,7 @@ import (
 // row of work instead of a forward pass over the whole context.
 type Sampler struct {
 	m      *Model
-	caches []*attention.Decoder
+	caches []*attention.Decoder // one per block, each with its own layer state and KV cache
 	// scratch for up to BlockSize rows
 	x, h, att, fc, fcTh []float32
 	mean, rstd          []float32
@@ -34,8 +33,12 @@ func (m *Model) NewSampler() *Sampler {
 		fc: make([]float32, 4*T*C), fcTh: make([]float32, 4*T*C),
 		mean: make([]float32, T), rstd: make([]float32, T),
 		logits: make([]float32, cfg.Vocab), order: make([]int, cfg.Vocab), probs: make([]float64, cfg.Vocab)}
-	for l := range cfg.Layers {
-		s.caches = append(s.caches, m.reps[0].attn[l].NewDecoder(T))
+	for range cfg.Layers {
+		a, err := m.newAttention()
+		if err != nil {
+			panic(err) // the config was validated when the model was made
+		}
+		s.caches = append(s.caches, a.NewDecoder(T))
 	}
 	return s
 }
@@ -58,16 +61,16 @@ func (s *Sampler) feed(toks []int32) {
 		w := &m.p.blocks[l]
 		layerNormForward(h, s.mean, s.rstd, x, w.ln1W, w.ln1B, n, C)
 		s.caches[l].Decode(att, h, n, w.attn)
-		kernels.Add(x, x, att)
+		m.k.Add(x, x, att)
 		layerNormForward(h, s.mean, s.rstd, x, w.ln2W, w.ln2B, n, C)
-		linearForward(fc, h, w.wfc, w.bfc, n, C, 4*C)
+		linearForward(m.k, fc, h, w.wfc, w.bfc, n, C, 4*C)
 		geluForward(fc, s.fcTh[:4*n*C], fc, 4*n*C)
-		linearForward(att, fc, w.wout, w.bout, n, 4*C, C)
-		kernels.Add(x, x, att)
+		linearForward(m.k, att, fc, w.wout, w.bout, n, 4*C, C)
+		m.k.Add(x, x, att)
 	}
 	last := x[(n-1)*C:][:C]
 	layerNormForward(h[:C], s.mean, s.rstd, last, m.p.lnfW, m.p.lnfB, 1, C)
-	linearForward(s.logits, h[:C], m.p.wlm, m.p.blm, 1, C, V)
+	linearForward(m.k, s.logits, h[:C], m.p.wlm, m.p.blm, 1, C, V)
 }
 
 // Logits returns the logits of the next token after feeding toks to a fresh

@@ -9,6 +9,8 @@ import (
 
 	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/gpt/rng"
+	"github.com/simdgpt/simdgpt/internal/impltest"
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 func smallRun(t *testing.T, heads int) (*Model, *data.Dataset, TrainConfig) {
@@ -105,9 +107,13 @@ func TestCheckpointDamage(t *testing.T) {
 }
 
 func TestSamplerMatchesForward(t *testing.T) {
+	impltest.ForEach(t, testSamplerMatchesForward)
+}
+
+func testSamplerMatchesForward(t *testing.T, k *kernels.Impl) {
 	for _, heads := range []int{1, 4} {
 		cfg := Config{Vocab: 11, BlockSize: 12, Layers: 2, Heads: heads, Width: 16}
-		m, _ := New(cfg, 5)
+		m, _ := New(cfg, 5, WithImpl(k))
 		r := rng.New(1)
 		for i := range m.Params {
 			m.Params[i] += float32(r.Normal() * 0.1)
@@ -140,8 +146,12 @@ func TestSamplerMatchesForward(t *testing.T) {
 }
 
 func TestGenerate(t *testing.T) {
+	impltest.ForEach(t, testGenerate)
+}
+
+func testGenerate(t *testing.T, k *kernels.Impl) {
 	cfg := Config{Vocab: 9, BlockSize: 8, Layers: 1, Heads: 2, Width: 8}
-	m, _ := New(cfg, 5)
+	m, _ := New(cfg, 5, WithImpl(k))
 	r := rng.New(1)
 	for i := range m.Params {
 		m.Params[i] += float32(r.Normal() * 0.5)
