@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"reflect"
 
 	"github.com/simdgpt/simdgpt/kernels"
 )
@@ -69,28 +70,51 @@ type Impl struct {
 const genericMaxFlops = 1 << 27
 
 // Ours returns the Impl that runs every kernel of the simdgpt
-// implementation p.
+// implementation p: each kernel field of Impl (a func field named after a
+// method of *kernels.Impl, such as Gemm or Dot) is set to that method of
+// p, so a kernel added to package kernels needs only its field here.
 func Ours(p *kernels.Impl) *Impl {
-	im := &Impl{
-		Name:            p.Name(),
-		Own:             p,
-		ISA:             p,
-		Gemm:            p.Gemm,
-		MaskedScores:    p.MaskedScores,
-		Softmax:         p.Softmax,
-		SoftmaxBackward: p.SoftmaxBackward,
-		Dot:             p.Dot,
-		Axpy:            p.Axpy,
-		Scale:           p.Scale,
-		Add:             p.Add,
-		Sum:             p.Sum,
-		Max:             p.Max,
+	im := &Impl{Name: p.Name(), Own: p, ISA: p}
+	v, pv := reflect.ValueOf(im).Elem(), reflect.ValueOf(p)
+	for _, name := range KernelFields() {
+		v.FieldByName(name).Set(pv.MethodByName(name))
 	}
 	if p.FMAPeakLoop(1) == 0 {
 		im.ISA = Widest()
 		im.MaxFlops = genericMaxFlops
 	}
 	return im
+}
+
+// KernelFields returns the names of Impl's kernel fields: its func fields
+// named after a method of *kernels.Impl with an assignable type.
+func KernelFields() []string {
+	typ := reflect.TypeFor[Impl]()
+	methods := reflect.TypeFor[*kernels.Impl]()
+	var out []string
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
+		if f.Type.Kind() != reflect.Func {
+			continue
+		}
+		m, ok := methods.MethodByName(f.Name)
+		if !ok {
+			continue
+		}
+		// The method's type without its receiver.
+		in := make([]reflect.Type, m.Type.NumIn()-1)
+		for j := range in {
+			in[j] = m.Type.In(j + 1)
+		}
+		outs := make([]reflect.Type, m.Type.NumOut())
+		for j := range outs {
+			outs[j] = m.Type.Out(j)
+		}
+		if reflect.FuncOf(in, outs, m.Type.IsVariadic()).AssignableTo(f.Type) {
+			out = append(out, f.Name)
+		}
+	}
+	return out
 }
 
 // GemmThenMask returns a peer of p's MaskedScores that computes the same

@@ -1,3 +1,7 @@
+//go:build amd64 || arm64 || loong64 || mips64 || mips64le || ppc64 || ppc64le || riscv64 || s390x || wasm
+
+// The sizes below overflow a 32-bit int.
+
 package kernels
 
 import (

@@ -1,10 +1,6 @@
 package kernels
 
-import (
-	"runtime"
-
-	"github.com/klauspost/cpuid/v2"
-)
+import "github.com/simdgpt/simdgpt/kernels/internal/cpuinfo"
 
 // CPUInfo describes the processor, as far as the kernels care.
 type CPUInfo struct {
@@ -18,35 +14,6 @@ type CPUInfo struct {
 }
 
 // CPU returns what is known of the processor this program runs on, read
-// with github.com/klauspost/cpuid/v2.
-func CPU() CPUInfo {
-	c := cpuid.CPU
-	info := CPUInfo{
-		Name:  c.BrandName,
-		Arch:  runtime.GOARCH,
-		Cores: c.PhysicalCores,
-		L1D:   positive(c.Cache.L1D),
-		L2:    positive(c.Cache.L2),
-		L3:    positive(c.Cache.L3),
-	}
-	for _, f := range []struct {
-		id   cpuid.FeatureID
-		name string
-	}{
-		{cpuid.AVX2, "AVX2"}, {cpuid.FMA3, "FMA"}, {cpuid.AVX512F, "AVX512F"},
-		{cpuid.AVX512BW, "AVX512BW"}, {cpuid.AVX512DQ, "AVX512DQ"}, {cpuid.AVX512VL, "AVX512VL"},
-		{cpuid.ASIMD, "ASIMD"},
-	} {
-		if c.Supports(f.id) {
-			info.Features = append(info.Features, f.name)
-		}
-	}
-	return info
-}
-
-func positive(n int) int {
-	if n < 0 {
-		return 0
-	}
-	return n
-}
+// with github.com/klauspost/cpuid/v2. The GEMM drivers are blocked for the
+// cache sizes it reports.
+func CPU() CPUInfo { return CPUInfo(cpuinfo.Read()) }

@@ -6,59 +6,84 @@ import (
 	"strings"
 
 	"github.com/simdgpt/simdgpt/kernels/generic"
+	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
 )
 
 // EnvISA is the environment variable that forces one implementation for a
 // whole program, for example SIMDGPT_ISA=avx2.
 const EnvISA = "SIMDGPT_ISA"
 
-var genericImpl = &Impl{
-	name:      "generic",
-	available: true,
-	ops: ops{
-		gemm:            generic.Gemm,
-		softmax:         generic.Softmax,
-		softmaxBackward: generic.SoftmaxBackward,
-		maskedScores:    generic.MaskedScores,
-		dot:             generic.Dot,
-		axpy:            generic.Axpy,
-		scale:           generic.Scale,
-		add:             generic.Add,
-		sum:             generic.Sum,
-		max:             generic.Max,
-	},
+// genericSet is the pure-Go kernel set, on every platform.
+var genericSet = &kernelset.Set{
+	Name:            "generic",
+	Available:       true,
+	Gemm:            generic.Gemm,
+	Softmax:         generic.Softmax,
+	SoftmaxBackward: generic.SoftmaxBackward,
+	MaskedScores:    generic.MaskedScores,
+	Dot:             generic.Dot,
+	Axpy:            generic.Axpy,
+	Scale:           generic.Scale,
+	Add:             generic.Add,
+	Sum:             generic.Sum,
+	Max:             generic.Max,
 }
 
-// registry lists every implementation compiled into this binary, generic
-// first and then from slowest to fastest; archImpls is defined per
-// architecture and build tag.
-var registry = append([]*Impl{genericImpl}, archImpls()...)
+// registry lists every implementation compiled into this binary: generic,
+// then the sets the ISA packages registered (imported for that in
+// isa_amd64.go and isa_arm64.go), slowest to fastest.
+var registry = func() []*Impl {
+	impls := []*Impl{{genericSet}}
+	for _, s := range kernelset.All() {
+		impls = append(impls, &Impl{s})
+	}
+	return impls
+}()
+
+var genericImpl = registry[0]
+
+// envErr is what was wrong with SIMDGPT_ISA at start-up, if anything.
+var envErr error
 
 func init() {
 	p, err := chooseDefault(os.Getenv(EnvISA))
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "simdgpt/kernels: %v\n", err)
-		os.Exit(2)
+		envErr = err
+		fmt.Fprintf(os.Stderr, "simdgpt/kernels: %v; using %s\n", err, p.Name())
 	}
 	current.Store(p)
 }
 
-// chooseDefault returns the implementation named by env, or the fastest
-// available one when env is empty.
+// chooseDefault returns the implementation named by env (spaces around it
+// ignored), or the fastest available one when env is empty. When env names
+// no implementation this CPU can run it returns the fastest one and the
+// error.
 func chooseDefault(env string) (*Impl, error) {
+	impls := Implementations()
+	fastest := impls[len(impls)-1]
+	env = strings.TrimSpace(env)
 	if env == "" {
-		impls := Implementations()
-		return impls[len(impls)-1], nil
+		return fastest, nil
 	}
-	return Lookup(env)
+	p, err := Lookup(env)
+	if err != nil {
+		return fastest, fmt.Errorf("%s=%w", EnvISA, err)
+	}
+	return p, nil
 }
+
+// EnvError reports a SIMDGPT_ISA that could not be honoured at start-up
+// (an unknown implementation, or one this CPU cannot run); nil if it was
+// empty or valid. The package then uses its automatic choice and has
+// printed one line on stderr; a command may call EnvError to exit instead.
+func EnvError() error { return envErr }
 
 // Implementations returns every implementation this CPU and OS can run,
 // generic first, the fastest last.
 func Implementations() []*Impl {
 	var out []*Impl
 	for _, p := range registry {
-		if p.available {
+		if p.set.Available {
 			out = append(out, p)
 		}
 	}
@@ -69,14 +94,14 @@ func Implementations() []*Impl {
 // such implementation exists in this build or this CPU cannot run it.
 func Lookup(name string) (*Impl, error) {
 	for _, p := range registry {
-		if p.name == name {
-			if !p.available {
-				return nil, fmt.Errorf("%s=%s: this CPU or OS does not support %s (needs %s); available: %s", EnvISA, name, name, p.requires, availableNames())
+		if p.set.Name == name {
+			if !p.set.Available {
+				return nil, fmt.Errorf("%s: this CPU or OS does not support %s (needs %s); available: %s", name, name, p.set.Requires, availableNames())
 			}
 			return p, nil
 		}
 	}
-	return nil, fmt.Errorf("%s=%s: no such implementation in this build; available: %s", EnvISA, name, availableNames())
+	return nil, fmt.Errorf("%s: no such implementation in this build; available: %s", name, availableNames())
 }
 
 // SetDefault makes the named implementation the one the package-level
@@ -94,7 +119,7 @@ func SetDefault(name string) error {
 func availableNames() string {
 	var names []string
 	for _, p := range Implementations() {
-		names = append(names, p.name)
+		names = append(names, p.set.Name)
 	}
 	return strings.Join(names, ", ")
 }

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"runtime"
@@ -64,36 +65,42 @@ func TestSetDefault(t *testing.T) {
 }
 
 // TestEnvISA runs this test binary again with SIMDGPT_ISA and GODEBUG set
-// and checks the implementation it picks, or its error message and exit
-// status for a choice it cannot honour.
+// and checks the implementation it picks; a choice it cannot honour must
+// leave the automatic choice, print one line on stderr and be reported by
+// EnvError, never end the process.
 func TestEnvISA(t *testing.T) {
 	if os.Getenv("SIMDGPT_CHILD") == "1" {
-		os.Stdout.WriteString("default=" + Default().Name() + "\n")
+		os.Stdout.WriteString("default=" + Default().Name() + " enverror=" + fmt.Sprint(EnvError() != nil) + "\n")
 		return
 	}
 	impls := expectedImpls()
+	fastest := impls[len(impls)-1]
+	// The fallback cases keep this process's GODEBUG, so that the child's
+	// automatic choice is fastest.
+	parentDebug := "GODEBUG=" + os.Getenv("GODEBUG")
 	type tc struct {
-		env      []string
-		want     string // printed default, or part of the error
-		exitCode int
+		env     []string
+		want    string // printed default
+		warning string // the one line on stderr, "" for none
 	}
 	cases := []tc{
-		{[]string{EnvISA + "=generic"}, "default=generic", 0},
-		{[]string{EnvISA + "=bogus"}, "SIMDGPT_ISA=bogus: no such implementation in this build; available: " + strings.Join(impls, ", "), 2},
+		{[]string{EnvISA + "=generic"}, "generic", ""},
+		{[]string{EnvISA + "= generic\t"}, "generic", ""},
+		{[]string{parentDebug, EnvISA + "=bogus"}, fastest, "simdgpt/kernels: SIMDGPT_ISA=bogus: no such implementation in this build; available: " + strings.Join(impls, ", ") + "; using " + fastest},
 	}
 	for _, name := range impls {
-		cases = append(cases, tc{[]string{EnvISA + "=" + name}, "default=" + name, 0})
+		cases = append(cases, tc{[]string{EnvISA + "=" + name}, name, ""})
 	}
 	if slices.Contains(impls, "avx512") {
 		cases = append(cases,
-			tc{[]string{"GODEBUG=cpu.avx512=off"}, "default=avx2", 0},
-			tc{[]string{"GODEBUG=cpu.avx512=off", EnvISA + "=avx512"}, "SIMDGPT_ISA=avx512: this CPU or OS does not support avx512", 2})
+			tc{[]string{"GODEBUG=cpu.avx512=off"}, "avx2", ""},
+			tc{[]string{"GODEBUG=cpu.avx512=off", EnvISA + "=avx512"}, "avx2", "simdgpt/kernels: SIMDGPT_ISA=avx512: this CPU or OS does not support avx512"})
 	}
 	if runtime.GOARCH != "amd64" || puregoBuild {
-		cases = append(cases, tc{[]string{EnvISA + "=avx2"}, "SIMDGPT_ISA=avx2: no such implementation in this build", 2})
+		cases = append(cases, tc{[]string{parentDebug, EnvISA + "=avx2"}, fastest, "simdgpt/kernels: SIMDGPT_ISA=avx2: no such implementation in this build"})
 	}
 	if runtime.GOARCH != "arm64" || puregoBuild {
-		cases = append(cases, tc{[]string{EnvISA + "=neon"}, "SIMDGPT_ISA=neon: no such implementation in this build", 2})
+		cases = append(cases, tc{[]string{parentDebug, EnvISA + "=neon"}, fastest, "simdgpt/kernels: SIMDGPT_ISA=neon: no such implementation in this build"})
 	}
 	for _, c := range cases {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestEnvISA$")
@@ -102,15 +109,29 @@ func TestEnvISA(t *testing.T) {
 		}
 		cmd.Env = append(os.Environ(), "SIMDGPT_CHILD=1", EnvISA+"=", "GODEBUG=")
 		cmd.Env = append(cmd.Env, c.env...)
-		out, err := cmd.CombinedOutput()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			t.Errorf("%v: %v (the library must never end the process); stderr %q", c.env, err, stderr.String())
+			continue
 		}
-		if code != c.exitCode || !strings.Contains(string(out), c.want) {
-			t.Errorf("%v: exit %d, output %q; want exit %d and %q", c.env, code, out, c.exitCode, c.want)
+		want := fmt.Sprintf("default=%s enverror=%v\n", c.want, c.warning != "")
+		if !strings.HasPrefix(string(out), want) {
+			t.Errorf("%v: output %q, want %q first", c.env, out, want)
+		}
+		// The library's lines (the runtime may add its own about GODEBUG).
+		var lines []string
+		for _, l := range strings.Split(stderr.String(), "\n") {
+			if strings.HasPrefix(l, "simdgpt") {
+				lines = append(lines, l)
+			}
+		}
+		switch {
+		case c.warning == "" && len(lines) != 0:
+			t.Errorf("%v: stderr %q, want nothing", c.env, stderr.String())
+		case c.warning != "" && (len(lines) != 1 || !strings.HasPrefix(lines[0], c.warning)):
+			t.Errorf("%v: stderr %q, want one line starting %q", c.env, stderr.String(), c.warning)
 		}
 	}
 }

@@ -20,7 +20,30 @@
 // forces one for the whole program. Implementations lists every
 // implementation this CPU can run; each is an *Impl whose methods are the
 // same kernels, which is how tests and benchmarks compare them. Building
-// with -tags purego compiles no assembly at all.
+// with -tags purego compiles no assembly at all. A SIMDGPT_ISA this build
+// or CPU cannot honour (spaces around the value are ignored) leaves the
+// automatic choice in place, prints one line on stderr and is reported by
+// EnvError; the package never ends the process.
+//
+// # Where each kernel lives
+//
+// Every implementation provides the one kernel list, the Set type of
+// kernels/internal/kernelset; dispatch, Implementations, the benchmarks'
+// implementation lists and the tests that every kernel is wired and has a
+// parity test (set_test.go) derive from it. A kernel family FAMILY (gemm,
+// softmax, scores, vecops) is found, one file each, at:
+//
+//	kernels/FAMILY.go              public API: the checked Impl methods and package functions
+//	kernels/FAMILY_test.go         parity and edge tests (and FAMILY_fuzz_test.go, FAMILY_guard_test.go)
+//	kernels/generic/FAMILY.go      the pure-Go reference
+//	asm/gen/FAMILY/                the avo generator (NEON: asm/gen/neon/FAMILY.go)
+//	kernels/amd64/FAMILY_amd64.s   generated assembly (kernels/arm64/FAMILY_arm64.s)
+//	kernels/amd64/FAMILY.go        the wiring into the avx2 and avx512 sets (kernels/arm64/FAMILY.go: neon)
+//
+// MaskedScores (scores) runs on the GEMM micro-kernels: its driver is
+// kernels/internal/blocked/scores.go beside the GEMM driver (gemm.go), and
+// the vector operations are wired in kernels/amd64/amd64.go and
+// kernels/arm64/arm64.go, where each set is registered.
 //
 // The package-level functions are safe for concurrent use. Kernels do not
 // allocate per call once warm (Gemm keeps its packing buffers for reuse).

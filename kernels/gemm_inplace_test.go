@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 	"unsafe"
+
+	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
 )
 
 // alignedCopy returns a copy of s whose first element is 64-byte aligned.
@@ -30,7 +32,6 @@ func TestGemmBInPlace(t *testing.T) {
 	ns := []int{16, 31, 32, 33, 48, 64, 65, 96, 128}
 	ks := []int{1, 3, 4, 5, 17, 260}
 	for _, p := range nonGeneric() {
-		g := blockedGemms[p.Name()]
 		seed := uint64(500)
 		for _, ta := range []bool{false, true} {
 			for _, m := range ms {
@@ -47,8 +48,7 @@ func TestGemmBInPlace(t *testing.T) {
 						d.a = randSlice(r, ar*d.lda)
 						d.b = alignedCopy(randSlice(r, k*d.ldb))
 						d.c = randSlice(r, m*d.ldc)
-						args := gemmArgs{transA: ta, m: m, n: n, k: k, b: d.b, ldb: d.ldb}
-						if !g.bInPlace(&args) {
+						if !blocked.BInPlace(false, m, d.b, d.ldb) {
 							t.Fatalf("%s m=%d n=%d k=%d ldb=%d: B not read in place", p.Name(), m, n, k, d.ldb)
 						}
 						ref, mag := gemmRef(tc, d)
@@ -65,18 +65,5 @@ func TestGemmBInPlace(t *testing.T) {
 				}
 			}
 		}
-	}
-}
-
-// TestBlockingFromCPU checks that the GEMMs of this build are blocked for
-// the caches cpuid reports.
-func TestBlockingFromCPU(t *testing.T) {
-	info := CPU()
-	for name, g := range blockedGemms {
-		kc, nc := blockSizes(info.L1D, info.L2, g.wide.mr, g.wide.nr)
-		if g.kc != kc || g.nc != nc {
-			t.Errorf("%s %dx%d GEMM blocked kc=%d nc=%d; the caches (L1D %d, L2 %d) give kc=%d nc=%d", name, g.wide.mr, g.wide.nr, g.kc, g.nc, info.L1D, info.L2, kc, nc)
-		}
-		t.Logf("L1D %d, L2 %d: %s kc=%d nc=%d", info.L1D, info.L2, name, g.kc, g.nc)
 	}
 }

@@ -2,7 +2,10 @@
 // (github.com/mmcloughlin/avo). This is its own module so that avo never
 // becomes a dependency of github.com/simdgpt/simdgpt.
 //
-// Each subdirectory is one program that writes one kernels/amd64/*_amd64.s
-// file and its Go stub file; kernels/amd64/gen.go runs them all through
-// go generate. Never edit the generated files by hand.
+// Each subdirectory but neon is one program that writes one
+// kernels/amd64/*_amd64.s file and its unexported Go stubs (gemm also the
+// driver's kernel tables, gemm_kernels_amd64.go); neon writes every
+// kernels/arm64/*_arm64.s and the Go constants and tables they need.
+// kernels/amd64/gen.go and kernels/arm64/gen.go run them through go
+// generate. Never edit the generated files by hand.
 package gen

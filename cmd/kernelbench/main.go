@@ -71,6 +71,12 @@ type usageError struct{ msg string }
 func (e usageError) Error() string { return e.msg }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if err := kernels.EnvError(); err != nil {
+		// Measuring another implementation than the one asked for would
+		// mislead: stop, unlike the library, which falls back.
+		fmt.Fprintf(stderr, "kernelbench: %v\n", err)
+		return 2
+	}
 	cfg, err := parseFlags(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,6 +15,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/simdgpt/simdgpt/bench"
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // TestMain makes the runs cheaper under -short, which the arm64 CI run
@@ -223,5 +226,36 @@ func TestProgress(t *testing.T) {
 	}
 	if strings.Contains(stdout, "kernelbench: [") {
 		t.Error("progress on stdout")
+	}
+}
+
+// TestBadEnvISA runs this test binary again with SIMDGPT_ISA=bogus: the
+// kernels package falls back to its automatic choice, and kernelbench
+// must exit 2 with one line naming the problem, before anything runs.
+func TestBadEnvISA(t *testing.T) {
+	if os.Getenv("KERNELBENCH_CHILD") == "1" {
+		os.Exit(run([]string{"-list"}, os.Stdout, os.Stderr))
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestBadEnvISA$")
+	cmd.Env = append(os.Environ(), "KERNELBENCH_CHILD=1", kernels.EnvISA+"=bogus")
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok {
+		if strings.Contains(fmt.Sprint(err), "exec format error") {
+			t.Skip("cannot run the test binary again here:", err)
+		}
+		t.Fatalf("exit: %v, want status 2", err)
+	}
+	const want = "kernelbench: SIMDGPT_ISA=bogus: no such implementation in this build"
+	var lines []string
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if strings.HasPrefix(l, "kernelbench:") {
+			lines = append(lines, l)
+		}
+	}
+	if ee.ExitCode() != 2 || stdout.Len() != 0 || len(lines) != 1 || !strings.HasPrefix(lines[0], want) {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2, no output and one line starting %q", ee.ExitCode(), stdout.String(), stderr.String(), want)
 	}
 }

@@ -1,9 +1,11 @@
 package amd64
 
 // The generators live in their own module (asm/gen) so that avo is never a
-// dependency of this one; go -C runs each from there.
+// dependency of this one; go -C runs each from there. Each writes a .s
+// file and its unexported stubs (*_stubs_amd64.go); the gemm generator
+// also writes the driver's kernel tables (gemm_kernels_amd64.go).
 
-//go:generate go -C ../../asm/gen run ./peak -out ../../kernels/amd64/peak_amd64.s -stubs ../../kernels/amd64/peak_amd64.go -pkg amd64
-//go:generate go -C ../../asm/gen run ./gemm -out ../../kernels/amd64/gemm_amd64.s -stubs ../../kernels/amd64/gemm_amd64.go -pkg amd64
-//go:generate go -C ../../asm/gen run ./vecops -out ../../kernels/amd64/vecops_amd64.s -stubs ../../kernels/amd64/vecops_amd64.go -pkg amd64
-//go:generate go -C ../../asm/gen run ./softmax -out ../../kernels/amd64/softmax_amd64.s -stubs ../../kernels/amd64/softmax_amd64.go -pkg amd64
+//go:generate go -C ../../asm/gen run ./peak -out ../../kernels/amd64/peak_amd64.s -stubs ../../kernels/amd64/peak_stubs_amd64.go -pkg amd64
+//go:generate go -C ../../asm/gen run ./gemm -table ../../kernels/amd64/gemm_kernels_amd64.go -out ../../kernels/amd64/gemm_amd64.s -stubs ../../kernels/amd64/gemm_stubs_amd64.go -pkg amd64
+//go:generate go -C ../../asm/gen run ./vecops -out ../../kernels/amd64/vecops_amd64.s -stubs ../../kernels/amd64/vecops_stubs_amd64.go -pkg amd64
+//go:generate go -C ../../asm/gen run ./softmax -out ../../kernels/amd64/softmax_amd64.s -stubs ../../kernels/amd64/softmax_stubs_amd64.go -pkg amd64

@@ -4,15 +4,15 @@
 
 #include "textflag.h"
 
-// func GemmKernel8x12NEON(k int, a, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
-TEXT ·GemmKernel8x12NEON(SB), NOSPLIT, $0-56
+// func gemmKernel8x12NEON(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)
+TEXT ·gemmKernel8x12NEON(SB), NOSPLIT, $384-88
 	MOVD k+0(FP), R0
 	MOVD a+8(FP), R1
-	MOVD b+16(FP), R2
-	MOVD ldb+24(FP), R3
+	MOVD b+32(FP), R2
+	MOVD ldb+40(FP), R3
 	LSL $2, R3
-	MOVD c+32(FP), R4
-	MOVD ldc+40(FP), R5
+	MOVD c+48(FP), R4
+	MOVD ldc+56(FP), R5
 	LSL $2, R5
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -124,8 +124,8 @@ k_last:
 	WORD $0x4fa1187e // fmla v30.4s, v3.4s, v1.s[3]
 	WORD $0x4fa1189f // fmla v31.4s, v4.4s, v1.s[3]
 k_done:
-	FMOVS alpha+48(FP), F5
-	FMOVS beta+52(FP), F6
+	FMOVS alpha+80(FP), F5
+	FMOVS beta+84(FP), F6
 	WORD $0x4f859108 // fmul v8.4s, v8.4s, v5.s[0]
 	WORD $0x4f859129 // fmul v9.4s, v9.4s, v5.s[0]
 	WORD $0x4f85914a // fmul v10.4s, v10.4s, v5.s[0]
@@ -150,6 +150,12 @@ k_done:
 	WORD $0x4f8593bd // fmul v29.4s, v29.4s, v5.s[0]
 	WORD $0x4f8593de // fmul v30.4s, v30.4s, v5.s[0]
 	WORD $0x4f8593ff // fmul v31.4s, v31.4s, v5.s[0]
+	MOVD rows+64(FP), R6
+	MOVD cols+72(FP), R7
+	CMP $8, R6
+	BNE edge
+	CMP $12, R7
+	BNE edge
 	FCMPS $(0.0), F6
 	BEQ store
 	VLD1 (R4), [V0.S4, V1.S4, V2.S4]
@@ -219,16 +225,59 @@ store:
 	VST1 [V29.S4, V30.S4, V31.S4], (R4)
 	ADD R5, R4
 	RET
+edge:
+	MOVD $tile-384(SP), R8
+	VST1.P [V8.S4, V9.S4, V10.S4], 48(R8)
+	VST1.P [V11.S4, V12.S4, V13.S4], 48(R8)
+	VST1.P [V14.S4, V15.S4, V16.S4], 48(R8)
+	VST1.P [V17.S4, V18.S4, V19.S4], 48(R8)
+	VST1.P [V20.S4, V21.S4, V22.S4], 48(R8)
+	VST1.P [V23.S4, V24.S4, V25.S4], 48(R8)
+	VST1.P [V26.S4, V27.S4, V28.S4], 48(R8)
+	VST1.P [V29.S4, V30.S4, V31.S4], 48(R8)
+	MOVD $tile-384(SP), R8
+	FCMPS $(0.0), F6
+	BEQ edge_b0
+edge_row:
+	MOVD R7, R9
+	MOVD R8, R11
+	MOVD R4, R10
+edge_row_col:
+	FMOVS.P 4(R11), F0
+	FMOVS (R10), F1
+	FMADDS F6, F0, F1, F0
+	FMOVS.P F0, 4(R10)
+	SUBS $1, R9
+	BNE edge_row_col
+	ADD $48, R8
+	ADD R5, R4
+	SUBS $1, R6
+	BNE edge_row
+	RET
+edge_b0:
+	MOVD R7, R9
+	MOVD R8, R11
+	MOVD R4, R10
+edge_b0_col:
+	FMOVS.P 4(R11), F0
+	FMOVS.P F0, 4(R10)
+	SUBS $1, R9
+	BNE edge_b0_col
+	ADD $48, R8
+	ADD R5, R4
+	SUBS $1, R6
+	BNE edge_b0
+	RET
 
-// func GemmKernel8x4NEON(k int, a, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
-TEXT ·GemmKernel8x4NEON(SB), NOSPLIT, $0-56
+// func gemmKernel8x4NEON(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)
+TEXT ·gemmKernel8x4NEON(SB), NOSPLIT, $128-88
 	MOVD k+0(FP), R0
 	MOVD a+8(FP), R1
-	MOVD b+16(FP), R2
-	MOVD ldb+24(FP), R3
+	MOVD b+32(FP), R2
+	MOVD ldb+40(FP), R3
 	LSL $2, R3
-	MOVD c+32(FP), R4
-	MOVD ldc+40(FP), R5
+	MOVD c+48(FP), R4
+	MOVD ldc+56(FP), R5
 	LSL $2, R5
 	VEOR V8.B16, V8.B16, V8.B16
 	VEOR V9.B16, V9.B16, V9.B16
@@ -276,8 +325,8 @@ k_last:
 	WORD $0x4f81184e // fmla v14.4s, v2.4s, v1.s[2]
 	WORD $0x4fa1184f // fmla v15.4s, v2.4s, v1.s[3]
 k_done:
-	FMOVS alpha+48(FP), F5
-	FMOVS beta+52(FP), F6
+	FMOVS alpha+80(FP), F5
+	FMOVS beta+84(FP), F6
 	WORD $0x4f859108 // fmul v8.4s, v8.4s, v5.s[0]
 	WORD $0x4f859129 // fmul v9.4s, v9.4s, v5.s[0]
 	WORD $0x4f85914a // fmul v10.4s, v10.4s, v5.s[0]
@@ -286,6 +335,12 @@ k_done:
 	WORD $0x4f8591ad // fmul v13.4s, v13.4s, v5.s[0]
 	WORD $0x4f8591ce // fmul v14.4s, v14.4s, v5.s[0]
 	WORD $0x4f8591ef // fmul v15.4s, v15.4s, v5.s[0]
+	MOVD rows+64(FP), R6
+	MOVD cols+72(FP), R7
+	CMP $8, R6
+	BNE edge
+	CMP $4, R7
+	BNE edge
 	FCMPS $(0.0), F6
 	BEQ store
 	VLD1 (R4), [V0.S4]
@@ -338,4 +393,47 @@ store:
 	ADD R5, R4
 	VST1 [V15.S4], (R4)
 	ADD R5, R4
+	RET
+edge:
+	MOVD $tile-128(SP), R8
+	VST1.P [V8.S4], 16(R8)
+	VST1.P [V9.S4], 16(R8)
+	VST1.P [V10.S4], 16(R8)
+	VST1.P [V11.S4], 16(R8)
+	VST1.P [V12.S4], 16(R8)
+	VST1.P [V13.S4], 16(R8)
+	VST1.P [V14.S4], 16(R8)
+	VST1.P [V15.S4], 16(R8)
+	MOVD $tile-128(SP), R8
+	FCMPS $(0.0), F6
+	BEQ edge_b0
+edge_row:
+	MOVD R7, R9
+	MOVD R8, R11
+	MOVD R4, R10
+edge_row_col:
+	FMOVS.P 4(R11), F0
+	FMOVS (R10), F1
+	FMADDS F6, F0, F1, F0
+	FMOVS.P F0, 4(R10)
+	SUBS $1, R9
+	BNE edge_row_col
+	ADD $16, R8
+	ADD R5, R4
+	SUBS $1, R6
+	BNE edge_row
+	RET
+edge_b0:
+	MOVD R7, R9
+	MOVD R8, R11
+	MOVD R4, R10
+edge_b0_col:
+	FMOVS.P 4(R11), F0
+	FMOVS.P F0, 4(R10)
+	SUBS $1, R9
+	BNE edge_b0_col
+	ADD $16, R8
+	ADD R5, R4
+	SUBS $1, R6
+	BNE edge_b0
 	RET

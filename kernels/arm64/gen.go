@@ -1,5 +1,7 @@
 package arm64
 
-// The generator lives in its own module (asm/gen); go -C runs it from there.
+// The generator lives in its own module (asm/gen); go -C runs it from
+// there. It writes the .s files, gemm_kernels_arm64.go and
+// softmax_consts_arm64.go.
 
 //go:generate go -C ../../asm/gen run ./neon -dir ../../kernels/arm64

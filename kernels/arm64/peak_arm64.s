@@ -4,8 +4,8 @@
 
 #include "textflag.h"
 
-// func FMAPeakNEON(n int)
-TEXT ·FMAPeakNEON(SB), NOSPLIT, $0-8
+// func fmaPeakNEON(n int)
+TEXT ·fmaPeakNEON(SB), NOSPLIT, $0-8
 	MOVD n+0(FP), R0
 	VEOR V0.B16, V0.B16, V0.B16
 	VEOR V1.B16, V1.B16, V1.B16

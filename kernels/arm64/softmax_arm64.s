@@ -4,8 +4,8 @@
 
 #include "textflag.h"
 
-// func ExpRowNEON(dst, src []float32, c, b, thr float32) float64
-TEXT ·ExpRowNEON(SB), NOSPLIT, $0-72
+// func expRowNEON(dst, src []float32, c, b, thr float32) float64
+TEXT ·expRowNEON(SB), NOSPLIT, $0-72
 	MOVD dst_base+0(FP), R1
 	MOVD src_base+24(FP), R0
 	MOVD src_len+32(FP), R2
@@ -133,8 +133,8 @@ exp_single_end:
 	FMOVD F29, ret+64(FP)
 	RET
 
-// func ExpRowFarNEON(dst, src []float32, c, b, thr float32) float64
-TEXT ·ExpRowFarNEON(SB), NOSPLIT, $0-72
+// func expRowFarNEON(dst, src []float32, c, b, thr float32) float64
+TEXT ·expRowFarNEON(SB), NOSPLIT, $0-72
 	MOVD dst_base+0(FP), R1
 	MOVD src_base+24(FP), R0
 	MOVD src_len+32(FP), R2
@@ -262,8 +262,8 @@ exp_single_end:
 	FMOVD F29, ret+64(FP)
 	RET
 
-// func SoftmaxBackwardRowNEON(dx, y, dy []float32)
-TEXT ·SoftmaxBackwardRowNEON(SB), NOSPLIT, $0-72
+// func softmaxBackwardRowNEON(dx, y, dy []float32)
+TEXT ·softmaxBackwardRowNEON(SB), NOSPLIT, $0-72
 	MOVD y_base+24(FP), R0
 	MOVD dy_base+48(FP), R1
 	MOVD y_len+32(FP), R2

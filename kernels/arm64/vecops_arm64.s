@@ -4,8 +4,8 @@
 
 #include "textflag.h"
 
-// func DotNEON(x, y []float32) float32
-TEXT ·DotNEON(SB), NOSPLIT, $0-52
+// func dotNEON(x, y []float32) float32
+TEXT ·dotNEON(SB), NOSPLIT, $0-52
 	MOVD x_base+0(FP), R0
 	MOVD x_len+8(FP), R2
 	MOVD y_base+24(FP), R1
@@ -50,8 +50,8 @@ dot_tail_end:
 	FMOVS F16, ret+48(FP)
 	RET
 
-// func AxpyNEON(alpha float32, x, y []float32)
-TEXT ·AxpyNEON(SB), NOSPLIT, $0-56
+// func axpyNEON(alpha float32, x, y []float32)
+TEXT ·axpyNEON(SB), NOSPLIT, $0-56
 	FMOVS alpha+0(FP), F31
 	VDUP V31.S[0], V31.S4
 	MOVD x_base+8(FP), R0
@@ -91,8 +91,8 @@ axpy_tail:
 axpy_tail_end:
 	RET
 
-// func ScaleNEON(alpha float32, x []float32)
-TEXT ·ScaleNEON(SB), NOSPLIT, $0-32
+// func scaleNEON(alpha float32, x []float32)
+TEXT ·scaleNEON(SB), NOSPLIT, $0-32
 	FMOVS alpha+0(FP), F31
 	MOVD x_base+8(FP), R0
 	MOVD x_len+16(FP), R2
@@ -127,8 +127,8 @@ scale_tail:
 scale_tail_end:
 	RET
 
-// func AddNEON(dst, x, y []float32)
-TEXT ·AddNEON(SB), NOSPLIT, $0-72
+// func addNEON(dst, x, y []float32)
+TEXT ·addNEON(SB), NOSPLIT, $0-72
 	MOVD dst_base+0(FP), R3
 	MOVD dst_len+8(FP), R2
 	MOVD x_base+24(FP), R0
@@ -167,8 +167,8 @@ add_tail:
 add_tail_end:
 	RET
 
-// func SumNEON(x []float32) float32
-TEXT ·SumNEON(SB), NOSPLIT, $0-28
+// func sumNEON(x []float32) float32
+TEXT ·sumNEON(SB), NOSPLIT, $0-28
 	MOVD x_base+0(FP), R0
 	MOVD x_len+8(FP), R2
 	VEOR V16.B16, V16.B16, V16.B16
@@ -209,8 +209,8 @@ sum_tail_end:
 	FMOVS F16, ret+24(FP)
 	RET
 
-// func MaxNEON(x []float32) float32
-TEXT ·MaxNEON(SB), NOSPLIT, $0-28
+// func maxNEON(x []float32) float32
+TEXT ·maxNEON(SB), NOSPLIT, $0-28
 	MOVD x_base+0(FP), R0
 	MOVD x_len+8(FP), R2
 	MOVW $0xff800000, R3

@@ -2,41 +2,60 @@ package main
 
 import "fmt"
 
-// GEMM micro-kernels. GemmKernel8x{4*nv}NEON computes one full tile of 8
-// rows and 4*nv columns:
+// GEMM micro-kernels. gemmKernel8x{4*nv}NEON computes one tile of 8 rows
+// and 4*nv columns with the contract of every micro-kernel of the blocked
+// driver (kernels/internal/blocked, KernelFunc; the same as amd64's):
 //
-//	C = alpha*A*B + beta*C
+//	C = alpha*A*B + beta*C   for the first rows×cols corner only
 //
-// A is a packed panel, A(i,p) at a[8*p+i] (8 floats per k step, two
-// vectors); B is k rows of 4*nv floats at a stride of ldb floats (nv
-// vectors per row, all read); C is read only when beta is not ±0. The
+// A is a packed panel, A(i,p) at a[8*p+i] (panelStride floats per k step,
+// two vectors; rsa and csa are unused); B is k rows of 4*nv floats at a
+// stride of ldb floats (nv vectors per row, all read); only the rows×cols
+// corner of C (leading dimension ldc, 1 <= rows <= 8, 1 <= cols <= 4*nv)
+// is read or written, and C is read only when beta is not ±0. The
 // accumulators are V8.. (acc(i,j) = V(8+i*nv+j)); each k step loads A into
 // V0-V1 and B into V2..V(1+nv) and issues 8*nv by-element FMLAs,
-// acc(i,j) += B_j * A.S[i]. The driver (kernels/gemm_blocked.go) and the
-// Go wrappers in package kernels handle edge tiles and strided A.
+// acc(i,j) += B_j * A.S[i]. A full tile is stored from the registers; an
+// edge tile (rows < 8 or cols < 4*nv) goes to a scratch tile on the stack
+// and its corner is merged into C one element at a time.
 //
 // Per two k steps the 8×12 kernel issues 4 load instructions (10
 // vectors), 48 FMLAs (384 flops) and 2 loop instructions (SUBS, BGE).
 func gemm() *file {
 	f := newFile("gemm_arm64.s")
-	for _, nv := range []int{3, 1} {
+	for _, nv := range gemmNVs {
 		gemmKernel(f, nv)
 	}
 	return f
 }
 
+// gemmMR is the rows of every NEON micro-kernel, and panelStride the
+// floats per k step of the packed A panels they read (written into the
+// kernel table for the driver, which packs the panels).
+const (
+	gemmMR      = 8
+	panelStride = 8
+)
+
+// gemmNVs are the vectors per row of B of the wide and narrow kernels.
+var gemmNVs = [2]int{3, 1}
+
+func gemmName(nv int) string { return fmt.Sprintf("gemmKernel%dx%dNEON", gemmMR, 4*nv) }
+
 func gemmKernel(f *file, nv int) {
-	const mr = 8
-	name := fmt.Sprintf("GemmKernel%dx%dNEON", mr, 4*nv)
+	const mr = gemmMR
+	nr := 4 * nv
+	name := gemmName(nv)
 	acc := func(i, j int) int { return 8 + i*nv + j }
-	f.text(name, 56, fmt.Sprintf("func %s(k int, a, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)", name))
+	tile := mr * nr * 4 // bytes of the scratch tile
+	f.textFrame(name, tile, 88, fmt.Sprintf("func %s(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)", name))
 	f.op("MOVD k+0(FP), R0")
 	f.op("MOVD a+8(FP), R1")
-	f.op("MOVD b+16(FP), R2")
-	f.op("MOVD ldb+24(FP), R3")
+	f.op("MOVD b+32(FP), R2")
+	f.op("MOVD ldb+40(FP), R3")
 	f.op("LSL $2, R3")
-	f.op("MOVD c+32(FP), R4")
-	f.op("MOVD ldc+40(FP), R5")
+	f.op("MOVD c+48(FP), R4")
+	f.op("MOVD ldc+56(FP), R5")
 	f.op("LSL $2, R5")
 	f.zero(8, mr*nv)
 	// k steps in pairs (SUBS and BGE once per two steps), then one more
@@ -61,13 +80,19 @@ func gemmKernel(f *file, nv int) {
 	f.op("TBZ $0, R0, k_done")
 	step()
 	f.label("k_done")
-	f.op("FMOVS alpha+48(FP), F5")
-	f.op("FMOVS beta+52(FP), F6")
+	f.op("FMOVS alpha+80(FP), F5")
+	f.op("FMOVS beta+84(FP), F6")
 	for i := 0; i < mr; i++ {
 		for j := 0; j < nv; j++ {
 			f.w(fmulElem(acc(i, j), acc(i, j), 5, 0))
 		}
 	}
+	f.op("MOVD rows+64(FP), R6")
+	f.op("MOVD cols+72(FP), R7")
+	f.op("CMP $%d, R6", mr)
+	f.op("BNE edge")
+	f.op("CMP $%d, R7", nr)
+	f.op("BNE edge")
 	f.op("FCMPS $(0.0), F6")
 	f.op("BEQ store")
 	// beta != 0: C = alpha*acc + beta*C.
@@ -86,13 +111,70 @@ func gemmKernel(f *file, nv int) {
 		f.op("ADD R5, R4")
 	}
 	f.op("RET")
+
+	// Edge tile: alpha*acc to the scratch tile (rows of nr floats), then
+	// C[i,j] = tile[i,j] (+ beta*C[i,j]) for i < rows, j < cols. R6 counts
+	// rows, R9 columns; R8 walks the tile, R10 a row of C.
+	f.label("edge")
+	f.op("MOVD $tile-%d(SP), R8", tile)
+	for i := 0; i < mr; i++ {
+		f.op("VST1.P %s, %d(R8)", vlist(acc(i, 0), nv), 16*nv)
+	}
+	f.op("MOVD $tile-%d(SP), R8", tile)
+	f.op("FCMPS $(0.0), F6")
+	f.op("BEQ edge_b0")
+	for _, b0 := range []bool{false, true} {
+		row := "edge_row"
+		if b0 {
+			row = "edge_b0"
+		}
+		f.label(row)
+		f.op("MOVD R7, R9")
+		f.op("MOVD R8, R11")
+		f.op("MOVD R4, R10")
+		f.label(row + "_col")
+		f.op("FMOVS.P 4(R11), F0")
+		if !b0 {
+			f.op("FMOVS (R10), F1")
+			f.op("FMADDS F6, F0, F1, F0") // F0 += F1*beta, one rounding as the full tile's FMLA
+		}
+		f.op("FMOVS.P F0, 4(R10)")
+		f.op("SUBS $1, R9")
+		f.op("BNE %s_col", row)
+		f.op("ADD $%d, R8", 4*nr)
+		f.op("ADD R5, R4")
+		f.op("SUBS $1, R6")
+		f.op("BNE %s", row)
+		f.op("RET")
+	}
 }
 
-// peak generates FMAPeakNEON(n): n iterations of 24 independent vector
+// gemmTable is the Go source of the driver's kernel table for the kernels
+// above (written to kernels/arm64/gemm_kernels_arm64.go).
+func gemmTable() string {
+	micro := func(nv int) string {
+		return fmt.Sprintf("blocked.MicroKernel{MR: %d, NR: %d, Packed: %s}", gemmMR, 4*nv, gemmName(nv))
+	}
+	return fmt.Sprintf(`package arm64
+
+import "github.com/simdgpt/simdgpt/kernels/internal/blocked"
+
+// kernelsNEON are the NEON GEMM kernels, for the blocked driver. They read
+// only packed A panels (no strided kernel: the driver packs A) and have no
+// dot or column kernels.
+var kernelsNEON = blocked.Kernels{
+	Wide:        %s,
+	Narrow:      %s,
+	PanelStride: %d,
+}
+`, micro(gemmNVs[0]), micro(gemmNVs[1]), panelStride)
+}
+
+// peak generates fmaPeakNEON(n): n iterations of 24 independent vector
 // FMAs (24*4*2 flops), for measuring the peak FMA rate.
 func peak() *file {
 	f := newFile("peak_arm64.s")
-	f.text("FMAPeakNEON", 8, "func FMAPeakNEON(n int)")
+	f.text("fmaPeakNEON", 8, "func fmaPeakNEON(n int)")
 	f.op("MOVD n+0(FP), R0")
 	f.zero(0, 32)
 	f.op("CMP $0, R0")

@@ -9,7 +9,7 @@ import (
 
 // Softmax kernels.
 //
-// ExpRowNEON(dst, src, c, b, thr) is pass 2 of a softmax row with the
+// expRowNEON(dst, src, c, b, thr) is pass 2 of a softmax row with the
 // "near" argument reduction of asm/gen/softmax (read its package comment
 // for the derivation and the error bounds; the constants and polynomial
 // are the same). For each x = src[j]:
@@ -28,14 +28,14 @@ import (
 // computes the row maximum m, handles rows with a NaN or ±Inf maximum
 // itself, and passes a length that is a multiple of 4.
 //
-// ExpRowFarNEON(dst, src, c, b, thr) is the "far" reduction, for rows with
+// expRowFarNEON(dst, src, c, b, thr) is the "far" reduction, for rows with
 // |m| >= 4096: the caller passes c = m, b = 1.5*2^23 and thr = expMin, and
 // each x is first replaced by t = x - m, which is exact for every t >=
 // expMin (x and m are then within a factor 2 of each other); then
 // k = round(t*log2e) as above and r = (t - kf*ln2Hi) - kf*ln2Lo.
 //
-// SoftmaxBackwardRowNEON(dx, y, dy) computes s = sum y*dy (four FMLA
-// accumulators, as DotNEON) and then dx[j] = y[j]*(dy[j] - s).
+// softmaxBackwardRowNEON(dx, y, dy) computes s = sum y*dy (four FMLA
+// accumulators, as dotNEON) and then dx[j] = y[j]*(dy[j] - s).
 
 // Constants of the exponential, shared with asm/gen/softmax.
 const (
@@ -45,10 +45,26 @@ const (
 	shifter = expf.Shifter
 )
 
+// softmaxConsts is the Go source of the reduction constants the row
+// driver (kernels/arm64/softmax.go) needs (written to
+// kernels/arm64/softmax_consts_arm64.go).
+func softmaxConsts() string {
+	return fmt.Sprintf(`package arm64
+
+// Constants of the softmax's argument reduction (asm/gen/internal/expf),
+// shared with the kernels of softmax_arm64.s.
+const (
+	expShifter = %v // 1.5*2^23: b = expShifter - j
+	expMin     = %v // exp is flushed to 0 below this
+	expNearMax = %v // rows with |max| below this take the near reduction
+)
+`, shifter, expf.ExpMin, expf.NearMax)
+}
+
 // poly holds c0..c5 of exp(r) (see package expf).
 var poly = expf.Poly
 
-// Constant registers of ExpRowNEON.
+// Constant registers of expRowNEON.
 const (
 	vLog2e   = 16
 	vShifter = 17
@@ -70,10 +86,10 @@ func (f *file) dupConst(v int, x float32) {
 
 func softmax() *file {
 	f := newFile("softmax_arm64.s")
-	f.expRow("ExpRowNEON", false)
-	f.expRow("ExpRowFarNEON", true)
+	f.expRow("expRowNEON", false)
+	f.expRow("expRowFarNEON", true)
 
-	f.text("SoftmaxBackwardRowNEON", 72, "func SoftmaxBackwardRowNEON(dx, y, dy []float32)")
+	f.text("softmaxBackwardRowNEON", 72, "func softmaxBackwardRowNEON(dx, y, dy []float32)")
 	f.op("MOVD y_base+24(FP), R0")
 	f.op("MOVD dy_base+48(FP), R1")
 	f.op("MOVD y_len+32(FP), R2")
@@ -112,7 +128,7 @@ func softmax() *file {
 	return f
 }
 
-// expRow emits ExpRowNEON (near) or ExpRowFarNEON (far).
+// expRow emits expRowNEON (near) or expRowFarNEON (far).
 func (f *file) expRow(name string, far bool) {
 	f.text(name, 72, fmt.Sprintf("func %s(dst, src []float32, c, b, thr float32) float64", name))
 	f.op("MOVD dst_base+0(FP), R1")

@@ -6,7 +6,7 @@ package main
 func vecops() *file {
 	f := newFile("vecops_arm64.s")
 
-	f.text("DotNEON", 52, "func DotNEON(x, y []float32) float32")
+	f.text("dotNEON", 52, "func dotNEON(x, y []float32) float32")
 	f.op("MOVD x_base+0(FP), R0")
 	f.op("MOVD x_len+8(FP), R2")
 	f.op("MOVD y_base+24(FP), R1")
@@ -14,7 +14,7 @@ func vecops() *file {
 	f.op("FMOVS F16, ret+48(FP)")
 	f.op("RET")
 
-	f.text("AxpyNEON", 56, "func AxpyNEON(alpha float32, x, y []float32)")
+	f.text("axpyNEON", 56, "func axpyNEON(alpha float32, x, y []float32)")
 	f.op("FMOVS alpha+0(FP), F31")
 	f.op("VDUP V31.S[0], V31.S4")
 	f.op("MOVD x_base+8(FP), R0")
@@ -42,14 +42,14 @@ func vecops() *file {
 	})
 	f.op("RET")
 
-	f.text("ScaleNEON", 32, "func ScaleNEON(alpha float32, x []float32)")
+	f.text("scaleNEON", 32, "func scaleNEON(alpha float32, x []float32)")
 	f.op("FMOVS alpha+0(FP), F31")
 	f.op("MOVD x_base+8(FP), R0")
 	f.op("MOVD x_len+16(FP), R2")
 	f.scaleLoop("scale", "R0", "R2", 31)
 	f.op("RET")
 
-	f.text("AddNEON", 72, "func AddNEON(dst, x, y []float32)")
+	f.text("addNEON", 72, "func addNEON(dst, x, y []float32)")
 	f.op("MOVD dst_base+0(FP), R3")
 	f.op("MOVD dst_len+8(FP), R2")
 	f.op("MOVD x_base+24(FP), R0")
@@ -76,7 +76,7 @@ func vecops() *file {
 	})
 	f.op("RET")
 
-	f.text("SumNEON", 28, "func SumNEON(x []float32) float32")
+	f.text("sumNEON", 28, "func sumNEON(x []float32) float32")
 	f.op("MOVD x_base+0(FP), R0")
 	f.op("MOVD x_len+8(FP), R2")
 	f.zero(16, 4)
@@ -98,7 +98,7 @@ func vecops() *file {
 	f.op("FMOVS F16, ret+24(FP)")
 	f.op("RET")
 
-	f.text("MaxNEON", 28, "func MaxNEON(x []float32) float32")
+	f.text("maxNEON", 28, "func maxNEON(x []float32) float32")
 	f.op("MOVD x_base+0(FP), R0")
 	f.op("MOVD x_len+8(FP), R2")
 	f.op("MOVW $0xff800000, R3") // -Inf

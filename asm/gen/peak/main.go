@@ -16,8 +16,8 @@ const accumulators = 12
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	loop("FMAPeakAVX2", "AVX2 and FMA", 8, func() reg.VecVirtual { return YMM() })
-	loop("FMAPeakAVX512", "AVX-512F", 16, func() reg.VecVirtual { return ZMM() })
+	loop("fmaPeakAVX2", "AVX2 and FMA", 8, func() reg.VecVirtual { return YMM() })
+	loop("fmaPeakAVX512", "AVX-512F", 16, func() reg.VecVirtual { return ZMM() })
 	Generate()
 }
 

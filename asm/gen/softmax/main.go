@@ -116,9 +116,9 @@ const (
 	ln2Lo    = expf.Ln2Lo
 	shifter  = expf.Shifter
 	shifter9 = 24576 // 1.5*2^14: rounds |x| < 2^13 to a multiple of 2^-9
-	expMin   = -87.3 // exp(t) is flushed to 0 below this
+	expMin   = expf.ExpMin
 	negMax   = -math.MaxFloat32
-	nearMax  = 4096 // rows with |max| below this use the near reduction
+	nearMax  = expf.NearMax
 
 	foldBlocks = 8 // blocks of pass 2 between folds of the partial sums
 )
@@ -581,7 +581,7 @@ func forward(s *isa, nrows int) {
 	var name string
 	var rows []*row
 	if nrows == 1 {
-		name = "SoftmaxRow" + s.name
+		name = "softmaxRow" + s.name
 		TEXT(name, NOSPLIT, "func(dst, src []float32)")
 		Pragma("noescape")
 		Doc(name+" writes the softmax of src into dst[:len(src)]; dst must be at",
@@ -592,10 +592,10 @@ func forward(s *isa, nrows int) {
 			"to 0. Requires "+s.req+".")
 		rows = []*row{{dst: Load(Param("dst").Base(), GP64()), src: Load(Param("src").Base(), GP64())}}
 	} else {
-		name = "SoftmaxRows2" + s.name
+		name = "softmaxRows2" + s.name
 		TEXT(name, NOSPLIT, "func(dst0, src0, dst1, src1 []float32)")
 		Pragma("noescape")
-		Doc(name+" does SoftmaxRow"+s.name+"(dst0, src0) and SoftmaxRow"+s.name+"(dst1, src1)",
+		Doc(name+" does softmaxRow"+s.name+"(dst0, src0) and softmaxRow"+s.name+"(dst1, src1)",
 			"at once, for two rows of length len(src0): src1, dst0 and dst1 must be",
 			"at least as long (not checked), and dst0 may be src0, dst1 src1. The",
 			"results have the same accuracy and special values; the sums are",
@@ -875,7 +875,7 @@ func forward(s *isa, nrows int) {
 func itoa(i int) string { return string(rune('0' + i)) }
 
 func backward(s *isa) {
-	name := "SoftmaxBackwardRow" + s.name
+	name := "softmaxBackwardRow" + s.name
 	TEXT(name, NOSPLIT, "func(dx, y, dy []float32)")
 	Pragma("noescape")
 	Doc(name+" sets dx[j] = y[j]*(dy[j] - s) for j < len(y), where",

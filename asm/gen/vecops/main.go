@@ -246,7 +246,7 @@ func (a *isa) reduce(op func(...Op), acc []reg.VecVirtual) reg.Register {
 }
 
 func dot(a *isa) {
-	name := a.header("Dot", "func(x, y []float32) float32",
+	name := a.header("dot", "func(x, y []float32) float32",
 		"returns the sum of x[i]*y[i]. len(y) must equal len(x).",
 		"It keeps four vector accumulators and uses FMA, so the rounding differs from a sequential loop.")
 	x := load(Param("x").Base())
@@ -272,7 +272,7 @@ func dot(a *isa) {
 }
 
 func sum(a *isa) {
-	name := a.header("Sum", "func(x []float32) float32",
+	name := a.header("sum", "func(x []float32) float32",
 		"returns the sum of the elements of x, 0 if x is empty.",
 		"It keeps four vector accumulators, so the rounding differs from a sequential loop.")
 	x := load(Param("x").Base())
@@ -294,7 +294,7 @@ func sum(a *isa) {
 }
 
 func axpy(a *isa) {
-	name := a.header("Axpy", "func(alpha float32, x, y []float32)",
+	name := a.header("axpy", "func(alpha float32, x, y []float32)",
 		"sets y[i] += alpha*x[i] with a fused multiply-add (one rounding).",
 		"len(y) must equal len(x).")
 	alpha := a.broadcast("alpha")
@@ -324,7 +324,7 @@ func axpy(a *isa) {
 }
 
 func scale(a *isa) {
-	name := a.header("Scale", "func(alpha float32, x []float32)",
+	name := a.header("scale", "func(alpha float32, x []float32)",
 		"sets x[i] *= alpha.")
 	alpha := a.broadcast("alpha")
 	x := load(Param("x").Base())
@@ -350,7 +350,7 @@ func scale(a *isa) {
 }
 
 func add(a *isa) {
-	name := a.header("Add", "func(dst, x, y []float32)",
+	name := a.header("add", "func(dst, x, y []float32)",
 		"sets dst[i] = x[i] + y[i]. x and y must be as long as dst;",
 		"dst may be x or y (the same slice), but must not otherwise overlap them.")
 	d := load(Param("dst").Base())
@@ -424,7 +424,7 @@ func (t *nanTracker) jumpIfAny(label string) {
 }
 
 func maxOp(a *isa) {
-	name := a.header("Max", "func(x []float32) float32",
+	name := a.header("max", "func(x []float32) float32",
 		"returns the largest element of x, -Inf if x is empty.",
 		"If any element is NaN it returns the first NaN element of x.",
 		"The sign of a zero result is unspecified when x holds both +0 and -0.")

@@ -17,6 +17,12 @@ const (
 	Shifter = 12582912       // 1.5*2^23: x + Shifter rounds x to an integer
 )
 
+// Limits of the softmax's reductions (see asm/gen/softmax).
+const (
+	ExpMin  = -87.3 // exp(t) is flushed to 0 below this
+	NearMax = 4096  // rows with |max| below this use the near reduction
+)
+
 // Poly holds c0..c5, exp(r) ~ sum c_i r^i for |r| <= 0.3495, c0 = 1: a
 // Remez fit of the relative error (max 4.5e-7).
 var Poly = [...]float32{

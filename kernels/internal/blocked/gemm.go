@@ -1,16 +1,10 @@
-package kernels
-
-import (
-	"runtime"
-	"sync"
-	"unsafe"
-)
-
-// This file is the GotoBLAS/BLIS-style GEMM driver shared by every SIMD
-// implementation. The architecture supplies register-blocked micro-kernels
-// (assembly); the driver blocks the problem for the caches, packs B into
+// Package blocked is the GotoBLAS/BLIS-style GEMM driver shared by every
+// SIMD implementation, and the masked-scores driver built on it. The ISA
+// packages (kernels/amd64, kernels/arm64) supply register-blocked
+// micro-kernels (assembly) as a Kernels table, which their generators
+// write; the driver blocks the problem for the caches, packs B into
 // contiguous panels, lays A out so the kernels can stream it, and spreads
-// large problems over goroutines.
+// large problems over goroutines (internal/parallel).
 //
 // Loop nest for C (m×n) += op(A) (m×k) · op(B) (k×n):
 //
@@ -25,30 +19,130 @@ import (
 //
 // The kernels broadcast A and load B as vectors, so the roles of A and B
 // are those of B and A in BLIS's column-major description.
+//
+// Every micro-kernel, on every architecture, has the same contract (see
+// KernelFunc): it computes only the rows×cols corner of its tile and reads
+// C only when beta is not 0, so the driver handles the edges of C the same
+// way everywhere, without copying tiles.
+package blocked
 
-// microKernel is one register-blocked kernel; see asm/gen/gemm.
-type microKernel struct {
-	mr, nr int
-	// fn reads A through strides; packed reads a packed A panel of
-	// panelStride(mr) floats per step. Both read k rows of nr floats of B
-	// at a stride of ldb floats: a packed panel (ldb = nr) or B in place.
-	fn, packed kernelFunc
-	// edge[r], for 0 < r < mr, is a packed kernel computing only the first
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/simdgpt/simdgpt/internal/parallel"
+)
+
+// MicroKernel is one register-blocked kernel of MR×NR; see asm/gen/gemm
+// and asm/gen/neon.
+type MicroKernel struct {
+	MR, NR int
+	// Strided reads A(i,p) at a[i*rsa+p*csa] (A in place); nil when the
+	// ISA has no such kernel, and then the driver packs every A panel.
+	// Packed reads a packed A panel of PanelStride floats per k step. Both
+	// read k rows of NR floats of B at a stride of ldb floats: a packed
+	// panel (ldb = NR) or B in place.
+	Strided, Packed KernelFunc
+	// Edge[r], for 0 < r < MR, is a packed kernel computing only the first
 	// r' >= r rows of a packed panel, for a last row of tiles with r rows;
-	// nil entries (or a nil edge) fall back to packed.
-	edge []kernelFunc
+	// nil entries (or a nil Edge) fall back to Packed.
+	Edge []KernelFunc
 }
 
-// kernelFunc is the signature of every micro-kernel.
-type kernelFunc func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)
+// KernelFunc is the signature of every micro-kernel: C = alpha*A*B +
+// beta*C for one tile, reading all MR rows of A and k rows of NR floats of
+// B (ldb floats apart), and reading or writing only the first rows×cols
+// corner of C (leading dimension ldc; rows <= MR, cols <= NR); C is not
+// read when beta is 0. rsa and csa are A's strides (unused by packed
+// kernels).
+type KernelFunc func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)
 
 // packedFor returns the packed kernel for a tile of the given rows.
-func (mk *microKernel) packedFor(rows int) kernelFunc {
-	if rows < len(mk.edge) && mk.edge[rows] != nil {
-		return mk.edge[rows]
+func (mk *MicroKernel) packedFor(rows int) KernelFunc {
+	if rows < len(mk.Edge) && mk.Edge[rows] != nil {
+		return mk.Edge[rows]
 	}
-	return mk.packed
+	return mk.Packed
 }
+
+// Kernels is what an ISA's generator provides to the driver: its
+// micro-kernels and packing routines, and the layout constants they were
+// generated for.
+type Kernels struct {
+	Wide   MicroKernel // used for full-width column panels
+	Narrow MicroKernel // for the last panel when it fits; same MR, NR = Wide.NR/2 or less
+
+	// PanelStride is the number of floats per k step of a packed A panel
+	// (MR rounded up to the packers' granule), as the packed kernels read
+	// it; at most MaxPanelStride.
+	PanelStride int
+
+	// PackT and PackN, if not nil, are assembly versions of packTrans and
+	// packRows: dst[q*nr+j] = src[j*ldb+q] (PackT) or src[q*ldb+j] (PackN)
+	// for j < w, q < kc, and 0 for w <= j < nr.
+	PackT, PackN func(dst, src *float32, ldb, w, kc, nr int)
+
+	// PackPanels, if not nil, packs a whole block of a transposed A (kc
+	// rows of m floats) into ceil(m/MR) panels, reading it row by row.
+	PackPanels func(dst, src *float32, lda, m, kc int)
+
+	// Dot, if not nil, computes one column of C for MR rows of an
+	// untransposed A as dot products along k: c[i*ldc] =
+	// alpha*dot(a[i*lda:][:k], b[:k]) + beta*c[i*ldc]. It replaces the
+	// narrow kernel for a last panel of up to ColsMax columns.
+	Dot func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)
+
+	// Cols, if not nil, computes up to ColsMax columns of a tile from a
+	// packed A panel into dst (dst[j*PanelStride+i]); it takes a last
+	// panel of that many columns when Dot cannot (A transposed, or a tile
+	// at the bottom edge).
+	Cols func(k int, a *float32, b *float32, cols int, dst *float32)
+
+	// ColsMax is the widest last panel Dot and Cols take (at most
+	// MaxColsMax); 0 when the ISA has neither.
+	ColsMax int
+}
+
+// Bounds of the generated layout constants (the size of a per-goroutine
+// buffer); New panics beyond them.
+const (
+	MaxPanelStride = 16
+	MaxColsMax     = 4
+)
+
+// Driver is the GEMM of one SIMD implementation.
+type Driver struct {
+	Kernels
+	kc int // depth of a block
+	mc int // rows of an A block
+	nc int // columns of a B block
+}
+
+// New returns the driver for the kernels ks, blocked for per-core caches
+// of l1d and l2 bytes (0 if unknown; see BlockSizes), packing mc rows of A
+// at a time.
+func New(ks Kernels, mc, l1d, l2 int) *Driver {
+	w, n := ks.Wide, ks.Narrow
+	switch {
+	case w.Packed == nil || n.Packed == nil || (w.Strided == nil) != (n.Strided == nil):
+		panic("blocked.New: a micro-kernel is missing")
+	case w.MR != n.MR || n.NR > w.NR || w.MR <= 0 || n.NR <= 0:
+		panic("blocked.New: the wide and narrow kernels must share MR")
+	case ks.PanelStride < w.MR || ks.PanelStride > MaxPanelStride:
+		panic("blocked.New: PanelStride out of range")
+	case ks.ColsMax < 0 || ks.ColsMax > MaxColsMax:
+		panic("blocked.New: ColsMax out of range")
+	case mc < w.MR:
+		panic("blocked.New: mc < MR")
+	}
+	g := &Driver{Kernels: ks, mc: mc}
+	g.kc, g.nc = BlockSizes(l1d, l2, w.MR, w.NR)
+	return g
+}
+
+// Blocking returns the driver's block sizes: depth kc, rows mc and
+// columns nc.
+func (g *Driver) Blocking() (kc, mc, nc int) { return g.kc, g.mc, g.nc }
 
 // Cache sizes assumed when cpuid cannot tell (typical of current x86 and
 // arm64 server cores).
@@ -57,7 +151,7 @@ const (
 	defaultL2  = 1 << 20
 )
 
-// blockSizes derives a block's depth kc and width nc from the per-core
+// BlockSizes derives a block's depth kc and width nc from the per-core
 // cache sizes (bytes; 0 if unknown) for micro-kernels of mr×nr:
 //
 //   - kc: the MR×kc sliver of A that stays in L1 and the kc×NR panel of B
@@ -72,7 +166,7 @@ const (
 //
 // On a 48 KiB L1 and 1 MiB L2 (Zen 5) this gives kc 256, nc 512 for both
 // the 14×32 AVX-512 and the 6×16 AVX2 kernels.
-func blockSizes(l1d, l2, mr, nr int) (kc, nc int) {
+func BlockSizes(l1d, l2, mr, nr int) (kc, nc int) {
 	if l1d <= 0 {
 		l1d = defaultL1D
 	}
@@ -84,47 +178,6 @@ func blockSizes(l1d, l2, mr, nr int) (kc, nc int) {
 	nc = l2 / 2 / (4 * kc) / nr * nr
 	nc = min(max(nc, 4*nr), 4096)
 	return kc, nc
-}
-
-// setBlocking sets kc and nc from the cache sizes of info (see blockSizes).
-func (g *blockedGemm) setBlocking(info CPUInfo) {
-	g.kc, g.nc = blockSizes(info.L1D, info.L2, g.wide.mr, g.wide.nr)
-}
-
-// blockedGemm is the GEMM of one SIMD implementation.
-type blockedGemm struct {
-	wide   microKernel // used for full-width column panels
-	narrow microKernel // for the last panel when it fits; same mr, nr = wide.nr/2
-	kc     int         // depth of a block
-	mc     int         // rows of an A block
-	nc     int         // columns of a B block
-
-	// packT and packN, if not nil, are assembly versions of packTrans and
-	// packRows (see amd64.PackBTransAVX2 and amd64.PackBAVX2).
-	packT, packN func(dst, src *float32, ldb, w, kc, nr int)
-
-	// packPanels, if not nil, packs a whole block of a transposed A into
-	// MR-row panels reading it row by row (see amd64.PackPanels14AVX2).
-	packPanels func(dst, src *float32, lda, m, kc int)
-
-	// dot, if not nil, computes one column of C for MR rows of an
-	// untransposed A as dot products along k (see amd64.GemmDotKernel14AVX512);
-	// it replaces the narrow kernel for a last panel of up to dotMaxCols
-	// columns.
-	dot func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)
-
-	// cols, if not nil, computes up to dotMaxCols columns of a tile from a
-	// packed A panel into dst (see amd64.GemmColsKernel14AVX512); it takes
-	// a last panel of that many columns when the dot kernel cannot (A
-	// transposed, or a tile at the bottom edge).
-	cols func(k int, a *float32, b *float32, cols int, dst *float32)
-
-	// alwaysPackA makes the driver pack every A panel (once per row of
-	// tiles) instead of letting the strided kernels read an untransposed
-	// A in place, for micro-kernels that only read packed panels (NEON:
-	// its fn packs a local panel per tile, which would repeat the packing
-	// for every column panel).
-	alwaysPackA bool
 }
 
 // gemmArgs is one GEMM call (or one goroutine's share of it).
@@ -143,14 +196,13 @@ type gemmArgs struct {
 
 // gemmWork holds one goroutine's reusable buffers.
 type gemmWork struct {
-	bpack []float32                // packed B panels
-	apack []float32                // copied A block
-	bcol  []float32                // up to dotMaxCols columns of op(B), each contiguous
-	cout  [dotMaxCols * 16]float32 // the cols kernel's results
+	bpack []float32                            // packed B panels
+	apack []float32                            // copied A block
+	bcol  []float32                            // up to ColsMax columns of op(B), each contiguous
+	cout  [MaxColsMax * MaxPanelStride]float32 // the Cols kernel's results
 
-	// For a parallel call: the strips and their completion.
-	parts [maxParts]gemmArgs
-	wg    sync.WaitGroup
+	// For a parallel call: the strips.
+	task gemmTask
 }
 
 // workPool hands out gemmWorks; it never frees them, so after warm-up no
@@ -193,15 +245,15 @@ func grow(s []float32, n int) []float32 {
 // 1.15×, 512³ 1.5×, 1024³ 1.8×.
 const parallelMinFlops = 1 << 26
 
-// gemm is the ops.gemm entry point: arguments are already checked and m,
-// n > 0.
-func (g *blockedGemm) gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+// Gemm is the kernel set's Gemm: arguments are already checked and m,
+// n > 0 (see kernelset.Set).
+func (g *Driver) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	args := gemmArgs{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}
 	if k == 0 || alpha == 0 {
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
-	workers := runtime.GOMAXPROCS(0)
+	workers := parallel.Budget()
 	if workers > 1 && 2*float64(m)*float64(n)*float64(k) >= parallelMinFlops {
 		g.parallel(&args, workers)
 		return
@@ -226,9 +278,9 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 }
 
 // run computes one GEMM on the calling goroutine with the buffers of w.
-func (g *blockedGemm) run(w *gemmWork, p *gemmArgs) {
+func (g *Driver) run(w *gemmWork, p *gemmArgs) {
 	m, n, k := p.m, p.n, p.k
-	nr := g.wide.nr
+	nr := g.Wide.NR
 	for jc := 0; jc < n; jc += g.nc {
 		nc := min(g.nc, n-jc)
 		for pc := 0; pc < k; pc += g.kc {
@@ -258,9 +310,9 @@ func (g *blockedGemm) run(w *gemmWork, p *gemmArgs) {
 
 // block multiplies op(A)[ic:ic+mc, pc:pc+kc] by the packed B block into
 // C[ic:ic+mc, jc:jc+nc].
-func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, beta float32, bInPlace bool) {
-	mr := g.wide.mr
-	ps := panelStride(mr)
+func (g *Driver) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, beta float32, bInPlace bool) {
+	mr := g.Wide.MR
+	ps := g.PanelStride
 	// How to read A. Packed: each MR-row sliver becomes a contiguous panel
 	// of kc steps of ps floats (rows past mc zero), packed just before its
 	// row of tiles so that it is in L1 for them, and the packed kernels
@@ -270,22 +322,22 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 	// that ends past the last row of A is packed anyway. A transposed A is
 	// always packed: read in place, each k step would touch a new line at a
 	// stride of lda, and those lines collide in the L1 sets.
-	packAll := nc >= 8*g.wide.nr || p.transA || g.alwaysPackA
+	packAll := nc >= 8*g.Wide.NR || p.transA || g.Wide.Strided == nil
 	// A transposed A is packed for the whole block at once when possible:
 	// its stored rows are then read front to back, once.
-	blockPacked := p.transA && g.packPanels != nil
+	blockPacked := p.transA && g.PackPanels != nil
 	if blockPacked {
 		w.apack = grow(w.apack, (mc+mr-1)/mr*kc*ps)
 		_ = p.a[(pc+kc-1)*p.lda+ic+mc-1] // the block is inside a
-		g.packPanels(&w.apack[0], &p.a[pc*p.lda+ic], p.lda, mc, kc)
+		g.PackPanels(&w.apack[0], &p.a[pc*p.lda+ic], p.lda, mc, kc)
 	}
 
-	// A last panel of up to dotMaxCols columns goes to the dot kernel, one
+	// A last panel of up to ColsMax columns goes to the dot kernel, one
 	// column at a time (A rows must be contiguous), or to the cols kernel
 	// (A packed): gather those columns of op(B).
-	nr := g.wide.nr
+	nr := g.Wide.NR
 	dotFrom, dotCols := -1, 0
-	if t := nc % nr; (g.dot != nil && !p.transA || g.cols != nil) && t >= 1 && t <= dotMaxCols {
+	if t := nc % nr; (g.Dot != nil && !p.transA || g.Cols != nil) && t >= 1 && t <= g.ColsMax {
 		dotFrom, dotCols = nc-t, t
 		w.bcol = grow(w.bcol, t*kc)
 		for j := 0; j < t; j++ {
@@ -321,28 +373,28 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 		}
 		for jr := 0; jr < nc; jr += nr {
 			cols := min(nr, nc-jr)
-			kern := &g.wide
-			if cols <= g.narrow.nr {
-				kern = &g.narrow
+			kern := &g.Wide
+			if cols <= g.Narrow.NR {
+				kern = &g.Narrow
 			}
 			if jr == dotFrom {
-				if g.dot != nil && !p.transA && rows == mr && ic+ir+mr <= p.m {
+				if g.Dot != nil && !p.transA && rows == mr && ic+ir+mr <= p.m {
 					for j := 0; j < dotCols; j++ {
-						g.dot(kc, &p.a[(ic+ir)*p.lda+pc], p.lda, &w.bcol[j*kc], &p.c[(ic+ir)*p.ldc+jc+jr+j], p.ldc, p.alpha, beta)
+						g.Dot(kc, &p.a[(ic+ir)*p.lda+pc], p.lda, &w.bcol[j*kc], &p.c[(ic+ir)*p.ldc+jc+jr+j], p.ldc, p.alpha, beta)
 					}
 					continue
 				}
-				if g.cols != nil && csa == 0 {
-					g.cols(kc, apanel, &w.bcol[0], dotCols, &w.cout[0])
+				if g.Cols != nil && csa == 0 {
+					g.Cols(kc, apanel, &w.bcol[0], dotCols, &w.cout[0])
 					storeCols(&w.cout, ps, rows, dotCols, p.alpha, beta, p.c[(ic+ir)*p.ldc+jc+jr:], p.ldc)
 					continue
 				}
 			}
-			fn := kern.fn
+			fn := kern.Strided
 			if csa == 0 {
 				fn = kern.packedFor(rows)
 			}
-			bp, ldb := &w.bpack[jr*kc], kern.nr
+			bp, ldb := &w.bpack[jr*kc], kern.NR
 			if bInPlace && cols == nr {
 				bp, ldb = &p.b[pc*p.ldb+jc+jr], p.ldb
 			}
@@ -353,7 +405,7 @@ func (g *blockedGemm) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int
 
 // storeCols sets C[i, j] = alpha*out[j*ps+i] + beta*C[i, j] for i < rows,
 // j < cols, not reading C when beta is 0.
-func storeCols(out *[dotMaxCols * 16]float32, ps, rows, cols int, alpha, beta float32, c []float32, ldc int) {
+func storeCols(out *[MaxColsMax * MaxPanelStride]float32, ps, rows, cols int, alpha, beta float32, c []float32, ldc int) {
 	for i := 0; i < rows; i++ {
 		row := c[i*ldc : i*ldc+cols]
 		for j := range row {
@@ -376,9 +428,16 @@ func storeCols(out *[dotMaxCols * 16]float32, ps, rows, cols int, alpha, beta fl
 // same few cache sets). Measured on the training and square shapes: in
 // place is 5-20% faster for m <= 512 and 64-byte aligned rows, up to 20%
 // slower for rows of 65 floats or a 4 KiB stride.
-func (g *blockedGemm) bInPlace(p *gemmArgs) bool {
-	return !p.transB && p.m <= bInPlaceMaxRows && p.ldb%16 == 0 && p.ldb%1024 != 0 &&
-		uintptr(unsafe.Pointer(unsafe.SliceData(p.b)))%64 == 0
+func (g *Driver) bInPlace(p *gemmArgs) bool {
+	return BInPlace(p.transB, p.m, p.b, p.ldb)
+}
+
+// BInPlace reports whether Gemm reads the full-width panels of an m-row
+// op(B) = b (leading dimension ldb) in place (see bInPlace); the tests use
+// it to know which path they cover.
+func BInPlace(transB bool, m int, b []float32, ldb int) bool {
+	return !transB && m <= bInPlaceMaxRows && ldb%16 == 0 && ldb%1024 != 0 &&
+		uintptr(unsafe.Pointer(unsafe.SliceData(b)))%64 == 0
 }
 
 // bInPlaceMaxRows is the largest m for which B is read in place (a
@@ -387,7 +446,7 @@ var bInPlaceMaxRows = 512
 
 // packA packs rows i0..i0+rows-1 and columns pc..pc+kc-1 of op(A) into a
 // panel of kc steps of ps floats, zero padding rows up to ps.
-func (g *blockedGemm) packA(dst []float32, p *gemmArgs, i0, rows, pc, kc, ps int) {
+func (g *Driver) packA(dst []float32, p *gemmArgs, i0, rows, pc, kc, ps int) {
 	if p.transA {
 		// op(A)(i, q) = a[(pc+q)*lda + i]: the panel's rows are contiguous in A.
 		g.packRows(dst, p.a[pc*p.lda+i0:], p.lda, rows, kc, ps)
@@ -396,13 +455,9 @@ func (g *blockedGemm) packA(dst []float32, p *gemmArgs, i0, rows, pc, kc, ps int
 	}
 }
 
-// panelStride is the number of floats per k step of a packed A panel of
-// mr rows: mr rounded up to a multiple of 8, as the packed kernels expect.
-func panelStride(mr int) int { return (mr + 7) &^ 7 }
-
 // packRows sets dst[q*nr+j] = src[q*ld+j] for j < w and 0 for w <= j < nr,
 // for q < kc.
-func (g *blockedGemm) packRows(dst, src []float32, ld, w, kc, nr int) {
+func (g *Driver) packRows(dst, src []float32, ld, w, kc, nr int) {
 	if kc == 0 {
 		return
 	}
@@ -410,8 +465,8 @@ func (g *blockedGemm) packRows(dst, src []float32, ld, w, kc, nr int) {
 	if w > 0 {
 		_ = src[(kc-1)*ld+w-1]
 	}
-	if g.packN != nil {
-		g.packN(&dst[0], unsafe.SliceData(src), ld, w, kc, nr)
+	if g.PackN != nil {
+		g.PackN(&dst[0], unsafe.SliceData(src), ld, w, kc, nr)
 		return
 	}
 	for q := 0; q < kc; q++ {
@@ -423,7 +478,7 @@ func (g *blockedGemm) packRows(dst, src []float32, ld, w, kc, nr int) {
 
 // packTrans sets dst[q*nr+j] = src[j*ld+q] for j < w and 0 for w <= j < nr,
 // for q < kc.
-func (g *blockedGemm) packTrans(dst, src []float32, ld, w, kc, nr int) {
+func (g *Driver) packTrans(dst, src []float32, ld, w, kc, nr int) {
 	if kc == 0 {
 		return
 	}
@@ -431,8 +486,8 @@ func (g *blockedGemm) packTrans(dst, src []float32, ld, w, kc, nr int) {
 	if w > 0 {
 		_ = src[(w-1)*ld+kc-1]
 	}
-	if g.packT != nil {
-		g.packT(&dst[0], unsafe.SliceData(src), ld, w, kc, nr)
+	if g.PackT != nil {
+		g.PackT(&dst[0], unsafe.SliceData(src), ld, w, kc, nr)
 		return
 	}
 	if w < nr {
@@ -449,8 +504,8 @@ func (g *blockedGemm) packTrans(dst, src []float32, ld, w, kc, nr int) {
 // kc rows of nr floats. The last panel is narrower (narrow floats per row)
 // when it fits, as the narrow micro-kernel reads it; it is zero padded to
 // its width.
-func (g *blockedGemm) packB(dst []float32, p *gemmArgs, pc, kc, jc, nc int) {
-	wide, narrow := g.wide.nr, g.narrow.nr
+func (g *Driver) packB(dst []float32, p *gemmArgs, pc, kc, jc, nc int) {
+	wide, narrow := g.Wide.NR, g.Narrow.NR
 	for j0 := 0; j0 < nc; j0 += wide {
 		w := min(wide, nc-j0)
 		nr := wide
@@ -468,14 +523,19 @@ func (g *blockedGemm) packB(dst []float32, p *gemmArgs, pc, kc, jc, nc int) {
 }
 
 // parallel splits C into one strip per worker (rows when m >= n, else
-// columns, in whole micro-tiles) and runs them concurrently.
-func (g *blockedGemm) parallel(p *gemmArgs, workers int) {
+// columns, in whole micro-tiles) and runs them as the parts of one
+// parallel.Run. The strips depend only on the shape and workers (from
+// GOMAXPROCS), so the results are the same however many goroutines were
+// free.
+func (g *Driver) parallel(p *gemmArgs, workers int) {
 	w := getWork()
 	defer putWork(w)
-	parts := &w.parts
+	t := &w.task
+	t.g = g
+	parts := &t.parts
 	np := 0
 	if p.m >= p.n {
-		step := splitStep(p.m, workers, g.wide.mr)
+		step := splitStep(p.m, workers, g.Wide.MR)
 		for i0 := 0; i0 < p.m; i0 += step {
 			q := *p
 			q.m = min(step, p.m-i0)
@@ -489,7 +549,7 @@ func (g *blockedGemm) parallel(p *gemmArgs, workers int) {
 			np++
 		}
 	} else {
-		step := splitStep(p.n, workers, g.wide.nr)
+		step := splitStep(p.n, workers, g.Wide.NR)
 		for j0 := 0; j0 < p.n; j0 += step {
 			q := *p
 			q.n = min(step, p.n-j0)
@@ -503,13 +563,27 @@ func (g *blockedGemm) parallel(p *gemmArgs, workers int) {
 			np++
 		}
 	}
-	runParts(g, w, parts[:np])
+	parallel.Run(t, np, np)
+	// Drop the references to the caller's slices.
+	for i := range parts[:np] {
+		parts[i] = gemmArgs{}
+	}
+	t.g = nil
 }
 
-// dotMaxCols is the widest last panel computed with the dot kernel rather
-// than the narrow panel kernel: each dot column costs about 1/16 of the
-// narrow kernel's FMAs plus a horizontal sum per row.
-const dotMaxCols = 3
+// gemmTask is the parallel.Task of one parallel GEMM: its parts are the
+// strips of C.
+type gemmTask struct {
+	g     *Driver
+	parts [maxParts]gemmArgs
+}
+
+// RunPart computes strip part with buffers from the pool.
+func (t *gemmTask) RunPart(_, part int) {
+	w := getWork()
+	t.g.run(w, &t.parts[part])
+	putWork(w)
+}
 
 // maxParts bounds the number of strips of one parallel GEMM.
 const maxParts = 64
@@ -521,52 +595,4 @@ func splitStep(total, workers, unit int) int {
 	units := (total + unit - 1) / unit
 	per := (units + workers - 1) / workers
 	return per * unit
-}
-
-// gemmTask is one strip handed to a pool goroutine.
-type gemmTask struct {
-	g    *blockedGemm
-	args *gemmArgs
-	done *sync.WaitGroup
-}
-
-var pool struct {
-	sync.Mutex
-	tasks   chan gemmTask
-	workers int
-}
-
-// runParts runs parts[0] on the calling goroutine (with the buffers of w)
-// and the rest on pool goroutines, and waits for all of them.
-func runParts(g *blockedGemm, w *gemmWork, parts []gemmArgs) {
-	ensureWorkers(len(parts) - 1)
-	w.wg.Add(len(parts) - 1)
-	for i := 1; i < len(parts); i++ {
-		pool.tasks <- gemmTask{g, &parts[i], &w.wg}
-	}
-	g.run(w, &parts[0])
-	w.wg.Wait()
-	// Drop the references to the caller's slices.
-	for i := range parts {
-		parts[i] = gemmArgs{}
-	}
-}
-
-// ensureWorkers starts pool goroutines until at least n exist.
-func ensureWorkers(n int) {
-	pool.Lock()
-	defer pool.Unlock()
-	if pool.tasks == nil {
-		pool.tasks = make(chan gemmTask, maxParts)
-	}
-	for pool.workers < n {
-		pool.workers++
-		go func() {
-			w := new(gemmWork)
-			for t := range pool.tasks {
-				t.g.run(w, t.args)
-				t.done.Done()
-			}
-		}()
-	}
 }

@@ -1,4 +1,4 @@
-package kernels
+package blocked
 
 import "math"
 
@@ -19,11 +19,11 @@ func fillNegInf(s []float32) {
 	}
 }
 
-// maskedScores is the ops.maskedScores of a SIMD implementation: the
-// arguments are checked and tq, tk > 0. It is GEMM with op(B) = Kᵀ that
+// MaskedScores is the kernel set's MaskedScores: the arguments are
+// checked and tq, tk > 0 (see kernelset.Set). It is GEMM with op(B) = Kᵀ that
 // visits, for each MR-row strip of queries, only the column panels that
 // hold at least one visible key, and writes -Inf over the rest.
-func (g *blockedGemm) maskedScores(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int) {
+func (g *Driver) MaskedScores(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int) {
 	// Query i sees keys j < i+offset+1; the last query sees the most.
 	visAll := min(tk, max(0, tq-1+offset+1))
 	if visAll > 0 && d == 0 {
@@ -46,10 +46,10 @@ func (g *blockedGemm) maskedScores(tq, tk, d int, scale float32, q []float32, ld
 
 // scoreStrips computes the visible tiles of S = scale·Q·Kᵀ, blocking d
 // by kc.
-func (g *blockedGemm) scoreStrips(w *gemmWork, tq, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int, visAll int) {
+func (g *Driver) scoreStrips(w *gemmWork, tq, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int, visAll int) {
 	args := gemmArgs{transB: true, b: k, ldb: ldk}
-	mr := g.wide.mr // both kernels share MR here (checked in init)
-	nr := g.wide.nr
+	mr := g.Wide.MR // both kernels share MR here (checked in init)
+	nr := g.Wide.NR
 	for pc := 0; pc < d; pc += g.kc {
 		kc := min(g.kc, d-pc)
 		beta := float32(0)
@@ -67,23 +67,23 @@ func (g *blockedGemm) scoreStrips(w *gemmWork, tq, d int, scale float32, q []flo
 			}
 			// The strided kernels read all MR rows of Q, so a partial last
 			// strip is packed (zero padded) and takes the packed kernels;
-			// so is every strip with alwaysPackA.
-			packed := rows < mr || g.alwaysPackA
+			// so is every strip when the ISA has no strided kernel.
+			packed := rows < mr || g.Wide.Strided == nil
 			if packed {
-				ps := panelStride(mr)
+				ps := g.PanelStride
 				w.apack = grow(w.apack, kc*ps)
 				g.packTrans(w.apack, q[i0*ldq+pc:], ldq, rows, kc, ps)
 			}
 			for jr := 0; jr < vis; jr += nr {
 				cols := min(nr, vis-jr)
-				kern := &g.wide
-				if min(nr, visAll-jr) <= g.narrow.nr {
-					kern = &g.narrow
+				kern := &g.Wide
+				if min(nr, visAll-jr) <= g.Narrow.NR {
+					kern = &g.Narrow
 				}
 				if packed {
-					kern.packedFor(rows)(kc, &w.apack[0], 0, 0, &w.bpack[jr*kc], kern.nr, &s[i0*lds+jr], lds, rows, cols, scale, beta)
+					kern.packedFor(rows)(kc, &w.apack[0], 0, 0, &w.bpack[jr*kc], kern.NR, &s[i0*lds+jr], lds, rows, cols, scale, beta)
 				} else {
-					kern.fn(kc, &q[i0*ldq+pc], ldq, 1, &w.bpack[jr*kc], kern.nr, &s[i0*lds+jr], lds, rows, cols, scale, beta)
+					kern.Strided(kc, &q[i0*ldq+pc], ldq, 1, &w.bpack[jr*kc], kern.NR, &s[i0*lds+jr], lds, rows, cols, scale, beta)
 				}
 			}
 		}

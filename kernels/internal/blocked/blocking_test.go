@@ -1,4 +1,4 @@
-package kernels
+package blocked
 
 import "testing"
 
@@ -20,9 +20,9 @@ func TestBlockSizes(t *testing.T) {
 		{"huge L2", 64 << 10, 64 << 20, 8, 12, 256, 4096},      // cap
 		{"neon 8x12", 64 << 10, 1 << 20, 8, 12, 256, 504},      // 819 -> 256; 512 -> multiple of 12
 	} {
-		kc, nc := blockSizes(c.l1d, c.l2, c.mr, c.nr)
+		kc, nc := BlockSizes(c.l1d, c.l2, c.mr, c.nr)
 		if kc != c.kc || nc != c.nc {
-			t.Errorf("%s: blockSizes(%d, %d, %d, %d) = %d, %d; want %d, %d", c.name, c.l1d, c.l2, c.mr, c.nr, kc, nc, c.kc, c.nc)
+			t.Errorf("%s: BlockSizes(%d, %d, %d, %d) = %d, %d; want %d, %d", c.name, c.l1d, c.l2, c.mr, c.nr, kc, nc, c.kc, c.nc)
 		}
 	}
 }

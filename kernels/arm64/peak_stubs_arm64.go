@@ -2,8 +2,8 @@
 
 package arm64
 
-// FMAPeakNEON runs n iterations of 24 independent vector FMAs (192 float32
+// fmaPeakNEON runs n iterations of 24 independent vector FMAs (192 float32
 // flops per iteration), for measuring the peak FMA rate. Requires ASIMD.
 //
 //go:noescape
-func FMAPeakNEON(n int)
+func fmaPeakNEON(n int)

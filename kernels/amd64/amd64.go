@@ -1,0 +1,53 @@
+//go:build amd64 && !purego
+
+package amd64
+
+import (
+	"golang.org/x/sys/cpu"
+
+	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
+)
+
+// hasAVX2 reports AVX2 and FMA with OS support for the YMM state.
+var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// hasAVX512 reports AVX-512F with OS support for the ZMM and opmask state.
+// cpu.X86.HasAVX512 is cleared by GODEBUG=cpu.avx512=off.
+var hasAVX512 = hasAVX2 && cpu.X86.HasAVX512 && cpu.X86.HasAVX512F
+
+func init() {
+	kernelset.Register(&kernelset.Set{
+		Name:            "avx2",
+		Requires:        "AVX2, FMA",
+		Available:       hasAVX2,
+		Gemm:            gemmAVX2.Gemm,
+		MaskedScores:    gemmAVX2.MaskedScores,
+		Softmax:         softmaxAVX2,
+		SoftmaxBackward: softmaxBackwardAVX2,
+		Dot:             dotAVX2,
+		Axpy:            axpyAVX2,
+		Scale:           scaleAVX2,
+		Add:             addAVX2,
+		Sum:             sumAVX2,
+		Max:             maxAVX2,
+		FMALoop:         fmaPeakAVX2,
+		FMAFlops:        12 * 8 * 2, // 12 independent FMAs of 8 lanes
+	})
+	kernelset.Register(&kernelset.Set{
+		Name:            "avx512",
+		Requires:        "AVX-512F",
+		Available:       hasAVX512,
+		Gemm:            gemmAVX512.Gemm,
+		MaskedScores:    gemmAVX512.MaskedScores,
+		Softmax:         softmaxAVX512,
+		SoftmaxBackward: softmaxBackwardAVX512,
+		Dot:             dotAVX512,
+		Axpy:            axpyAVX512,
+		Scale:           scaleAVX512,
+		Add:             addAVX512,
+		Sum:             sumAVX512,
+		Max:             maxAVX512,
+		FMALoop:         fmaPeakAVX512,
+		FMAFlops:        12 * 16 * 2, // 12 independent FMAs of 16 lanes
+	})
+}

@@ -1,0 +1,89 @@
+//go:build arm64 && !purego
+
+package arm64
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
+	"github.com/simdgpt/simdgpt/kernels/internal/cpuinfo"
+)
+
+// TestMicroKernelEdges checks the NEON micro-kernels against the contract
+// every micro-kernel of the blocked driver has (blocked.KernelFunc), over
+// every tile corner (rows 1..8, cols 1..nr) against a float64 product:
+// elements of C outside the rows×cols corner stay untouched, and C is not
+// read when beta is 0 (NaN there must not propagate).
+func TestMicroKernelEdges(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 0x5eed))
+	rnd := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = r.Float32()*2 - 1
+		}
+		return s
+	}
+	ps := kernelsNEON.PanelStride
+	for _, mk := range []blocked.MicroKernel{kernelsNEON.Wide, kernelsNEON.Narrow} {
+		for _, k := range []int{0, 1, 5, 33, 256} {
+			const ldc = 17
+			a := rnd(ps * max(k, 1)) // packed: A(i,p) at a[p*ps+i]
+			b := rnd(max(k, 1) * mk.NR)
+			for rows := 1; rows <= mk.MR; rows++ {
+				for cols := 1; cols <= mk.NR; cols++ {
+					for _, beta := range []float32{0, 0.5} {
+						c0 := rnd(mk.MR * ldc)
+						c := append([]float32(nil), c0...)
+						if beta == 0 {
+							for i := range c {
+								if i%ldc < cols && i/ldc < rows {
+									c[i] = float32(math.NaN()) // must not be read
+								}
+							}
+						}
+						const alpha = -1.5
+						mk.Packed(k, &a[0], 0, 0, &b[0], mk.NR, &c[0], ldc, rows, cols, alpha, beta)
+						for i := 0; i < mk.MR; i++ {
+							for j := 0; j < ldc; j++ {
+								got := c[i*ldc+j]
+								if i >= rows || j >= cols {
+									if got != c0[i*ldc+j] {
+										t.Fatalf("%dx%d k=%d corner %dx%d: C[%d,%d] outside the corner changed", mk.MR, mk.NR, k, rows, cols, i, j)
+									}
+									continue
+								}
+								want, mag := 0.0, 0.0
+								for p := 0; p < k; p++ {
+									v := float64(a[p*ps+i]) * float64(b[p*mk.NR+j])
+									want += v
+									mag += math.Abs(v)
+								}
+								want *= alpha
+								if beta != 0 {
+									want += float64(beta) * float64(c0[i*ldc+j])
+								}
+								if math.Abs(float64(got)-want) > 1e-5*(1.5*mag+1) {
+									t.Fatalf("%dx%d k=%d corner %dx%d beta=%v: C[%d,%d] = %v, want %v", mk.MR, mk.NR, k, rows, cols, beta, i, j, got, want)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestBlockingFromCPU checks that the GEMM of this package is blocked for
+// the caches cpuid reports.
+func TestBlockingFromCPU(t *testing.T) {
+	info := cpuinfo.Read()
+	g := gemmNEON
+	kc, nc := blocked.BlockSizes(info.L1D, info.L2, g.Wide.MR, g.Wide.NR)
+	gkc, _, gnc := g.Blocking()
+	if gkc != kc || gnc != nc {
+		t.Errorf("neon %dx%d GEMM blocked kc=%d nc=%d; the caches (L1D %d, L2 %d) give kc=%d nc=%d", g.Wide.MR, g.Wide.NR, gkc, gnc, info.L1D, info.L2, kc, nc)
+	}
+}

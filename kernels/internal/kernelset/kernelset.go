@@ -1,0 +1,98 @@
+// Package kernelset defines Set, the one list of the kernels an
+// implementation of package kernels provides, and the registry of every
+// implementation compiled into a program.
+//
+// The functions of a Set trust their arguments: package kernels checks
+// every shape (kernels/check.go) before calling one, and the contracts
+// below are what those checks guarantee. Because this package is
+// internal, nothing outside the module can call them unchecked.
+//
+// Adding a kernel means adding one field here (with its contract), its
+// generic version (kernels/generic), its checked method on kernels.Impl,
+// its wiring in each ISA folder (kernels/amd64, kernels/arm64) and a row
+// in kernels' parity-test table (set_test.go); the dispatch, the list of
+// implementations, the benchmarks and the tests that every field is wired
+// all derive from this type.
+package kernelset
+
+import "sync"
+
+// Set is one implementation of every kernel, such as "generic", "avx2",
+// "avx512" or "neon". Every func field is set, except FMALoop for
+// implementations without SIMD registers.
+type Set struct {
+	// Name is the implementation's name, the value SIMDGPT_ISA accepts.
+	Name string
+	// Requires names the CPU features needed, such as "AVX2, FMA"; empty
+	// for generic.
+	Requires string
+	// Available reports whether this CPU and OS can run the set.
+	Available bool
+
+	// Gemm computes C = alpha*op(A)*op(B) + beta*C (see kernels.Gemm).
+	// m, n > 0, k >= 0; every matrix fits its slice with its leading
+	// dimension; C overlaps neither A nor B; C is not read when beta is 0.
+	Gemm func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+
+	// Softmax writes the row-wise softmax of the m×n matrix x into y.
+	// m, n > 0; both fit their slices; y is x (same start and leading
+	// dimension) or does not overlap it.
+	Softmax func(m, n int, x []float32, ldx int, y []float32, ldy int)
+
+	// SoftmaxBackward sets dx = y*(dy - rowsum(y*dy)) row by row.
+	// m, n > 0; all three fit their slices; dx is dy or apart from it,
+	// and apart from y.
+	SoftmaxBackward func(m, n int, y []float32, ldy int, dy []float32, lddy int, dx []float32, lddx int)
+
+	// MaskedScores computes S = scale*Q*Kᵀ with the causal mask (see
+	// kernels.MaskedScores). tq, tk > 0, d >= 0; every matrix fits its
+	// slice; S overlaps neither Q nor K.
+	MaskedScores func(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int)
+
+	// Dot returns sum x[i]*y[i]; len(x) == len(y).
+	Dot func(x, y []float32) float32
+	// Axpy sets y[i] += alpha*x[i]; len(x) == len(y).
+	Axpy func(alpha float32, x, y []float32)
+	// Scale sets x[i] *= alpha.
+	Scale func(alpha float32, x []float32)
+	// Add sets dst[i] = x[i] + y[i]; all lengths equal; dst is x, y or
+	// apart from both.
+	Add func(dst, x, y []float32)
+	// Sum returns the sum of x (0 when empty).
+	Sum func(x []float32) float32
+	// Max returns the largest element of x: -Inf when empty, the first
+	// NaN element when there is one.
+	Max func(x []float32) float32
+
+	// FMALoop runs n >= 1 iterations of FMAFlops floating-point
+	// operations of independent FMAs in the set's widest registers, for
+	// measuring the CPU's peak; nil (and FMAFlops 0) for generic.
+	FMALoop  func(n int)
+	FMAFlops int
+}
+
+var (
+	mu   sync.Mutex
+	sets []*Set
+)
+
+// Register adds s to the registry. The ISA packages call it from init,
+// slowest implementation first.
+func Register(s *Set) {
+	mu.Lock()
+	defer mu.Unlock()
+	for _, t := range sets {
+		if t.Name == s.Name {
+			panic("kernelset: implementation " + s.Name + " registered twice")
+		}
+	}
+	sets = append(sets, s)
+}
+
+// All returns every registered set, in the order of registration,
+// available or not.
+func All() []*Set {
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]*Set(nil), sets...)
+}

@@ -1,0 +1,116 @@
+package kernels
+
+import (
+	"reflect"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
+)
+
+// parityTests lists, for every kernel of kernelset.Set, the tests that
+// compare it on every implementation against generic (or a float64
+// reference). TestSetFields fails when a field of Set has no row here, so
+// a new kernel cannot be added without its parity test.
+var parityTests = map[string][]func(*testing.T){
+	"Gemm":            {TestGemmSweep, TestGemmMatchesGeneric, TestMatMul},
+	"Softmax":         {TestSoftmaxSweep, TestSoftmaxSpecial},
+	"SoftmaxBackward": {TestSoftmaxBackwardSweep, TestSoftmaxBackwardSpecial},
+	"MaskedScores":    {TestMaskedScoresSweep, TestMaskedScoresMatchesGemm},
+	"Dot":             {TestDot},
+	"Axpy":            {TestAxpy},
+	"Scale":           {TestScale},
+	"Add":             {TestAdd},
+	"Sum":             {TestSum},
+	"Max":             {TestMax, TestMaxNaN},
+	"FMALoop":         {TestFMAPeakLoop},
+}
+
+// optional lists the func fields generic may leave nil.
+var optional = map[string]bool{"FMALoop": true}
+
+// TestSetFields derives the list of kernels from kernelset.Set by
+// reflection: every func field must have parity tests (above), be set in
+// every registered implementation (FMALoop may be nil only for generic),
+// and, outside generic, not be generic's own function (a wiring slip
+// would otherwise pass every parity test).
+func TestSetFields(t *testing.T) {
+	typ := reflect.TypeFor[kernelset.Set]()
+	gen := reflect.ValueOf(genericSet).Elem()
+	var kernels []string
+	for i := 0; i < typ.NumField(); i++ {
+		f := typ.Field(i)
+		if f.Type.Kind() != reflect.Func {
+			continue
+		}
+		kernels = append(kernels, f.Name)
+		if len(parityTests[f.Name]) == 0 {
+			t.Errorf("kernelset.Set.%s has no parity test in parityTests", f.Name)
+		}
+	}
+	for name := range parityTests {
+		if !slices.Contains(kernels, name) {
+			t.Errorf("parityTests lists %s, which is not a kernel of kernelset.Set", name)
+		}
+	}
+	var names []string
+	for _, p := range registry {
+		names = append(names, p.Name())
+	}
+	if want := expectedImplsInBuild(); !slices.Equal(names, want) {
+		t.Errorf("registry holds %v, want %v", names, want)
+	}
+	for _, p := range registry {
+		v := reflect.ValueOf(p.set).Elem()
+		for _, name := range kernels {
+			f := v.FieldByName(name)
+			if f.IsNil() {
+				if !(p == genericImpl && optional[name]) {
+					t.Errorf("%s: kernel %s is nil", p.Name(), name)
+				}
+				continue
+			}
+			if p != genericImpl && !gen.FieldByName(name).IsNil() && f.Pointer() == gen.FieldByName(name).Pointer() {
+				t.Errorf("%s: kernel %s is generic's", p.Name(), name)
+			}
+		}
+		if (p.set.FMALoop == nil) != (p.set.FMAFlops == 0) {
+			t.Errorf("%s: FMALoop and FMAFlops disagree", p.Name())
+		}
+	}
+}
+
+// expectedImplsInBuild is every implementation this build compiles in,
+// whether or not the CPU runs it.
+func expectedImplsInBuild() []string {
+	switch {
+	case puregoBuild:
+		return []string{"generic"}
+	case runtime.GOARCH == "amd64":
+		return []string{"generic", "avx2", "avx512"}
+	case runtime.GOARCH == "arm64":
+		return []string{"generic", "neon"}
+	}
+	return []string{"generic"}
+}
+
+// TestFMAPeakLoop runs every implementation's FMA loop and checks the
+// operation count it reports.
+func TestFMAPeakLoop(t *testing.T) {
+	forEachImpl(t, func(t *testing.T, p *Impl) {
+		flops := p.FMAPeakLoop(10)
+		if p == genericImpl {
+			if flops != 0 {
+				t.Errorf("generic FMAPeakLoop(10) = %d, want 0", flops)
+			}
+			return
+		}
+		if flops != 10*p.set.FMAFlops || flops <= 0 {
+			t.Errorf("FMAPeakLoop(10) = %d, want 10×%d", flops, p.set.FMAFlops)
+		}
+		if got := p.FMAPeakLoop(0); got != 0 {
+			t.Errorf("FMAPeakLoop(0) = %d, want 0", got)
+		}
+	})
+}

@@ -1,0 +1,56 @@
+package kernels
+
+import "math"
+
+// Dot returns the dot product of x and y, which must have equal lengths.
+func (p *Impl) Dot(x, y []float32) float32 {
+	checkSameLen("Dot", "x", "y", len(x), len(y))
+	return p.set.Dot(x, y)
+}
+
+// Axpy sets y[i] += alpha*x[i]; x and y must have equal lengths.
+func (p *Impl) Axpy(alpha float32, x, y []float32) {
+	checkSameLen("Axpy", "x", "y", len(x), len(y))
+	p.set.Axpy(alpha, x, y)
+}
+
+// Scale sets x[i] *= alpha.
+func (p *Impl) Scale(alpha float32, x []float32) { p.set.Scale(alpha, x) }
+
+// Add sets dst[i] = x[i] + y[i]; all three must have equal lengths and
+// dst may be x or y.
+func (p *Impl) Add(dst, x, y []float32) {
+	checkSameLen("Add", "dst", "x", len(dst), len(x))
+	checkSameLen("Add", "dst", "y", len(dst), len(y))
+	p.set.Add(dst, x, y)
+}
+
+// Sum returns the sum of the elements of x, 0 if x is empty.
+func (p *Impl) Sum(x []float32) float32 { return p.set.Sum(x) }
+
+// Max returns the largest element of x: -Inf if x is empty, NaN if any
+// element is NaN.
+func (p *Impl) Max(x []float32) float32 {
+	if len(x) == 0 {
+		return float32(math.Inf(-1))
+	}
+	return p.set.Max(x)
+}
+
+// Dot returns the dot product of x and y with the default implementation.
+func Dot(x, y []float32) float32 { return current.Load().Dot(x, y) }
+
+// Axpy sets y[i] += alpha*x[i] with the default implementation.
+func Axpy(alpha float32, x, y []float32) { current.Load().Axpy(alpha, x, y) }
+
+// Scale sets x[i] *= alpha with the default implementation.
+func Scale(alpha float32, x []float32) { current.Load().Scale(alpha, x) }
+
+// Add sets dst[i] = x[i] + y[i] with the default implementation.
+func Add(dst, x, y []float32) { current.Load().Add(dst, x, y) }
+
+// Sum returns the sum of x with the default implementation.
+func Sum(x []float32) float32 { return current.Load().Sum(x) }
+
+// Max returns the largest element of x with the default implementation.
+func Max(x []float32) float32 { return current.Load().Max(x) }
