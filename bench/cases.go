@@ -130,6 +130,7 @@ func (c Case) Work() Work { return c.Kernel.work(c.Shape) }
 func Kernels() []*Kernel {
 	return []*Kernel{
 		gemmKernel(), scoresKernel(), softmaxKernel(), softmaxBackwardKernel(),
+		layerNormKernel(), layerNormBackwardKernel(),
 		vecKernel("dot", "r = Σ x[i]·y[i]", 2, 8, func(im *Impl) func(x, y, d []float32) float32 {
 			if im.Dot == nil {
 				return nil

@@ -63,6 +63,9 @@ type Impl struct {
 	Add             func(dst, x, y []float32)
 	Sum             func(x []float32) float32
 	Max             func(x []float32) float32
+
+	LayerNorm         func(m, n int, x []float32, ldx int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32)
+	LayerNormBackward func(m, n int, dy []float32, lddy int, x []float32, ldx int, mean, rstd, gamma []float32, dx []float32, lddx int, dgamma, dbeta []float32)
 }
 
 // genericMaxFlops is the largest GEMM or scores problem (in floating-point

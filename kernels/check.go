@@ -115,3 +115,10 @@ func checkSameLen(fn, xn, yn string, lx, ly int) {
 		panic(fmt.Sprintf("kernels.%s: len(%s) = %d but len(%s) = %d, want equal lengths", fn, xn, lx, yn, ly))
 	}
 }
+
+// checkOptionalLen panics unless s is nil or holds at least n values.
+func checkOptionalLen(fn, name string, s []float32, n int) {
+	if s != nil && len(s) < n {
+		panic(fmt.Sprintf("kernels.%s: len(%s) = %d, want >= %d (or nil)", fn, name, len(s), n))
+	}
+}

@@ -27,6 +27,9 @@ var genericSet = &kernelset.Set{
 	Add:             generic.Add,
 	Sum:             generic.Sum,
 	Max:             generic.Max,
+
+	LayerNorm:         generic.LayerNorm,
+	LayerNormBackward: generic.LayerNormBackward,
 }
 
 // registry lists every implementation compiled into this binary: generic,

@@ -25,6 +25,9 @@ var parityTests = map[string][]func(*testing.T){
 	"Sum":             {TestSum},
 	"Max":             {TestMax, TestMaxNaN},
 	"FMALoop":         {TestFMAPeakLoop},
+
+	"LayerNorm":         {TestLayerNormSweep, TestLayerNormInPlace, TestLayerNormSpecial},
+	"LayerNormBackward": {TestLayerNormBackwardSweep, TestLayerNormBackwardMatchesGeneric},
 }
 
 // optional lists the func fields generic may leave nil.

@@ -249,7 +249,7 @@ func splitShapes(s string, ks []*bench.Kernel) []string {
 func printList(w io.Writer, cfg *config) {
 	fmt.Fprintln(w, "kernels and their shapes (-kernels, -shapes; * marks the -short shape):")
 	for _, k := range cfg.allKernels {
-		fmt.Fprintf(w, "  %-16s %s\n", k.Name, k.Doc)
+		fmt.Fprintf(w, "  %-18s %s\n", k.Name, k.Doc)
 		var names []string
 		for _, s := range k.Shapes {
 			n := s.Name
@@ -258,7 +258,7 @@ func printList(w io.Writer, cfg *config) {
 			}
 			names = append(names, n)
 		}
-		fmt.Fprintf(w, "  %-16s %s\n", "", strings.Join(names, " "))
+		fmt.Fprintf(w, "  %-18s %s\n", "", strings.Join(names, " "))
 	}
 	fmt.Fprintln(w, "implementations (-impls):")
 	for _, im := range allImpls() {

@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
+	"github.com/simdgpt/simdgpt/kernels/internal/rowloop"
 )
 
 // hasAVX2 reports AVX2 and FMA with OS support for the YMM state.
@@ -30,8 +31,12 @@ func init() {
 		Add:             addAVX2,
 		Sum:             sumAVX2,
 		Max:             maxAVX2,
-		FMALoop:         fmaPeakAVX2,
-		FMAFlops:        12 * 8 * 2, // 12 independent FMAs of 8 lanes
+
+		LayerNorm:         rowloop.LayerNorm(layerNormRowAVX2),
+		LayerNormBackward: rowloop.LayerNormBackward(layerNormBackwardRowAVX2),
+
+		FMALoop:  fmaPeakAVX2,
+		FMAFlops: 12 * 8 * 2, // 12 independent FMAs of 8 lanes
 	})
 	kernelset.Register(&kernelset.Set{
 		Name:            "avx512",
@@ -47,7 +52,11 @@ func init() {
 		Add:             addAVX512,
 		Sum:             sumAVX512,
 		Max:             maxAVX512,
-		FMALoop:         fmaPeakAVX512,
-		FMAFlops:        12 * 16 * 2, // 12 independent FMAs of 16 lanes
+
+		LayerNorm:         rowloop.LayerNorm(layerNormRowAVX512),
+		LayerNormBackward: rowloop.LayerNormBackward(layerNormBackwardRowAVX512),
+
+		FMALoop:  fmaPeakAVX512,
+		FMAFlops: 12 * 16 * 2, // 12 independent FMAs of 16 lanes
 	})
 }

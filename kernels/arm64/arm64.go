@@ -6,6 +6,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
+	"github.com/simdgpt/simdgpt/kernels/internal/rowloop"
 )
 
 // hasNEON reports Advanced SIMD (ASIMD), which every arm64 Linux and
@@ -27,8 +28,12 @@ func init() {
 		Add:             addNEON,
 		Sum:             sumNEON,
 		Max:             maxFirstNaNNEON,
-		FMALoop:         fmaPeakNEON,
-		FMAFlops:        24 * 4 * 2, // 24 independent FMAs of 4 lanes
+
+		LayerNorm:         rowloop.LayerNorm(layerNormRowNEON),
+		LayerNormBackward: rowloop.LayerNormBackward(layerNormBackwardRowNEON),
+
+		FMALoop:  fmaPeakNEON,
+		FMAFlops: 24 * 4 * 2, // 24 independent FMAs of 4 lanes
 	})
 }
 

@@ -116,7 +116,7 @@ func main() {
 	if *dir == "" {
 		log.Fatal("neon: -dir is required")
 	}
-	for _, f := range []*file{vecops(), gemm(), softmax(), peak()} {
+	for _, f := range []*file{vecops(), gemm(), softmax(), peak(), layerNorm()} {
 		if err := os.WriteFile(filepath.Join(*dir, f.name), []byte(f.b.String()), 0o644); err != nil {
 			log.Fatal(err)
 		}

@@ -1,5 +1,8 @@
 // Command vecops generates the AVX2+FMA (YMM) and AVX-512 (ZMM) vector
-// operations of package kernels/amd64: Dot, Axpy, Scale, Add, Sum and Max.
+// operations of package kernels/amd64: Dot, Axpy, Scale, Add, Sum and Max
+// (-family vecops, into vecops_amd64.s), and the LayerNorm row kernels
+// (-family layernorm, layernorm.go, into layernorm_amd64.s), which share
+// their loops and masked tails.
 //
 // Every kernel is written once, against an isa value that supplies the
 // lane count, the register constructor and the masked tail, and is emitted
@@ -14,7 +17,9 @@
 package main
 
 import (
+	"flag"
 	"fmt"
+	"log"
 	"math"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -62,21 +67,42 @@ var isas = []*isa{
 	{suffix: "AVX512", lanes: 16, requires: "AVX-512F", vec: func() reg.VecVirtual { return ZMM() }},
 }
 
-func main() {
-	ConstraintExpr("amd64,!purego")
-
-	maskAVX2 = masks.LanesAVX2("vecopsMaskAVX2")
-	maskAVX512 = masks.OpmasksAVX512("vecopsMaskAVX512")
-	negInf = GLOBL("vecopsNegInf", RODATA|NOPTR)
-	DATA(0, U32(math.Float32bits(float32(math.Inf(-1)))))
-
-	for _, a := range isas {
+// families lists the kernel families this generator writes, one output
+// file each (the -family flag): the vector operations, and LayerNorm
+// (layernorm.go), which shares their loops and masked tails.
+var families = map[string]func(a *isa){
+	"vecops": func(a *isa) {
 		dot(a)
 		axpy(a)
 		scale(a)
 		add(a)
 		sum(a)
 		maxOp(a)
+	},
+	"layernorm": func(a *isa) {
+		layerNormRow(a)
+		layerNormBackwardRow(a)
+	},
+}
+
+func main() {
+	family := flag.String("family", "vecops", "kernel family to generate: vecops or layernorm")
+	flag.Parse()
+	emit, ok := families[*family]
+	if !ok {
+		log.Fatalf("vecops: unknown -family %q", *family)
+	}
+	ConstraintExpr("amd64,!purego")
+
+	// Each family's file has its own constant tables (the symbols are
+	// per package, so their names carry the family).
+	maskAVX2 = masks.LanesAVX2(*family + "MaskAVX2")
+	maskAVX512 = masks.OpmasksAVX512(*family + "MaskAVX512")
+	negInf = GLOBL(*family+"NegInf", RODATA|NOPTR)
+	DATA(0, U32(math.Float32bits(float32(math.Inf(-1)))))
+
+	for _, a := range isas {
+		emit(a)
 	}
 	Generate()
 }

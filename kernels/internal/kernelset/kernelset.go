@@ -64,6 +64,18 @@ type Set struct {
 	// NaN element when there is one.
 	Max func(x []float32) float32
 
+	// LayerNorm normalises each row of the m×n matrix x into y (see
+	// kernels.LayerNorm). m, n > 0; x and y fit their slices; y is x
+	// (same start and leading dimension) or apart from it; gamma and beta
+	// hold at least n; mean and rstd are nil or hold at least m.
+	LayerNorm func(m, n int, x []float32, ldx int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32)
+	// LayerNormBackward accumulates the gradients of LayerNorm into dx,
+	// dgamma and dbeta (see kernels.LayerNormBackward). m, n > 0; dy, x
+	// and dx fit their slices, dx apart from dy and x; mean and rstd hold
+	// at least m; gamma, dgamma and dbeta at least n, dgamma apart from
+	// dbeta.
+	LayerNormBackward func(m, n int, dy []float32, lddy int, x []float32, ldx int, mean, rstd, gamma []float32, dx []float32, lddx int, dgamma, dbeta []float32)
+
 	// FMALoop runs n >= 1 iterations of FMAFlops floating-point
 	// operations of independent FMAs in the set's widest registers, for
 	// measuring the CPU's peak; nil (and FMAFlops 0) for generic.
