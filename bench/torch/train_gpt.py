@@ -65,7 +65,9 @@ def read_safetensors(path):
     meta = header.pop("__metadata__", {}) or {}
     data = b[8 + n:]
     out = {}
-    for name, e in header.items():
+    # In the order of the data, so that writing them back in this order
+    # reproduces the file's data section byte for byte.
+    for name, e in sorted(header.items(), key=lambda kv: kv[1]["data_offsets"][0]):
         if e["dtype"] != "F32":
             raise ValueError(f"{path}: tensor {name} has dtype {e['dtype']}, only F32 is read")
         lo, hi = e["data_offsets"]

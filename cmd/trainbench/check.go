@@ -85,26 +85,43 @@ type checkResult struct {
 // PyTorch from gpt's checkpoint on gpt's batch, and returns the script's
 // comparison. Its files go into dir.
 func runCheck(o options, python, script string, d *data.Dataset, dir string, stderr io.Writer) (checkResult, error) {
-	tr, weights, err := newRun(o.cfg, d, o.batch, 1, o.lr, o.seed, dir, checkWeights)
+	args, err := prepareCheck(o, script, d, dir)
 	if err != nil {
 		return checkResult{}, err
+	}
+	return execCheck(python, args, stderr)
+}
+
+// prepareCheck runs and records one gpt step from a fresh model, writes
+// the checkpoint before it and the record into dir, and returns the
+// script's arguments to check it (the record is dir/checkExpect).
+func prepareCheck(o options, script string, d *data.Dataset, dir string) ([]string, error) {
+	tr, weights, err := newRun(o.cfg, d, o.batch, 1, o.lr, o.seed, dir, checkWeights)
+	if err != nil {
+		return nil, err
 	}
 	rec := recordStep(tr)
 	b, err := encodeRecord(o.cfg, o.batch, rec)
 	if err != nil {
-		return checkResult{}, err
+		return nil, err
 	}
 	expect := filepath.Join(dir, checkExpect)
 	if err := os.WriteFile(expect, b, 0o644); err != nil {
-		return checkResult{}, err
+		return nil, err
 	}
 	args := append([]string{script}, scriptArgs(o.cfg, tr.Cfg, weights, filepath.Join(dir, tokensFile))...)
-	args = append(args, "--check", expect, "--out", filepath.Join(dir, checkTorch))
+	return append(args, "--check", expect, "--out", filepath.Join(dir, checkTorch)), nil
+}
+
+// execCheck runs python with args (train_gpt.py --check) and returns its
+// verdict; an error means the script failed otherwise than by reporting a
+// disagreement.
+func execCheck(python string, args []string, stderr io.Writer) (checkResult, error) {
 	cmd := exec.Command(python, args...)
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	res := parseCheck(out.String())
 	if _, isExit := err.(*exec.ExitError); err != nil && (!isExit || len(res.lines) == 0) {
 		return res, fmt.Errorf("train_gpt.py --check: %v\n%s", err, out.String())

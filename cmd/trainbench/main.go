@@ -32,6 +32,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/simdgpt/simdgpt/kernels"
 )
@@ -62,8 +63,24 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// lockedWriter serialises writes to w: the Python processes' error output
+// is copied into it by exec's goroutines while the rounds print progress.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
 // compare runs the whole comparison.
 func compare(o options, stdout, stderr io.Writer) error {
+	if _, isFile := stderr.(*os.File); !isFile {
+		stderr = &lockedWriter{w: stderr}
+	}
 	dir, err := os.MkdirTemp("", "trainbench")
 	if err != nil {
 		return err

@@ -67,7 +67,7 @@ func ratioCell(ours, torch []float64) string {
 	}
 	s := bench.Speedup(torch, ours)
 	if !s.HasCI {
-		return fmt.Sprintf("%.2f× (no CI: under 4 steps a side)", s.X)
+		return fmt.Sprintf("%.2f× (no CI: too few steps)", s.X)
 	}
 	return fmt.Sprintf("%.2f× [%.2f, %.2f]", s.X, s.Lo, s.Hi)
 }
