@@ -360,6 +360,8 @@ def run_check(torch, cfg, tr):
         go = as_tensor(torch, exp["grad." + n][1], grads[n].shape)
         scale = max(go.abs().max().item(), 1e-30)
         d = (grads[n] - go).abs().max().item() / scale
+        if math.isnan(d) or go.isnan().any():
+            d = math.inf
         if d > worst_g:
             worst_g, worst_gn = d, n
         gpt_grads[n], grad_tol[n] = go, GRAD_TOL * scale

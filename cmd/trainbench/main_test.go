@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -272,11 +273,18 @@ func needTorch(t *testing.T) (python, script string) {
 	if python == "" {
 		t.Skip("no python3: apt-get install python3-torch to run this test")
 	}
-	if _, err := torchVersion(python); err != nil {
-		t.Skipf("%s cannot import torch (%v): apt-get install python3-torch to run this test", python, err)
+	torchOnce.Do(func() { _, torchErr = torchVersion(python) })
+	if torchErr != nil {
+		t.Skipf("%s cannot import torch (%v): apt-get install python3-torch to run this test", python, torchErr)
 	}
 	return python, script
 }
+
+// torchErr is whether python3 could import torch, asked once for all tests.
+var (
+	torchOnce sync.Once
+	torchErr  error
+)
 
 func TestCheckAgainstTorch(t *testing.T) {
 	python, script := needTorch(t)
