@@ -31,6 +31,7 @@ torch is imported by the modes that train.
 
 import argparse
 import array
+import ctypes
 import json
 import math
 import struct
@@ -277,6 +278,38 @@ def import_torch():
     return torch
 
 
+def blas_thread_setter():
+    """openblas_set_num_threads of an OpenBLAS loaded into this process (by
+    torch, through libblas), or None. torch.set_num_threads does not reach
+    a BLAS other than MKL, and OpenBLAS' own threads (as many as the CPUs
+    by default) would run torch's matrix products on more threads than
+    asked for."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = sorted({l.split()[-1] for l in f if "blas" in l.lower() and "/" in l})
+    except OSError:
+        return None
+    for p in paths:
+        try:
+            fn = ctypes.CDLL(p).openblas_set_num_threads
+        except (OSError, AttributeError):
+            continue
+        fn.argtypes, fn.restype = [ctypes.c_int], None
+        return fn
+    return None
+
+
+def set_threads(torch, n):
+    """Runs torch, and its BLAS when it is OpenBLAS, on n threads; returns
+    the name of the BLAS whose threads were set too ("" for none)."""
+    torch.set_num_threads(n)
+    fn = blas_thread_setter()
+    if fn is None:
+        return ""
+    fn(n)
+    return "openblas"
+
+
 def load_tokens(torch, cfg):
     if cfg.data is None:
         g = torch.Generator().manual_seed(cfg.seed)
@@ -415,7 +448,8 @@ def run_steps(tr, n):
 
 
 def serve(torch, tr):
-    print(f"ready {sum(p.numel() for p in tr.model.params())}", flush=True)
+    blas = "openblas" if blas_thread_setter() else "other"
+    print(f"ready {sum(p.numel() for p in tr.model.params())} blas={blas}", flush=True)
     for line in sys.stdin:
         f = line.split()
         if not f:
@@ -423,7 +457,7 @@ def serve(torch, tr):
         if f[0] == "quit":
             return
         if f[0] == "threads" and len(f) == 2 and f[1].isdigit() and int(f[1]) >= 1:
-            torch.set_num_threads(int(f[1]))
+            set_threads(torch, int(f[1]))
             print(f"ok {torch.get_num_threads()}", flush=True)
         elif f[0] == "run" and len(f) == 2 and f[1].isdigit():
             ms = run_steps(tr, int(f[1]))
@@ -439,7 +473,7 @@ def main(argv):
         write_safetensors(cfg.roundtrip[1], [(n, s, a) for n, (s, a) in ts.items()], meta)
         return 0
     torch = import_torch()
-    torch.set_num_threads(cfg.threads)
+    set_threads(torch, cfg.threads)
     model = build(torch, cfg)
     tr = Trainer(torch, cfg, model, load_tokens(torch, cfg))
     if cfg.check:

@@ -89,7 +89,7 @@ func runCheck(o options, python, script string, d *data.Dataset, dir string, std
 	if err != nil {
 		return checkResult{}, err
 	}
-	return execCheck(python, args, stderr)
+	return execCheck(python, args, torchEnv(o.ompWait), stderr)
 }
 
 // prepareCheck runs and records one gpt step from a fresh model, writes
@@ -116,8 +116,9 @@ func prepareCheck(o options, script string, d *data.Dataset, dir string) ([]stri
 // execCheck runs python with args (train_gpt.py --check) and returns its
 // verdict; an error means the script failed otherwise than by reporting a
 // disagreement.
-func execCheck(python string, args []string, stderr io.Writer) (checkResult, error) {
+func execCheck(python string, args, env []string, stderr io.Writer) (checkResult, error) {
 	cmd := exec.Command(python, args...)
+	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = stderr

@@ -7,8 +7,9 @@
 // script reads) and train on the same token stream, drawing their batches
 // inside the timed step. They run in interleaved rounds at each thread
 // count: simdgpt's steps (GOMAXPROCS set in this process), then PyTorch's
-// (torch.set_num_threads, in one Python process kept running so its
-// start-up is never timed). It prints the CPU, the FMA peak of the
+// (torch.set_num_threads and, for Debian's torch, OpenBLAS' thread count,
+// in one Python process kept running so its start-up is never timed;
+// OMP_WAIT_POLICY=PASSIVE unless -omp-wait-policy says otherwise). It prints the CPU, the FMA peak of the
 // kernels, and a table of ms per step (median, min–max), tokens/s,
 // simdgpt's speed as a multiple of PyTorch's with a 95% confidence interval
 // (bench.Speedup over all timed steps) and simdgpt's GFLOP/s as a share of
@@ -145,6 +146,17 @@ func compare(o options, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "FMA peak (%s FMAPeakLoop, median after each round): %s\n", impl.Name(), strings.Join(peaks, ", "))
 	} else {
 		fmt.Fprintf(stdout, "FMA peak: none (kernels %s have no peak loop)\n", impl.Name())
+	}
+	if r.torch != nil {
+		how := "torch.set_num_threads (its BLAS is not OpenBLAS: its threads are its own)"
+		if r.blas == "openblas" {
+			how = "torch.set_num_threads and openblas_set_num_threads"
+		}
+		policy := o.ompWait
+		if policy == "" {
+			policy = "as in the environment"
+		}
+		fmt.Fprintf(stdout, "torch threads: %s; OMP_WAIT_POLICY %s\n", how, policy)
 	}
 	fmt.Fprintf(stdout, "%d rounds × %d steps a side at each thread count, interleaved; ms/step median (min–max) over all steps; speed = torch's median / simdgpt's, 95%% CI of bench.Speedup\n\n", o.rounds, o.steps)
 	r.writeTable(stdout)

@@ -297,7 +297,7 @@ func TestCheckAgainstTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := execCheck(python, args, os.Stderr)
+	res, err := execCheck(python, args, nil, os.Stderr)
 	if err != nil || !res.pass || len(res.lines) != 4 {
 		t.Fatalf("check: %v, pass %v:\n%s", err, res.pass, strings.Join(res.lines, "\n"))
 	}
@@ -342,7 +342,7 @@ func TestCheckAgainstTorch(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, checkExpect), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err = execCheck(python, args, io.Discard)
+	res, err = execCheck(python, args, nil, io.Discard)
 	if err != nil || res.pass {
 		t.Fatalf("a tampered record: %v, pass %v:\n%s", err, res.pass, strings.Join(res.lines, "\n"))
 	}

@@ -31,11 +31,12 @@ func measure(o options, d *data.Dataset, dir, script string, stderr io.Writer) (
 	var tp *torchProc
 	if script != "" {
 		args := scriptArgs(o.cfg, tr.Cfg, weights, filepath.Join(dir, tokensFile))
-		if tp, err = startTorch(o.python, script, args, o.cfg.NumParams(), stderr); err != nil {
+		if tp, err = startTorch(o.python, script, args, torchEnv(o.ompWait), o.cfg.NumParams(), stderr); err != nil {
 			return nil, err
 		}
 		defer tp.close()
 		r.torch = map[int]*series{}
+		r.blas = tp.blas
 	}
 	impl := kernels.Default()
 	peakFlops := stepFlops(o.cfg, o.batch) * float64(o.steps) / 16

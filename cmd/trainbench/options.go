@@ -38,6 +38,7 @@ type options struct {
 	requireTorch bool
 	noTorch      bool
 	python       string
+	ompWait      string // OMP_WAIT_POLICY of the Python processes ("" leaves it alone)
 	script       string
 	lr           float64
 	seed         uint64
@@ -87,6 +88,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.requireTorch, "require-torch", false, "fail instead of measuring simdgpt alone when torch is missing (for CI)")
 	fs.BoolVar(&o.noTorch, "no-torch", false, "measure simdgpt alone")
 	fs.StringVar(&o.python, "python", defaultPython(), "the Python 3 interpreter with torch")
+	fs.StringVar(&o.ompWait, "omp-wait-policy", "PASSIVE", "OMP_WAIT_POLICY for PyTorch (\"\" leaves the environment's): Debian's torch runs GNU OpenMP threads and OpenBLAS' own, and OpenMP's default spin-waiting made its two-thread steps 2-10x slower here")
 	fs.StringVar(&o.script, "script", "", "path of train_gpt.py (default: bench/torch/train_gpt.py of the module, found from the working directory)")
 	fs.Float64Var(&o.lr, "lr", 1e-3, "peak learning rate (the schedule is gpt.DefaultTrainConfig's)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the weights and the data")

@@ -25,6 +25,7 @@ type results struct {
 	torchThreads []int // every thread count torch ran at
 	ours         map[int]*series
 	torch        map[int]*series // nil when torch was not measured
+	blas         string          // the script's BLAS: "openblas" (threads set with torch's) or "other"
 }
 
 // median of s (NaN for none).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -43,6 +44,16 @@ func scriptArgs(cfg gpt.Config, tc gpt.TrainConfig, weights, tokens string) []st
 	}
 }
 
+// torchEnv is the environment of the Python processes: ours, with
+// OMP_WAIT_POLICY set to policy unless policy is "".
+func torchEnv(policy string) []string {
+	env := os.Environ()
+	if policy != "" {
+		env = append(env, "OMP_WAIT_POLICY="+policy)
+	}
+	return env
+}
+
 func f32String(x float32) string { return strconv.FormatFloat(float64(x), 'g', 9, 32) }
 
 // torchProc is train_gpt.py --serve, kept running across rounds so its
@@ -51,14 +62,16 @@ type torchProc struct {
 	cmd     *exec.Cmd
 	in      io.WriteCloser
 	out     *bufio.Scanner
-	threads int // the thread count last set
+	threads int    // the thread count last set
+	blas    string // "openblas" when the script sets OpenBLAS' threads too, else "other"
 	closed  bool
 }
 
 // startTorch starts the script in serve mode and waits until it is ready;
 // want is the number of parameters it must report.
-func startTorch(python, script string, args []string, want int, stderr io.Writer) (*torchProc, error) {
+func startTorch(python, script string, args []string, env []string, want int, stderr io.Writer) (*torchProc, error) {
 	cmd := exec.Command(python, append(append([]string{script}, args...), "--serve")...)
+	cmd.Env = env
 	cmd.Stderr = stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -77,9 +90,14 @@ func startTorch(python, script string, args []string, want int, stderr io.Writer
 	if err == nil {
 		var n int
 		if _, e := fmt.Sscanf(line, "ready %d", &n); e != nil {
-			err = fmt.Errorf("train_gpt.py: expected \"ready N\", got %q", line)
+			err = fmt.Errorf("train_gpt.py: expected \"ready N blas=NAME\", got %q", line)
 		} else if n != want {
 			err = fmt.Errorf("train_gpt.py has %d parameters, simdgpt's model %d", n, want)
+		}
+		for _, f := range strings.Fields(line) {
+			if v, ok := strings.CutPrefix(f, "blas="); ok {
+				p.blas = v
+			}
 		}
 	}
 	if err != nil {
