@@ -1,0 +1,177 @@
+// Command trainbench compares the speed of a TinyGPT training step (package
+// gpt: batch drawing, forward, backward and AdamW) with the same model
+// trained by PyTorch, bench/torch/train_gpt.py, run by /usr/bin/python3
+// when it can import torch (Debian: apt-get install python3-torch).
+//
+// Both sides start from the same weights (gpt's checkpoint, which the
+// script reads) and train on the same token stream, drawing their batches
+// inside the timed step. They run in interleaved rounds at each thread
+// count: simdgpt's steps (GOMAXPROCS set in this process), then PyTorch's
+// (torch.set_num_threads and, for Debian's torch, OpenBLAS' thread count,
+// in one Python process kept running so its start-up is never timed;
+// OMP_WAIT_POLICY=PASSIVE unless -omp-wait-policy says otherwise). It prints the CPU, the FMA peak of the
+// kernels, and a table of ms per step (median, min–max), tokens/s,
+// simdgpt's speed as a multiple of PyTorch's with a 95% confidence interval
+// (bench.Speedup over all timed steps) and simdgpt's GFLOP/s as a share of
+// the FMA peak. Without torch it says so in one line and measures simdgpt
+// alone.
+//
+// With -check it first runs one step on both sides from the same weights
+// and batch, and the script compares the loss, the gradients and the
+// parameters after the AdamW step within its stated tolerances
+// (bench/torch/README.md); a disagreement is a failure (exit status 1).
+//
+//	go run ./cmd/trainbench -config a -rounds 5 -steps 10 -threads 1,2
+//	go run ./cmd/trainbench -config a -steps 3 -rounds 1 -check -require-torch
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/simdgpt/simdgpt/kernels"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// noTorchLine is what is printed when torch cannot be imported.
+const noTorchLine = "python3 with torch not found (apt-get install python3-torch); measuring simdgpt alone"
+
+// run is the command: it returns the exit status (0 done, 1 failure,
+// 2 bad command line).
+func run(args []string, stdout, stderr io.Writer) int {
+	o, err := parseOptions(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		var u usageError
+		if errors.As(err, &u) {
+			fmt.Fprintln(stderr, "trainbench:", err)
+		}
+		return 2
+	}
+	if err := compare(o, stdout, stderr); err != nil {
+		fmt.Fprintln(stderr, "trainbench:", err)
+		return 1
+	}
+	return 0
+}
+
+// lockedWriter serialises writes to w: the Python processes' error output
+// is copied into it by exec's goroutines while the rounds print progress.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// compare runs the whole comparison.
+func compare(o options, stdout, stderr io.Writer) error {
+	if _, isFile := stderr.(*os.File); !isFile {
+		stderr = &lockedWriter{w: stderr}
+	}
+	dir, err := os.MkdirTemp("", "trainbench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	d, err := dataset(o.cfg.Vocab, o.seed, dir)
+	if err != nil {
+		return err
+	}
+
+	var script, version string
+	if !o.noTorch {
+		version, err = torchVersion(o.python)
+		if err != nil {
+			if o.requireTorch {
+				return fmt.Errorf("-require-torch: %s cannot import torch (%v); apt-get install python3-torch", o.python, err)
+			}
+			fmt.Fprintln(stdout, noTorchLine)
+		} else if script, err = findScript(o.script); err != nil {
+			return err
+		}
+	}
+	haveTorch := script != ""
+
+	impl := kernels.Default()
+	cpu := kernels.CPU().Name
+	if cpu == "" {
+		cpu = cpuModel()
+	}
+	fmt.Fprintf(stdout, "cpu: %s (%d logical CPUs); kernels %s\n", cpu, runtime.NumCPU(), impl.Name())
+	cfg := o.cfg
+	fmt.Fprintf(stdout, "model: config %s: %d layers, %d heads, width %d, block %d, batch %d, vocab %d; %d parameters, %.3f GFLOP per step (gpt's stepFlops)\n",
+		o.name, cfg.Layers, max(cfg.Heads, 1), cfg.Width, cfg.BlockSize, o.batch, cfg.Vocab, cfg.NumParams(), stepFlops(cfg, o.batch)/1e9)
+	if haveTorch {
+		fmt.Fprintf(stdout, "torch: %s (%s %s)\n", version, o.python, script)
+	}
+
+	if o.check && haveTorch {
+		res, err := runCheck(o, o.python, script, d, dir, stderr)
+		for _, l := range res.lines {
+			fmt.Fprintln(stdout, l)
+		}
+		if err != nil {
+			return err
+		}
+		if !res.pass {
+			return errors.New("simdgpt and PyTorch disagree on the first step (the check lines above)")
+		}
+	}
+
+	r, err := measure(o, d, dir, script, stderr)
+	if err != nil {
+		return err
+	}
+	var peaks []string
+	for _, n := range o.threads {
+		if p := r.ours[n].peak; len(p) > 0 && median(p) > 0 {
+			peaks = append(peaks, fmt.Sprintf("%d thread(s) %.1f GFLOP/s", n, median(p)))
+		}
+	}
+	if len(peaks) > 0 {
+		fmt.Fprintf(stdout, "FMA peak (%s FMAPeakLoop, median after each round): %s\n", impl.Name(), strings.Join(peaks, ", "))
+	} else {
+		fmt.Fprintf(stdout, "FMA peak: none (kernels %s have no peak loop)\n", impl.Name())
+	}
+	if r.torch != nil {
+		how := "torch.set_num_threads (its BLAS is not OpenBLAS: its threads are its own)"
+		if r.blas == "openblas" {
+			how = "torch.set_num_threads and openblas_set_num_threads"
+		}
+		policy := o.ompWait
+		if policy == "" {
+			policy = "as in the environment"
+		}
+		fmt.Fprintf(stdout, "torch threads: %s; OMP_WAIT_POLICY %s\n", how, policy)
+	}
+	fmt.Fprintf(stdout, "%d rounds × %d steps a side at each thread count, interleaved; ms/step median (min–max) over all steps; speed = torch's median / simdgpt's, 95%% CI of bench.Speedup\n\n", o.rounds, o.steps)
+	r.writeTable(stdout)
+	return nil
+}
+
+// cpuModel returns the "model name" line of /proc/cpuinfo, or "unknown".
+func cpuModel() string {
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return "unknown"
+}

@@ -1,0 +1,407 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/simdgpt/simdgpt/gpt"
+	"github.com/simdgpt/simdgpt/gpt/safetensors"
+)
+
+// tiny is a small custom shape for the tests that train.
+var tiny = []string{"-layers", "2", "-heads", "2", "-width", "32", "-block", "16", "-batch", "4"}
+
+func TestParseOptions(t *testing.T) {
+	a, b := presets["a"], presets["b"]
+	wide := a.cfg
+	wide.Width = 256
+	for _, tc := range []struct {
+		args    []string
+		name    string
+		cfg     gpt.Config
+		batch   int
+		threads []int
+		torch   []int
+		err     string // substring of the error; "" for none
+	}{
+		{args: nil, name: "a", cfg: a.cfg, batch: 12, threads: []int{1, 2}, torch: []int{1, 2}},
+		{args: []string{"-config", "b"}, name: "b", cfg: b.cfg, batch: 8, threads: []int{1, 2}, torch: []int{1, 2}},
+		{args: []string{"-width", "256"}, name: "custom", cfg: wide, batch: 12, threads: []int{1, 2}, torch: []int{1, 2}},
+		{args: []string{"-width", "128", "-batch", "12"}, name: "a", cfg: a.cfg, batch: 12, threads: []int{1, 2}, torch: []int{1, 2}},
+		{args: []string{"-threads", "2, 1,2", "-torch-threads", "4,1"}, name: "a", cfg: a.cfg, batch: 12, threads: []int{2, 1}, torch: []int{2, 1, 4}},
+		{args: []string{"-config", "c"}, err: `-config "c": want a or b`},
+		{args: []string{"-heads", "3"}, err: "not a multiple of Heads = 3"},
+		{args: []string{"-layers", "-1"}, err: "-layers -1: must be positive"},
+		{args: []string{"-threads", "0"}, err: `"0" is not a thread count`},
+		{args: []string{"-threads", "1,x"}, err: `"x" is not a thread count`},
+		{args: []string{"-threads", ""}, err: "-threads: no thread count"},
+		{args: []string{"-steps", "0"}, err: "-steps 0 and -rounds 5 must be at least 1"},
+		{args: []string{"-lr", "0"}, err: "-lr 0 must be positive"},
+		{args: []string{"extra"}, err: `unexpected argument "extra"`},
+	} {
+		o, err := parseOptions(tc.args, io.Discard)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want one containing %q", tc.args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.args, err)
+			continue
+		}
+		if o.name != tc.name || o.cfg != tc.cfg || o.batch != tc.batch || !reflect.DeepEqual(o.threads, tc.threads) || !reflect.DeepEqual(o.torchThreads, tc.torch) {
+			t.Errorf("%q: got %s %+v batch %d threads %v torch %v, want %s %+v batch %d threads %v torch %v",
+				tc.args, o.name, o.cfg, o.batch, o.threads, o.torchThreads, tc.name, tc.cfg, tc.batch, tc.threads, tc.torch)
+		}
+	}
+	if _, err := parseOptions([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("-h: %v, want flag.ErrHelp", err)
+	}
+}
+
+func TestParseReplies(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		n    int
+		want []float64
+	}{
+		{"ms 1.5 2 3.25", 3, []float64{1.5, 2, 3.25}},
+		{"ms 1.5 2", 3, nil},
+		{"ms 1.5 -2 3", 3, nil},
+		{"ms 1.5 NaN 3", 3, nil},
+		{"xs 1 2 3", 3, nil},
+		{"error unknown command", 2, nil},
+	} {
+		got, err := parseMs(tc.line, tc.n)
+		if (err == nil) != (tc.want != nil) || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("parseMs(%q, %d) = %v, %v; want %v", tc.line, tc.n, got, err, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		out   string
+		pass  bool
+		lines int
+	}{
+		{"check loss ok\ncheck PASS\n", true, 2},
+		{"noise\ncheck loss FAIL\ncheck FAIL\n", false, 2},
+		{"check PASS\ncheck loss late\n", false, 2},
+		{"", false, 0},
+	} {
+		r := parseCheck(tc.out)
+		if r.pass != tc.pass || len(r.lines) != tc.lines {
+			t.Errorf("parseCheck(%q) = %v with %d lines, want %v with %d", tc.out, r.pass, len(r.lines), tc.pass, tc.lines)
+		}
+	}
+}
+
+func TestStepFlops(t *testing.T) {
+	// Config a by hand: N = 768 rows, C = 128, T = 64, V = 65, 4 layers.
+	fwd := 4*(24*768*128*128+2*12*64*65*128) + 2*768*128*65
+	if got, want := stepFlops(presets["a"].cfg, 12), float64(3*fwd); got != want {
+		t.Errorf("stepFlops(a) = %g, want %g", got, want)
+	}
+}
+
+// samples returns n step times spread evenly over [lo, hi].
+func samples(n int, lo, hi float64) []float64 {
+	s := make([]float64, n)
+	for i := range s {
+		s[i] = lo + (hi-lo)*float64(i)/float64(n-1)
+	}
+	return s
+}
+
+func TestWriteTable(t *testing.T) {
+	base := results{name: "a", cfg: presets["a"].cfg, batch: 12, threads: []int{1, 2}}
+	ours := map[int]*series{
+		1: {ms: samples(9, 10, 14), peak: []float64{100, 100}},
+		2: {ms: samples(9, 6, 8)},
+	}
+	flops1 := stepFlops(base.cfg, 12) / 12e6 // GFLOP/s at 12 ms
+	for _, tc := range []struct {
+		name  string
+		torch map[int]*series
+		tt    []int
+		rows  int
+		want  []string // substrings of the output
+		not   []string
+	}{
+		{name: "alone", rows: 2,
+			want: []string{"| config | threads | simdgpt ms/step", "| a      | 1       | 12.00 (10.00–14.00) | 64000 ", fmt.Sprintf("| %.1f (%.0f%%)", flops1, flops1), "| 7.00 (6.00–8.00)", " (-)"},
+			not:  []string{"torch", "best"}},
+		{name: "torch", tt: []int{1, 2, 4}, rows: 4,
+			torch: map[int]*series{1: {ms: samples(9, 20, 28)}, 2: {ms: samples(9, 30, 40)}, 4: {ms: samples(9, 40, 50)}},
+			want:  []string{"torch ms/step", "| 24.00 (20.00–28.00) ", "| 2.00× [", "| 4 ", "best: 2 vs 1", "3.43× ["},
+		},
+		{name: "torch, few steps", tt: []int{1, 2}, rows: 3,
+			torch: map[int]*series{1: {ms: []float64{20, 24}}, 2: {ms: []float64{30}}},
+			want:  []string{"| 4.29× (no CI: too few steps) "},
+		},
+	} {
+		r := base
+		r.ours, r.torch, r.torchThreads = ours, tc.torch, tc.tt
+		var b bytes.Buffer
+		r.writeTable(&b)
+		out := b.String()
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if len(lines) != tc.rows+2 {
+			t.Errorf("%s: %d lines, want a header, a rule and %d rows:\n%s", tc.name, len(lines), tc.rows, out)
+		}
+		for _, l := range lines {
+			if utf8.RuneCountInString(l) != utf8.RuneCountInString(lines[0]) {
+				t.Errorf("%s: line %q is not as wide as the header", tc.name, l)
+			}
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: no %q in\n%s", tc.name, w, out)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(out, w) {
+				t.Errorf("%s: %q in\n%s", tc.name, w, out)
+			}
+		}
+	}
+}
+
+// tinyRun parses tiny's options and makes its dataset in a temporary
+// directory.
+func tinyRun(t *testing.T, extra ...string) (options, string) {
+	t.Helper()
+	o, err := parseOptions(append(append([]string(nil), tiny...), extra...), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, t.TempDir()
+}
+
+func TestRecordRoundTrip(t *testing.T) {
+	o, dir := tinyRun(t)
+	d, err := dataset(o.cfg.Vocab, o.seed, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, weights, err := newRun(o.cfg, d, o.batch, 1, o.lr, o.seed, dir, checkWeights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	init := append([]float32(nil), tr.Model.Params...)
+	rec := recordStep(tr)
+	if reflect.DeepEqual(init, rec.params) || rec.loss < 3 || rec.loss > 5 {
+		t.Fatalf("the step did not train: loss %g, parameters unchanged: %v", rec.loss, reflect.DeepEqual(init, rec.params))
+	}
+	b, err := encodeRecord(o.cfg, o.batch, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, meta, err := safetensors.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]float32{}
+	for _, x := range ts {
+		got[x.Name] = x.Data
+	}
+	for i, id := range rec.x {
+		if got["batch.x"][i] != float32(id) || got["batch.y"][i] != float32(rec.y[i]) {
+			t.Fatalf("batch row %d: %v %v, want %d %d", i, got["batch.x"][i], got["batch.y"][i], id, rec.y[i])
+		}
+	}
+	for _, x := range o.cfg.Tensors() {
+		if !reflect.DeepEqual(got["param."+x.Name], rec.params[x.Offset:x.Offset+x.Size()]) ||
+			!reflect.DeepEqual(got["grad."+x.Name], rec.grads[x.Offset:x.Offset+x.Size()]) {
+			t.Errorf("tensor %s did not round-trip", x.Name)
+		}
+	}
+	if meta["loss"] == "" || meta["lr"] != f32String(rec.lr) {
+		t.Errorf("metadata %v", meta)
+	}
+
+	// The script's reader and writer: gpt's checkpoint copied through
+	// train_gpt.py decodes to the same tensors and metadata.
+	python, script := pythonScript(t)
+	if python == "" {
+		t.Skip("no python3: the script's safetensors round trip is not tested")
+	}
+	copyPath := filepath.Join(dir, "copy.safetensors")
+	if out, err := exec.Command(python, script, "--roundtrip", weights, copyPath).CombinedOutput(); err != nil {
+		t.Fatalf("train_gpt.py --roundtrip: %v\n%s", err, out)
+	}
+	ck, err := gpt.Load(copyPath) // verifies the checksum of the data
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(ck.Model.Params, init) || ck.Model.Config != tr.Model.Config {
+		t.Error("the checkpoint copied by train_gpt.py holds other weights")
+	}
+}
+
+// pythonScript returns the interpreter and the script, or "" when there is
+// no python3.
+func pythonScript(t *testing.T) (python, script string) {
+	t.Helper()
+	python = defaultPython()
+	if _, err := exec.LookPath(python); err != nil {
+		return "", ""
+	}
+	script, err := findScript("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return python, script
+}
+
+// needTorch skips the test when python3 cannot import torch (CI installs
+// python3-torch, so it runs there).
+func needTorch(t *testing.T) (python, script string) {
+	t.Helper()
+	python, script = pythonScript(t)
+	if python == "" {
+		t.Skip("no python3: apt-get install python3-torch to run this test")
+	}
+	torchOnce.Do(func() { _, torchErr = torchVersion(python) })
+	if torchErr != nil {
+		t.Skipf("%s cannot import torch (%v): apt-get install python3-torch to run this test", python, torchErr)
+	}
+	return python, script
+}
+
+// torchErr is whether python3 could import torch, asked once for all tests.
+var (
+	torchOnce sync.Once
+	torchErr  error
+)
+
+func TestCheckAgainstTorch(t *testing.T) {
+	python, script := needTorch(t)
+	o, dir := tinyRun(t)
+	d, err := dataset(o.cfg.Vocab, o.seed, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args, err := prepareCheck(o, script, d, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := execCheck(python, args, nil, os.Stderr)
+	if err != nil || !res.pass || len(res.lines) != 4 {
+		t.Fatalf("check: %v, pass %v:\n%s", err, res.pass, strings.Join(res.lines, "\n"))
+	}
+	// The script's own copy of the parameters after its step agrees with
+	// gpt's too, within 2·lr (the bound of its check).
+	ts, _, err := safetensors.Decode(mustRead(t, filepath.Join(dir, checkTorch)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours := mustRead(t, filepath.Join(dir, checkExpect))
+	exp, _, err := safetensors.Decode(ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]float32{}
+	for _, x := range exp {
+		want[x.Name] = x.Data
+	}
+	if len(ts) != len(o.cfg.Tensors()) {
+		t.Fatalf("train_gpt.py wrote %d tensors, want %d", len(ts), len(o.cfg.Tensors()))
+	}
+	for _, x := range ts {
+		for i, v := range x.Data {
+			if math.Abs(float64(v-want["param."+x.Name][i])) > 2.1*o.lr {
+				t.Fatalf("%s[%d]: torch %g, gpt %g", x.Name, i, v, want["param."+x.Name][i])
+			}
+		}
+	}
+
+	// A parameter moved by 10·lr in gpt's record fails the check.
+	var bad []safetensors.Tensor
+	for _, x := range exp {
+		if x.Name == "param.h.1.mlp.w_fc" {
+			x.Data[7] += float32(10 * o.lr)
+		}
+		bad = append(bad, x)
+	}
+	b, err := safetensors.Encode(bad, map[string]string{"loss": "4.2", "lr": f32String(float32(o.lr))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, checkExpect), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err = execCheck(python, args, nil, io.Discard)
+	if err != nil || res.pass {
+		t.Fatalf("a tampered record: %v, pass %v:\n%s", err, res.pass, strings.Join(res.lines, "\n"))
+	}
+	for _, w := range []string{"check loss", "FAIL", "check params", "(h.1.mlp.w_fc)"} {
+		if !strings.Contains(strings.Join(res.lines, "\n"), w) {
+			t.Errorf("no %q in the tampered check's report:\n%s", w, strings.Join(res.lines, "\n"))
+		}
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestRunWithoutTorch(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-python")
+	args := append(append([]string(nil), tiny...), "-python", missing, "-steps", "2", "-rounds", "1", "-threads", "1", "-check")
+	var out, errOut bytes.Buffer
+	if st := run(args, &out, &errOut); st != 0 {
+		t.Fatalf("exit status %d:\n%s%s", st, out.String(), errOut.String())
+	}
+	s := out.String()
+	for _, w := range []string{noTorchLine + "\n", "cpu: ", "model: config custom: 2 layers, 2 heads, width 32, block 16, batch 4, vocab 65", "| custom | 1 "} {
+		if !strings.Contains(s, w) {
+			t.Errorf("no %q in\n%s", w, s)
+		}
+	}
+	if strings.Contains(s, "torch ms/step") || strings.Contains(s, "check ") {
+		t.Errorf("torch columns or a check without torch:\n%s", s)
+	}
+	out.Reset()
+	errOut.Reset()
+	if st := run(append(args, "-require-torch"), &out, &errOut); st != 1 || !strings.Contains(errOut.String(), "-require-torch") {
+		t.Errorf("-require-torch without torch: exit status %d, stderr %q", st, errOut.String())
+	}
+	if st := run([]string{"-config", "z"}, &out, &errOut); st != 2 {
+		t.Errorf("bad flag: exit status %d, want 2", st)
+	}
+}
+
+func TestRunWithTorch(t *testing.T) {
+	needTorch(t)
+	args := append(append([]string(nil), tiny...), "-steps", "2", "-rounds", "2", "-check", "-require-torch")
+	var out, errOut bytes.Buffer
+	if st := run(args, &out, &errOut); st != 0 {
+		t.Fatalf("exit status %d:\n%s%s", st, out.String(), errOut.String())
+	}
+	s := out.String()
+	for _, w := range []string{"torch: ", "check PASS\n", "torch ms/step", "| custom | 1 ", "| custom | 2 ", "best: ", "× ["} {
+		if !strings.Contains(s, w) {
+			t.Errorf("no %q in\n%s", w, s)
+		}
+	}
+	if got := strings.Count(errOut.String(), "round "); got != 4 {
+		t.Errorf("%d progress lines, want 2 rounds × 2 thread counts:\n%q\n%s", got, errOut.String(), s)
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+
+	"github.com/simdgpt/simdgpt/gpt/data"
+	"github.com/simdgpt/simdgpt/kernels"
+)
+
+// benchWeights is the checkpoint both sides start the timed run from.
+const benchWeights = "bench_init.safetensors"
+
+// measure runs o.rounds rounds; in each, at every thread count, one
+// untimed step and o.steps timed steps of simdgpt (then its FMA peak),
+// then the same for PyTorch when script is set.
+func measure(o options, d *data.Dataset, dir, script string, stderr io.Writer) (*results, error) {
+	counts := o.threads
+	if script != "" {
+		counts = o.torchThreads
+	}
+	maxIters := o.rounds * len(counts) * (o.steps + 1)
+	tr, weights, err := newRun(o.cfg, d, o.batch, maxIters, o.lr, o.seed, dir, benchWeights)
+	if err != nil {
+		return nil, err
+	}
+	r := &results{name: o.name, cfg: o.cfg, batch: o.batch, threads: o.threads, torchThreads: o.torchThreads,
+		ours: map[int]*series{}}
+	var tp *torchProc
+	if script != "" {
+		args := scriptArgs(o.cfg, tr.Cfg, weights, filepath.Join(dir, tokensFile))
+		if tp, err = startTorch(o.python, script, args, torchEnv(o.ompWait), o.cfg.NumParams(), stderr); err != nil {
+			return nil, err
+		}
+		defer tp.close()
+		r.torch = map[int]*series{}
+		r.blas = tp.blas
+	}
+	impl := kernels.Default()
+	peakFlops := stepFlops(o.cfg, o.batch) * float64(o.steps) / 16
+	for round := 1; round <= o.rounds; round++ {
+		for _, n := range counts {
+			msg := fmt.Sprintf("round %d/%d, %d thread(s):", round, o.rounds, n)
+			if slices.Contains(o.threads, n) {
+				s := r.ours[n]
+				if s == nil {
+					s = &series{}
+					r.ours[n] = s
+				}
+				var ms []float64
+				var peak float64
+				withProcs(n, func() {
+					tr.TrainStep()
+					ms = runOurs(tr, o.steps)
+					peak = fmaPeak(impl, n, peakFlops)
+				})
+				s.ms = append(s.ms, ms...)
+				if peak > 0 {
+					s.peak = append(s.peak, peak)
+				}
+				msg += fmt.Sprintf(" simdgpt %.2f ms/step", median(ms))
+			}
+			if tp != nil {
+				if err := tp.setThreads(n); err != nil {
+					return nil, err
+				}
+				if _, err := tp.run(1); err != nil {
+					return nil, err
+				}
+				ms, err := tp.run(o.steps)
+				if err != nil {
+					return nil, err
+				}
+				s := r.torch[n]
+				if s == nil {
+					s = &series{}
+					r.torch[n] = s
+				}
+				s.ms = append(s.ms, ms...)
+				msg += fmt.Sprintf(" torch %.2f ms/step", median(ms))
+			}
+			fmt.Fprintln(stderr, msg)
+		}
+	}
+	if tp != nil {
+		if err := tp.close(); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/simdgpt/simdgpt/gpt"
+	"github.com/simdgpt/simdgpt/gpt/data"
+	"github.com/simdgpt/simdgpt/gpt/rng"
+	"github.com/simdgpt/simdgpt/kernels"
+)
+
+// numTokens is the length of the token stream both sides train on.
+const numTokens = 200000
+
+// tokensFile is the training tokens' file name in the run's directory
+// (raw little-endian uint16, what train_gpt.py --data reads).
+const tokensFile = "train.tok"
+
+// dataset returns uniformly random tokens below vocab drawn from seed
+// (the speed of a step does not depend on the text), split as gpt/data
+// splits files, and writes its training part into dir.
+func dataset(vocab int, seed uint64, dir string) (*data.Dataset, error) {
+	r := rng.New(seed ^ 0x746f6b656e73)
+	toks := make([]uint16, numTokens)
+	for i := range toks {
+		toks[i] = uint16(r.Intn(vocab))
+	}
+	nval := int(numTokens * data.ValFraction)
+	d := &data.Dataset{VocabSize: vocab, Train: toks[:numTokens-nval], Val: toks[numTokens-nval:]}
+	return d, data.WriteTokens(filepath.Join(dir, tokensFile), d.Train, false)
+}
+
+// newRun returns a fresh model from seed and its trainer with
+// gpt.DefaultTrainConfig for maxIters steps, and saves its checkpoint
+// (the initial weights PyTorch starts from) as dir/name.
+func newRun(cfg gpt.Config, d *data.Dataset, batch, maxIters int, lr float64, seed uint64, dir, name string) (*gpt.Trainer, string, error) {
+	m, err := gpt.New(cfg, seed)
+	if err != nil {
+		return nil, "", err
+	}
+	tr, err := gpt.NewTrainer(m, d, gpt.DefaultTrainConfig(batch, maxIters, float32(lr), seed))
+	if err != nil {
+		return nil, "", err
+	}
+	path := filepath.Join(dir, name)
+	if err := tr.Save(path, nil); err != nil {
+		return nil, "", err
+	}
+	return tr, path, nil
+}
+
+// runOurs times n training steps at the current GOMAXPROCS and returns
+// their milliseconds.
+func runOurs(tr *gpt.Trainer, n int) []float64 {
+	ms := make([]float64, n)
+	for i := range ms {
+		t0 := time.Now()
+		tr.TrainStep()
+		ms[i] = float64(time.Since(t0).Nanoseconds()) / 1e6
+	}
+	return ms
+}
+
+// stepFlops counts the floating-point operations of one training step's
+// matrix products: forward 24·N·C² per layer (QKV, projection, MLP), the
+// causal attention 2·B·T(T+1)·C per layer (scores and P·V over the visible
+// keys only), the LM head 2·N·C·V; backward twice the forward. Copied from
+// gpt/bench_test.go (stepFlops), where BenchmarkTrainStep reports %peak
+// with it.
+func stepFlops(c gpt.Config, batch int) float64 {
+	n, C, T := float64(batch*c.BlockSize), float64(c.Width), float64(c.BlockSize)
+	fwd := float64(c.Layers)*(24*n*C*C+2*float64(batch)*T*(T+1)*C) + 2*n*C*float64(c.Vocab)
+	return 3 * fwd
+}
+
+// fmaPeak measures the FMA peak of impl in GFLOP/s on threads goroutines
+// running its FMAPeakLoop for about flops operations in all; 0 when impl
+// has no peak loop (generic).
+func fmaPeak(impl *kernels.Impl, threads int, flops float64) float64 {
+	per := impl.FMAPeakLoop(1)
+	if per == 0 {
+		return 0
+	}
+	iters := max(1, int(flops/float64(per)/float64(threads)))
+	done := make([]int, threads)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i := range done {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			done[i] = impl.FMAPeakLoop(iters)
+		}()
+	}
+	wg.Wait()
+	sec := time.Since(t0).Seconds()
+	var total float64
+	for _, f := range done {
+		total += float64(f)
+	}
+	return total / sec / 1e9
+}
+
+// withProcs runs fn with GOMAXPROCS set to n and restores it.
+func withProcs(n int, fn func()) {
+	old := runtime.GOMAXPROCS(n)
+	defer runtime.GOMAXPROCS(old)
+	fn()
+}
