@@ -41,63 +41,21 @@ func embedBackward(k *kernels.Impl, dwte, dwpe, dx []float32, tok []int32, n, t,
 
 const lnEps = 1e-5
 
-// layerNormForward: out = (x-mean)·rstd·w + b per row; saves mean and rstd [n].
-func layerNormForward(out, mean, rstd, x, w, b []float32, n, c int) {
+// layerNormForward: out = (x-mean)·rstd·w + b per row (kernels.LayerNorm);
+// saves mean and rstd [n]. Rows are split over goroutines (each row is
+// independent of the others).
+func layerNormForward(k *kernels.Impl, out, mean, rstd, x, w, b []float32, n, c int) {
 	parallelFor(n, rowChunk, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			xi := x[i*c:][:c]
-			var s float32
-			for _, v := range xi {
-				s += v
-			}
-			m := s / float32(c)
-			var ss float32
-			for _, v := range xi {
-				d := v - m
-				ss += d * d
-			}
-			r := float32(1 / math.Sqrt(float64(ss/float32(c))+lnEps))
-			mean[i], rstd[i] = m, r
-			oi := out[i*c:][:c]
-			for j, v := range xi {
-				oi[j] = (v-m)*r*w[j] + b[j]
-			}
-		}
+		k.LayerNorm(hi-lo, c, x[lo*c:hi*c], c, w, b, lnEps, out[lo*c:hi*c], c, mean[lo:hi], rstd[lo:hi])
 	})
 }
 
-// layerNormBackward ACCUMULATES dx (+=), dw and db.
-func layerNormBackward(dx, dw, db, dout, x, mean, rstd, w []float32, n, c int) {
-	parallelFor(n, rowChunk, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			xi, di, dxi := x[i*c:][:c], dout[i*c:][:c], dx[i*c:][:c]
-			m, r := mean[i], rstd[i]
-			var sd, sdx float32 // sums of dnorm and dnorm·xhat
-			for j, v := range xi {
-				dn := di[j] * w[j]
-				sd += dn
-				sdx += dn * (v - m) * r
-			}
-			sd /= float32(c)
-			sdx /= float32(c)
-			for j, v := range xi {
-				xh := (v - m) * r
-				dxi[j] += r * (di[j]*w[j] - sd - xh*sdx)
-			}
-		}
-	})
-	// Parameter gradients: columns in parallel, rows in order within each.
-	parallelFor(c, 16, func(lo, hi int) {
-		for i := 0; i < n; i++ {
-			xi, di := x[i*c:][lo:hi], dout[i*c:][lo:hi]
-			m, r := mean[i], rstd[i]
-			dwi, dbi := dw[lo:hi], db[lo:hi]
-			for j, v := range xi {
-				dwi[j] += di[j] * (v - m) * r
-				dbi[j] += di[j]
-			}
-		}
-	})
+// layerNormBackward ACCUMULATES dx (+=), dw and db (kernels.LayerNormBackward
+// over every row in order, on the calling goroutine: dw and db then sum
+// the rows in the same order whatever the thread count, and in training
+// each replica's goroutine runs its own).
+func layerNormBackward(k *kernels.Impl, dx, dw, db, dout, x, mean, rstd, w []float32, n, c int) {
+	k.LayerNormBackward(n, c, dout, c, x, c, mean, rstd, w, dx, c, dw, db)
 }
 
 // linearForward: out [n,o] = x [n,i] · w [i,o] + b [o], the product by k.

@@ -96,20 +96,24 @@ func gelu64(x float64) float64 {
 }
 
 func TestLayerNormGrad(t *testing.T) {
+	impltest.ForEach(t, func(t *testing.T, k *kernels.Impl) { layerNormGrad(t, k) })
+}
+
+func layerNormGrad(t *testing.T, k *kernels.Impl) {
 	for _, sz := range []struct{ n, c int }{{1, 3}, {5, 8}, {40, 33}} {
 		r := rng.New(1)
 		n, c := sz.n, sz.c
 		x, w, b := randVec(r, n*c, 2), randVec(r, c, 1), randVec(r, c, 1)
 		dout := randVec(r, n*c, 1)
 		out, mean, rstd := make([]float32, n*c), make([]float32, n), make([]float32, n)
-		layerNormForward(out, mean, rstd, x, w, b, n, c)
+		layerNormForward(k, out, mean, rstd, x, w, b, n, c)
 		x64, w64, b64 := to64(x), to64(w), to64(b)
 		ref := layerNorm64(x64, w64, b64, n, c)
 		closeGrad(t, "layernorm out", out, ref, 1e-5)
 		dx := randVec(r, n*c, 1) // accumulated into: start from a known value
 		dx0 := append([]float32(nil), dx...)
 		dw, db := make([]float32, c), make([]float32, c)
-		layerNormBackward(dx, dw, db, dout, x, mean, rstd, w, n, c)
+		layerNormBackward(k, dx, dw, db, dout, x, mean, rstd, w, n, c)
 		for i := range dx {
 			dx[i] -= dx0[i]
 		}

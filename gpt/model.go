@@ -526,10 +526,10 @@ func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
 	embedForward(a.res[0], m.p.wte, m.p.wpe, tokens, n, t, C)
 	for l := range m.p.blocks {
 		w, k, x := &m.p.blocks[l], &a.blocks[l], a.res[l]
-		layerNormForward(k.ln1, k.ln1Mean, k.ln1Rstd, x, w.ln1W, w.ln1B, n, C)
+		layerNormForward(m.k, k.ln1, k.ln1Mean, k.ln1Rstd, x, w.ln1W, w.ln1B, n, C)
 		r.attn[l].Forward(k.attnOut, k.ln1, b, t, w.attn)
 		addInto(k.mid, x, k.attnOut)
-		layerNormForward(k.ln2, k.ln2Mean, k.ln2Rstd, k.mid, w.ln2W, w.ln2B, n, C)
+		layerNormForward(m.k, k.ln2, k.ln2Mean, k.ln2Rstd, k.mid, w.ln2W, w.ln2B, n, C)
 		m.k.Gemm(false, false, n, 4*C, C, 1, k.ln2, C, w.wfc, 4*C, 0, k.fcPre, 4*C)
 		biasGeluForward(k.fcAct, k.fcTanh, k.fcPre, w.bfc, n, 4*C)
 		// res[l+1] = mid + fcAct·w_out + b_out
@@ -544,7 +544,7 @@ func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
 		})
 		m.k.Gemm(false, false, n, C, 4*C, 1, k.fcAct, 4*C, w.wout, C, 1, out, C)
 	}
-	layerNormForward(a.lnf, a.lnfMean, a.lnfRstd, a.res[cfg.Layers], m.p.lnfW, m.p.lnfB, n, C)
+	layerNormForward(m.k, a.lnf, a.lnfMean, a.lnfRstd, a.res[cfg.Layers], m.p.lnfW, m.p.lnfB, n, C)
 	linearForward(m.k, a.logits, a.lnf, m.p.wlm, m.p.blm, n, C, V)
 	if targets != nil {
 		r.loss = crossEntropy(m.k, a.logits, targets, n, V)
@@ -609,18 +609,18 @@ func (m *Model) backward(r *replica) {
 	crossEntropyBackward(a.logits, a.logits, a.targets, n, V, m.n)
 	linearBackward(m.k, a.dln, g.wlm, g.blm, a.logits, a.lnf, m.p.wlm, n, C, V)
 	clear(a.dres)
-	layerNormBackward(a.dres, g.lnfW, g.lnfB, a.dln, a.res[cfg.Layers], a.lnfMean, a.lnfRstd, m.p.lnfW, n, C)
+	layerNormBackward(m.k, a.dres, g.lnfW, g.lnfB, a.dln, a.res[cfg.Layers], a.lnfMean, a.lnfRstd, m.p.lnfW, n, C)
 	for l := cfg.Layers - 1; l >= 0; l-- {
 		w, gb, k := &m.p.blocks[l], &g.blocks[l], &a.blocks[l]
 		// MLP: dres is d(res[l+1]) and also d(mid) through the residual.
 		linearBackward(m.k, a.dfc, gb.wout, gb.bout, a.dres, k.fcAct, w.wout, n, 4*C, C)
 		geluBackward(a.dfc, a.dfc, k.fcPre, k.fcTanh, n*4*C)
 		linearBackward(m.k, a.dln, gb.wfc, gb.bfc, a.dfc, k.ln2, w.wfc, n, C, 4*C)
-		layerNormBackward(a.dres, gb.ln2W, gb.ln2B, a.dln, k.mid, k.ln2Mean, k.ln2Rstd, w.ln2W, n, C)
+		layerNormBackward(m.k, a.dres, gb.ln2W, gb.ln2B, a.dln, k.mid, k.ln2Mean, k.ln2Rstd, w.ln2W, n, C)
 		// Attention: dres is now d(mid), which is also d(res[l]) through
 		// the residual.
 		r.attn[l].Backward(a.dln, a.dres, w.attn, gb.attn)
-		layerNormBackward(a.dres, gb.ln1W, gb.ln1B, a.dln, a.res[l], k.ln1Mean, k.ln1Rstd, w.ln1W, n, C)
+		layerNormBackward(m.k, a.dres, gb.ln1W, gb.ln1B, a.dln, a.res[l], k.ln1Mean, k.ln1Rstd, w.ln1W, n, C)
 	}
 	embedBackward(m.k, g.wte, g.wpe, a.dres, a.tokens, n, a.t, C)
 }

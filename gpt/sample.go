@@ -59,17 +59,17 @@ func (s *Sampler) feed(toks []int32) {
 	x, h, att, fc := s.x[:n*C], s.h[:n*C], s.att[:n*C], s.fc[:4*n*C]
 	for l := range m.p.blocks {
 		w := &m.p.blocks[l]
-		layerNormForward(h, s.mean, s.rstd, x, w.ln1W, w.ln1B, n, C)
+		layerNormForward(m.k, h, s.mean, s.rstd, x, w.ln1W, w.ln1B, n, C)
 		s.caches[l].Decode(att, h, n, w.attn)
 		m.k.Add(x, x, att)
-		layerNormForward(h, s.mean, s.rstd, x, w.ln2W, w.ln2B, n, C)
+		layerNormForward(m.k, h, s.mean, s.rstd, x, w.ln2W, w.ln2B, n, C)
 		linearForward(m.k, fc, h, w.wfc, w.bfc, n, C, 4*C)
 		geluForward(fc, s.fcTh[:4*n*C], fc, 4*n*C)
 		linearForward(m.k, att, fc, w.wout, w.bout, n, 4*C, C)
 		m.k.Add(x, x, att)
 	}
 	last := x[(n-1)*C:][:C]
-	layerNormForward(h[:C], s.mean, s.rstd, last, m.p.lnfW, m.p.lnfB, 1, C)
+	layerNormForward(m.k, h[:C], s.mean, s.rstd, last, m.p.lnfW, m.p.lnfB, 1, C)
 	linearForward(m.k, s.logits, h[:C], m.p.wlm, m.p.blm, 1, C, V)
 }
 
