@@ -3,22 +3,33 @@
 package amd64
 
 import (
+	"os"
 	"testing"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
 	"github.com/simdgpt/simdgpt/kernels/internal/cpuinfo"
 )
 
-// TestBlockingFromCPU checks that the GEMMs of this package are blocked
-// for the caches cpuid reports.
+// TestBlockingFromCPU checks that the GEMMs of this package are blocked by
+// the cache model for the caches this CPU reports (unless
+// SIMDGPT_BLOCKING overrides it), and logs the blocking.
 func TestBlockingFromCPU(t *testing.T) {
 	info := cpuinfo.Read()
-	for name, g := range map[string]*blocked.Driver{"avx2": gemmAVX2, "avx512": gemmAVX512} {
-		kc, nc := blocked.BlockSizes(info.L1D, info.L2, g.Wide.MR, g.Wide.NR)
-		gkc, _, gnc := g.Blocking()
-		if gkc != kc || gnc != nc {
-			t.Errorf("%s %dx%d GEMM blocked kc=%d nc=%d; the caches (L1D %d, L2 %d) give kc=%d nc=%d", name, g.Wide.MR, g.Wide.NR, gkc, gnc, info.L1D, info.L2, kc, nc)
+	c := blocked.CachesOf(info)
+	overridden := os.Getenv(blocked.EnvBlocking) != ""
+	for _, d := range []struct {
+		name string
+		g    *blocked.Driver
+	}{{"avx2", gemmAVX2}, {"avx512", gemmAVX512}} {
+		g := d.g
+		want := blocked.Model(c, g.Wide.MR, g.Wide.NR, g.PanelStride)
+		got := g.Blocking()
+		t.Logf("%s %dx%d on %+v: %+v", d.name, g.Wide.MR, g.Wide.NR, c, got)
+		if overridden {
+			continue
 		}
-		t.Logf("L1D %d, L2 %d: %s kc=%d nc=%d", info.L1D, info.L2, name, gkc, gnc)
+		if got != want {
+			t.Errorf("%s %dx%d GEMM blocked %+v; the model gives %+v for %+v", d.name, g.Wide.MR, g.Wide.NR, got, want, c)
+		}
 	}
 }
