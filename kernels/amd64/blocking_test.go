@@ -3,22 +3,107 @@
 package amd64
 
 import (
+	"math"
+	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
 	"github.com/simdgpt/simdgpt/kernels/internal/cpuinfo"
 )
 
-// TestBlockingFromCPU checks that the GEMMs of this package are blocked
-// for the caches cpuid reports.
+// TestBlockingFromCPU checks that the GEMMs of this package are blocked by
+// the cache model for the caches this CPU reports (unless
+// SIMDGPT_BLOCKING overrides it), and logs the blocking.
 func TestBlockingFromCPU(t *testing.T) {
 	info := cpuinfo.Read()
-	for name, g := range map[string]*blocked.Driver{"avx2": gemmAVX2, "avx512": gemmAVX512} {
-		kc, nc := blocked.BlockSizes(info.L1D, info.L2, g.Wide.MR, g.Wide.NR)
-		gkc, _, gnc := g.Blocking()
-		if gkc != kc || gnc != nc {
-			t.Errorf("%s %dx%d GEMM blocked kc=%d nc=%d; the caches (L1D %d, L2 %d) give kc=%d nc=%d", name, g.Wide.MR, g.Wide.NR, gkc, gnc, info.L1D, info.L2, kc, nc)
+	c := blocked.CachesOf(info)
+	overridden := os.Getenv(blocked.EnvBlocking) != ""
+	for _, d := range []struct {
+		name string
+		g    *blocked.Driver
+	}{{"avx2", gemmAVX2}, {"avx512", gemmAVX512}} {
+		g := d.g
+		want := blocked.Model(c, g.Wide.MR, g.Wide.NR, g.PanelStride)
+		got := g.Blocking()
+		t.Logf("%s %dx%d on %+v: %+v", d.name, g.Wide.MR, g.Wide.NR, c, got)
+		if overridden {
+			continue
 		}
-		t.Logf("L1D %d, L2 %d: %s kc=%d nc=%d", info.L1D, info.L2, name, gkc, gnc)
+		if got != want {
+			t.Errorf("%s %dx%d GEMM blocked %+v; the model gives %+v for %+v", d.name, g.Wide.MR, g.Wide.NR, got, want, c)
+		}
 	}
+}
+
+// TestBlockings runs the assembly kernels under the blockings the model
+// picks for other cores, the constants this package used before the model
+// (kc 160, mc 448, nc 800 for AVX-512 and 256, 384, 512 for AVX2 on this
+// machine's caches) and blocks of a few tiles, on shapes that cross their
+// boundaries, against a float64 reference.
+func TestBlockings(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, d := range []struct {
+		name string
+		g    *blocked.Driver
+		bs   []blocked.Blocking
+	}{
+		{"avx512", gemmAVX512, []blocked.Blocking{{KC: 160, MC: 448, NC: 800}, {KC: 224, MC: 1792, NC: 2048}, {KC: 37, MC: 28, NC: 64}}},
+		{"avx2", gemmAVX2, []blocked.Blocking{{KC: 256, MC: 384, NC: 512}, {KC: 448, MC: 1644, NC: 512}, {KC: 37, MC: 12, NC: 32}}},
+	} {
+		if !hasAVX2 || d.name == "avx512" && !hasAVX512 {
+			continue
+		}
+		model := d.g.Blocking()
+		for _, b := range d.bs {
+			d.g.SetBlocking(b)
+			for _, s := range [][3]int{{100, 130, 300}, {61, 70, 500}} {
+				m, n, k := s[0], s[1], s[2]
+				for tr := 0; tr < 4; tr++ {
+					transA, transB := tr&1 != 0, tr&2 != 0
+					a, b2, c := randFloats(r, m*k), randFloats(r, k*n), randFloats(r, m*n)
+					lda, ldb := k, n
+					if transA {
+						lda = m
+					}
+					if transB {
+						ldb = k
+					}
+					c0 := append([]float32(nil), c...)
+					d.g.Gemm(transA, transB, m, n, k, 1, a, lda, b2, ldb, 0.5, c, n)
+					for i := 0; i < m; i++ {
+						for j := 0; j < n; j++ {
+							var want, mag float64
+							for p := 0; p < k; p++ {
+								ai, bi := i*lda+p, p*ldb+j
+								if transA {
+									ai = p*lda + i
+								}
+								if transB {
+									bi = j*ldb + p
+								}
+								v := float64(a[ai]) * float64(b2[bi])
+								want += v
+								mag += math.Abs(v)
+							}
+							want += 0.5 * float64(c0[i*n+j])
+							if got := c[i*n+j]; math.Abs(float64(got)-want) > 1e-5*(mag+1) {
+								d.g.SetBlocking(model)
+								t.Fatalf("%s blocking %+v, %dx%dx%d trans %v %v: C[%d,%d] = %v, want %v", d.name, b, m, n, k, transA, transB, i, j, got, want)
+							}
+						}
+					}
+				}
+			}
+		}
+		d.g.SetBlocking(model)
+	}
+}
+
+func randFloats(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = float32(r.NormFloat64())
+	}
+	return s
 }

@@ -9,11 +9,11 @@ import (
 
 // The GEMM (and masked scores) of each set: the shared blocked driver over
 // the generated kernel tables (gemm_kernels_amd64.go), blocked for this
-// CPU's caches (blocked.BlockSizes gives kc 256, nc 512 for both on a
-// 48 KiB L1 and 1 MiB L2). The last argument of New before the caches is
-// mc, how many rows of A are packed at once.
+// CPU's caches by blocked.Model (on Zen 4, 32 KiB 8-way L1d, 1 MiB 8-way
+// L2: kc 128, nc 1536 for the 14×32 AVX-512 kernels, kc 256, nc 768 for
+// the 6×16 AVX2 ones), or as SIMDGPT_BLOCKING says.
 var (
-	caches     = cpuinfo.Read()
-	gemmAVX512 = blocked.New(kernelsAVX512, 14*32, caches.L1D, caches.L2)
-	gemmAVX2   = blocked.New(kernelsAVX2, 6*64, caches.L1D, caches.L2)
+	caches     = blocked.CachesOf(cpuinfo.Read())
+	gemmAVX512 = blocked.New("avx512", kernelsAVX512, caches)
+	gemmAVX2   = blocked.New("avx2", kernelsAVX2, caches)
 )

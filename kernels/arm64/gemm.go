@@ -9,10 +9,8 @@ import (
 
 // gemmNEON is the GEMM (and masked scores) of the neon set: the shared
 // blocked driver over the generated kernel table (gemm_kernels_arm64.go),
-// blocked for this CPU's caches (blocked.BlockSizes gives kc 256, nc 504
-// on a 64 KiB L1 and 1 MiB L2); 8*48 rows of A are packed at once. Not
-// tuned on hardware (see PERF.md).
-var gemmNEON = func() *blocked.Driver {
-	info := cpuinfo.Read()
-	return blocked.New(kernelsNEON, 8*48, info.L1D, info.L2)
-}()
+// blocked for this CPU's caches by blocked.Model (on Neoverse N1 or V1,
+// 64 KiB 4-way L1d and 1 MiB 8-way L2: kc 336, nc 576 for the 8×12
+// kernel), or as SIMDGPT_BLOCKING says. Not tuned on hardware (see
+// PERF.md).
+var gemmNEON = blocked.New("neon", kernelsNEON, blocked.CachesOf(cpuinfo.Read()))

@@ -11,14 +11,15 @@
 //	for jc in n by nc:                  B block kc×nc lives in L2
 //	  for pc in k by kc:                beta applies on the first pc only
 //	    pack op(B)[pc:+kc, jc:+nc]      into panels of kc×NR
-//	    for ic in m by mc:              A block mc×kc lives in L3
+//	    for ic in m by mc:              A block mc×kc (packed when transposed) in L3
 //	      pack op(A)[ic:+mc, pc:+kc]    into panels of MR×kc (or read in place)
 //	        for ir in mc by MR:         A panel lives in L1
 //	          for jr in nc by NR:       B panels stream from L2
 //	            micro-kernel on one MR×NR tile
 //
 // The kernels broadcast A and load B as vectors, so the roles of A and B
-// are those of B and A in BLIS's column-major description.
+// are those of B and A in BLIS's column-major description. kc, mc and nc
+// come from a model of the caches (Model, in blocking.go).
 //
 // Every micro-kernel, on every architecture, has the same contract (see
 // KernelFunc): it computes only the rows×cols corner of its tile and reads
@@ -27,6 +28,7 @@
 package blocked
 
 import (
+	"fmt"
 	"sync"
 	"unsafe"
 
@@ -113,15 +115,16 @@ const (
 // Driver is the GEMM of one SIMD implementation.
 type Driver struct {
 	Kernels
-	kc int // depth of a block
-	mc int // rows of an A block
-	nc int // columns of a B block
+	name string // the implementation's name, as SIMDGPT_BLOCKING names it
+	kc   int    // depth of a block
+	mc   int    // rows of an A block
+	nc   int    // columns of a B block
 }
 
-// New returns the driver for the kernels ks, blocked for per-core caches
-// of l1d and l2 bytes (0 if unknown; see BlockSizes), packing mc rows of A
-// at a time.
-func New(ks Kernels, mc, l1d, l2 int) *Driver {
+// New returns the driver named name (the implementation's name, such as
+// "avx512") for the kernels ks, blocked for the caches c by Model, unless
+// SIMDGPT_BLOCKING overrides it (see EnvBlocking).
+func New(name string, ks Kernels, c Caches) *Driver {
 	w, n := ks.Wide, ks.Narrow
 	switch {
 	case w.Packed == nil || n.Packed == nil || (w.Strided == nil) != (n.Strided == nil):
@@ -132,52 +135,32 @@ func New(ks Kernels, mc, l1d, l2 int) *Driver {
 		panic("blocked.New: PanelStride out of range")
 	case ks.ColsMax < 0 || ks.ColsMax > MaxColsMax:
 		panic("blocked.New: ColsMax out of range")
-	case mc < w.MR:
-		panic("blocked.New: mc < MR")
 	}
-	g := &Driver{Kernels: ks, mc: mc}
-	g.kc, g.nc = BlockSizes(l1d, l2, w.MR, w.NR)
+	g := &Driver{Kernels: ks, name: name}
+	b := Model(c, w.MR, w.NR, ks.PanelStride)
+	if o, ok := envBlocking[""]; ok {
+		b = b.override(o, w.MR, w.NR)
+	}
+	if o, ok := envBlocking[name]; ok {
+		b = b.override(o, w.MR, w.NR)
+	}
+	g.SetBlocking(b)
 	return g
 }
 
 // Blocking returns the driver's block sizes: depth kc, rows mc and
 // columns nc.
-func (g *Driver) Blocking() (kc, mc, nc int) { return g.kc, g.mc, g.nc }
+func (g *Driver) Blocking() Blocking { return Blocking{KC: g.kc, MC: g.mc, NC: g.nc} }
 
-// Cache sizes assumed when cpuid cannot tell (typical of current x86 and
-// arm64 server cores).
-const (
-	defaultL1D = 32 << 10
-	defaultL2  = 1 << 20
-)
-
-// BlockSizes derives a block's depth kc and width nc from the per-core
-// cache sizes (bytes; 0 if unknown) for micro-kernels of mr×nr:
-//
-//   - kc: the MR×kc sliver of A that stays in L1 and the kc×NR panel of B
-//     streaming past it fit in L1 together: (mr+nr)·kc·4 <= L1D, rounded
-//     down to a multiple of 32 and kept in [64, 256]; beyond 256 the C
-//     tile's load and store are amortised already and only the B block
-//     gets narrower (measured on Zen 5, 48 KiB L1: kc 256 to 512 within
-//     2%);
-//   - nc: the kc×nc block of B takes at most half of L2:
-//     kc·nc·4 <= L2/2, rounded down to a multiple of nr and kept in
-//     [4·nr, 4096].
-//
-// On a 48 KiB L1 and 1 MiB L2 (Zen 5) this gives kc 256, nc 512 for both
-// the 14×32 AVX-512 and the 6×16 AVX2 kernels.
-func BlockSizes(l1d, l2, mr, nr int) (kc, nc int) {
-	if l1d <= 0 {
-		l1d = defaultL1D
+// SetBlocking sets the driver's block sizes, for tests and tuning; it must
+// not run while the driver computes a GEMM. It panics unless kc >= 1, mc
+// is a positive multiple of MR and nc a positive multiple of NR.
+func (g *Driver) SetBlocking(b Blocking) {
+	mr, nr := g.Wide.MR, g.Wide.NR
+	if b.KC < 1 || b.MC < mr || b.MC%mr != 0 || b.NC < nr || b.NC%nr != 0 {
+		panic(fmt.Sprintf("blocked.SetBlocking: kc=%d mc=%d nc=%d: need kc >= 1, mc a positive multiple of MR=%d, nc of NR=%d", b.KC, b.MC, b.NC, mr, nr))
 	}
-	if l2 <= 0 {
-		l2 = defaultL2
-	}
-	kc = l1d / (4 * (mr + nr)) / 32 * 32
-	kc = min(max(kc, 64), 256)
-	nc = l2 / 2 / (4 * kc) / nr * nr
-	nc = min(max(nc, 4*nr), 4096)
-	return kc, nc
+	g.kc, g.mc, g.nc = b.KC, b.MC, b.NC
 }
 
 // gemmArgs is one GEMM call (or one goroutine's share of it).
