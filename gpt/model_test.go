@@ -549,3 +549,29 @@ func TestKernelsThroughImpl(t *testing.T) {
 		})
 	}
 }
+
+// TestTiedAllocations checks that tying the embeddings adds no allocation
+// to a training pass: a Forward and Backward of a tied model allocate no
+// more than those of the same untied model.
+func TestTiedAllocations(t *testing.T) {
+	old := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(old)
+	allocs := func(tie bool) float64 {
+		cfg := Config{Vocab: 11, BlockSize: 8, Layers: 2, Heads: 2, Width: 16, TieEmbeddings: tie}
+		m, err := New(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rng.New(2)
+		tok, tg := randTokens(r, 2*8, cfg.Vocab), randTokens(r, 2*8, cfg.Vocab)
+		return testing.AllocsPerRun(5, func() {
+			m.Forward(tok, tg, 2, 8)
+			m.Backward()
+		})
+	}
+	untied, tied := allocs(false), allocs(true)
+	if tied > untied {
+		t.Fatalf("a tied training pass allocates %v times, an untied one %v", tied, untied)
+	}
+	t.Logf("allocations per pass: untied %v, tied %v", untied, tied)
+}
