@@ -10,6 +10,9 @@
 // checkpoints simple; the layout of that vector (names, shapes, order) is
 // one table (Config.Tensors), which is also what checkpoints store.
 //
+// LoadGPT2 reads GPT-2 family checkpoints (Hugging Face safetensors or
+// llm.c's gpt2_*.bin) into models with tied embeddings.
+//
 // A model computes with one kernel implementation, kernels.Default() unless
 // New is given WithImpl, and runs its parallel work (the data-parallel
 // replicas of a training step and the element-wise passes) on the module's

@@ -40,7 +40,11 @@ const maxConfigJSON = 1 << 20
 // beside it (n_head) or else from the width by GPT-2's family table
 // (768→12, 1024→16, 1280→20, 1600→25), or an llm.c gpt2_*.bin (version 3,
 // float32, or 5, bfloat16). The format is recognised from the file's
-// content. The file is read tensor by tensor into the model's parameters,
+// content. Safetensors may be F32, F16 or BF16 (converted to float32), with
+// or without the "transformer." prefix; GPT-2's attention mask buffers
+// (attn.bias, attn.masked_bias) are ignored, and an lm_head.weight, when
+// present, must equal wte.weight or the file is refused. llm.c's padding
+// rows of wte (past its vocabulary V) are dropped. The file is read tensor by tensor into the model's parameters,
 // every size checked against the file's length before anything is
 // allocated; a file that does not fit (another format, a TinyGPT
 // checkpoint, which gpt.Load reads, missing or misshapen tensors, a
