@@ -48,10 +48,13 @@ type configJSON struct {
 	Layers    int `json:"layers"`
 	Heads     int `json:"heads"`
 	Width     int `json:"width"`
+	// TieEmbeddings is omitted when false, so untied checkpoints keep
+	// their bytes.
+	TieEmbeddings bool `json:"tie_embeddings,omitempty"`
 }
 
 func (c Config) jsonString() string {
-	b, _ := json.Marshal(configJSON{c.Vocab, c.BlockSize, c.Layers, c.heads(), c.Width})
+	b, _ := json.Marshal(configJSON{c.Vocab, c.BlockSize, c.Layers, c.heads(), c.Width, c.TieEmbeddings})
 	return string(b)
 }
 
@@ -121,7 +124,7 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 	if err := json.Unmarshal([]byte(meta[MetaConfig]), &cj); err != nil {
 		return nil, fmt.Errorf("bad config metadata %q: %v", meta[MetaConfig], err)
 	}
-	cfg := Config{Vocab: cj.Vocab, BlockSize: cj.BlockSize, Layers: cj.Layers, Heads: cj.Heads, Width: cj.Width}
+	cfg := Config{Vocab: cj.Vocab, BlockSize: cj.BlockSize, Layers: cj.Layers, Heads: cj.Heads, Width: cj.Width, TieEmbeddings: cj.TieEmbeddings}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

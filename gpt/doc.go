@@ -1,12 +1,17 @@
 // Package gpt is TinyGPT: a small GPT (token and position embeddings,
 // pre-LayerNorm blocks of causal self-attention and a GELU MLP, a final
-// LayerNorm and a linear head) trained on the CPU with simdgpt's kernels.
+// LayerNorm and a linear head, or with Config.TieEmbeddings the transposed
+// token embedding as the head, GPT-2's layout) trained on the CPU with
+// simdgpt's kernels.
 // It holds the model, its layers' forward and backward passes, the AdamW
 // optimizer with a warm-up and cosine learning-rate schedule, checkpoints
 // and sampling. All parameters live in one flat []float32 (so do their
 // gradients and the optimizer's moments), which keeps the optimizer and the
 // checkpoints simple; the layout of that vector (names, shapes, order) is
 // one table (Config.Tensors), which is also what checkpoints store.
+//
+// LoadGPT2 reads GPT-2 family checkpoints (Hugging Face safetensors or
+// llm.c's gpt2_*.bin) into models with tied embeddings.
 //
 // A model computes with one kernel implementation, kernels.Default() unless
 // New is given WithImpl, and runs its parallel work (the data-parallel

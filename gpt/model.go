@@ -18,6 +18,10 @@ type Config struct {
 	Layers    int // transformer blocks
 	Heads     int // attention heads per block; 0 means 1 (single-head path)
 	Width     int // model width C (a multiple of Heads)
+	// TieEmbeddings makes the LM head the transposed token embedding
+	// (logits = ln_f(x)·wteᵀ, no bias: GPT-2's layout) instead of its own
+	// w_lm and b_lm; the head's gradient then flows into wte.
+	TieEmbeddings bool
 }
 
 // heads returns Heads with its default of 1.
@@ -62,7 +66,8 @@ func (t Tensor) Size() int {
 // parameter vector: wte [V,C], wpe [T,C]; per block h.i: ln1.w, ln1.b,
 // attn.w_qkv [C,3C], attn.b_qkv, attn.w_proj [C,C], attn.b_proj, ln2.w,
 // ln2.b, mlp.w_fc [C,4C], mlp.b_fc, mlp.w_out [4C,C], mlp.b_out; then
-// ln_f.w, ln_f.b, w_lm [C,V], b_lm [V].
+// ln_f.w, ln_f.b, w_lm [C,V], b_lm [V] (these last two only when the
+// embeddings are not tied).
 func (c Config) Tensors() []Tensor {
 	var ts []Tensor
 	off := 0
@@ -89,7 +94,7 @@ type weights struct {
 	wte, wpe   []float32
 	blocks     []blockWeights
 	lnfW, lnfB []float32
-	wlm, blm   []float32
+	wlm, blm   []float32 // nil when the embeddings are tied
 }
 
 type blockWeights struct {
@@ -148,7 +153,7 @@ type tensorSpec[W any] struct {
 // The parameter layout, written once: Tensors (and so NumParams,
 // DecayMask and checkpoints), view (the named views of the parameters and
 // of every replica's gradients) and New's initialisation are all derived
-// from these three tables by eachTensor. Checkpoints store the tensors by
+// from these four tables by eachTensor. Checkpoints store the tensors by
 // these names in this order: neither may change.
 var (
 	// embedTensors come first,
@@ -172,10 +177,14 @@ var (
 		{"mlp.w_out", []dim{dim4C, dimC}, initProj, func(b *blockWeights) *[]float32 { return &b.wout }},
 		{"mlp.b_out", []dim{dimC}, initZeros, func(b *blockWeights) *[]float32 { return &b.bout }},
 	}
-	// and headTensors last.
+	// then headTensors,
 	headTensors = []tensorSpec[weights]{
 		{"ln_f.w", []dim{dimC}, initOnes, func(w *weights) *[]float32 { return &w.lnfW }},
 		{"ln_f.b", []dim{dimC}, initZeros, func(w *weights) *[]float32 { return &w.lnfB }},
+	}
+	// and lmTensors last, only when the embeddings are not tied (a tied
+	// head is wteᵀ).
+	lmTensors = []tensorSpec[weights]{
 		{"w_lm", []dim{dimC, dimV}, initNormal, func(w *weights) *[]float32 { return &w.wlm }},
 		{"b_lm", []dim{dimV}, initZeros, func(w *weights) *[]float32 { return &w.blm }},
 	}
@@ -183,7 +192,8 @@ var (
 
 // eachTensor calls f with every parameter tensor of c in layout order: its
 // name, its shape, how New initialises it and the field of w that views it
-// (nil when w is nil; otherwise w.blocks must have c.Layers entries).
+// (nil when w is nil; otherwise w.blocks must have c.Layers entries); the
+// LM head's own tensors (lmTensors) are left out when c.TieEmbeddings.
 func (c Config) eachTensor(w *weights, f func(name string, shape []int, init initKind, field *[]float32)) {
 	shape := func(ds []dim) []int {
 		s := make([]int, len(ds))
@@ -213,6 +223,9 @@ func (c Config) eachTensor(w *weights, f func(name string, shape []int, init ini
 		}
 	}
 	outer(headTensors)
+	if !c.TieEmbeddings {
+		outer(lmTensors)
+	}
 }
 
 // view returns the named views of buf, a flat vector of c.NumParams()
@@ -545,7 +558,7 @@ func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
 		m.k.Gemm(false, false, n, C, 4*C, 1, k.fcAct, 4*C, w.wout, C, 1, out, C)
 	}
 	layerNormForward(m.k, a.lnf, a.lnfMean, a.lnfRstd, a.res[cfg.Layers], m.p.lnfW, m.p.lnfB, n, C)
-	linearForward(m.k, a.logits, a.lnf, m.p.wlm, m.p.blm, n, C, V)
+	m.headForward(a.logits, a.lnf, n)
 	if targets != nil {
 		r.loss = crossEntropy(m.k, a.logits, targets, n, V)
 	}
@@ -607,7 +620,7 @@ func (m *Model) backward(r *replica) {
 	g := &r.g
 	clear(r.grads)
 	crossEntropyBackward(a.logits, a.logits, a.targets, n, V, m.n)
-	linearBackward(m.k, a.dln, g.wlm, g.blm, a.logits, a.lnf, m.p.wlm, n, C, V)
+	m.headBackward(a.dln, g, a.logits, a.lnf, n)
 	clear(a.dres)
 	layerNormBackward(m.k, a.dres, g.lnfW, g.lnfB, a.dln, a.res[cfg.Layers], a.lnfMean, a.lnfRstd, m.p.lnfW, n, C)
 	for l := cfg.Layers - 1; l >= 0; l-- {
@@ -623,4 +636,28 @@ func (m *Model) backward(r *replica) {
 		layerNormBackward(m.k, a.dres, gb.ln1W, gb.ln1B, a.dln, a.res[l], k.ln1Mean, k.ln1Rstd, w.ln1W, n, C)
 	}
 	embedBackward(m.k, g.wte, g.wpe, a.dres, a.tokens, n, a.t, C)
+}
+
+// headForward writes the logits [n,V] of the final LayerNorm's output x
+// [n,C]: x·w_lm + b_lm, or x·wteᵀ with tied embeddings.
+func (m *Model) headForward(logits, x []float32, n int) {
+	C, V := m.Config.Width, m.Config.Vocab
+	if m.Config.TieEmbeddings {
+		m.k.Gemm(false, true, n, V, C, 1, x, C, m.p.wte, C, 0, logits, V)
+		return
+	}
+	linearForward(m.k, logits, x, m.p.wlm, m.p.blm, n, C, V)
+}
+
+// headBackward is headForward's backward pass: dx = dlogits·w_lmᵀ (or
+// dlogits·wte), OVERWRITTEN; the head's parameter gradients in g
+// ACCUMULATE (with tied embeddings dwte += dlogitsᵀ·x).
+func (m *Model) headBackward(dx []float32, g *weights, dlogits, x []float32, n int) {
+	C, V := m.Config.Width, m.Config.Vocab
+	if m.Config.TieEmbeddings {
+		m.k.Gemm(false, false, n, C, V, 1, dlogits, V, m.p.wte, C, 0, dx, C)
+		m.k.Gemm(true, false, V, C, n, 1, dlogits, V, x, C, 1, g.wte, C)
+		return
+	}
+	linearBackward(m.k, dx, g.wlm, g.blm, dlogits, x, m.p.wlm, n, C, V)
 }

@@ -92,7 +92,19 @@ func refForward(cfg Config, p []float64, tokens, targets []int32, b, t int) floa
 		}
 	}
 	hf := layerNorm64(x, ts["ln_f.w"], ts["ln_f.b"], n, C)
-	logits := lin(hf, ts["w_lm"], ts["b_lm"], C, V)
+	var logits []float64
+	if cfg.TieEmbeddings {
+		logits = make([]float64, n*V) // hf·wteᵀ
+		for i := 0; i < n; i++ {
+			for v := 0; v < V; v++ {
+				for j := 0; j < C; j++ {
+					logits[i*V+v] += hf[i*C+j] * ts["wte"][v*C+j]
+				}
+			}
+		}
+	} else {
+		logits = lin(hf, ts["w_lm"], ts["b_lm"], C, V)
+	}
 	var loss float64
 	for i := 0; i < n; i++ {
 		row := logits[i*V : (i+1)*V]
@@ -120,7 +132,8 @@ func randTokens(r *rng.RNG, n, v int) []int32 {
 // TestModelGradient checks the loss and every gradient of the model, on
 // each implementation, against the float64 reference and its central
 // differences (computed once per config: they do not depend on the
-// implementation).
+// implementation), with and without tied embeddings (where wte's gradient
+// sums the embedding's and the LM head's).
 func TestModelGradient(t *testing.T) {
 	type gradCase struct {
 		cfg     Config
@@ -134,6 +147,8 @@ func TestModelGradient(t *testing.T) {
 	for _, cfg := range []Config{
 		{Vocab: 5, BlockSize: 4, Layers: 2, Heads: 1, Width: 4},
 		{Vocab: 7, BlockSize: 5, Layers: 2, Heads: 2, Width: 8},
+		{Vocab: 7, BlockSize: 5, Layers: 2, Heads: 2, Width: 8, TieEmbeddings: true},
+		{Vocab: 5, BlockSize: 4, Layers: 1, Heads: 1, Width: 4, TieEmbeddings: true},
 	} {
 		m, err := New(cfg, 1)
 		if err != nil {
@@ -338,6 +353,23 @@ func TestTensorLayout(t *testing.T) {
 	if n := cfg.NumParams(); n != 553 {
 		t.Errorf("NumParams = %d, want 553", n)
 	}
+	// Tied embeddings: the same without the head's own w_lm and b_lm.
+	cfg.TieEmbeddings = true
+	got, want = cfg.Tensors(), want[:len(want)-2]
+	if len(got) != len(want) {
+		t.Fatalf("tied: %d tensors, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i].Name != want[i].Name || !slices.Equal(got[i].Shape, want[i].Shape) || got[i].Offset != want[i].Offset {
+			t.Errorf("tied: tensor %d = %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if n := cfg.NumParams(); n != 528 {
+		t.Errorf("tied: NumParams = %d, want 528", n)
+	}
+	if w := cfg.view(make([]float32, 528)); w.wlm != nil || w.blm != nil {
+		t.Errorf("tied: the view has an LM head of its own")
+	}
 }
 
 // TestViewsByName checks that every view of the flat vector is the tensor
@@ -516,4 +548,30 @@ func TestKernelsThroughImpl(t *testing.T) {
 			return true
 		})
 	}
+}
+
+// TestTiedAllocations checks that tying the embeddings adds no allocation
+// to a training pass: a Forward and Backward of a tied model allocate no
+// more than those of the same untied model.
+func TestTiedAllocations(t *testing.T) {
+	old := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(old)
+	allocs := func(tie bool) float64 {
+		cfg := Config{Vocab: 11, BlockSize: 8, Layers: 2, Heads: 2, Width: 16, TieEmbeddings: tie}
+		m, err := New(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rng.New(2)
+		tok, tg := randTokens(r, 2*8, cfg.Vocab), randTokens(r, 2*8, cfg.Vocab)
+		return testing.AllocsPerRun(5, func() {
+			m.Forward(tok, tg, 2, 8)
+			m.Backward()
+		})
+	}
+	untied, tied := allocs(false), allocs(true)
+	if tied > untied {
+		t.Fatalf("a tied training pass allocates %v times, an untied one %v", tied, untied)
+	}
+	t.Logf("allocations per pass: untied %v, tied %v", untied, tied)
 }

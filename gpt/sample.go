@@ -46,8 +46,8 @@ func (m *Model) NewSampler() *Sampler {
 // feed runs the tokens through the model at the next positions of the
 // caches and leaves the logits of the last one in s.logits.
 func (s *Sampler) feed(toks []int32) {
-	m, cfg := s.m, s.m.Config
-	C, V := cfg.Width, cfg.Vocab
+	m := s.m
+	C := m.Config.Width
 	n, pos := len(toks), s.caches[0].Len()
 	for i, tok := range toks {
 		te, pe := m.p.wte[int(tok)*C:][:C], m.p.wpe[(pos+i)*C:][:C]
@@ -70,7 +70,7 @@ func (s *Sampler) feed(toks []int32) {
 	}
 	last := x[(n-1)*C:][:C]
 	layerNormForward(m.k, h[:C], s.mean, s.rstd, last, m.p.lnfW, m.p.lnfB, 1, C)
-	linearForward(m.k, s.logits, h[:C], m.p.wlm, m.p.blm, 1, C, V)
+	m.headForward(s.logits, h[:C], 1)
 }
 
 // Logits returns the logits of the next token after feeding toks to a fresh

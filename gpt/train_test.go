@@ -1,6 +1,7 @@
 package gpt
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,22 +14,31 @@ import (
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
-func smallRun(t *testing.T, heads int) (*Model, *data.Dataset, TrainConfig) {
+func smallRun(t *testing.T, heads int, tie bool) (*Model, *data.Dataset, TrainConfig) {
 	t.Helper()
 	d, err := data.FromText(data.Synthetic(20000, 1), 16)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := New(Config{Vocab: d.VocabSize, BlockSize: 16, Layers: 2, Heads: heads, Width: 32}, 3)
+	m, err := New(Config{Vocab: d.VocabSize, BlockSize: 16, Layers: 2, Heads: heads, Width: 32, TieEmbeddings: tie}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m, d, DefaultTrainConfig(4, 40, 3e-3, 3)
 }
 
+// TestResumeIsExact checks that a run saved and resumed at step 5 takes
+// the same steps as an uninterrupted one, with and without tied
+// embeddings.
 func TestResumeIsExact(t *testing.T) {
+	for _, tie := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tie=%v", tie), func(t *testing.T) { testResumeIsExact(t, tie) })
+	}
+}
+
+func testResumeIsExact(t *testing.T, tie bool) {
 	const total, cut = 12, 5
-	m, d, cfg := smallRun(t, 2)
+	m, d, cfg := smallRun(t, 2, tie)
 	tr, err := NewTrainer(m, d, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +48,7 @@ func TestResumeIsExact(t *testing.T) {
 		want = append(want, tr.TrainStep())
 	}
 
-	m2, _, _ := smallRun(t, 2)
+	m2, _, _ := smallRun(t, 2, tie)
 	tr2, _ := NewTrainer(m2, d, cfg)
 	var got []float64
 	for i := 0; i < cut; i++ {
@@ -76,7 +86,7 @@ func TestResumeIsExact(t *testing.T) {
 }
 
 func TestCheckpointDamage(t *testing.T) {
-	m, d, cfg := smallRun(t, 1)
+	m, d, cfg := smallRun(t, 1, false)
 	tr, _ := NewTrainer(m, d, cfg)
 	tr.TrainStep()
 	dir := t.TempDir()
@@ -111,8 +121,11 @@ func TestSamplerMatchesForward(t *testing.T) {
 }
 
 func testSamplerMatchesForward(t *testing.T, k *kernels.Impl) {
-	for _, heads := range []int{1, 4} {
-		cfg := Config{Vocab: 11, BlockSize: 12, Layers: 2, Heads: heads, Width: 16}
+	for _, c := range []struct {
+		heads int
+		tie   bool
+	}{{1, false}, {4, false}, {4, true}} {
+		cfg := Config{Vocab: 11, BlockSize: 12, Layers: 2, Heads: c.heads, Width: 16, TieEmbeddings: c.tie}
 		m, _ := New(cfg, 5, WithImpl(k))
 		r := rng.New(1)
 		for i := range m.Params {
@@ -128,7 +141,7 @@ func testSamplerMatchesForward(t *testing.T, k *kernels.Impl) {
 			want := full[(n-1)*cfg.Vocab : n*cfg.Vocab]
 			for j := range got {
 				if math.Abs(float64(got[j]-want[j])) > 1e-4 {
-					t.Fatalf("heads %d, prefix %d: cached logit %d = %g, forward %g", heads, n, j, got[j], want[j])
+					t.Fatalf("%+v, prefix %d: cached logit %d = %g, forward %g", cfg, n, j, got[j], want[j])
 				}
 			}
 		}
@@ -138,7 +151,7 @@ func testSamplerMatchesForward(t *testing.T, k *kernels.Impl) {
 			want := full[(n-1)*cfg.Vocab : n*cfg.Vocab]
 			for j := range want {
 				if math.Abs(float64(s.logits[j]-want[j])) > 1e-4 {
-					t.Fatalf("heads %d, token by token at %d: logit %d = %g, forward %g", heads, n, j, s.logits[j], want[j])
+					t.Fatalf("%+v, token by token at %d: logit %d = %g, forward %g", cfg, n, j, s.logits[j], want[j])
 				}
 			}
 		}
@@ -222,4 +235,20 @@ func equalI32(a, b []int32) bool {
 		}
 	}
 	return true
+}
+
+// TestConfigJSON pins the checkpoint's config metadata: tie_embeddings
+// appears only when set, so untied checkpoints keep their bytes.
+func TestConfigJSON(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Vocab: 5, BlockSize: 3, Layers: 2, Width: 4}, `{"vocab":5,"block_size":3,"layers":2,"heads":1,"width":4}`},
+		{Config{Vocab: 5, BlockSize: 3, Layers: 2, Heads: 2, Width: 4, TieEmbeddings: true}, `{"vocab":5,"block_size":3,"layers":2,"heads":2,"width":4,"tie_embeddings":true}`},
+	} {
+		if got := c.cfg.jsonString(); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.cfg, got, c.want)
+		}
+	}
 }
