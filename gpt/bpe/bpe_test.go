@@ -3,6 +3,7 @@ package bpe
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -248,7 +249,7 @@ func TestDecodeErrors(t *testing.T) {
 	if got, err := tok.Decoder().AppendDecode([]byte("say "), []int{'h', 'i'}); err != nil || string(got) != "say hi" {
 		t.Errorf("AppendDecode = %q, %v", got, err)
 	}
-	for _, id := range []int{-1, n, 1 << 40} {
+	for _, id := range []int{-1, n, math.MaxInt} {
 		if s, ok := tok.Token(id); ok {
 			t.Errorf("Token(%d) = %q, true", id, s)
 		}

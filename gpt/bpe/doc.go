@@ -30,8 +30,8 @@
 // unicode.IsLetter and unicode.IsNumber. The one residual difference is
 // the version of Unicode: Go's tables (Unicode 15.0 in Go 1.26) lack the
 // letters and digits assigned since, which the regex module (2026.5.9
-// here) knows: 9,661 code points, all in scripts and blocks new since
-// 15.0, are "other" here and \p{L} or \p{N} there. A text that uses none of
+// here) knows: 9,661 code points, all unassigned in Unicode 15.0, are
+// "other" here and \p{L} or \p{N} there. A text that uses none of
 // them is pre-tokenized identically (this was checked against Python on
 // thousands of random and multilingual strings and on Newton's Opticks).
 //
