@@ -314,3 +314,23 @@ func TestConcurrentEncode(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+func TestZeroValues(t *testing.T) {
+	var d Decoder
+	if d.VocabSize() != 0 {
+		t.Errorf("zero Decoder: VocabSize %d", d.VocabSize())
+	}
+	if _, ok := d.Token(0); ok {
+		t.Error("zero Decoder: Token(0) found")
+	}
+	if _, err := d.Decode([]int{0}); err == nil || !strings.Contains(err.Error(), "ids[0] = 0 is not a token id (the vocabulary has 0 tokens)") {
+		t.Errorf("zero Decoder: Decode error %v", err)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "bpe: Encode: the Tokenizer has no vocabulary") {
+			t.Errorf("zero Tokenizer: Encode panicked with %v", r)
+		}
+	}()
+	var tok Tokenizer
+	tok.Encode("x")
+}

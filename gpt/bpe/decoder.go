@@ -4,7 +4,8 @@ import "fmt"
 
 // A Decoder turns token ids back into bytes. It is what llm.c's
 // gpt2_tokenizer.bin holds (LoadLlmc), and the decoding half of a
-// Tokenizer. It is immutable and safe for concurrent use.
+// Tokenizer. It is immutable and safe for concurrent use. The zero value
+// has no tokens.
 type Decoder struct {
 	data string   // the bytes of every token, in id order
 	off  []uint32 // token id's bytes are data[off[id]:off[id+1]]
@@ -12,7 +13,7 @@ type Decoder struct {
 }
 
 // VocabSize returns the number of tokens: the ids are 0..VocabSize()-1.
-func (d *Decoder) VocabSize() int { return len(d.off) - 1 }
+func (d *Decoder) VocabSize() int { return max(len(d.off)-1, 0) }
 
 // EOT returns the id of the end-of-text token <|endoftext|> (50256 in
 // GPT-2), or -1 when the vocabulary has none.

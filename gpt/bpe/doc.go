@@ -16,7 +16,8 @@
 // ASCII after U+0027 ("'S" is "'", "S"), and they win over the other
 // alternatives ("'still" is "'s", "till"); " ?" is only U+0020; a run of
 // white space followed by a non-space gives its last character to the next
-// pre-token ("a  b" is "a", " ", " b"; "a\n\n b" is "a", "\n\n", " b"), and
+// pre-token ("a", two spaces, "b" is "a", " ", " b"; "a\n\n b" is "a",
+// "\n\n", " b"), and
 // a single one before a non-space stands alone ("a\tb" is "a", "\t", "b").
 // Each pre-token's UTF-8 bytes then start as one token per byte, and the
 // merges of vocab.bpe are applied, lowest rank first, every occurrence of a

@@ -10,7 +10,7 @@ const EndOfText = "<|endoftext|>"
 
 // A Tokenizer encodes text to GPT-2 token ids and decodes them back. It is
 // built by Load or LoadDir from a vocabulary and its merges, and is safe
-// for concurrent use.
+// for concurrent use. The zero value has no vocabulary: Encode panics.
 type Tokenizer struct {
 	dec    Decoder
 	ids    map[string]int32 // token bytes -> id
@@ -70,6 +70,9 @@ func (t *Tokenizer) Encode(text string) []int {
 // AppendEncode appends the token ids of text (as Encode) to dst and
 // returns the extended slice.
 func (t *Tokenizer) AppendEncode(dst []int, text string) []int {
+	if t.dec.off == nil {
+		panic("bpe: Encode: the Tokenizer has no vocabulary (make it with Load or LoadDir)")
+	}
 	var st *mergeState
 	for i := 0; i < len(text); {
 		j := pieceEnd(text, i)
