@@ -28,7 +28,7 @@ const ValFraction = 0.1
 // MaxFileBytes is the largest data file Load reads (2 GiB: a billion
 // uint16 tokens). The caller checks that the memory is there (about four
 // times the file for text: the bytes, the string, the tokens).
-const MaxFileBytes = 2 << 30
+const MaxFileBytes int64 = 2 << 30
 
 // Load reads path as a dataset for blocks of blockSize tokens: an llm.c token
 // file (recognised by its magic number), a raw uint16 token file (extension
@@ -63,7 +63,7 @@ func Load(path string, blockSize int) (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
 	}
-	if len(b) > MaxFileBytes {
+	if int64(len(b)) > MaxFileBytes {
 		return nil, fmt.Errorf("%s: larger than the limit of %d bytes", path, MaxFileBytes)
 	}
 	d, err := Parse(b, filepath.Base(path), blockSize)
