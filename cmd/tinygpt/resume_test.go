@@ -122,3 +122,33 @@ func TestWatchSignalsRelease(t *testing.T) {
 		t.Errorf("only %d watches in 500 ms", n)
 	}
 }
+
+// TestLossLogFailureKeepsTraining: loss.png replaced by a directory in the
+// middle of a run (here between a run and its resumption) costs no
+// training: the checkpoint of the step is saved, the run stops with the
+// reason and the command that continues it, which then works.
+func TestLossLogFailureKeepsTraining(t *testing.T) {
+	dir := t.TempDir()
+	if st, _, errs := runCmd(tiny(dir, "--max_iters", "5", "--eval_interval", "4", "--checkpoint_every", "0")...); st != 0 {
+		t.Fatalf("train: %s", errs)
+	}
+	png := filepath.Join(dir, lossPNG)
+	os.Remove(png)
+	os.Mkdir(png, 0o755)
+	st, _, errs := runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "12")
+	if st != 1 || !strings.Contains(errs, png) || !strings.Contains(errs, "checkpoint of step 8 saved") || !strings.Contains(errs, "--resume") {
+		t.Fatalf("status %d, stderr %q; want 1 and the checkpoint of step 8 saved", st, errs)
+	}
+	if ck, err := gpt.Load(filepath.Join(dir, gpt.CheckpointFile)); err != nil || ck.Step != 8 {
+		t.Fatalf("checkpoint after the failure: %v", err)
+	}
+	// At the last step: the run is complete.
+	st, _, errs = runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "10")
+	if st != 1 || !strings.Contains(errs, "the run is complete: checkpoint of step 10 saved") {
+		t.Fatalf("status %d, stderr %q", st, errs)
+	}
+	os.Remove(png)
+	if st, out, errs := runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "12"); st != 0 || !strings.Contains(out, "done: 12 steps") {
+		t.Fatalf("resume after the fix: status %d\n%s\n%s", st, out, errs)
+	}
+}

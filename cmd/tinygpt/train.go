@@ -507,6 +507,9 @@ func train(f trainFlags, stdout, stderr io.Writer) error {
 		if serr := save(); serr != nil {
 			return fmt.Errorf("writing the loss log: %v; and %v", err, serr)
 		}
+		if tr.Step() >= total {
+			return fmt.Errorf("writing the loss log: %v; the run is complete: checkpoint of step %d saved to %s", err, tr.Step(), ckPath)
+		}
 		return fmt.Errorf("writing the loss log: %v; checkpoint of step %d saved to %s; fix it and continue with: %s", err, tr.Step(), ckPath, resumeCmd)
 	}
 	if tr.Step() == 0 {
