@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 
@@ -39,7 +40,19 @@ type Checkpoint struct {
 	Train    TrainConfig
 	Opt      *AdamW
 	RNGState uint64
+	// Extra holds the metadata SaveWith was given (settings of the program
+	// that trained the model).
+	Extra map[string]string
+	// Warning is set when the file loaded but is not fully verified: a
+	// checkpoint written before whole-file checksums, whose header (config,
+	// step, vocabulary, generator state) no checksum covers. The next save
+	// adds the checksum.
+	Warning string
 }
+
+// reserved are the metadata keys Save writes itself.
+var reserved = map[string]bool{MetaFormat: true, MetaConfig: true, MetaVocab: true, MetaStep: true, MetaTrain: true,
+	MetaRNG: true, safetensors.ChecksumKey: true, safetensors.DataChecksumKey: true}
 
 // configJSON is Config with stable lower-case keys.
 type configJSON struct {
@@ -61,7 +74,16 @@ func (c Config) jsonString() string {
 // Save writes the trainer's model, optimizer and generator state with the
 // vocabulary (nil for token ids) to path atomically: a temporary file in the
 // same directory, fsynced, renamed over path, and the directory fsynced.
+// The file is a safetensors file whose CRC-32C covers every byte (see
+// package safetensors).
 func (t *Trainer) Save(path string, vocab *data.Vocab) error {
+	return t.SaveWith(path, vocab, nil)
+}
+
+// SaveWith is Save with extra metadata (string keys and values, for
+// example a program's own settings), which Load returns in
+// Checkpoint.Extra. A key Save writes itself is an error.
+func (t *Trainer) SaveWith(path string, vocab *data.Vocab, extra map[string]string) error {
 	m := t.Model
 	var ts []safetensors.Tensor
 	for _, x := range m.Config.Tensors() {
@@ -82,6 +104,12 @@ func (t *Trainer) Save(path string, vocab *data.Vocab) error {
 	if vocab != nil {
 		meta[MetaVocab] = vocab.String()
 	}
+	for k, v := range extra {
+		if reserved[k] {
+			return fmt.Errorf("gpt: SaveWith: extra metadata key %q is reserved", k)
+		}
+		meta[k] = v
+	}
 	b, err := safetensors.Encode(ts, meta)
 	if err != nil {
 		return err
@@ -97,13 +125,40 @@ func WriteFileAtomic(path string, b []byte) error {
 	return atomicfile.Write(path, b)
 }
 
-// Load reads a checkpoint. A missing, truncated or corrupted file, or one
-// whose tensors do not match its config, is an error naming the file, and
-// nothing is returned.
+// Load reads a checkpoint. A missing, truncated or corrupted file (any byte:
+// the checksum covers the whole file), one that is not a regular file or
+// too large for the memory available, one whose config is outside the
+// limits (see CheckLimits) or whose tensors do not match its config, is an
+// error naming the file, and nothing is returned; sizes are checked before
+// the model is allocated. A checkpoint of an older version without the
+// whole-file checksum loads with Checkpoint.Warning set.
 func Load(path string) (*Checkpoint, error) {
-	b, err := os.ReadFile(path)
+	// Stat before opening: opening a FIFO would block.
+	if st, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("checkpoint %s: not a regular file (%s)", path, st.Mode().Type())
+	}
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("checkpoint %s: not a regular file (%s)", path, st.Mode().Type())
+	}
+	// The bytes, the tensors decoded from them and the model built from
+	// those: about three times the file.
+	if err := CheckMemory(fmt.Sprintf("checkpoint %s: loading its %s", path, FormatBytes(st.Size())), 3*st.Size()); err != nil {
+		return nil, err
+	}
+	b := make([]byte, st.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %v", path, err)
 	}
 	ck, err := decodeCheckpoint(b)
 	if err != nil {
@@ -125,7 +180,7 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 		return nil, fmt.Errorf("bad config metadata %q: %v", meta[MetaConfig], err)
 	}
 	cfg := Config{Vocab: cj.Vocab, BlockSize: cj.BlockSize, Layers: cj.Layers, Heads: cj.Heads, Width: cj.Width, TieEmbeddings: cj.TieEmbeddings}
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.CheckLimits(); err != nil {
 		return nil, err
 	}
 	step, err := strconv.Atoi(meta[MetaStep])
@@ -141,14 +196,25 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 			return nil, fmt.Errorf("vocabulary of %d characters for a model of %d tokens", ck.Vocab.Size(), cfg.Vocab)
 		}
 	}
+	if !safetensors.HeaderVerified(meta) {
+		ck.Warning = "written by an older version: no checksum covers its header (config, step, vocabulary, generator state), only its tensors; the next save adds one"
+	}
+	for k, v := range meta {
+		if !reserved[k] {
+			if ck.Extra == nil {
+				ck.Extra = map[string]string{}
+			}
+			ck.Extra[k] = v
+		}
+	}
 	byName := map[string]safetensors.Tensor{}
 	for _, t := range tensors {
 		byName[t.Name] = t
 	}
-	m, err := newModel(cfg)
-	if err != nil {
-		return nil, err
-	}
+	// Every tensor's shape against the config before the model is
+	// allocated: the tensors are in memory already, so a model of the
+	// same size is affordable; a config that disagrees with them is not
+	// trusted.
 	for _, x := range cfg.Tensors() {
 		t, ok := byName[x.Name]
 		if !ok {
@@ -157,22 +223,36 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 		if fmt.Sprint(t.Shape) != fmt.Sprint(x.Shape) {
 			return nil, fmt.Errorf("tensor %q has shape %v, the config needs %v", x.Name, t.Shape, x.Shape)
 		}
-		copy(m.Params[x.Offset:], t.Data)
 	}
-	ck.Model = m
 	mt, okM := byName[optMPrefix]
 	vt, okV := byName[optVPrefix]
 	if okM != okV {
 		return nil, errors.New("optimizer state has only one of its two moments")
 	}
+	n := cfg.NumParams()
+	if okM && (len(mt.Data) != n || len(vt.Data) != n) {
+		return nil, fmt.Errorf("optimizer moments of %d and %d values for %d parameters", len(mt.Data), len(vt.Data), n)
+	}
 	if okM {
-		n := len(m.Params)
-		if len(mt.Data) != n || len(vt.Data) != n {
-			return nil, fmt.Errorf("optimizer moments of %d and %d values for %d parameters", len(mt.Data), len(vt.Data), n)
-		}
 		if err := json.Unmarshal([]byte(meta[MetaTrain]), &ck.Train); err != nil {
 			return nil, fmt.Errorf("bad train metadata %q: %v", meta[MetaTrain], err)
 		}
+		if tc := ck.Train; tc.BatchSize < 1 || tc.BatchSize > MaxBatch || tc.MaxIters < 1 || tc.MaxIters > MaxSteps {
+			return nil, fmt.Errorf("train metadata: batch size %d and max iterations %d must be in [1, %d] and [1, %d]", tc.BatchSize, tc.MaxIters, MaxBatch, int(MaxSteps))
+		}
+	}
+	if err := CheckMemory("the model "+cfg.jsonString(), ModelBytes(cfg, okM)); err != nil {
+		return nil, err
+	}
+	m, err := newModel(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range cfg.Tensors() {
+		copy(m.Params[x.Offset:], byName[x.Name].Data)
+	}
+	ck.Model = m
+	if okM {
 		if ck.RNGState, err = strconv.ParseUint(meta[MetaRNG], 10, 64); err != nil {
 			return nil, fmt.Errorf("bad rng_state metadata %q", meta[MetaRNG])
 		}

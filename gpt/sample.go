@@ -110,6 +110,11 @@ func (s *Sampler) Generate(prompt []int32, n int, temperature float64, topK int,
 	s.Logits(ctx)
 	for i := 0; i < n; i++ {
 		tok := s.draw(temperature, topK, r)
+		if len(s.history) >= 2*cfg.BlockSize {
+			// Only the last BlockSize tokens are ever read again: memory
+			// stays bounded however many tokens are generated.
+			s.history = append(s.history[:0], s.history[len(s.history)-cfg.BlockSize:]...)
+		}
 		s.history = append(s.history, tok)
 		if err := emit(tok); err != nil {
 			return err

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
+	"math"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/simdgpt/simdgpt/bench"
+	"github.com/simdgpt/simdgpt/internal/atomicfile"
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
@@ -62,29 +64,7 @@ func writeBenchFile(path string, cfg *config, results []*bench.Result) error {
 // writeFileAtomic writes data to a temporary file beside path and renames
 // it over path, so that a failure leaves any earlier file intact.
 func writeFileAtomic(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return fmt.Errorf("writing %s: %v", path, err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("writing %s: %v", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	return nil
+	return atomicfile.Write(path, data)
 }
 
 // benchFile is a saved run: the ns/op samples by benchmark name, in the
@@ -94,16 +74,43 @@ type benchFile struct {
 	ns    map[string][]float64
 }
 
+// Limits on a -compare file: its size and the samples of one benchmark
+// (the statistics cost memory and time that grow with the samples).
+const (
+	maxBenchFileBytes = 64 << 20
+	maxSamples        = 10000
+)
+
 // readBenchFile reads a file in Go benchmark format. It fails on a file
-// that cannot be read, on a syntax error (naming the line) and on a file
-// with no ns/op results.
+// that cannot be read, is not a regular file or is larger than
+// maxBenchFileBytes, on a syntax error (naming the line), on a time per op
+// that is not a positive finite number (naming the line), on more than
+// maxSamples samples of one benchmark and on a file with no ns/op results.
 func readBenchFile(path string) (*benchFile, error) {
+	st, err := os.Stat(path) // before opening: opening a FIFO blocks
+	if err != nil {
+		var pe *iofs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("-compare: %s: %v", path, err)
+	}
+	if !st.Mode().IsRegular() {
+		what := "a directory"
+		if !st.IsDir() {
+			what = "a " + st.Mode().Type().String() + " file"
+		}
+		return nil, fmt.Errorf("-compare: %s: not a regular file (%s)", path, what)
+	}
+	if st.Size() > maxBenchFileBytes {
+		return nil, fmt.Errorf("-compare: %s: %d bytes, more than the limit of %d for a benchmark file", path, st.Size(), maxBenchFileBytes)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("-compare: %v", err)
 	}
 	defer f.Close()
-	return parseBenchFile(f, path)
+	return parseBenchFile(io.LimitReader(f, maxBenchFileBytes), path)
 }
 
 func parseBenchFile(r io.Reader, path string) (*benchFile, error) {
@@ -114,15 +121,23 @@ func parseBenchFile(r io.Reader, path string) (*benchFile, error) {
 		case *benchfmt.SyntaxError:
 			return nil, fmt.Errorf("-compare: %s is not a Go benchmark file: %v", path, rec)
 		case *benchfmt.Result:
-			v, ok := rec.Value("sec/op")
+			ns, ok := nsPerOp(rec)
 			if !ok {
 				continue
 			}
 			name := rec.Name.String()
+			if !(ns > 0) || math.IsInf(ns, 0) {
+				_, line := rec.Pos()
+				return nil, fmt.Errorf("-compare: %s:%d: %s: time per op %v is not a positive finite number", path, line, name, ns)
+			}
 			if _, seen := bf.ns[name]; !seen {
 				bf.names = append(bf.names, name)
 			}
-			bf.ns[name] = append(bf.ns[name], v*1e9)
+			if len(bf.ns[name]) >= maxSamples {
+				_, line := rec.Pos()
+				return nil, fmt.Errorf("-compare: %s:%d: %s: more than %d samples", path, line, name, maxSamples)
+			}
+			bf.ns[name] = append(bf.ns[name], ns)
 		}
 	}
 	if err := rd.Err(); err != nil {
@@ -132,6 +147,20 @@ func parseBenchFile(r io.Reader, path string) (*benchFile, error) {
 		return nil, errors.New("-compare: " + path + " holds no benchmark results with a time per op (write one with kernelbench -o)")
 	}
 	return bf, nil
+}
+
+// nsPerOp returns the time per op of r in nanoseconds (benchfmt tidies
+// ns/op into sec/op, except values such as 0 and Inf).
+func nsPerOp(r *benchfmt.Result) (float64, bool) {
+	for _, v := range r.Values {
+		switch v.Unit {
+		case "sec/op":
+			return v.Value * 1e9, true
+		case "ns/op":
+			return v.Value, true
+		}
+	}
+	return 0, false
 }
 
 // printComparison prints, benchstat-style, the change of time per op of

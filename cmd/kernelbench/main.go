@@ -31,6 +31,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -89,9 +90,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	if cfg == nil {
-		return 2 // the flag package printed the error
-	}
 	if cfg.list {
 		printList(stdout, cfg)
 		return 0
@@ -120,7 +118,7 @@ func allKernels() []*bench.Kernel {
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	cfg := &config{}
 	fs := flag.NewFlagSet("kernelbench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(io.Discard) // errors are reported on one line below
 	fs.StringVar(&cfg.kernels, "kernels", "", "comma-separated `names` of kernels to run (default all; see -list)")
 	fs.StringVar(&cfg.shapes, "shapes", "", "comma-separated `names` of shapes to run (default all of each kernel; see -list)")
 	fs.StringVar(&cfg.impls, "impls", "", "comma-separated `names` of implementations and peers to run (default all)")
@@ -138,9 +136,15 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fs.Usage()
 			return nil, err
 		}
-		return nil, nil
+		msg := err.Error()
+		if i := strings.IndexByte(msg, '\n'); i >= 0 {
+			msg = msg[:i]
+		}
+		return nil, usageError{msg + " (see kernelbench -h)"}
 	}
 	if fs.NArg() > 0 {
 		return nil, usageError{fmt.Sprintf("unexpected argument %q (all settings are flags; see -h)", fs.Arg(0))}
@@ -197,6 +201,18 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		if st, err := os.Stat(f.path); err == nil && st.IsDir() {
 			return nil, fmt.Errorf("%s %s: is a directory", f.flag, f.path)
 		}
+		// And that a file can be created there (permissions, read-only
+		// file system).
+		probe, err := os.CreateTemp(filepath.Dir(f.path), "."+filepath.Base(f.path)+".probe*")
+		if err != nil {
+			var pe *iofs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			return nil, fmt.Errorf("%s %s: cannot create a file in %s: %v", f.flag, f.path, filepath.Dir(f.path), err)
+		}
+		probe.Close()
+		os.Remove(probe.Name())
 	}
 	if cfg.compare != "" {
 		// Read it now: a bad file should fail before minutes of measuring.

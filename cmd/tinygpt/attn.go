@@ -22,6 +22,20 @@ func checkpointPath(p string) string {
 	return p
 }
 
+// loadCheckpoint loads the checkpoint of --checkpoint p (a directory or a
+// file), printing its warning, if any, on stderr.
+func loadCheckpoint(p, cmd string, stderr io.Writer) (*gpt.Checkpoint, error) {
+	path := checkpointPath(p)
+	ck, err := gpt.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	if ck.Warning != "" {
+		fmt.Fprintf(stderr, "tinygpt %s: warning: %s: %s\n", cmd, path, ck.Warning)
+	}
+	return ck, nil
+}
+
 func runAttn(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("attn", flag.ContinueOnError)
 	ckpt := fs.String("checkpoint", "checkpoints", "checkpoint `dir`ectory (or file) written by tinygpt train")
@@ -45,7 +59,7 @@ flags:
 	if *prompt == "" {
 		return report(stderr, "attn", usageError{"--prompt is empty"})
 	}
-	ck, err := gpt.Load(checkpointPath(*ckpt))
+	ck, err := loadCheckpoint(*ckpt, "attn", stderr)
 	if err != nil {
 		return report(stderr, "attn", err)
 	}

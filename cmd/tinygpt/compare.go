@@ -57,7 +57,7 @@ flags:
 	case f.resume:
 		return report(stderr, "compare", usageError{"--resume: compare always trains both runs from the start"})
 	}
-	return finish(stderr, "compare", compare(f, stdout))
+	return finish(stderr, "compare", compare(f, stdout, stderr))
 }
 
 // compareRun is one of the two training runs of compare.
@@ -67,7 +67,7 @@ type compareRun struct {
 	rows [][]string // its loss.csv, header dropped
 }
 
-func compare(f trainFlags, stdout io.Writer) error {
+func compare(f trainFlags, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(f.dir, 0o755); err != nil {
 		return err
 	}
@@ -82,7 +82,7 @@ func compare(f trainFlags, stdout io.Writer) error {
 			rf.heads = 1
 		}
 		fmt.Fprintf(stdout, "== %s (%s)\n", r.name, r.dir)
-		if err := train(rf, stdout); err != nil {
+		if err := train(rf, stdout, stderr); err != nil {
 			return fmt.Errorf("%s run: %w", r.name, err)
 		}
 		rows, err := readCSV(filepath.Join(r.dir, lossCSV), math.MaxInt)

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 
@@ -29,16 +30,19 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case *n < 0:
 		return report(stderr, "sample", usageError{fmt.Sprintf("-n %d must be >= 0", *n)})
-	case *temp < 0:
-		return report(stderr, "sample", usageError{fmt.Sprintf("--temperature %g must be >= 0", *temp)})
+	case !(*temp >= 0) || math.IsInf(*temp, 0):
+		return report(stderr, "sample", usageError{fmt.Sprintf("--temperature %g must be a finite number >= 0", *temp)})
 	case *topK < 0:
 		return report(stderr, "sample", usageError{fmt.Sprintf("--top_k %d must be >= 0", *topK)})
 	}
-	ck, err := gpt.Load(checkpointPath(*ckpt))
+	ck, err := loadCheckpoint(*ckpt, "sample", stderr)
 	if err != nil {
 		return report(stderr, "sample", err)
 	}
 	m := ck.Model
+	if err := gpt.CheckMemory("sampling from "+describe(m.Config), gpt.SampleBytes(m.Config)); err != nil {
+		return report(stderr, "sample", err)
+	}
 	var toks []int32
 	if ck.Vocab != nil {
 		text := *prompt
@@ -47,7 +51,7 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 		} else {
 			ids, err := ck.Vocab.Encode(text)
 			if err != nil {
-				return report(stderr, "sample", fmt.Errorf("--prompt: %v", err))
+				return report(stderr, "sample", usageError{fmt.Sprintf("--prompt: %v", err)})
 			}
 			for _, id := range ids {
 				toks = append(toks, int32(id))

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,12 +15,14 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/data"
+	"github.com/simdgpt/simdgpt/internal/atomicfile"
 	"github.com/simdgpt/simdgpt/viz"
 )
 
@@ -68,7 +71,7 @@ flags:
 	if done, st := f.parse(fs, args, stdout, stderr); done {
 		return st
 	}
-	return finish(stderr, "train", train(f, stdout))
+	return finish(stderr, "train", train(f, stdout, stderr))
 }
 
 // parse parses and validates the training flags of fs (see parseFlags for
@@ -121,14 +124,18 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 var errInterrupted = errors.New("interrupted")
 
 func (f *trainFlags) validate() error {
-	pos := []struct {
-		name string
-		v    int
-	}{{"batch_size", f.batch}, {"d_model", f.dModel}, {"n_heads", f.heads}, {"n_layers", f.layers},
-		{"block_size", f.block}, {"max_iters", f.maxIters}, {"eval_interval", f.evalInterval}, {"eval_iters", f.evalIters}}
-	for _, p := range pos {
+	lim := []struct {
+		name   string
+		v, max int
+	}{{"batch_size", f.batch, gpt.MaxBatch}, {"d_model", f.dModel, gpt.MaxWidth}, {"n_heads", f.heads, gpt.MaxHeads},
+		{"n_layers", f.layers, gpt.MaxLayers}, {"block_size", f.block, gpt.MaxBlockSize}, {"max_iters", f.maxIters, gpt.MaxSteps},
+		{"eval_interval", f.evalInterval, math.MaxInt32}, {"eval_iters", f.evalIters, maxEvalIters}}
+	for _, p := range lim {
 		if p.v < 1 {
 			return usageError{fmt.Sprintf("--%s %d must be at least 1", p.name, p.v)}
+		}
+		if p.v > p.max {
+			return usageError{fmt.Sprintf("--%s %d is above the limit of %d", p.name, p.v, p.max)}
 		}
 	}
 	switch {
@@ -136,19 +143,24 @@ func (f *trainFlags) validate() error {
 		return usageError{fmt.Sprintf("--d_model %d is not a multiple of --n_heads %d", f.dModel, f.heads)}
 	case !(f.lr > 0) || math.IsInf(f.lr, 0):
 		return usageError{fmt.Sprintf("--lr %g must be positive", f.lr)}
-	case f.epochs < 0 || math.IsNaN(f.epochs):
-		return usageError{fmt.Sprintf("--epochs %g must be >= 0", f.epochs)}
+	case f.epochs < 0 || math.IsNaN(f.epochs) || math.IsInf(f.epochs, 0):
+		return usageError{fmt.Sprintf("--epochs %g must be a finite number >= 0", f.epochs)}
 	case f.epochs > 0 && f.set["max_iters"]:
 		return usageError{"give --epochs or --max_iters, not both"}
 	case f.every < 0:
 		return usageError{fmt.Sprintf("--checkpoint_every %d must be >= 0", f.every)}
 	case f.threads < 0:
 		return usageError{fmt.Sprintf("--threads %d must be >= 0", f.threads)}
+	case f.threads > gpt.MaxThreads:
+		return usageError{fmt.Sprintf("--threads %d is above the limit of %d", f.threads, gpt.MaxThreads)}
 	case f.resume && f.force:
 		return usageError{"--resume and --force contradict each other"}
 	}
 	return nil
 }
+
+// maxEvalIters bounds --eval_iters (batches per evaluation).
+const maxEvalIters = 1 << 20
 
 // loadData reads --data, or generates the built-in task for "".
 func loadData(path string, block int) (*data.Dataset, error) {
@@ -168,17 +180,102 @@ func describe(cfg gpt.Config) string {
 	return fmt.Sprintf("%s, %s, width %d, block %d, vocabulary %d", plural(cfg.Layers, "layer"), plural(cfg.Heads, "head"), cfg.Width, cfg.BlockSize, cfg.Vocab)
 }
 
+// runMeta is the checkpoint metadata key of the settings of this program
+// that a resumed run takes over (see runSettings).
+const runMeta = "tinygpt.run"
+
+// runSettings are the settings of a run that its checkpoint keeps besides
+// the model's and the optimizer's: the thread count (the results depend on
+// it) and the evaluation and checkpoint intervals, so that --resume alone
+// continues the run exactly as it was.
+type runSettings struct {
+	Threads         int `json:"threads"`
+	EvalInterval    int `json:"eval_interval"`
+	EvalIters       int `json:"eval_iters"`
+	CheckpointEvery int `json:"checkpoint_every"`
+}
+
+// adopt takes over the saved settings of a resumed run for the flags not
+// given on the command line. It returns a note when --threads differs
+// from the run's (the continuation is then not bit-identical).
+func (f *trainFlags) adopt(ck *gpt.Checkpoint) (note string, err error) {
+	js, ok := ck.Extra[runMeta]
+	if !ok {
+		return "", nil // written by an older version
+	}
+	var rs runSettings
+	if err := json.Unmarshal([]byte(js), &rs); err != nil || rs.Threads < 0 || rs.Threads > gpt.MaxThreads ||
+		rs.EvalInterval < 1 || rs.EvalIters < 1 || rs.EvalIters > maxEvalIters || rs.CheckpointEvery < 0 {
+		return "", fmt.Errorf("bad %s metadata %q", runMeta, js)
+	}
+	for _, s := range []struct {
+		name      string
+		flag      *int
+		saved     int
+		mustMatch bool
+	}{
+		{"threads", &f.threads, rs.Threads, true}, {"eval_interval", &f.evalInterval, rs.EvalInterval, false},
+		{"eval_iters", &f.evalIters, rs.EvalIters, false}, {"checkpoint_every", &f.every, rs.CheckpointEvery, false},
+	} {
+		if !f.set[s.name] {
+			*s.flag = s.saved
+		} else if s.mustMatch && *s.flag != s.saved {
+			note = fmt.Sprintf("note: --%s %d differs from the run's %d: the results will differ from an uninterrupted run's in the last bits", s.name, *s.flag, s.saved)
+		}
+	}
+	return note, nil
+}
+
+// sameData reports whether the --data path p names the file the checkpoint
+// was trained on (saved as an absolute path).
+func sameData(p, saved string) bool {
+	if p == saved {
+		return true
+	}
+	if p == "" || saved == "" {
+		return false
+	}
+	if abs, err := filepath.Abs(p); err == nil && abs == saved {
+		return true
+	}
+	a, errA := os.Stat(p)
+	b, errB := os.Stat(saved)
+	return errA == nil && errB == nil && os.SameFile(a, b)
+}
+
+// checkDataFile refuses a --data path that is not a regular file, and one
+// whose contents would not fit in memory, before it is read.
+func checkDataFile(path string) error {
+	if path == "" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if st.Mode().IsRegular() {
+		// The bytes, the text as a string, the tokens and the vocabulary's
+		// work: about four times the file.
+		return gpt.CheckMemory(fmt.Sprintf("reading %s (%s)", path, gpt.FormatBytes(st.Size())), 4*st.Size())
+	}
+	return nil // data.Load names what it is
+}
+
 // setup returns the trainer of a new or resumed run, and the loss log rows
-// to continue from.
-func setup(f trainFlags, ckPath string, out io.Writer) (*gpt.Trainer, *data.Dataset, [][]string, error) {
+// to continue from. It checks every size against the limits and the
+// memory available before allocating the model.
+func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*gpt.Trainer, *data.Dataset, [][]string, error) {
 	existing, statErr := os.Stat(ckPath)
 	if f.resume {
 		if statErr != nil {
-			return nil, nil, nil, fmt.Errorf("--resume: no checkpoint to resume: %v", statErr)
+			return nil, nil, nil, fmt.Errorf("--resume: no checkpoint to resume in %s (%v)", f.dir, errors.Unwrap(statErr))
 		}
 		ck, err := gpt.Load(ckPath)
 		if err != nil {
 			return nil, nil, nil, err
+		}
+		if ck.Warning != "" {
+			fmt.Fprintf(errw, "tinygpt train: warning: %s: %s\n", ckPath, ck.Warning)
 		}
 		if ck.Opt == nil {
 			return nil, nil, nil, fmt.Errorf("%s has no optimizer state to resume from", ckPath)
@@ -190,11 +287,22 @@ func setup(f trainFlags, ckPath string, out io.Writer) (*gpt.Trainer, *data.Data
 		}{
 			{"d_model", f.dModel, cfg.Width}, {"n_heads", f.heads, cfg.Heads}, {"n_layers", f.layers, cfg.Layers},
 			{"block_size", f.block, cfg.BlockSize}, {"batch_size", f.batch, ck.Train.BatchSize},
-			{"lr", float32(f.lr), ck.Train.LR}, {"seed", f.seed, ck.Train.Seed}, {"data", f.data, ck.Train.Data},
+			{"lr", float32(f.lr), ck.Train.LR}, {"seed", f.seed, ck.Train.Seed},
 		} {
 			if f.set[c.name] && fmt.Sprint(c.flag) != fmt.Sprint(c.ck) {
 				return nil, nil, nil, usageError{fmt.Sprintf("--%s %v differs from the checkpoint's %v (a resumed run keeps its settings)", c.name, c.flag, c.ck)}
 			}
+		}
+		if f.set["data"] && !sameData(f.data, ck.Train.Data) {
+			return nil, nil, nil, usageError{fmt.Sprintf("--data %s is not the file the checkpoint was trained on (%s; a resumed run keeps its data)", f.data, ck.Train.Data)}
+		}
+		note, err := f.adopt(ck)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("checkpoint %s: %v", ckPath, err)
+		}
+		f.batch = ck.Train.BatchSize
+		if err := checkDataFile(ck.Train.Data); err != nil {
+			return nil, nil, nil, err
 		}
 		d, err := loadData(ck.Train.Data, cfg.BlockSize)
 		if err != nil {
@@ -203,15 +311,34 @@ func setup(f trainFlags, ckPath string, out io.Writer) (*gpt.Trainer, *data.Data
 		if (ck.Vocab == nil) != (d.Vocab == nil) || (d.Vocab != nil && d.Vocab.String() != ck.Vocab.String()) || d.VocabSize > cfg.Vocab {
 			return nil, nil, nil, fmt.Errorf("the data %q no longer has the vocabulary the checkpoint was trained with", ck.Train.Data)
 		}
+		total := ck.Train.MaxIters
+		if f.set["max_iters"] || f.epochs > 0 {
+			if total, err = itersFor(f, d); err != nil {
+				return nil, nil, nil, err
+			}
+			if total <= ck.Step {
+				what := fmt.Sprintf("--max_iters %d", f.maxIters)
+				if f.epochs > 0 {
+					what = fmt.Sprintf("--epochs %g (%d steps)", f.epochs, total)
+				}
+				return nil, nil, nil, usageError{fmt.Sprintf("%s: the checkpoint is at step %d already; ask for more steps to continue it", what, ck.Step)}
+			}
+		} else if ck.Step >= total {
+			return nil, nil, nil, usageError{fmt.Sprintf("--resume: the run in %s is finished (step %d of %d); give --max_iters above %d to train it further", f.dir, ck.Step, total, ck.Step)}
+		}
+		if err := checkTrainMemory(cfg, ck.Train.BatchSize, f.threads); err != nil {
+			return nil, nil, nil, err
+		}
 		tr, err := ck.Resume(d)
 		if err != nil {
 			return nil, nil, nil, err
 		}
-		if f.set["max_iters"] || f.epochs > 0 {
-			tr.Cfg.MaxIters = itersFor(f, d)
-		}
+		tr.Cfg.MaxIters = total
 		rows, _ := readCSV(filepath.Join(f.dir, lossCSV), ck.Step)
 		fmt.Fprintf(out, "resuming %s at step %d of %d (%s)\n", ckPath, ck.Step, tr.Cfg.MaxIters, describe(cfg))
+		if note != "" {
+			fmt.Fprintln(out, note)
+		}
 		return tr, d, rows, nil
 	}
 	if statErr == nil && !f.force {
@@ -223,16 +350,32 @@ func setup(f trainFlags, ckPath string, out io.Writer) (*gpt.Trainer, *data.Data
 		}
 		return nil, nil, nil, fmt.Errorf("%s already holds %s (%s); pass --resume to continue it or --force to replace it", f.dir, what, existing.ModTime().Format(time.DateTime))
 	}
+	if err := checkDataFile(f.data); err != nil {
+		return nil, nil, nil, err
+	}
 	d, err := loadData(f.data, f.block)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	cfg := gpt.Config{Vocab: d.VocabSize, BlockSize: f.block, Layers: f.layers, Heads: f.heads, Width: f.dModel}
+	iters, err := itersFor(f, d)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if err := cfg.CheckLimits(); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := checkTrainMemory(cfg, f.batch, f.threads); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := os.MkdirAll(f.dir, 0o755); err != nil {
+		return nil, nil, nil, err
+	}
 	m, err := gpt.New(cfg, f.seed)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	tc := gpt.DefaultTrainConfig(f.batch, itersFor(f, d), float32(f.lr), f.seed)
+	tc := gpt.DefaultTrainConfig(f.batch, iters, float32(f.lr), f.seed)
 	tc.Data = f.data
 	if f.data != "" {
 		if abs, err := filepath.Abs(f.data); err == nil {
@@ -252,44 +395,87 @@ func setup(f trainFlags, ckPath string, out io.Writer) (*gpt.Trainer, *data.Data
 	return tr, d, nil, nil
 }
 
-func itersFor(f trainFlags, d *data.Dataset) int {
-	if f.epochs > 0 {
-		return max(1, int(math.Ceil(f.epochs*float64(len(d.Train))/float64(f.batch*f.block))))
+// checkTrainMemory refuses a run whose model, optimizer and activations
+// would not fit in the memory available.
+func checkTrainMemory(cfg gpt.Config, batch, threads int) error {
+	if threads == 0 {
+		threads = runtime.GOMAXPROCS(0)
 	}
-	return f.maxIters
+	what := fmt.Sprintf("training %s with --batch_size %d on %d threads", describe(cfg), batch, threads)
+	return gpt.CheckMemory(what, gpt.TrainBytes(cfg, batch, threads))
 }
 
-func train(f trainFlags, stdout io.Writer) error {
-	if f.threads > 0 {
-		runtime.GOMAXPROCS(f.threads)
+// itersFor returns the number of steps the flags ask for: --max_iters, or
+// --epochs passes over d's training tokens (at most gpt.MaxSteps).
+func itersFor(f *trainFlags, d *data.Dataset) (int, error) {
+	if f.epochs > 0 {
+		steps := math.Ceil(f.epochs * float64(len(d.Train)) / float64(f.batch*f.block))
+		if !(steps <= gpt.MaxSteps) {
+			return 0, usageError{fmt.Sprintf("--epochs %g means %.3g steps of %d×%d tokens over %d, more than the limit of %d", f.epochs, steps, f.batch, f.block, len(d.Train), int(gpt.MaxSteps))}
+		}
+		return max(1, int(steps)), nil
 	}
-	if err := os.MkdirAll(f.dir, 0o755); err != nil {
-		return err
-	}
-	ckPath := filepath.Join(f.dir, gpt.CheckpointFile)
-	tr, d, rows, err := setup(f, ckPath, stdout)
-	if err != nil {
-		return err
-	}
+	return f.maxIters, nil
+}
+
+// watchSignals returns a flag set when one of sigs arrives, and the
+// function that stops watching: it stops the delivery before closing the
+// channel, so that a late signal is never sent on a closed channel.
+func watchSignals(sigs ...os.Signal) (*atomic.Bool, func()) {
 	var stop atomic.Bool
 	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sig)
+	signal.Notify(sig, sigs...)
+	done := make(chan struct{})
 	go func() {
+		defer close(done)
 		if _, ok := <-sig; ok {
 			stop.Store(true)
 		}
 	}()
-	defer close(sig)
+	return &stop, func() {
+		signal.Stop(sig)
+		close(sig)
+		<-done
+	}
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func train(f trainFlags, stdout, stderr io.Writer) error {
+	if f.threads > 0 {
+		runtime.GOMAXPROCS(f.threads)
+	}
+	ckPath := filepath.Join(f.dir, gpt.CheckpointFile)
+	tr, d, rows, err := setup(&f, ckPath, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if f.threads > 0 { // a resumed run's saved thread count
+		runtime.GOMAXPROCS(f.threads)
+	}
+	// Temporary files of saves a crash or a kill interrupted.
+	for _, name := range []string{gpt.CheckpointFile, lossCSV, lossPNG} {
+		atomicfile.RemoveStale(filepath.Join(f.dir, name))
+	}
+	stop, release := watchSignals(os.Interrupt, syscall.SIGTERM)
+	defer release()
 
 	p := newProgress(stdout, isTerminal(stdout))
 	log := lossLog{dir: f.dir, rows: rows}
+	extra, _ := json.Marshal(runSettings{Threads: runtime.GOMAXPROCS(0), EvalInterval: f.evalInterval, EvalIters: f.evalIters, CheckpointEvery: f.every})
 	save := func() error {
-		if err := tr.Save(ckPath, d.Vocab); err != nil {
-			return fmt.Errorf("saving checkpoint: %v", err)
+		if err := tr.SaveWith(ckPath, d.Vocab, map[string]string{runMeta: string(extra)}); err != nil {
+			return fmt.Errorf("saving the checkpoint: %v", err)
 		}
 		return nil
 	}
+	resumeCmd := "tinygpt train --checkpoint_dir " + shellQuote(f.dir) + " --resume"
 	total := tr.Cfg.MaxIters
 	tokensPerStep := tr.Cfg.BatchSize * tr.Model.Config.BlockSize
 	start := time.Now()
@@ -297,8 +483,10 @@ func train(f trainFlags, stdout io.Writer) error {
 	var trainTime time.Duration
 	var sumLoss float64
 	var nLoss int
+	lastVal := math.NaN()
 	evaluate := func() error {
 		val := tr.Eval(d.Val, f.evalIters)
+		lastVal = val
 		train := math.NaN()
 		if nLoss > 0 {
 			train = sumLoss / float64(nLoss)
@@ -309,7 +497,20 @@ func train(f trainFlags, stdout io.Writer) error {
 			tps = float64((tr.Step()-startStep)*tokensPerStep) / trainTime.Seconds()
 		}
 		p.event(tr.Step(), total, train, val, tps, eta(start, startStep, tr.Step(), total))
-		return log.add(tr.Step(), train, val, float64(tr.Schedule().At(max(tr.Step()-1, 0))), tps, time.Since(start).Seconds())
+		err := log.add(tr.Step(), train, val, float64(tr.Schedule().At(max(tr.Step()-1, 0))), tps, time.Since(start).Seconds())
+		if err == nil {
+			return nil
+		}
+		// A log or a picture that cannot be written must not cost
+		// training: save the checkpoint, then stop with the reason.
+		p.done()
+		if serr := save(); serr != nil {
+			return fmt.Errorf("writing the loss log: %v; and %v", err, serr)
+		}
+		if tr.Step() >= total {
+			return fmt.Errorf("writing the loss log: %v; the run is complete: checkpoint of step %d saved to %s", err, tr.Step(), ckPath)
+		}
+		return fmt.Errorf("writing the loss log: %v; checkpoint of step %d saved to %s; fix it and continue with: %s", err, tr.Step(), ckPath, resumeCmd)
 	}
 	if tr.Step() == 0 {
 		if err := evaluate(); err != nil {
@@ -322,7 +523,7 @@ func train(f trainFlags, stdout io.Writer) error {
 			if err := save(); err != nil {
 				return err
 			}
-			fmt.Fprintf(stdout, "interrupted at step %d of %d: checkpoint saved to %s; continue with: tinygpt train --checkpoint_dir %s --resume\n", tr.Step(), total, ckPath, f.dir)
+			fmt.Fprintf(stdout, "interrupted at step %d of %d: checkpoint saved to %s; continue with: %s\n", tr.Step(), total, ckPath, resumeCmd)
 			return errInterrupted
 		}
 		t0 := time.Now()
@@ -350,9 +551,8 @@ func train(f trainFlags, stdout io.Writer) error {
 	if err := save(); err != nil {
 		return err
 	}
-	last := log.rows[len(log.rows)-1]
 	fmt.Fprintf(stdout, "done: %d steps in %s, validation loss %s; wrote %s, %s and %s\nsample with: tinygpt sample --checkpoint %s\n",
-		total, time.Since(start).Round(time.Second), last[2], ckPath, filepath.Join(f.dir, lossCSV), filepath.Join(f.dir, lossPNG), f.dir)
+		total, time.Since(start).Round(time.Second), fmtLoss(lastVal), ckPath, filepath.Join(f.dir, lossCSV), filepath.Join(f.dir, lossPNG), shellQuote(f.dir))
 	return nil
 }
 

@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,24 +25,92 @@ type Dataset struct {
 // validation.
 const ValFraction = 0.1
 
+// MaxFileBytes is the largest data file Load reads (2 GiB: a billion
+// uint16 tokens). The caller checks that the memory is there (about four
+// times the file for text: the bytes, the string, the tokens).
+const MaxFileBytes int64 = 2 << 30
+
 // Load reads path as a dataset for blocks of blockSize tokens: an llm.c token
 // file (recognised by its magic number), a raw uint16 token file (extension
-// .bin or .tok), or UTF-8 text (anything else). It fails with a message
-// naming the file if it is empty, not UTF-8, or too short to give both the
-// training and the validation part at least one block plus its next token.
+// .bin or .tok), or UTF-8 text (anything else). Only regular files of at
+// most MaxFileBytes are read (a device such as /dev/zero or a FIFO is
+// refused before it is opened for reading). It fails with a message naming
+// the file if it is empty, not UTF-8, too short to give both the training
+// and the validation part at least one block plus its next token, or a
+// .bin/.tok file that looks like llm.c's format with a wrong magic number
+// (see Parse).
 func Load(path string, blockSize int) (*Dataset, error) {
-	b, err := os.ReadFile(path)
+	st, err := os.Stat(path) // before opening: opening a FIFO blocks
 	if err != nil {
 		return nil, err
 	}
-	if len(b) == 0 {
-		return nil, fmt.Errorf("%s: file is empty", path)
+	if err := checkFile(path, st); err != nil {
+		return nil, err
 	}
-	ext := strings.ToLower(filepath.Ext(path))
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if err := checkFile(path, st); err != nil {
+		return nil, err
+	}
+	// Read at most one byte more than the size seen, in case it grows.
+	b, err := io.ReadAll(io.LimitReader(f, min(st.Size(), MaxFileBytes)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	if int64(len(b)) > MaxFileBytes {
+		return nil, fmt.Errorf("%s: larger than the limit of %d bytes", path, MaxFileBytes)
+	}
+	d, err := Parse(b, filepath.Base(path), blockSize)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return d, nil
+}
+
+// checkFile refuses what Load does not read: anything but a regular file,
+// and a file above MaxFileBytes.
+func checkFile(path string, st os.FileInfo) error {
+	if !st.Mode().IsRegular() {
+		what := "a directory"
+		if !st.IsDir() {
+			what = "a " + strings.TrimPrefix(st.Mode().Type().String(), "-") + " file, not a regular one"
+			switch t := st.Mode().Type(); {
+			case t&os.ModeNamedPipe != 0:
+				what = "a named pipe (FIFO), not a regular file"
+			case t&os.ModeDevice != 0:
+				what = "a device, not a regular file"
+			case t&os.ModeSocket != 0:
+				what = "a socket, not a regular file"
+			}
+		}
+		return fmt.Errorf("%s: is %s", path, what)
+	}
+	if st.Size() > MaxFileBytes {
+		return fmt.Errorf("%s: %d bytes, more than the limit of %d", path, st.Size(), MaxFileBytes)
+	}
+	return nil
+}
+
+// Parse is Load on a file's bytes b, whose file name (for its extension)
+// is name.
+func Parse(b []byte, name string, blockSize int) (*Dataset, error) {
+	if len(b) == 0 {
+		return nil, fmt.Errorf("file is empty")
+	}
+	ext := strings.ToLower(filepath.Ext(name))
 	if IsLLMC(b) || ext == ".bin" || ext == ".tok" {
+		if err := wrongMagic(b); err != nil {
+			return nil, err
+		}
 		toks, err := ParseTokens(b)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
 		maxID := 0
 		for _, t := range toks {
@@ -49,18 +118,14 @@ func Load(path string, blockSize int) (*Dataset, error) {
 		}
 		d := &Dataset{VocabSize: maxID + 1}
 		if err := d.split(toks, blockSize); err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, err
 		}
 		return d, nil
 	}
 	if !utf8.Valid(b) {
-		return nil, fmt.Errorf("%s: not valid UTF-8 text (%s)", path, firstInvalid(b))
+		return nil, fmt.Errorf("not valid UTF-8 text (%s)", firstInvalid(b))
 	}
-	d, err := FromText(string(b), blockSize)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return d, nil
+	return FromText(string(b), blockSize)
 }
 
 func firstInvalid(b []byte) string {
@@ -85,7 +150,10 @@ func FromText(text string, blockSize int) (*Dataset, error) {
 		return nil, err
 	}
 	d := &Dataset{Vocab: v, VocabSize: v.Size()}
-	return d, d.split(toks, blockSize)
+	if err := d.split(toks, blockSize); err != nil {
+		return nil, err
+	}
+	return d, nil
 }
 
 // split keeps the last ValFraction of toks for validation.

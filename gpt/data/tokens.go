@@ -15,6 +15,33 @@ const (
 	llmcHeaderLen  = llmcHeaderInts * 4
 )
 
+// llm.c's other file types, told apart by their magic numbers.
+var llmcOtherMagic = map[uint32]string{
+	20240326: "an llm.c model checkpoint (GPT-2 weights)",
+	20240327: "an llm.c model checkpoint (bfloat16 GPT-2 weights)",
+	20240415: "an llm.c debug state file",
+}
+
+// wrongMagic returns an error when b, read as raw tokens, is in fact one of
+// llm.c's files: another type (its magic number says which), or a token
+// file with a wrong magic number (its header's version and token count
+// match the length).
+func wrongMagic(b []byte) error {
+	if IsLLMC(b) || len(b) < 12 {
+		return nil
+	}
+	magic := binary.LittleEndian.Uint32(b)
+	if what, ok := llmcOtherMagic[magic]; ok {
+		return fmt.Errorf("data: magic number %d: this is %s, not a token file", magic, what)
+	}
+	version := binary.LittleEndian.Uint32(b[4:])
+	count := int64(int32(binary.LittleEndian.Uint32(b[8:])))
+	if len(b) >= llmcHeaderLen && version == LLMCVersion && count >= 0 && int64(len(b)-llmcHeaderLen) == 2*count {
+		return fmt.Errorf("data: looks like an llm.c token file (version %d, %d tokens after a %d-byte header, as the header says) but its magic number is %d, not %d; refusing to read it as raw tokens", version, count, llmcHeaderLen, magic, LLMCMagic)
+	}
+	return nil
+}
+
 // IsLLMC reports whether b starts with llm.c's token-file magic number.
 func IsLLMC(b []byte) bool {
 	return len(b) >= 4 && binary.LittleEndian.Uint32(b) == LLMCMagic

@@ -4,15 +4,27 @@
 // "__metadata__" object of string values), then the tensors' bytes,
 // little-endian, back to back.
 //
-// Encode also stores a CRC-32C of the data section in the metadata (key
-// ChecksumKey) and Decode verifies it when present, so a damaged file is
-// reported instead of loaded. Decode checks everything else it can too
-// (header length, JSON, dtypes, shapes against offsets, offsets covering
-// the data exactly) and returns an error, never a partial result.
+// Encode also stores a CRC-32C of the whole file in the metadata (key
+// ChecksumKey: eight lower-case hexadecimal digits, computed over every byte
+// of the file, header length and header included, with those eight digits
+// read as "00000000"), so that a damaged byte anywhere, in a tensor or in
+// the header's shapes and metadata, is reported instead of loaded: CRC-32C
+// detects every error of up to 3 bits and every burst of up to 32 bits.
+// The file stays a plain safetensors file that other readers load (the
+// checksum is one more metadata string).
+//
+// Decode verifies that checksum, or the data-only checksum of older files
+// (DataChecksumKey, which leaves the header unprotected; HeaderVerified
+// tells the two apart), and refuses a file with neither. It checks
+// everything else it can too (header length, JSON, dtypes, shapes against
+// offsets, offsets covering the data exactly) and returns an error, never a
+// partial result.
 package safetensors
 
 import (
+	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
@@ -21,8 +33,29 @@ import (
 	"strconv"
 )
 
-// ChecksumKey is the metadata key of the data section's CRC-32C (decimal).
-const ChecksumKey = "data_crc32c"
+// ChecksumKey is the metadata key of the whole file's CRC-32C (see the
+// package comment).
+const ChecksumKey = "crc32c"
+
+// DataChecksumKey is the metadata key of the data section's CRC-32C
+// (decimal) that files written before ChecksumKey existed carry; Decode
+// still verifies it.
+const DataChecksumKey = "data_crc32c"
+
+// checksumField is how the checksum appears in a header Encode writes;
+// JSON escapes every quote inside a string, so it cannot occur elsewhere.
+var checksumField = []byte(`"` + ChecksumKey + `":"`)
+
+// checksumPlaceholder stands for the checksum's digits while it is computed.
+var checksumPlaceholder = []byte("00000000")
+
+// HeaderVerified reports whether metadata returned by Decode came from a
+// file whose every byte was verified (ChecksumKey), rather than only its
+// tensor data (an older file with DataChecksumKey).
+func HeaderVerified(meta map[string]string) bool {
+	_, ok := meta[ChecksumKey]
+	return ok
+}
 
 // maxHeader bounds the JSON header (as the reference implementation does).
 const maxHeader = 100 << 20
@@ -90,7 +123,8 @@ func Encode(tensors []Tensor, metadata map[string]string) ([]byte, error) {
 	for k, v := range metadata {
 		meta[k] = v
 	}
-	meta[ChecksumKey] = strconv.FormatUint(uint64(crc32.Checksum(data, castagnoli)), 10)
+	delete(meta, DataChecksumKey)
+	meta[ChecksumKey] = string(checksumPlaceholder)
 	header["__metadata__"] = meta
 	js, err := json.Marshal(header)
 	if err != nil {
@@ -103,7 +137,45 @@ func Encode(tensors []Tensor, metadata map[string]string) ([]byte, error) {
 	out := make([]byte, 8, 8+len(js)+len(data))
 	binary.LittleEndian.PutUint64(out, uint64(len(js)))
 	out = append(out, js...)
-	return append(out, data...), nil
+	out = append(out, data...)
+	at, err := findChecksum(out[8 : 8+len(js)])
+	if err != nil || at < 0 {
+		return nil, fmt.Errorf("safetensors: internal error: checksum field not found once in the header (%v)", err)
+	}
+	at += 8
+	hex.Encode(out[at:at+8], binary.BigEndian.AppendUint32(nil, fileChecksum(out, at)))
+	return out, nil
+}
+
+// findChecksum returns the offset in header of the checksum's eight digits,
+// or -1 if the header has no checksum field; a field that appears more than
+// once or is not eight lower-case hexadecimal digits and a quote is an
+// error.
+func findChecksum(header []byte) (int, error) {
+	i := bytes.Index(header, checksumField)
+	if i < 0 {
+		return -1, nil
+	}
+	if bytes.Count(header, checksumField) > 1 {
+		return 0, fmt.Errorf("safetensors: the header holds %s more than once (corrupted file)", ChecksumKey)
+	}
+	at := i + len(checksumField)
+	if len(header) < at+9 || header[at+8] != '"' {
+		return 0, fmt.Errorf("safetensors: %s is not 8 hexadecimal digits (corrupted file)", ChecksumKey)
+	}
+	for _, c := range header[at : at+8] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return 0, fmt.Errorf("safetensors: %s %q is not 8 lower-case hexadecimal digits (corrupted file)", ChecksumKey, header[at:at+8])
+		}
+	}
+	return at, nil
+}
+
+// fileChecksum is the CRC-32C of b with b[at:at+8] read as the placeholder.
+func fileChecksum(b []byte, at int) uint32 {
+	c := crc32.Update(0, castagnoli, b[:at])
+	c = crc32.Update(c, castagnoli, checksumPlaceholder)
+	return crc32.Update(c, castagnoli, b[at+8:])
 }
 
 // Decode parses safetensors bytes into tensors (ordered by data offset) and
@@ -115,6 +187,21 @@ func Decode(b []byte) ([]Tensor, map[string]string, error) {
 	hl := binary.LittleEndian.Uint64(b)
 	if hl > maxHeader || hl > uint64(len(b)-8) {
 		return nil, nil, fmt.Errorf("safetensors: header length %d does not fit in a %d-byte file (truncated or not a safetensors file)", hl, len(b))
+	}
+	// The checksum first: a damaged file is reported as such, whatever the
+	// damage would make of the header.
+	at, err := findChecksum(b[8 : 8+hl])
+	if err != nil {
+		return nil, nil, err
+	}
+	var sum string
+	if at >= 0 {
+		at += 8
+		sum = string(b[at : at+8])
+		want, _ := strconv.ParseUint(sum, 16, 32)
+		if got := fileChecksum(b, int(at)); uint64(got) != want {
+			return nil, nil, fmt.Errorf("safetensors: the file's checksum %08x does not match the %s %s in its header (truncated or corrupted file)", got, ChecksumKey, sum)
+		}
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b[8:8+hl], &raw); err != nil {
@@ -168,10 +255,17 @@ func Decode(b []byte) ([]Tensor, map[string]string, error) {
 	if pos != len(data) {
 		return nil, nil, fmt.Errorf("safetensors: the tensors cover %d of the %d data bytes (corrupted file)", pos, len(data))
 	}
-	if c, ok := meta[ChecksumKey]; ok {
+	if c, ok := meta[ChecksumKey]; ok != (at >= 0) || (ok && c != sum) {
+		return nil, nil, fmt.Errorf("safetensors: the header's %s is not in the form Encode writes (corrupted file?)", ChecksumKey)
+	}
+	if at < 0 {
+		c, ok := meta[DataChecksumKey]
+		if !ok {
+			return nil, nil, fmt.Errorf("safetensors: the header has no checksum (%s), so damage cannot be told apart (corrupted file, or not written by this package)", ChecksumKey)
+		}
 		want, err := strconv.ParseUint(c, 10, 32)
 		if err != nil {
-			return nil, nil, fmt.Errorf("safetensors: bad %s %q", ChecksumKey, c)
+			return nil, nil, fmt.Errorf("safetensors: bad %s %q", DataChecksumKey, c)
 		}
 		if got := crc32.Checksum(data, castagnoli); uint64(got) != want {
 			return nil, nil, fmt.Errorf("safetensors: data checksum %d does not match the header's %d (corrupted file)", got, want)

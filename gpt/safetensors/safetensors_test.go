@@ -3,6 +3,7 @@ package safetensors
 import (
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"strings"
 	"testing"
@@ -68,10 +69,15 @@ func TestDecodeRejects(t *testing.T) {
 		{"empty", nil, "too short"},
 		{"truncated in header", good[:20], "does not fit"},
 		{"truncated in data", good[:len(good)-3], "truncated"},
-		{"extra bytes", append(append([]byte(nil), good...), 0, 0, 0, 0), "cover"},
+		{"extra bytes", append(append([]byte(nil), good...), 0, 0, 0, 0), "checksum"},
 		{"flipped data bit", flip(len(good) - 5), "checksum"},
-		{"flipped header byte", flip(8), "JSON"},
-		{"renamed metadata", flip(8 + 2), "dtype"},
+		{"flipped header byte", flip(8), "checksum"},
+		{"renamed metadata", flip(8 + 2), "checksum"},
+		{"no checksum", append(header(`{"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`), 0, 0, 0, 0), "no checksum"},
+		{"legacy data checksum wrong", append(header(`{"__metadata__":{"data_crc32c":"1"},"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`), 0, 0, 0, 0), "data checksum"},
+		{"checksum twice", header(`{"__metadata__":{"crc32c":"00000000","crc32c":"00000000"}}`), "more than once"},
+		{"checksum not hex", header(`{"__metadata__":{"crc32c":"0000000g"}}`), "hexadecimal"},
+		{"checksum with a space", header(`{"__metadata__":{"crc32c": "00000000"}}`), "form Encode writes"},
 		{"huge header length", func() []byte { b := append([]byte(nil), good...); binary.LittleEndian.PutUint64(b, 1<<40); return b }(), "does not fit"},
 		{"dtype", header(`{"x":{"dtype":"F16","shape":[1],"data_offsets":[0,2]}}  `), "only F32"},
 		{"offsets", append(header(`{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}`), 0, 0, 0, 0), "data_offsets"},
@@ -81,6 +87,45 @@ func TestDecodeRejects(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want it to contain %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestEveryBitCovered flips each bit of an encoded file in turn: every
+// one must be an error (CRC-32C detects all single-bit errors, and the
+// checksum covers the header length, the header and the data).
+func TestEveryBitCovered(t *testing.T) {
+	good, err := Encode(sample(), map[string]string{"config": `{"width":64}`, "step": "12", "vocab": "ab\"c\n"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range good {
+		for bit := 0; bit < 8; bit++ {
+			b := append([]byte(nil), good...)
+			b[i] ^= 1 << bit
+			if _, meta, err := Decode(b); err == nil {
+				t.Fatalf("byte %d bit %d flipped: decoded without error (metadata %v)", i, bit, meta)
+			}
+		}
+	}
+}
+
+// TestLegacyDataChecksum: a file with only the old data checksum loads,
+// and HeaderVerified says its header was not covered.
+func TestLegacyDataChecksum(t *testing.T) {
+	data := []byte{0, 0, 128, 63} // 1.0
+	h := fmt.Sprintf(`{"__metadata__":{"data_crc32c":"%d","step":"3"},"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`, crc32.Checksum(data, castagnoli))
+	b := binary.LittleEndian.AppendUint64(nil, uint64(len(h)))
+	b = append(append(b, h...), data...)
+	ts, meta, err := Decode(b)
+	if err != nil || len(ts) != 1 || ts[0].Data[0] != 1 || meta["step"] != "3" {
+		t.Fatalf("legacy file: %v %v %v", ts, meta, err)
+	}
+	if HeaderVerified(meta) {
+		t.Error("HeaderVerified is true for a file with only a data checksum")
+	}
+	good, _ := Encode(ts, meta)
+	if _, meta, err := Decode(good); err != nil || !HeaderVerified(meta) || meta[DataChecksumKey] != "" {
+		t.Errorf("re-encoded: %v %v", meta, err)
 	}
 }
 

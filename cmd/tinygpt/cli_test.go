@@ -1,0 +1,257 @@
+//go:build unix
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/simdgpt/simdgpt/gpt"
+	"github.com/simdgpt/simdgpt/gpt/data"
+	"github.com/simdgpt/simdgpt/gpt/safetensors"
+)
+
+// The binaries the command-line tests run, built once per test binary
+// (with the tags of the test: see purego_test.go).
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// binary returns the path of the built tinygpt or kernelbench.
+func binary(t *testing.T, name string) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "tinygpt-test-bin"); buildErr != nil {
+			return
+		}
+		for _, pkg := range []string{".", "../kernelbench"} {
+			out, err := exec.Command("go", "build", "-tags", buildTags, "-o", binDir, pkg).CombinedOutput()
+			if err != nil {
+				buildErr = errors.New(string(out))
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatalf("build: %v", buildErr)
+	}
+	return filepath.Join(binDir, name)
+}
+
+// runBinary runs a built binary and returns its exit status and output.
+func runBinary(t *testing.T, name string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(binary(t, name), args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0, out.String(), errb.String()
+	case errors.As(err, &ee):
+		return ee.ExitCode(), out.String(), errb.String()
+	}
+	t.Fatalf("%s %q: %v", name, args, err)
+	return 0, "", ""
+}
+
+// fixtures are the files the bad-input table refers to.
+type fixtures struct {
+	dir               string
+	good, finished    string // checkpoint directories: trained; trained, finished, loss.csv deleted
+	huge, flipped     string // checkpoint files: width edited to 1e9 (valid checksum); a header bit flipped
+	hugeDir           string // a checkpoint directory holding huge
+	text, magic, fifo string // data files
+	nan               string // a -compare file with NaN ns/op
+	lossPNGDir        string // a checkpoint directory whose loss.png is a directory
+	missing           string // a path that does not exist
+}
+
+func makeFixtures(t *testing.T) *fixtures {
+	t.Helper()
+	dir := t.TempDir()
+	f := &fixtures{dir: dir, good: filepath.Join(dir, "good"), finished: filepath.Join(dir, "finished"),
+		huge: filepath.Join(dir, "huge.safetensors"), flipped: filepath.Join(dir, "flipped.safetensors"),
+		text: filepath.Join(dir, "text.txt"), magic: filepath.Join(dir, "magic.bin"), fifo: filepath.Join(dir, "fifo.txt"),
+		nan: filepath.Join(dir, "nan.txt"), hugeDir: filepath.Join(dir, "hugedir"), lossPNGDir: filepath.Join(dir, "losspng"), missing: filepath.Join(dir, "missing")}
+	if st, _, errs := runCmd(tiny(f.good, "--max_iters", "10", "--threads", "1")...); st != 0 {
+		t.Fatalf("train: %s", errs)
+	}
+	if st, _, errs := runCmd(tiny(f.finished, "--max_iters", "10", "--threads", "1")...); st != 0 {
+		t.Fatalf("train: %s", errs)
+	}
+	os.Remove(filepath.Join(f.finished, lossCSV))
+	good, err := os.ReadFile(filepath.Join(f.good, gpt.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, meta, err := safetensors.Decode(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]int
+	json.Unmarshal([]byte(meta[gpt.MetaConfig]), &cfg)
+	cfg["width"] = 1e9
+	js, _ := json.Marshal(cfg)
+	meta[gpt.MetaConfig] = string(js)
+	huge, err := safetensors.Encode(ts, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := append([]byte(nil), good...)
+	flipped[bytes.Index(good, []byte(`"step":"10"`))+9] ^= 1 // step 10 -> 11
+	toks := make([]uint16, 2000)
+	for i := range toks {
+		toks[i] = uint16(i % 40)
+	}
+	magic := data.EncodeTokens(toks, true)
+	magic[0] ^= 1
+	for p, b := range map[string][]byte{
+		f.huge: huge, f.flipped: flipped, f.magic: magic,
+		f.text: []byte(strings.Repeat("the quick brown fox jumps over the lazy dog. ", 40)),
+		f.nan:  []byte("BenchmarkDot/shape=n=256/impl=generic 100 12 ns/op\nBenchmarkDot/shape=n=256/impl=generic 100 NaN ns/op\n"),
+	} {
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(f.hugeDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.hugeDir, gpt.CheckpointFile), huge, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(f.fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(f.lossPNGDir, lossPNG), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// TestBadInputs runs the built binaries over every bad input of issue 13
+// (and those handled before): exit status 2 for a usage error, 1 for a
+// runtime error, one line on stderr naming the flag or file and what is
+// wrong, and never a panic or a goroutine dump. Under -short (the qemu
+// runs) tinygpt runs in-process and kernelbench's rows are skipped.
+func TestBadInputs(t *testing.T) {
+	f := makeFixtures(t)
+	type row struct {
+		name   string
+		bin    string // "" is tinygpt
+		args   []string
+		status int
+		want   []string // substrings of the stderr line
+		after  func(t *testing.T)
+	}
+	train := func(args ...string) []string {
+		return append([]string{"train", "--checkpoint_dir", f.missing}, args...)
+	}
+	rows := []row{
+		{name: "unknown command", args: []string{"fly"}, status: 2, want: []string{`unknown command "fly"`}},
+		{name: "unknown flag", args: train("--bogus"), status: 2, want: []string{"-bogus"}},
+		{name: "width", args: train("--d_model", "1000000000"), status: 2, want: []string{"--d_model 1000000000 is above the limit of 16384"}},
+		{name: "layers", args: train("--n_layers", "100000"), status: 2, want: []string{"--n_layers 100000 is above the limit of 1024"}},
+		{name: "batch", args: train("--batch_size", "1000000000"), status: 2, want: []string{"--batch_size 1000000000 is above the limit"}},
+		{name: "block", args: train("--block_size", "1000000000"), status: 2, want: []string{"--block_size 1000000000 is above the limit"}},
+		{name: "threads 1e6", args: train("--threads", "1000000"), status: 2, want: []string{"--threads 1000000 is above the limit of 1024"}},
+		{name: "threads 1e5", args: train("--threads", "100000"), status: 2, want: []string{"--threads 100000"}},
+		{name: "max_iters", args: train("--max_iters", "2000000000"), status: 2, want: []string{"--max_iters 2000000000 is above the limit"}},
+		{name: "memory", args: train("--d_model", "16384", "--n_layers", "1024"), status: 1, want: []string{"needs about", "available"}},
+		{name: "epochs Inf", args: train("--epochs", "Inf"), status: 2, want: []string{"--epochs +Inf must be a finite number"}},
+		{name: "epochs NaN", args: train("--epochs", "NaN"), status: 2, want: []string{"--epochs NaN"}},
+		{name: "epochs 1e300", args: train("--epochs", "1e300"), status: 2, want: []string{"--epochs 1e+300 means", "more than the limit"}},
+		{name: "data wrong magic", args: train("--data", f.magic), status: 1, want: []string{f.magic, "magic number is 20240521, not 20240520"}},
+		{name: "data /dev/zero", args: train("--data", "/dev/zero"), status: 1, want: []string{"/dev/zero", "device"}},
+		{name: "data FIFO", args: train("--data", f.fifo), status: 1, want: []string{f.fifo, "named pipe"}},
+		{name: "data missing", args: train("--data", f.missing), status: 1, want: []string{f.missing, "no such file"}},
+		{name: "data directory", args: train("--data", f.dir), status: 1, want: []string{f.dir, "is a directory"}},
+		{name: "sample huge config", args: []string{"sample", "--checkpoint", f.huge}, status: 1, want: []string{f.huge, "Config.Width = 1000000000 is above the limit"}},
+		{name: "attn huge config", args: []string{"attn", "--checkpoint", f.huge, "--prompt", "ab"}, status: 1, want: []string{f.huge, "above the limit"}},
+		{name: "sample flipped bit", args: []string{"sample", "--checkpoint", f.flipped}, status: 1, want: []string{f.flipped, "checksum"}},
+		{name: "sample FIFO checkpoint", args: []string{"sample", "--checkpoint", f.fifo}, status: 1, want: []string{f.fifo, "not a regular file"}},
+		{name: "sample missing checkpoint", args: []string{"sample", "--checkpoint", f.missing}, status: 1, want: []string{f.missing, "no such file"}},
+		{name: "sample temperature NaN", args: []string{"sample", "--checkpoint", f.good, "--temperature", "NaN"}, status: 2, want: []string{"--temperature NaN"}},
+		{name: "sample temperature Inf", args: []string{"sample", "--checkpoint", f.good, "--temperature", "Inf"}, status: 2, want: []string{"--temperature +Inf"}},
+		{name: "sample prompt", args: []string{"sample", "--checkpoint", f.good, "--prompt", "ZZ"}, status: 2, want: []string{"--prompt", "'Z'"}},
+		{name: "attn prompt", args: []string{"attn", "--checkpoint", f.good, "--prompt", "ZZ", "--out", f.missing}, status: 2, want: []string{"--prompt", "'Z'"}},
+		{name: "sample negative n", args: []string{"sample", "--checkpoint", f.good, "-n", "-1"}, status: 2, want: []string{"-n -1"}},
+		{name: "resume huge config", args: []string{"train", "--checkpoint_dir", f.hugeDir, "--resume"}, status: 1, want: []string{f.hugeDir, "Config.Width = 1000000000 is above the limit"}},
+		{name: "train over a huge config", args: []string{"train", "--checkpoint_dir", f.hugeDir}, status: 1, want: []string{f.hugeDir, "already holds an unreadable checkpoint"}},
+		{name: "resume no checkpoint", args: []string{"train", "--checkpoint_dir", f.missing, "--resume"}, status: 1, want: []string{"--resume: no checkpoint to resume in " + f.missing},
+			after: func(t *testing.T) {
+				if _, err := os.Stat(f.missing); err == nil {
+					t.Errorf("--resume without a checkpoint created %s", f.missing)
+				}
+			}},
+		{name: "resume finished run", args: []string{"train", "--checkpoint_dir", f.finished, "--resume"}, status: 2, want: []string{"is finished (step 10 of 10)", "--max_iters"}},
+		{name: "resume behind the checkpoint", args: []string{"train", "--checkpoint_dir", f.finished, "--resume", "--epochs", "0.001"}, status: 2, want: []string{"--epochs 0.001 (", "steps): the checkpoint is at step 10 already"}},
+		{name: "resume max_iters behind", args: []string{"train", "--checkpoint_dir", f.finished, "--resume", "--max_iters", "5"}, status: 2, want: []string{"--max_iters 5: the checkpoint is at step 10"}},
+		{name: "resume other data", args: []string{"train", "--checkpoint_dir", f.good, "--resume", "--data", f.text}, status: 2, want: []string{"--data " + f.text + " is not the file the checkpoint was trained on"}},
+		{name: "train over a checkpoint", args: tiny(f.good), status: 1, want: []string{f.good, "already holds a checkpoint at step 10"}},
+		{name: "loss.png is a directory", args: tiny(f.lossPNGDir, "--max_iters", "3"), status: 1,
+			want: []string{"writing the loss log", filepath.Join(f.lossPNGDir, lossPNG), "checkpoint of step 0 saved"},
+			after: func(t *testing.T) {
+				if ck, err := gpt.Load(filepath.Join(f.lossPNGDir, gpt.CheckpointFile)); err != nil || ck.Step != 0 {
+					t.Errorf("no checkpoint after a loss.png failure: %v", err)
+				}
+			}},
+		{name: "kernelbench NaN", bin: "kernelbench", args: []string{"-kernels", "dot", "-short", "-compare", f.nan}, status: 1, want: []string{f.nan + ":2:", "NaN is not a positive finite number"}},
+		{name: "kernelbench -o missing dir", bin: "kernelbench", args: []string{"-kernels", "dot", "-o", filepath.Join(f.missing, "x.txt")}, status: 1, want: []string{"-o " + filepath.Join(f.missing, "x.txt"), "no directory"}},
+		{name: "kernelbench -compare FIFO", bin: "kernelbench", args: []string{"-kernels", "dot", "-compare", f.fifo}, status: 1, want: []string{f.fifo, "not a regular file"}},
+		{name: "kernelbench bad flag", bin: "kernelbench", args: []string{"-nosuchflag"}, status: 2, want: []string{"-nosuchflag"}},
+		{name: "kernelbench -count", bin: "kernelbench", args: []string{"-count", "0"}, status: 2, want: []string{"-count 0"}},
+	}
+	for _, r := range rows {
+		t.Run(r.name, func(t *testing.T) {
+			var st int
+			var out, errs string
+			switch {
+			case !testing.Short():
+				bin := r.bin
+				if bin == "" {
+					bin = "tinygpt"
+				}
+				st, out, errs = runBinary(t, bin, r.args...)
+			case r.bin == "":
+				st, out, errs = runCmd(r.args...)
+			default:
+				t.Skip("kernelbench's binary is not built under -short")
+			}
+			if st != r.status || strings.Count(errs, "\n") != 1 {
+				t.Errorf("status %d, stderr %q; want status %d and one line", st, errs, r.status)
+			}
+			for _, w := range r.want {
+				if !strings.Contains(errs, w) {
+					t.Errorf("stderr %q lacks %q", errs, w)
+				}
+			}
+			if all := out + errs; strings.Contains(all, "goroutine ") || strings.Contains(all, "panic:") {
+				t.Errorf("a panic:\n%s", all)
+			}
+			if r.after != nil {
+				r.after(t)
+			}
+		})
+	}
+}

@@ -1,0 +1,154 @@
+//go:build unix
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/simdgpt/simdgpt/gpt"
+)
+
+// TestResumeKeepsSettings: the thread count and the evaluation and
+// checkpoint intervals are saved, and a bare --resume takes them over; a
+// different --threads is allowed with a note.
+func TestResumeKeepsSettings(t *testing.T) {
+	dir := t.TempDir()
+	if st, _, errs := runCmd(tiny(dir, "--max_iters", "6", "--threads", "1", "--eval_interval", "5", "--eval_iters", "1", "--checkpoint_every", "3")...); st != 0 {
+		t.Fatalf("train: %s", errs)
+	}
+	ck, err := gpt.Load(filepath.Join(dir, gpt.CheckpointFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rs runSettings
+	if err := json.Unmarshal([]byte(ck.Extra[runMeta]), &rs); err != nil || rs != (runSettings{Threads: 1, EvalInterval: 5, EvalIters: 1, CheckpointEvery: 3}) {
+		t.Fatalf("saved settings %q: %+v %v", ck.Extra[runMeta], rs, err)
+	}
+	// Stale temporary files of a killed save are removed.
+	stale := filepath.Join(dir, ".checkpoint.safetensors.tmp12345")
+	os.WriteFile(stale, []byte("partial"), 0o644)
+	st, out, errs := runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "12")
+	if st != 0 || !strings.Contains(out, "step 10/12: train loss") || strings.Contains(out, "note:") {
+		t.Fatalf("resume: status %d\n%s\n%s", st, out, errs)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("the stale temporary file is still there")
+	}
+	st, out, errs = runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "14", "--threads", "2")
+	if st != 0 || !strings.Contains(out, "note: --threads 2 differs from the run's 1") {
+		t.Fatalf("resume with --threads 2: status %d\n%s\n%s", st, out, errs)
+	}
+}
+
+// TestResumeDataPaths: --resume --data accepts the training file by a
+// relative path when the checkpoint holds its absolute one.
+func TestResumeDataPaths(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "text.txt")
+	os.WriteFile(text, []byte(strings.Repeat("the quick brown fox jumps over the lazy dog. ", 40)), 0o644)
+	ck := filepath.Join(dir, "ck")
+	if st, _, errs := runCmd(tiny(ck, "--max_iters", "4", "--data", text)...); st != 0 {
+		t.Fatalf("train: %s", errs)
+	}
+	t.Chdir(dir)
+	for _, p := range []string{"text.txt", "./text.txt", text} {
+		st, out, errs := runCmd("train", "--checkpoint_dir", "ck", "--resume", "--data", p, "--max_iters", "5")
+		if st != 0 || !strings.Contains(out, "done: 5 steps") {
+			t.Fatalf("--resume --data %s: status %d\n%s\n%s", p, st, out, errs)
+		}
+		os.Remove(filepath.Join(ck, gpt.CheckpointFile))
+		if st, _, errs := runCmd(tiny("ck", "--max_iters", "4", "--data", text)...); st != 0 {
+			t.Fatalf("train: %s", errs)
+		}
+	}
+}
+
+// TestResumeWithoutLossLog: a finished run whose loss.csv was deleted
+// resumes to more steps (it panicked at the end, indexing an empty log).
+func TestResumeWithoutLossLog(t *testing.T) {
+	dir := t.TempDir()
+	if st, _, errs := runCmd(tiny(dir, "--max_iters", "4")...); st != 0 {
+		t.Fatalf("train: %s", errs)
+	}
+	os.Remove(filepath.Join(dir, lossCSV))
+	st, out, errs := runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "6")
+	if st != 0 || !strings.Contains(out, "done: 6 steps") {
+		t.Fatalf("resume: status %d\n%s\n%s", st, out, errs)
+	}
+	rows, err := readCSV(filepath.Join(dir, lossCSV), 100)
+	if err != nil || len(rows) != 1 || rows[0][0] != "6" {
+		t.Errorf("loss.csv after the resume: %v %v", rows, err)
+	}
+}
+
+// TestWatchSignalsRelease: signals arriving while the watch is released
+// never reach a closed channel (train closed the channel before stopping
+// the delivery: a signal in between was a "send on closed channel" panic).
+func TestWatchSignalsRelease(t *testing.T) {
+	// Keep SIGUSR1 caught by a channel of our own all along, so that one
+	// delivered after the release does not end the process.
+	keep := make(chan os.Signal, 1)
+	signal.Notify(keep, syscall.SIGUSR1)
+	defer signal.Stop(keep)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+				syscall.Kill(os.Getpid(), syscall.SIGUSR1)
+			}
+		}
+	}()
+	deadline := time.Now().Add(500 * time.Millisecond)
+	n := 0
+	for ; time.Now().Before(deadline); n++ {
+		stop, release := watchSignals(syscall.SIGUSR1)
+		for !stop.Load() && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Microsecond)
+		}
+		release()
+	}
+	close(done)
+	if n < 10 {
+		t.Errorf("only %d watches in 500 ms", n)
+	}
+}
+
+// TestLossLogFailureKeepsTraining: loss.png replaced by a directory in the
+// middle of a run (here between a run and its resumption) costs no
+// training: the checkpoint of the step is saved, the run stops with the
+// reason and the command that continues it, which then works.
+func TestLossLogFailureKeepsTraining(t *testing.T) {
+	dir := t.TempDir()
+	if st, _, errs := runCmd(tiny(dir, "--max_iters", "5", "--eval_interval", "4", "--checkpoint_every", "0")...); st != 0 {
+		t.Fatalf("train: %s", errs)
+	}
+	png := filepath.Join(dir, lossPNG)
+	os.Remove(png)
+	os.Mkdir(png, 0o755)
+	st, _, errs := runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "12")
+	if st != 1 || !strings.Contains(errs, png) || !strings.Contains(errs, "checkpoint of step 8 saved") || !strings.Contains(errs, "--resume") {
+		t.Fatalf("status %d, stderr %q; want 1 and the checkpoint of step 8 saved", st, errs)
+	}
+	if ck, err := gpt.Load(filepath.Join(dir, gpt.CheckpointFile)); err != nil || ck.Step != 8 {
+		t.Fatalf("checkpoint after the failure: %v", err)
+	}
+	// At the last step: the run is complete.
+	st, _, errs = runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "10")
+	if st != 1 || !strings.Contains(errs, "the run is complete: checkpoint of step 10 saved") {
+		t.Fatalf("status %d, stderr %q", st, errs)
+	}
+	os.Remove(png)
+	if st, out, errs := runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "12"); st != 0 || !strings.Contains(out, "done: 12 steps") {
+		t.Fatalf("resume after the fix: status %d\n%s\n%s", st, out, errs)
+	}
+}
