@@ -378,7 +378,10 @@ func New(cfg Config, seed uint64, opts ...Option) (*Model, error) {
 
 // newModel allocates a model with zero parameters.
 func newModel(cfg Config, opts ...Option) (*Model, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.CheckLimits(); err != nil {
+		return nil, err
+	}
+	if err := CheckMemory("the model", ModelBytes(cfg, false)); err != nil {
 		return nil, err
 	}
 	var o options

@@ -255,3 +255,28 @@ func TestBadInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestBadEnvISA checks that both commands refuse to run on another
+// implementation than SIMDGPT_ISA asks for: exit status 2, the library's
+// one warning line and the command's one line naming the variable, and
+// no panic. (The library itself only warns and falls back.)
+func TestBadEnvISA(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the binaries are not built under -short")
+	}
+	for _, bin := range []string{"tinygpt", "kernelbench"} {
+		cmd := exec.Command(binary(t, bin), "-h")
+		cmd.Env = append(os.Environ(), "SIMDGPT_ISA= sse9 ")
+		var errb bytes.Buffer
+		cmd.Stderr = &errb
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 2 {
+			t.Fatalf("%s with SIMDGPT_ISA=sse9: %v, want exit status 2", bin, err)
+		}
+		lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[1], bin+": SIMDGPT_ISA=sse9: no such implementation") || strings.Contains(errb.String(), "panic") {
+			t.Errorf("%s stderr %q, want the library's warning and one line naming SIMDGPT_ISA=sse9", bin, errb.String())
+		}
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/simdgpt/simdgpt/kernels"
 	"io"
 	"os"
 	"strings"
@@ -38,6 +39,12 @@ Run 'tinygpt <command> --help' for a command's flags.
 // run is the whole program: it returns the exit status (0 ok, 1 failure,
 // 2 bad usage, 130 interrupted).
 func run(args []string, stdout, stderr io.Writer) int {
+	if err := kernels.EnvError(); err != nil {
+		// The library fell back to the automatic choice; a program asked
+		// to run on one implementation stops instead.
+		fmt.Fprintf(stderr, "tinygpt: %v\n", err)
+		return 2
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
