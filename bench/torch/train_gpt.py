@@ -80,8 +80,33 @@ def read_safetensors(path):
     return out, meta
 
 
+def _crc32c_table():
+    t = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ 0x82F63B78 if c & 1 else c >> 1
+        t.append(c)
+    return t
+
+
+_CRC32C = _crc32c_table()
+
+
+def crc32c(data, crc=0):
+    """CRC-32C (Castagnoli), as Go's hash/crc32 with crc32.Castagnoli."""
+    t = _CRC32C
+    crc ^= 0xFFFFFFFF
+    for b in data:
+        crc = t[(crc ^ b) & 0xFF] ^ (crc >> 8)
+    return crc ^ 0xFFFFFFFF
+
+
 def write_safetensors(path, tensors, metadata=None):
-    """Writes [(name, shape, array('f'))] in order, little-endian F32."""
+    """Writes [(name, shape, array('f'))] in order, little-endian F32, with
+    the checksum gpt/safetensors requires: metadata "crc32c" holds the
+    CRC-32C (8 hex digits) of the whole file computed with those digits
+    set to "00000000" (a pure-Python CRC: a few seconds per 10 MB)."""
     header = {}
     off = 0
     for name, shape, a in tensors:
@@ -89,18 +114,24 @@ def write_safetensors(path, tensors, metadata=None):
             raise ValueError(f"tensor {name}: {len(a)} values for shape {shape}")
         header[name] = {"dtype": "F32", "shape": list(shape), "data_offsets": [off, off + 4 * len(a)]}
         off += 4 * len(a)
-    if metadata:
-        header["__metadata__"] = dict(metadata)
+    meta = dict(metadata or {})
+    meta.pop("data_crc32c", None)
+    meta["crc32c"] = "00000000"
+    header["__metadata__"] = meta
     h = json.dumps(header, separators=(",", ":")).encode("utf-8")
     h += b" " * (-len(h) % 8)
+    parts = [struct.pack("<Q", len(h)), h]
+    for _, _, a in tensors:
+        if sys.byteorder == "big":
+            a = array.array("f", a)
+            a.byteswap()
+        parts.append(a.tobytes())
+    out = bytearray().join(parts)
+    field = b'"crc32c":"'
+    at = 8 + h.index(field) + len(field)
+    out[at:at + 8] = b"%08x" % crc32c(out)
     with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for _, _, a in tensors:
-            if sys.byteorder == "big":
-                a = array.array("f", a)
-                a.byteswap()
-            f.write(a.tobytes())
+        f.write(out)
 
 
 def as_tensor(torch, a, shape):
