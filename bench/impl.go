@@ -63,6 +63,10 @@ type Impl struct {
 	Add             func(dst, x, y []float32)
 	Sum             func(x []float32) float32
 	Max             func(x []float32) float32
+
+	SoftmaxCrossEntropy func(m, n int, logits []float32, ldl int, targets []int32, scale float32, dlogits []float32, lddl int, losses []float32)
+	AdamW               func(params, grads, m, v []float32, h kernels.AdamWParams)
+	SumSquares          func(x []float32) float64
 }
 
 // genericMaxFlops is the largest GEMM or scores problem (in floating-point

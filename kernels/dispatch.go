@@ -27,6 +27,10 @@ var genericSet = &kernelset.Set{
 	Add:             generic.Add,
 	Sum:             generic.Sum,
 	Max:             generic.Max,
+
+	AdamW:               generic.AdamW,
+	SumSquares:          generic.SumSquares,
+	SoftmaxCrossEntropy: generic.SoftmaxCrossEntropy,
 }
 
 // registry lists every implementation compiled into this binary: generic,

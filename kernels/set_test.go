@@ -25,6 +25,10 @@ var parityTests = map[string][]func(*testing.T){
 	"Sum":             {TestSum},
 	"Max":             {TestMax, TestMaxNaN},
 	"FMALoop":         {TestFMAPeakLoop},
+
+	"AdamW":               {TestAdamW, TestAdamWSpecial},
+	"SumSquares":          {TestSumSquares, TestSumSquaresSpecial},
+	"SoftmaxCrossEntropy": {TestSoftmaxCrossEntropySweep, TestSoftmaxCrossEntropySpecial},
 }
 
 // optional lists the func fields generic may leave nil.

@@ -32,6 +32,10 @@ func init() {
 		Max:             maxAVX2,
 		FMALoop:         fmaPeakAVX2,
 		FMAFlops:        12 * 8 * 2, // 12 independent FMAs of 8 lanes
+
+		AdamW:               adamwSetAVX2,
+		SumSquares:          sumSquaresAVX2,
+		SoftmaxCrossEntropy: xentAVX2,
 	})
 	kernelset.Register(&kernelset.Set{
 		Name:            "avx512",
@@ -49,5 +53,9 @@ func init() {
 		Max:             maxAVX512,
 		FMALoop:         fmaPeakAVX512,
 		FMAFlops:        12 * 16 * 2, // 12 independent FMAs of 16 lanes
+
+		AdamW:               adamwSetAVX512,
+		SumSquares:          sumSquaresAVX512,
+		SoftmaxCrossEntropy: xentAVX512,
 	})
 }
