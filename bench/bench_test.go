@@ -333,6 +333,7 @@ func TestSelect(t *testing.T) {
 		kernels, shapes []string
 		want            string
 	}{
+		// Every kernel, in the order of Kernels (kernels added later included).
 		{[]string{"gemmm"}, nil, `unknown kernel "gemmm"; valid kernels: ` + strings.Join(KernelNames(all), ", ")},
 		{[]string{"dot"}, []string{"sq64"}, `unknown shape "sq64" for kernels dot; valid shapes: n=256, n=4096, n=65536, n=16777216`},
 	} {

@@ -17,6 +17,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // Bound says what limits a kernel: compute-bound kernels are reported in
@@ -168,6 +170,13 @@ func Kernels() []*Kernel {
 				return nil
 			}
 			return func(x, _, _ []float32) float32 { return im.Max(x) }
+		}),
+		crossEntropyKernel(), adamwKernel(),
+		vecKernel("sumsquares", "r = Σ x[i]² in float64", 2, 4, func(im *Impl) func(x, y, d []float32) float32 {
+			if im.SumSquares == nil {
+				return nil
+			}
+			return func(x, _, _ []float32) float32 { return float32(im.SumSquares(x)) }
 		}),
 	}
 }
@@ -363,6 +372,69 @@ func softmaxRef(m, n int, x, y []float32) {
 		for j, v := range row {
 			y[i*n+j] = float32(math.Exp(float64(v)-mx) / sum)
 		}
+	}
+}
+
+func crossEntropyKernel() *Kernel {
+	return &Kernel{
+		Name:   "crossentropy",
+		Doc:    "SoftmaxCrossEntropy: M rows of N logits (uniform in [-10, 10)) to losses and gradients",
+		Bound:  MemoryBound,
+		Shapes: softmaxShapes(true, true),
+		Short:  "n=1024",
+		has:    func(im *Impl) bool { return im.SoftmaxCrossEntropy != nil },
+		work: func(s Shape) Work {
+			e := float64(s.M) * float64(s.N)
+			// As softmax: max, exp and sum, scale.
+			return Work{Flops: 5 * e, Bytes: 8 * e}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			x := softmaxInput(s.M, s.N)
+			targets := make([]int32, s.M)
+			r := newRand(10)
+			for i := range targets {
+				targets[i] = int32(r.IntN(s.N))
+			}
+			losses := make([]float32, s.M)
+			dl := make([]float32, len(x))
+			if s.InPlace {
+				// In place, the logits become gradients: every call then
+				// takes the gradient of a typical (small) row.
+				dl = x
+			}
+			f, scale := im.SoftmaxCrossEntropy, 1/float32(s.M)
+			return func() { f(s.M, s.N, x, s.N, targets, scale, dl, s.N, losses) }
+		},
+	}
+}
+
+func adamwKernel() *Kernel {
+	var shapes []Shape
+	for _, n := range vecSizes {
+		shapes = append(shapes, Shape{Name: fmt.Sprintf("n=%d", n), N: n})
+	}
+	return &Kernel{
+		Name:   "adamw",
+		Doc:    "one AdamW step over N parameters, gradients and moments",
+		Bound:  MemoryBound,
+		Shapes: shapes,
+		Short:  "n=4096",
+		has:    func(im *Impl) bool { return im.AdamW != nil },
+		work: func(s Shape) Work {
+			// 15 multiplications and additions, a square root and a
+			// division; reads p, g, m, v, writes p, m, v.
+			return Work{Flops: 17 * float64(s.N), Bytes: 28 * float64(s.N)}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			r := newRand(3)
+			p, g := randSlice(r, s.N, 1), randSlice(r, s.N, 1)
+			m, v := make([]float32, s.N), make([]float32, s.N)
+			// A tiny learning rate keeps p bounded however many calls run.
+			h := kernels.AdamWParams{LR: 1e-9, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1,
+				GradScale: 1, InvBiasCorr1: 1, InvBiasCorr2: 1}
+			f := im.AdamW
+			return func() { f(p, g, m, v, h) }
+		},
 	}
 }
 

@@ -64,8 +64,11 @@ type Impl struct {
 	Sum             func(x []float32) float32
 	Max             func(x []float32) float32
 
-	LayerNorm         func(m, n int, x []float32, ldx int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32)
-	LayerNormBackward func(m, n int, dy []float32, lddy int, x []float32, ldx int, mean, rstd, gamma []float32, dx []float32, lddx int, dgamma, dbeta []float32)
+	LayerNorm           func(m, n int, x []float32, ldx int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32)
+	LayerNormBackward   func(m, n int, dy []float32, lddy int, x []float32, ldx int, mean, rstd, gamma []float32, dx []float32, lddx int, dgamma, dbeta []float32)
+	SoftmaxCrossEntropy func(m, n int, logits []float32, ldl int, targets []int32, scale float32, dlogits []float32, lddl int, losses []float32)
+	AdamW               func(params, grads, m, v []float32, h kernels.AdamWParams)
+	SumSquares          func(x []float32) float64
 }
 
 // genericMaxFlops is the largest GEMM or scores problem (in floating-point

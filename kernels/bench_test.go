@@ -137,3 +137,15 @@ func BenchmarkScale(b *testing.B) { benchAll(b, "scale", 0) }
 func BenchmarkAdd(b *testing.B)   { benchAll(b, "add", 0) }
 func BenchmarkSum(b *testing.B)   { benchAll(b, "sum", 0) }
 func BenchmarkMax(b *testing.B)   { benchAll(b, "max", 0) }
+
+// BenchmarkSoftmaxCrossEntropy times SoftmaxCrossEntropy on the softmax's
+// shapes (losses and gradients of rows of 64 to 65536 logits).
+func BenchmarkSoftmaxCrossEntropy(b *testing.B) { benchAll(b, "crossentropy", 0) }
+
+// BenchmarkAdamW times one AdamW step over vectors from L1-resident to
+// memory-sized; MB/s counts the four arrays read and three written.
+func BenchmarkAdamW(b *testing.B) { benchAll(b, "adamw", 0) }
+
+// BenchmarkSumSquares times the float64 sum of squares (the squared
+// gradient norm).
+func BenchmarkSumSquares(b *testing.B) { benchAll(b, "sumsquares", 0) }

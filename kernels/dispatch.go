@@ -28,8 +28,11 @@ var genericSet = &kernelset.Set{
 	Sum:             generic.Sum,
 	Max:             generic.Max,
 
-	LayerNorm:         generic.LayerNorm,
-	LayerNormBackward: generic.LayerNormBackward,
+	LayerNorm:           generic.LayerNorm,
+	LayerNormBackward:   generic.LayerNormBackward,
+	AdamW:               generic.AdamW,
+	SumSquares:          generic.SumSquares,
+	SoftmaxCrossEntropy: generic.SoftmaxCrossEntropy,
 }
 
 // registry lists every implementation compiled into this binary: generic,

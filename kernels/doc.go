@@ -1,7 +1,10 @@
 // Package kernels is the public face of simdgpt's float32 compute kernels:
 // matrix multiplication (Gemm, MatMul), row-wise softmax and its backward,
-// causally masked attention scores (MaskedScores) and the vector
-// operations a trainer needs (Dot, Axpy, Scale, Add, Sum, Max).
+// causally masked attention scores (MaskedScores), the vector
+// operations a trainer needs (Dot, Axpy, Scale, Add, Sum, Max), the
+// fused softmax cross-entropy loss and gradient (SoftmaxCrossEntropy) and
+// the optimizer's AdamW update and squared gradient norm (AdamW,
+// SumSquares).
 //
 // Matrices are row-major float32 slices described BLAS-style by their
 // sizes and a leading dimension (the distance, in elements, between the
@@ -31,7 +34,7 @@
 // kernels/internal/kernelset; dispatch, Implementations, the benchmarks'
 // implementation lists and the tests that every kernel is wired and has a
 // parity test (set_test.go) derive from it. A kernel family FAMILY (gemm,
-// softmax, scores, vecops) is found, one file each, at:
+// softmax, scores, vecops, optim, xent) is found, one file each, at:
 //
 //	kernels/FAMILY.go              public API: the checked Impl methods and package functions
 //	kernels/FAMILY_test.go         parity and edge tests (and FAMILY_fuzz_test.go, FAMILY_guard_test.go)
@@ -44,6 +47,10 @@
 // kernels/internal/blocked/scores.go beside the GEMM driver (gemm.go), and
 // the vector operations are wired in kernels/amd64/amd64.go and
 // kernels/arm64/arm64.go, where each set is registered.
+// SoftmaxCrossEntropy (xent) has no generator of its own: it runs the
+// softmax's exponential pass (asm/gen/softmax's softmaxExpRow on amd64,
+// the NEON softmax's passes on arm64) and the Scale kernel under one row
+// loop, kernels/internal/xentrow.
 //
 // The package-level functions are safe for concurrent use. Kernels do not
 // allocate per call once warm (Gemm keeps its packing buffers for reuse).

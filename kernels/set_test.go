@@ -26,8 +26,11 @@ var parityTests = map[string][]func(*testing.T){
 	"Max":             {TestMax, TestMaxNaN},
 	"FMALoop":         {TestFMAPeakLoop},
 
-	"LayerNorm":         {TestLayerNormSweep, TestLayerNormInPlace, TestLayerNormSpecial},
-	"LayerNormBackward": {TestLayerNormBackwardSweep, TestLayerNormBackwardMatchesGeneric},
+	"LayerNorm":           {TestLayerNormSweep, TestLayerNormInPlace, TestLayerNormSpecial},
+	"LayerNormBackward":   {TestLayerNormBackwardSweep, TestLayerNormBackwardMatchesGeneric},
+	"AdamW":               {TestAdamW, TestAdamWSpecial},
+	"SumSquares":          {TestSumSquares, TestSumSquaresSpecial},
+	"SoftmaxCrossEntropy": {TestSoftmaxCrossEntropySweep, TestSoftmaxCrossEntropySpecial},
 }
 
 // optional lists the func fields generic may leave nil.

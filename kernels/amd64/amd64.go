@@ -13,7 +13,7 @@ import (
 var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
 // hasAVX512 reports AVX-512F with OS support for the ZMM and opmask state.
-// cpu.X86.HasAVX512 is cleared by GODEBUG=cpu.avx512=off.
+// cpu.X86.HasAVX512F is cleared by GODEBUG=cpu.avx512f=off (cpu.avx512=off also works; Go 1.26 warns that it does not know the name).
 var hasAVX512 = hasAVX2 && cpu.X86.HasAVX512 && cpu.X86.HasAVX512F
 
 func init() {
@@ -37,6 +37,10 @@ func init() {
 
 		FMALoop:  fmaPeakAVX2,
 		FMAFlops: 12 * 8 * 2, // 12 independent FMAs of 8 lanes
+
+		AdamW:               adamwSetAVX2,
+		SumSquares:          sumSquaresAVX2,
+		SoftmaxCrossEntropy: xentAVX2,
 	})
 	kernelset.Register(&kernelset.Set{
 		Name:            "avx512",
@@ -58,5 +62,9 @@ func init() {
 
 		FMALoop:  fmaPeakAVX512,
 		FMAFlops: 12 * 16 * 2, // 12 independent FMAs of 16 lanes
+
+		AdamW:               adamwSetAVX512,
+		SumSquares:          sumSquaresAVX512,
+		SoftmaxCrossEntropy: xentAVX512,
 	})
 }

@@ -8,6 +8,9 @@
 //	gemm.go       the GEMM and masked-scores wiring (the shared blocked
 //	              driver of kernels/internal/blocked over the micro-kernels)
 //	softmax.go    the softmax row loops over the per-row kernels
+//	optim.go      the AdamW wiring (the scalars passed one by one)
+//	xent.go       the cross-entropy: softmaxExpRow* and the scale kernel
+//	              under the shared row loop of kernels/internal/xentrow
 //	amd64.go      the two kernel sets (vector operations, FMA peak loops)
 //	              and their registration
 //	*_amd64.s, *_stubs_amd64.go, gemm_kernels_amd64.go

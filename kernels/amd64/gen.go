@@ -10,3 +10,4 @@ package amd64
 //go:generate go -C ../../asm/gen run ./vecops -out ../../kernels/amd64/vecops_amd64.s -stubs ../../kernels/amd64/vecops_stubs_amd64.go -pkg amd64
 //go:generate go -C ../../asm/gen run ./vecops -family layernorm -out ../../kernels/amd64/layernorm_amd64.s -stubs ../../kernels/amd64/layernorm_stubs_amd64.go -pkg amd64
 //go:generate go -C ../../asm/gen run ./softmax -out ../../kernels/amd64/softmax_amd64.s -stubs ../../kernels/amd64/softmax_stubs_amd64.go -pkg amd64
+//go:generate go -C ../../asm/gen run ./optim -out ../../kernels/amd64/optim_amd64.s -stubs ../../kernels/amd64/optim_stubs_amd64.go -pkg amd64

@@ -2251,6 +2251,809 @@ softmaxRows2AVX512_scale_done:
 softmaxRows2AVX512_ret:
 	RET
 
+// func softmaxExpRowAVX2(dst []float32, src []float32) (c float32, sum float32)
+// Requires: AVX, AVX2, FMA3
+TEXT ·softmaxExpRowAVX2(SB), NOSPLIT, $8-56
+	MOVQ   dst_base+0(FP), AX
+	MOVQ   src_base+24(FP), CX
+	VXORPS X0, X0, X0
+	VMOVSS X0, c+48(FP)
+	VMOVSS X0, sum+52(FP)
+	MOVQ   src_len+32(FP), DX
+	TESTQ  DX, DX
+	JZ     softmaxExpRowAVX2_ret
+
+	// Pass 1: row maximum.
+	VBROADCASTSS softmaxConsts<>+576(SB), Y0
+	VBROADCASTSS softmaxConsts<>+576(SB), Y1
+	VBROADCASTSS softmaxConsts<>+576(SB), Y2
+	VBROADCASTSS softmaxConsts<>+576(SB), Y3
+	MOVQ         CX, BX
+	VBROADCASTSS softmaxConsts<>+576(SB), Y4
+	MOVQ         DX, SI
+
+softmaxExpRowAVX2_max_block:
+	CMPQ   SI, $0x00000020
+	JB     softmaxExpRowAVX2_max_single
+	VMAXPS (BX), Y0, Y0
+	VMAXPS 32(BX), Y1, Y1
+	VMAXPS 64(BX), Y2, Y2
+	VMAXPS 96(BX), Y3, Y3
+	ADDQ   $0x00000080, BX
+	SUBQ   $0x00000020, SI
+	JMP    softmaxExpRowAVX2_max_block
+
+softmaxExpRowAVX2_max_single:
+	CMPQ   SI, $0x00000008
+	JB     softmaxExpRowAVX2_max_tail
+	VMAXPS (BX), Y0, Y0
+	ADDQ   $0x00000020, BX
+	SUBQ   $0x00000008, SI
+	JMP    softmaxExpRowAVX2_max_single
+
+softmaxExpRowAVX2_max_tail:
+	TESTQ      SI, SI
+	JZ         softmaxExpRowAVX2_max_done
+	MOVQ       $0x00000008, DI
+	SUBQ       SI, DI
+	LEAQ       softmaxMaskDW<>+0(SB), SI
+	VMOVUPS    (SI)(DI*4), Y5
+	VMASKMOVPS (BX), Y5, Y6
+	VBLENDVPS  Y5, Y6, Y4, Y6
+	VMAXPS     Y6, Y0, Y0
+
+softmaxExpRowAVX2_max_done:
+	VMAXPS       Y1, Y0, Y0
+	VMAXPS       Y3, Y2, Y2
+	VMAXPS       Y2, Y0, Y0
+	VPERM2F128   $0x01, Y0, Y0, Y1
+	VMAXPS       Y1, Y0, Y0
+	VPERMILPS    $0x4e, Y0, Y1
+	VMAXPS       Y1, Y0, Y0
+	VPERMILPS    $0xb1, Y0, Y1
+	VMAXPS       Y1, Y0, Y0
+	VBROADCASTSS softmaxConsts<>+448(SB), Y1
+	VMAXPS       Y0, Y1, Y0
+
+	// Pass 2: exponentials into dst, and their sums.
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y4, Y4, Y4
+	VXORPS       Y5, Y5, Y5
+	VBROADCASTSS softmaxConsts<>+0(SB), Y6
+	VMOVD        X0, BX
+	ANDL         $0x7fffffff, BX
+	CMPL         BX, $0x45800000
+	JAE          softmaxExpRowAVX2_far
+	VBROADCASTSS softmaxConsts<>+128(SB), Y7
+	VFMADD231PS  Y6, Y0, Y7
+	VSUBPS       softmaxConsts<>+128(SB), Y7, Y7
+	VBROADCASTSS softmaxConsts<>+128(SB), Y0
+	VSUBPS       Y7, Y0, Y0
+	VMOVSS       X0, 4(SP)
+	VMOVUPS      softmaxConsts<>+192(SB), Y0
+	VFMADD231PS  softmaxConsts<>+64(SB), Y7, Y0
+	VSUBPS       softmaxConsts<>+192(SB), Y0, Y0
+	VMOVSS       X0, (SP)
+	VADDPS       softmaxConsts<>+384(SB), Y0, Y0
+	VMOVSS       (SP), X7
+	VMOVSS       X7, c+48(FP)
+	MOVQ         AX, AX
+	MOVQ         $0x00000008, BX
+
+softmaxExpRowAVX2_near_block:
+	CMPQ         DX, $0x00000010
+	JB           softmaxExpRowAVX2_near_single
+	VMOVUPS      (CX), Y7
+	VMOVUPS      32(CX), Y8
+	VCMPPS       $0x1d, Y0, Y7, Y9
+	VCMPPS       $0x1d, Y0, Y8, Y10
+	VCMPPS       $0x03, Y8, Y7, Y11
+	VORPS        Y11, Y1, Y1
+	VBROADCASTSS 4(SP), Y11
+	VFMADD231PS  Y6, Y7, Y11
+	VBROADCASTSS 4(SP), Y12
+	VFMADD231PS  Y6, Y8, Y12
+	VSUBPS       softmaxConsts<>+128(SB), Y11, Y13
+	VSUBPS       softmaxConsts<>+128(SB), Y12, Y14
+	VBROADCASTSS (SP), Y15
+	VFMADD231PS  softmaxConsts<>+256(SB), Y13, Y15
+	VSUBPS       Y15, Y7, Y7
+	VBROADCASTSS (SP), Y15
+	VFMADD231PS  softmaxConsts<>+256(SB), Y14, Y15
+	VSUBPS       Y15, Y8, Y8
+	VFNMADD231PS softmaxConsts<>+320(SB), Y13, Y7
+	VFNMADD231PS softmaxConsts<>+320(SB), Y14, Y8
+	VMOVUPS      softmaxConsts<>+896(SB), Y13
+	VFMADD231PS  softmaxConsts<>+960(SB), Y7, Y13
+	VMOVUPS      softmaxConsts<>+896(SB), Y14
+	VFMADD231PS  softmaxConsts<>+960(SB), Y8, Y14
+	VFMADD213PS  softmaxConsts<>+832(SB), Y7, Y13
+	VFMADD213PS  softmaxConsts<>+832(SB), Y8, Y14
+	VFMADD213PS  softmaxConsts<>+768(SB), Y7, Y13
+	VFMADD213PS  softmaxConsts<>+768(SB), Y8, Y14
+	VFMADD213PS  softmaxConsts<>+704(SB), Y7, Y13
+	VFMADD213PS  softmaxConsts<>+704(SB), Y8, Y14
+	VFMADD213PS  softmaxConsts<>+640(SB), Y7, Y13
+	VFMADD213PS  softmaxConsts<>+640(SB), Y8, Y14
+	VPSLLD       $0x17, Y11, Y11
+	VPADDD       Y11, Y13, Y13
+	VANDPS       Y9, Y13, Y13
+	VPSLLD       $0x17, Y12, Y12
+	VPADDD       Y12, Y14, Y14
+	VANDPS       Y10, Y14, Y14
+	VMOVUPS      Y13, (AX)
+	VADDPS       Y13, Y2, Y2
+	VMOVUPS      Y14, 32(AX)
+	VADDPS       Y14, Y3, Y3
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, DX
+	DECQ         BX
+	JNZ          softmaxExpRowAVX2_near_block
+	VSUBPS       Y5, Y2, Y2
+	VADDPS       Y2, Y4, Y7
+	VSUBPS       Y4, Y7, Y4
+	VSUBPS       Y2, Y4, Y5
+	VMOVAPS      Y7, Y4
+	VXORPS       Y2, Y2, Y2
+	VSUBPS       Y5, Y3, Y3
+	VADDPS       Y3, Y4, Y7
+	VSUBPS       Y4, Y7, Y4
+	VSUBPS       Y3, Y4, Y5
+	VMOVAPS      Y7, Y4
+	VXORPS       Y3, Y3, Y3
+	MOVQ         $0x00000008, BX
+	JMP          softmaxExpRowAVX2_near_block
+
+softmaxExpRowAVX2_near_single:
+	CMPQ         DX, $0x00000008
+	JB           softmaxExpRowAVX2_near_tail
+	VMOVUPS      (CX), Y7
+	VCMPPS       $0x1d, Y0, Y7, Y8
+	VCMPPS       $0x03, Y7, Y7, Y9
+	VORPS        Y9, Y1, Y1
+	VBROADCASTSS 4(SP), Y9
+	VFMADD231PS  Y6, Y7, Y9
+	VSUBPS       softmaxConsts<>+128(SB), Y9, Y10
+	VBROADCASTSS (SP), Y11
+	VFMADD231PS  softmaxConsts<>+256(SB), Y10, Y11
+	VSUBPS       Y11, Y7, Y7
+	VFNMADD231PS softmaxConsts<>+320(SB), Y10, Y7
+	VMOVUPS      softmaxConsts<>+896(SB), Y10
+	VFMADD231PS  softmaxConsts<>+960(SB), Y7, Y10
+	VFMADD213PS  softmaxConsts<>+832(SB), Y7, Y10
+	VFMADD213PS  softmaxConsts<>+768(SB), Y7, Y10
+	VFMADD213PS  softmaxConsts<>+704(SB), Y7, Y10
+	VFMADD213PS  softmaxConsts<>+640(SB), Y7, Y10
+	VPSLLD       $0x17, Y9, Y9
+	VPADDD       Y9, Y10, Y10
+	VANDPS       Y8, Y10, Y10
+	VMOVUPS      Y10, (AX)
+	VADDPS       Y10, Y2, Y2
+	ADDQ         $0x00000020, CX
+	ADDQ         $0x00000020, AX
+	SUBQ         $0x00000008, DX
+	JMP          softmaxExpRowAVX2_near_single
+
+softmaxExpRowAVX2_near_tail:
+	TESTQ        DX, DX
+	JZ           softmaxExpRowAVX2_near_done
+	MOVQ         $0x00000008, BX
+	SUBQ         DX, BX
+	LEAQ         softmaxMaskDW<>+0(SB), DX
+	VMOVUPS      (DX)(BX*4), Y7
+	VMASKMOVPS   (CX), Y7, Y8
+	VCMPPS       $0x1d, Y0, Y8, Y0
+	VANDPS       Y7, Y0, Y0
+	VCMPPS       $0x03, Y8, Y8, Y9
+	VORPS        Y9, Y1, Y1
+	VBROADCASTSS 4(SP), Y9
+	VFMADD231PS  Y6, Y8, Y9
+	VSUBPS       softmaxConsts<>+128(SB), Y9, Y6
+	VBROADCASTSS (SP), Y10
+	VFMADD231PS  softmaxConsts<>+256(SB), Y6, Y10
+	VSUBPS       Y10, Y8, Y8
+	VFNMADD231PS softmaxConsts<>+320(SB), Y6, Y8
+	VMOVUPS      softmaxConsts<>+896(SB), Y6
+	VFMADD231PS  softmaxConsts<>+960(SB), Y8, Y6
+	VFMADD213PS  softmaxConsts<>+832(SB), Y8, Y6
+	VFMADD213PS  softmaxConsts<>+768(SB), Y8, Y6
+	VFMADD213PS  softmaxConsts<>+704(SB), Y8, Y6
+	VFMADD213PS  softmaxConsts<>+640(SB), Y8, Y6
+	VPSLLD       $0x17, Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VANDPS       Y0, Y6, Y6
+	VMASKMOVPS   Y6, Y7, (AX)
+	VADDPS       Y6, Y2, Y2
+
+softmaxExpRowAVX2_near_done:
+	JMP softmaxExpRowAVX2_done
+
+softmaxExpRowAVX2_far:
+	VMOVSS X0, c+48(FP)
+	MOVQ   AX, AX
+	MOVQ   $0x00000008, BX
+
+softmaxExpRowAVX2_far_block:
+	CMPQ         DX, $0x00000010
+	JB           softmaxExpRowAVX2_far_single
+	VMOVUPS      (CX), Y7
+	VSUBPS       Y0, Y7, Y7
+	VMOVUPS      32(CX), Y8
+	VSUBPS       Y0, Y8, Y8
+	VCMPPS       $0x1d, softmaxConsts<>+384(SB), Y7, Y9
+	VCMPPS       $0x1d, softmaxConsts<>+384(SB), Y8, Y10
+	VCMPPS       $0x03, Y8, Y7, Y11
+	VORPS        Y11, Y1, Y1
+	VMOVUPS      softmaxConsts<>+128(SB), Y11
+	VFMADD231PS  Y6, Y7, Y11
+	VMOVUPS      softmaxConsts<>+128(SB), Y12
+	VFMADD231PS  Y6, Y8, Y12
+	VSUBPS       softmaxConsts<>+128(SB), Y11, Y13
+	VSUBPS       softmaxConsts<>+128(SB), Y12, Y14
+	VFNMADD231PS softmaxConsts<>+256(SB), Y13, Y7
+	VFNMADD231PS softmaxConsts<>+256(SB), Y14, Y8
+	VFNMADD231PS softmaxConsts<>+320(SB), Y13, Y7
+	VFNMADD231PS softmaxConsts<>+320(SB), Y14, Y8
+	VMOVUPS      softmaxConsts<>+896(SB), Y13
+	VFMADD231PS  softmaxConsts<>+960(SB), Y7, Y13
+	VMOVUPS      softmaxConsts<>+896(SB), Y14
+	VFMADD231PS  softmaxConsts<>+960(SB), Y8, Y14
+	VFMADD213PS  softmaxConsts<>+832(SB), Y7, Y13
+	VFMADD213PS  softmaxConsts<>+832(SB), Y8, Y14
+	VFMADD213PS  softmaxConsts<>+768(SB), Y7, Y13
+	VFMADD213PS  softmaxConsts<>+768(SB), Y8, Y14
+	VFMADD213PS  softmaxConsts<>+704(SB), Y7, Y13
+	VFMADD213PS  softmaxConsts<>+704(SB), Y8, Y14
+	VFMADD213PS  softmaxConsts<>+640(SB), Y7, Y13
+	VFMADD213PS  softmaxConsts<>+640(SB), Y8, Y14
+	VPSLLD       $0x17, Y11, Y11
+	VPADDD       Y11, Y13, Y13
+	VANDPS       Y9, Y13, Y13
+	VPSLLD       $0x17, Y12, Y12
+	VPADDD       Y12, Y14, Y14
+	VANDPS       Y10, Y14, Y14
+	VMOVUPS      Y13, (AX)
+	VADDPS       Y13, Y2, Y2
+	VMOVUPS      Y14, 32(AX)
+	VADDPS       Y14, Y3, Y3
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, DX
+	DECQ         BX
+	JNZ          softmaxExpRowAVX2_far_block
+	VSUBPS       Y5, Y2, Y2
+	VADDPS       Y2, Y4, Y7
+	VSUBPS       Y4, Y7, Y4
+	VSUBPS       Y2, Y4, Y5
+	VMOVAPS      Y7, Y4
+	VXORPS       Y2, Y2, Y2
+	VSUBPS       Y5, Y3, Y3
+	VADDPS       Y3, Y4, Y7
+	VSUBPS       Y4, Y7, Y4
+	VSUBPS       Y3, Y4, Y5
+	VMOVAPS      Y7, Y4
+	VXORPS       Y3, Y3, Y3
+	MOVQ         $0x00000008, BX
+	JMP          softmaxExpRowAVX2_far_block
+
+softmaxExpRowAVX2_far_single:
+	CMPQ         DX, $0x00000008
+	JB           softmaxExpRowAVX2_far_tail
+	VMOVUPS      (CX), Y7
+	VSUBPS       Y0, Y7, Y7
+	VCMPPS       $0x1d, softmaxConsts<>+384(SB), Y7, Y8
+	VCMPPS       $0x03, Y7, Y7, Y9
+	VORPS        Y9, Y1, Y1
+	VMOVUPS      softmaxConsts<>+128(SB), Y9
+	VFMADD231PS  Y6, Y7, Y9
+	VSUBPS       softmaxConsts<>+128(SB), Y9, Y10
+	VFNMADD231PS softmaxConsts<>+256(SB), Y10, Y7
+	VFNMADD231PS softmaxConsts<>+320(SB), Y10, Y7
+	VMOVUPS      softmaxConsts<>+896(SB), Y10
+	VFMADD231PS  softmaxConsts<>+960(SB), Y7, Y10
+	VFMADD213PS  softmaxConsts<>+832(SB), Y7, Y10
+	VFMADD213PS  softmaxConsts<>+768(SB), Y7, Y10
+	VFMADD213PS  softmaxConsts<>+704(SB), Y7, Y10
+	VFMADD213PS  softmaxConsts<>+640(SB), Y7, Y10
+	VPSLLD       $0x17, Y9, Y9
+	VPADDD       Y9, Y10, Y10
+	VANDPS       Y8, Y10, Y10
+	VMOVUPS      Y10, (AX)
+	VADDPS       Y10, Y2, Y2
+	ADDQ         $0x00000020, CX
+	ADDQ         $0x00000020, AX
+	SUBQ         $0x00000008, DX
+	JMP          softmaxExpRowAVX2_far_single
+
+softmaxExpRowAVX2_far_tail:
+	TESTQ        DX, DX
+	JZ           softmaxExpRowAVX2_far_done
+	MOVQ         $0x00000008, BX
+	SUBQ         DX, BX
+	LEAQ         softmaxMaskDW<>+0(SB), DX
+	VMOVUPS      (DX)(BX*4), Y7
+	VMASKMOVPS   (CX), Y7, Y8
+	VSUBPS       Y0, Y8, Y8
+	VCMPPS       $0x1d, softmaxConsts<>+384(SB), Y8, Y0
+	VANDPS       Y7, Y0, Y0
+	VCMPPS       $0x03, Y8, Y8, Y9
+	VORPS        Y9, Y1, Y1
+	VMOVUPS      softmaxConsts<>+128(SB), Y9
+	VFMADD231PS  Y6, Y8, Y9
+	VSUBPS       softmaxConsts<>+128(SB), Y9, Y6
+	VFNMADD231PS softmaxConsts<>+256(SB), Y6, Y8
+	VFNMADD231PS softmaxConsts<>+320(SB), Y6, Y8
+	VMOVUPS      softmaxConsts<>+896(SB), Y6
+	VFMADD231PS  softmaxConsts<>+960(SB), Y8, Y6
+	VFMADD213PS  softmaxConsts<>+832(SB), Y8, Y6
+	VFMADD213PS  softmaxConsts<>+768(SB), Y8, Y6
+	VFMADD213PS  softmaxConsts<>+704(SB), Y8, Y6
+	VFMADD213PS  softmaxConsts<>+640(SB), Y8, Y6
+	VPSLLD       $0x17, Y9, Y9
+	VPADDD       Y9, Y6, Y6
+	VANDPS       Y0, Y6, Y6
+	VMASKMOVPS   Y6, Y7, (AX)
+	VADDPS       Y6, Y2, Y2
+
+softmaxExpRowAVX2_far_done:
+softmaxExpRowAVX2_done:
+	VSUBPS     Y5, Y4, Y4
+	VADDPS     Y4, Y2, Y2
+	VADDPS     Y3, Y2, Y2
+	VORPS      Y1, Y2, Y2
+	VPERM2F128 $0x01, Y2, Y2, Y0
+	VADDPS     Y0, Y2, Y2
+	VPERMILPS  $0x4e, Y2, Y0
+	VADDPS     Y0, Y2, Y2
+	VPERMILPS  $0xb1, Y2, Y0
+	VADDPS     Y0, Y2, Y2
+	VMOVSS     X2, sum+52(FP)
+	VZEROUPPER
+
+softmaxExpRowAVX2_ret:
+	RET
+
+// func softmaxExpRowAVX512(dst []float32, src []float32) (c float32, sum float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·softmaxExpRowAVX512(SB), NOSPLIT, $8-56
+	MOVQ   dst_base+0(FP), AX
+	MOVQ   src_base+24(FP), CX
+	VXORPS X0, X0, X0
+	VMOVSS X0, c+48(FP)
+	VMOVSS X0, sum+52(FP)
+	MOVQ   src_len+32(FP), DX
+	TESTQ  DX, DX
+	JZ     softmaxExpRowAVX512_ret
+
+	// Pass 1: row maximum.
+	VBROADCASTSS softmaxConsts<>+576(SB), Z0
+	VBROADCASTSS softmaxConsts<>+576(SB), Z1
+	VBROADCASTSS softmaxConsts<>+576(SB), Z2
+	VBROADCASTSS softmaxConsts<>+576(SB), Z3
+	MOVQ         CX, BX
+	MOVQ         DX, SI
+
+softmaxExpRowAVX512_max_block:
+	CMPQ   SI, $0x00000040
+	JB     softmaxExpRowAVX512_max_single
+	VMAXPS (BX), Z0, Z0
+	VMAXPS 64(BX), Z1, Z1
+	VMAXPS 128(BX), Z2, Z2
+	VMAXPS 192(BX), Z3, Z3
+	ADDQ   $0x00000100, BX
+	SUBQ   $0x00000040, SI
+	JMP    softmaxExpRowAVX512_max_block
+
+softmaxExpRowAVX512_max_single:
+	CMPQ   SI, $0x00000010
+	JB     softmaxExpRowAVX512_max_tail
+	VMAXPS (BX), Z0, Z0
+	ADDQ   $0x00000040, BX
+	SUBQ   $0x00000010, SI
+	JMP    softmaxExpRowAVX512_max_single
+
+softmaxExpRowAVX512_max_tail:
+	TESTQ   SI, SI
+	JZ      softmaxExpRowAVX512_max_done
+	LEAQ    softmaxMaskW<>+0(SB), DI
+	MOVWLZX (DI)(SI*2), SI
+	KMOVW   SI, K1
+	VMAXPS  (BX), Z0, K1, Z0
+
+softmaxExpRowAVX512_max_done:
+	VMAXPS       Z1, Z0, Z0
+	VMAXPS       Z3, Z2, Z2
+	VMAXPS       Z2, Z0, Z0
+	VSHUFF32X4   $0x4e, Z0, Z0, Z1
+	VMAXPS       Z1, Z0, Z0
+	VSHUFF32X4   $0xb1, Z0, Z0, Z1
+	VMAXPS       Z1, Z0, Z0
+	VPERMILPS    $0x4e, Z0, Z1
+	VMAXPS       Z1, Z0, Z0
+	VPERMILPS    $0xb1, Z0, Z1
+	VMAXPS       Z1, Z0, Z0
+	VBROADCASTSS softmaxConsts<>+448(SB), Z1
+	VMAXPS       Z0, Z1, Z0
+
+	// Pass 2: exponentials into dst, and their sums.
+	VXORPS       Z1, Z1, Z1
+	VXORPS       Z2, Z2, Z2
+	VXORPS       Z3, Z3, Z3
+	VXORPS       Z4, Z4, Z4
+	VXORPS       Z5, Z5, Z5
+	VXORPS       Z6, Z6, Z6
+	VBROADCASTSS softmaxConsts<>+0(SB), Z7
+	VBROADCASTSS softmaxConsts<>+128(SB), Z8
+	VBROADCASTSS softmaxConsts<>+256(SB), Z9
+	VBROADCASTSS softmaxConsts<>+320(SB), Z10
+	VBROADCASTSS softmaxConsts<>+384(SB), Z11
+	VBROADCASTSS softmaxConsts<>+640(SB), Z12
+	VBROADCASTSS softmaxConsts<>+704(SB), Z13
+	VBROADCASTSS softmaxConsts<>+768(SB), Z14
+	VBROADCASTSS softmaxConsts<>+832(SB), Z15
+	VBROADCASTSS softmaxConsts<>+960(SB), Z16
+	VMOVD        X0, BX
+	ANDL         $0x7fffffff, BX
+	CMPL         BX, $0x45800000
+	JAE          softmaxExpRowAVX512_far
+	VBROADCASTSS softmaxConsts<>+128(SB), Z11
+	VFMADD231PS  Z7, Z0, Z11
+	VSUBPS       softmaxConsts<>+128(SB), Z11, Z11
+	VBROADCASTSS softmaxConsts<>+128(SB), Z0
+	VSUBPS       Z11, Z0, Z0
+	VMOVSS       X0, 4(SP)
+	VBROADCASTSS softmaxConsts<>+192(SB), Z0
+	VFMADD231PS  softmaxConsts<>+64(SB), Z11, Z0
+	VSUBPS       softmaxConsts<>+192(SB), Z0, Z0
+	VMOVSS       X0, (SP)
+	VADDPS       softmaxConsts<>+384(SB), Z0, Z0
+	VMOVSS       (SP), X11
+	VMOVSS       X11, c+48(FP)
+	MOVQ         AX, AX
+	MOVQ         $0x00000008, BX
+
+softmaxExpRowAVX512_near_block:
+	CMPQ         DX, $0x00000040
+	JB           softmaxExpRowAVX512_near_single
+	VMOVUPS      (CX), Z11
+	VMOVUPS      64(CX), Z17
+	VMOVUPS      128(CX), Z18
+	VMOVUPS      192(CX), Z19
+	VCMPPS       $0x15, Z0, Z11, K1
+	VCMPPS       $0x15, Z0, Z17, K2
+	VCMPPS       $0x15, Z0, Z18, K3
+	VCMPPS       $0x15, Z0, Z19, K4
+	VBROADCASTSS 4(SP), Z20
+	VFMADD231PS  Z7, Z11, Z20
+	VBROADCASTSS 4(SP), Z21
+	VFMADD231PS  Z7, Z17, Z21
+	VBROADCASTSS 4(SP), Z22
+	VFMADD231PS  Z7, Z18, Z22
+	VBROADCASTSS 4(SP), Z23
+	VFMADD231PS  Z7, Z19, Z23
+	VSUBPS       Z8, Z20, Z20
+	VSUBPS       Z8, Z21, Z21
+	VSUBPS       Z8, Z22, Z22
+	VSUBPS       Z8, Z23, Z23
+	VBROADCASTSS (SP), Z24
+	VFMADD231PS  Z9, Z20, Z24
+	VSUBPS       Z24, Z11, Z11
+	VBROADCASTSS (SP), Z24
+	VFMADD231PS  Z9, Z21, Z24
+	VSUBPS       Z24, Z17, Z17
+	VBROADCASTSS (SP), Z24
+	VFMADD231PS  Z9, Z22, Z24
+	VSUBPS       Z24, Z18, Z18
+	VBROADCASTSS (SP), Z24
+	VFMADD231PS  Z9, Z23, Z24
+	VSUBPS       Z24, Z19, Z19
+	VFNMADD231PS Z10, Z20, Z11
+	VFNMADD231PS Z10, Z21, Z17
+	VFNMADD231PS Z10, Z22, Z18
+	VFNMADD231PS Z10, Z23, Z19
+	VBROADCASTSS softmaxConsts<>+896(SB), Z24
+	VFMADD231PS  Z16, Z11, Z24
+	VBROADCASTSS softmaxConsts<>+896(SB), Z25
+	VFMADD231PS  Z16, Z17, Z25
+	VBROADCASTSS softmaxConsts<>+896(SB), Z26
+	VFMADD231PS  Z16, Z18, Z26
+	VBROADCASTSS softmaxConsts<>+896(SB), Z27
+	VFMADD231PS  Z16, Z19, Z27
+	VFMADD213PS  Z15, Z11, Z24
+	VFMADD213PS  Z15, Z17, Z25
+	VFMADD213PS  Z15, Z18, Z26
+	VFMADD213PS  Z15, Z19, Z27
+	VFMADD213PS  Z14, Z11, Z24
+	VFMADD213PS  Z14, Z17, Z25
+	VFMADD213PS  Z14, Z18, Z26
+	VFMADD213PS  Z14, Z19, Z27
+	VFMADD213PS  Z13, Z11, Z24
+	VFMADD213PS  Z13, Z17, Z25
+	VFMADD213PS  Z13, Z18, Z26
+	VFMADD213PS  Z13, Z19, Z27
+	VFMADD213PS  Z12, Z11, Z24
+	VFMADD213PS  Z12, Z17, Z25
+	VFMADD213PS  Z12, Z18, Z26
+	VFMADD213PS  Z12, Z19, Z27
+	VSCALEFPS.Z  Z20, Z24, K1, Z24
+	VSCALEFPS.Z  Z21, Z25, K2, Z25
+	VSCALEFPS.Z  Z22, Z26, K3, Z26
+	VSCALEFPS.Z  Z23, Z27, K4, Z27
+	VMOVUPS      Z24, (AX)
+	VADDPS       Z24, Z1, Z1
+	VMOVUPS      Z25, 64(AX)
+	VADDPS       Z25, Z2, Z2
+	VMOVUPS      Z26, 128(AX)
+	VADDPS       Z26, Z3, Z3
+	VMOVUPS      Z27, 192(AX)
+	VADDPS       Z27, Z4, Z4
+	ADDQ         $0x00000100, CX
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x00000040, DX
+	DECQ         BX
+	JNZ          softmaxExpRowAVX512_near_block
+	VSUBPS       Z6, Z1, Z1
+	VADDPS       Z1, Z5, Z11
+	VSUBPS       Z5, Z11, Z5
+	VSUBPS       Z1, Z5, Z6
+	VMOVAPS      Z11, Z5
+	VXORPS       Z1, Z1, Z1
+	VSUBPS       Z6, Z2, Z2
+	VADDPS       Z2, Z5, Z11
+	VSUBPS       Z5, Z11, Z5
+	VSUBPS       Z2, Z5, Z6
+	VMOVAPS      Z11, Z5
+	VXORPS       Z2, Z2, Z2
+	VSUBPS       Z6, Z3, Z3
+	VADDPS       Z3, Z5, Z11
+	VSUBPS       Z5, Z11, Z5
+	VSUBPS       Z3, Z5, Z6
+	VMOVAPS      Z11, Z5
+	VXORPS       Z3, Z3, Z3
+	VSUBPS       Z6, Z4, Z4
+	VADDPS       Z4, Z5, Z11
+	VSUBPS       Z5, Z11, Z5
+	VSUBPS       Z4, Z5, Z6
+	VMOVAPS      Z11, Z5
+	VXORPS       Z4, Z4, Z4
+	MOVQ         $0x00000008, BX
+	JMP          softmaxExpRowAVX512_near_block
+
+softmaxExpRowAVX512_near_single:
+	CMPQ         DX, $0x00000010
+	JB           softmaxExpRowAVX512_near_tail
+	VMOVUPS      (CX), Z11
+	VCMPPS       $0x15, Z0, Z11, K1
+	VBROADCASTSS 4(SP), Z17
+	VFMADD231PS  Z7, Z11, Z17
+	VSUBPS       Z8, Z17, Z17
+	VBROADCASTSS (SP), Z18
+	VFMADD231PS  Z9, Z17, Z18
+	VSUBPS       Z18, Z11, Z11
+	VFNMADD231PS Z10, Z17, Z11
+	VBROADCASTSS softmaxConsts<>+896(SB), Z18
+	VFMADD231PS  Z16, Z11, Z18
+	VFMADD213PS  Z15, Z11, Z18
+	VFMADD213PS  Z14, Z11, Z18
+	VFMADD213PS  Z13, Z11, Z18
+	VFMADD213PS  Z12, Z11, Z18
+	VSCALEFPS.Z  Z17, Z18, K1, Z18
+	VMOVUPS      Z18, (AX)
+	VADDPS       Z18, Z1, Z1
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, DX
+	JMP          softmaxExpRowAVX512_near_single
+
+softmaxExpRowAVX512_near_tail:
+	TESTQ        DX, DX
+	JZ           softmaxExpRowAVX512_near_done
+	LEAQ         softmaxMaskW<>+0(SB), BX
+	MOVWLZX      (BX)(DX*2), DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (CX), K1, Z11
+	VCMPPS       $0x15, Z0, Z11, K1, K2
+	VBROADCASTSS 4(SP), Z0
+	VFMADD231PS  Z7, Z11, Z0
+	VSUBPS       Z8, Z0, Z0
+	VBROADCASTSS (SP), Z7
+	VFMADD231PS  Z9, Z0, Z7
+	VSUBPS       Z7, Z11, Z11
+	VFNMADD231PS Z10, Z0, Z11
+	VBROADCASTSS softmaxConsts<>+896(SB), Z7
+	VFMADD231PS  Z16, Z11, Z7
+	VFMADD213PS  Z15, Z11, Z7
+	VFMADD213PS  Z14, Z11, Z7
+	VFMADD213PS  Z13, Z11, Z7
+	VFMADD213PS  Z12, Z11, Z7
+	VSCALEFPS.Z  Z0, Z7, K2, Z7
+	VMOVUPS      Z7, K1, (AX)
+	VADDPS       Z7, Z1, Z1
+
+softmaxExpRowAVX512_near_done:
+	JMP softmaxExpRowAVX512_done
+
+softmaxExpRowAVX512_far:
+	VMOVSS X0, c+48(FP)
+	MOVQ   AX, AX
+	MOVQ   $0x00000008, BX
+
+softmaxExpRowAVX512_far_block:
+	CMPQ         DX, $0x00000040
+	JB           softmaxExpRowAVX512_far_single
+	VMOVUPS      (CX), Z17
+	VSUBPS       Z0, Z17, Z17
+	VMOVUPS      64(CX), Z18
+	VSUBPS       Z0, Z18, Z18
+	VMOVUPS      128(CX), Z19
+	VSUBPS       Z0, Z19, Z19
+	VMOVUPS      192(CX), Z20
+	VSUBPS       Z0, Z20, Z20
+	VCMPPS       $0x15, Z11, Z17, K1
+	VCMPPS       $0x15, Z11, Z18, K2
+	VCMPPS       $0x15, Z11, Z19, K3
+	VCMPPS       $0x15, Z11, Z20, K4
+	VBROADCASTSS softmaxConsts<>+128(SB), Z21
+	VFMADD231PS  Z7, Z17, Z21
+	VBROADCASTSS softmaxConsts<>+128(SB), Z22
+	VFMADD231PS  Z7, Z18, Z22
+	VBROADCASTSS softmaxConsts<>+128(SB), Z23
+	VFMADD231PS  Z7, Z19, Z23
+	VBROADCASTSS softmaxConsts<>+128(SB), Z24
+	VFMADD231PS  Z7, Z20, Z24
+	VSUBPS       Z8, Z21, Z21
+	VSUBPS       Z8, Z22, Z22
+	VSUBPS       Z8, Z23, Z23
+	VSUBPS       Z8, Z24, Z24
+	VFNMADD231PS Z9, Z21, Z17
+	VFNMADD231PS Z9, Z22, Z18
+	VFNMADD231PS Z9, Z23, Z19
+	VFNMADD231PS Z9, Z24, Z20
+	VFNMADD231PS Z10, Z21, Z17
+	VFNMADD231PS Z10, Z22, Z18
+	VFNMADD231PS Z10, Z23, Z19
+	VFNMADD231PS Z10, Z24, Z20
+	VBROADCASTSS softmaxConsts<>+896(SB), Z25
+	VFMADD231PS  Z16, Z17, Z25
+	VBROADCASTSS softmaxConsts<>+896(SB), Z26
+	VFMADD231PS  Z16, Z18, Z26
+	VBROADCASTSS softmaxConsts<>+896(SB), Z27
+	VFMADD231PS  Z16, Z19, Z27
+	VBROADCASTSS softmaxConsts<>+896(SB), Z28
+	VFMADD231PS  Z16, Z20, Z28
+	VFMADD213PS  Z15, Z17, Z25
+	VFMADD213PS  Z15, Z18, Z26
+	VFMADD213PS  Z15, Z19, Z27
+	VFMADD213PS  Z15, Z20, Z28
+	VFMADD213PS  Z14, Z17, Z25
+	VFMADD213PS  Z14, Z18, Z26
+	VFMADD213PS  Z14, Z19, Z27
+	VFMADD213PS  Z14, Z20, Z28
+	VFMADD213PS  Z13, Z17, Z25
+	VFMADD213PS  Z13, Z18, Z26
+	VFMADD213PS  Z13, Z19, Z27
+	VFMADD213PS  Z13, Z20, Z28
+	VFMADD213PS  Z12, Z17, Z25
+	VFMADD213PS  Z12, Z18, Z26
+	VFMADD213PS  Z12, Z19, Z27
+	VFMADD213PS  Z12, Z20, Z28
+	VSCALEFPS.Z  Z21, Z25, K1, Z25
+	VSCALEFPS.Z  Z22, Z26, K2, Z26
+	VSCALEFPS.Z  Z23, Z27, K3, Z27
+	VSCALEFPS.Z  Z24, Z28, K4, Z28
+	VMOVUPS      Z25, (AX)
+	VADDPS       Z25, Z1, Z1
+	VMOVUPS      Z26, 64(AX)
+	VADDPS       Z26, Z2, Z2
+	VMOVUPS      Z27, 128(AX)
+	VADDPS       Z27, Z3, Z3
+	VMOVUPS      Z28, 192(AX)
+	VADDPS       Z28, Z4, Z4
+	ADDQ         $0x00000100, CX
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x00000040, DX
+	DECQ         BX
+	JNZ          softmaxExpRowAVX512_far_block
+	VSUBPS       Z6, Z1, Z1
+	VADDPS       Z1, Z5, Z17
+	VSUBPS       Z5, Z17, Z5
+	VSUBPS       Z1, Z5, Z6
+	VMOVAPS      Z17, Z5
+	VXORPS       Z1, Z1, Z1
+	VSUBPS       Z6, Z2, Z2
+	VADDPS       Z2, Z5, Z17
+	VSUBPS       Z5, Z17, Z5
+	VSUBPS       Z2, Z5, Z6
+	VMOVAPS      Z17, Z5
+	VXORPS       Z2, Z2, Z2
+	VSUBPS       Z6, Z3, Z3
+	VADDPS       Z3, Z5, Z17
+	VSUBPS       Z5, Z17, Z5
+	VSUBPS       Z3, Z5, Z6
+	VMOVAPS      Z17, Z5
+	VXORPS       Z3, Z3, Z3
+	VSUBPS       Z6, Z4, Z4
+	VADDPS       Z4, Z5, Z17
+	VSUBPS       Z5, Z17, Z5
+	VSUBPS       Z4, Z5, Z6
+	VMOVAPS      Z17, Z5
+	VXORPS       Z4, Z4, Z4
+	MOVQ         $0x00000008, BX
+	JMP          softmaxExpRowAVX512_far_block
+
+softmaxExpRowAVX512_far_single:
+	CMPQ         DX, $0x00000010
+	JB           softmaxExpRowAVX512_far_tail
+	VMOVUPS      (CX), Z17
+	VSUBPS       Z0, Z17, Z17
+	VCMPPS       $0x15, Z11, Z17, K1
+	VBROADCASTSS softmaxConsts<>+128(SB), Z18
+	VFMADD231PS  Z7, Z17, Z18
+	VSUBPS       Z8, Z18, Z18
+	VFNMADD231PS Z9, Z18, Z17
+	VFNMADD231PS Z10, Z18, Z17
+	VBROADCASTSS softmaxConsts<>+896(SB), Z19
+	VFMADD231PS  Z16, Z17, Z19
+	VFMADD213PS  Z15, Z17, Z19
+	VFMADD213PS  Z14, Z17, Z19
+	VFMADD213PS  Z13, Z17, Z19
+	VFMADD213PS  Z12, Z17, Z19
+	VSCALEFPS.Z  Z18, Z19, K1, Z19
+	VMOVUPS      Z19, (AX)
+	VADDPS       Z19, Z1, Z1
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000010, DX
+	JMP          softmaxExpRowAVX512_far_single
+
+softmaxExpRowAVX512_far_tail:
+	TESTQ        DX, DX
+	JZ           softmaxExpRowAVX512_far_done
+	LEAQ         softmaxMaskW<>+0(SB), BX
+	MOVWLZX      (BX)(DX*2), DX
+	KMOVW        DX, K1
+	VMOVUPS.Z    (CX), K1, Z17
+	VSUBPS       Z0, Z17, Z17
+	VCMPPS       $0x15, Z11, Z17, K1, K2
+	VBROADCASTSS softmaxConsts<>+128(SB), Z0
+	VFMADD231PS  Z7, Z17, Z0
+	VSUBPS       Z8, Z0, Z0
+	VFNMADD231PS Z9, Z0, Z17
+	VFNMADD231PS Z10, Z0, Z17
+	VBROADCASTSS softmaxConsts<>+896(SB), Z7
+	VFMADD231PS  Z16, Z17, Z7
+	VFMADD213PS  Z15, Z17, Z7
+	VFMADD213PS  Z14, Z17, Z7
+	VFMADD213PS  Z13, Z17, Z7
+	VFMADD213PS  Z12, Z17, Z7
+	VSCALEFPS.Z  Z0, Z7, K2, Z7
+	VMOVUPS      Z7, K1, (AX)
+	VADDPS       Z7, Z1, Z1
+
+softmaxExpRowAVX512_far_done:
+softmaxExpRowAVX512_done:
+	VSUBPS     Z6, Z5, Z5
+	VADDPS     Z5, Z1, Z1
+	VADDPS     Z3, Z1, Z1
+	VADDPS     Z4, Z2, Z2
+	VADDPS     Z2, Z1, Z1
+	VSHUFF32X4 $0x4e, Z1, Z1, Z0
+	VADDPS     Z0, Z1, Z1
+	VSHUFF32X4 $0xb1, Z1, Z1, Z0
+	VADDPS     Z0, Z1, Z1
+	VPERMILPS  $0x4e, Z1, Z0
+	VADDPS     Z0, Z1, Z1
+	VPERMILPS  $0xb1, Z1, Z0
+	VADDPS     Z0, Z1, Z1
+	VMOVSS     X1, sum+52(FP)
+	VZEROUPPER
+
+softmaxExpRowAVX512_ret:
+	RET
+
 // func softmaxBackwardRowAVX2(dx []float32, y []float32, dy []float32)
 // Requires: AVX, FMA3
 TEXT ·softmaxBackwardRowAVX2(SB), NOSPLIT, $0-72

@@ -34,6 +34,32 @@ func softmaxRowAVX512(dst []float32, src []float32)
 //go:noescape
 func softmaxRows2AVX512(dst0 []float32, src0 []float32, dst1 []float32, src1 []float32)
 
+// softmaxExpRowAVX2 is passes 1 and 2 of softmaxRowAVX2: it writes
+// dst[j] = exp(src[j] - c) for j < len(src) and returns c and the sum of
+// the dst[j], where c is the shift of the row's reduction: its maximum
+// m' = max(m, -MaxFloat32) (far), or within 0.35 of it (near). dst must be
+// at least as long as src (not checked) and may be src itself. An entry
+// of -Inf gives exactly 0; a row of only -Inf gives sum = 0, a row
+// holding NaN or +Inf a NaN sum; sum >= 0.7 otherwise. The relative error
+// of sum and of every dst[j] above 1e-30 is below 1.3e-6. An empty src
+// returns 0, 0. Requires AVX2 and FMA.
+//
+//go:noescape
+func softmaxExpRowAVX2(dst []float32, src []float32) (c float32, sum float32)
+
+// softmaxExpRowAVX512 is passes 1 and 2 of softmaxRowAVX512: it writes
+// dst[j] = exp(src[j] - c) for j < len(src) and returns c and the sum of
+// the dst[j], where c is the shift of the row's reduction: its maximum
+// m' = max(m, -MaxFloat32) (far), or within 0.35 of it (near). dst must be
+// at least as long as src (not checked) and may be src itself. An entry
+// of -Inf gives exactly 0; a row of only -Inf gives sum = 0, a row
+// holding NaN or +Inf a NaN sum; sum >= 0.7 otherwise. The relative error
+// of sum and of every dst[j] above 1e-30 is below 1.3e-6. An empty src
+// returns 0, 0. Requires AVX-512F.
+//
+//go:noescape
+func softmaxExpRowAVX512(dst []float32, src []float32) (c float32, sum float32)
+
 // softmaxBackwardRowAVX2 sets dx[j] = y[j]*(dy[j] - s) for j < len(y), where
 // s = sum_k y[k]*dy[k]. dx and dy must be at least as long as y (not
 // checked); dx may be dy itself. Requires AVX2 and FMA.

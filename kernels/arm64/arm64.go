@@ -34,6 +34,10 @@ func init() {
 
 		FMALoop:  fmaPeakNEON,
 		FMAFlops: 24 * 4 * 2, // 24 independent FMAs of 4 lanes
+
+		AdamW:               adamwSetNEON,
+		SumSquares:          sumSquaresNEON,
+		SoftmaxCrossEntropy: xentNEON,
 	})
 }
 

@@ -8,6 +8,9 @@
 //	gemm.go       the GEMM and masked-scores wiring (the shared blocked
 //	              driver of kernels/internal/blocked over the micro-kernels)
 //	softmax.go    the softmax row driver over the per-row kernels
+//	optim.go      the AdamW wiring (the scalars passed one by one)
+//	xent.go       the cross-entropy: the softmax's passes under the
+//	              shared row loop of kernels/internal/xentrow
 //	arm64.go      the kernel set (vector operations, FMA peak loop) and its
 //	              registration
 //	*_arm64.s, gemm_kernels_arm64.go, softmax_consts_arm64.go

@@ -26,8 +26,18 @@ func softmaxRowNEON(dst, src []float32) {
 		generic.SoftmaxRow(dst, src)
 		return
 	}
+	_, sum := expShiftedNEON(dst, src, mx)
+	// sum >= exp(-0.35): the maximum's own exponential.
+	scaleNEON(float32(1/sum), dst[:len(src)])
+}
+
+// expShiftedNEON is pass 2 of a softmax row whose maximum mx is finite:
+// it sets dst[j] = exp(src[j] - c) for j < len(src) and returns the shift
+// c of the reduction (mx, or within 0.35 of it) and the sum of the dst[j]
+// in float64.
+func expShiftedNEON(dst, src []float32, mx float32) (c float32, sum float64) {
 	far := !(math.Abs(float64(mx)) < expNearMax)
-	var c, b, thr float32
+	var b, thr float32
 	if far {
 		c, b, thr = mx, expShifter, expMin
 	} else {
@@ -39,7 +49,7 @@ func softmaxRowNEON(dst, src []float32) {
 		thr = c + expMin
 	}
 	n4 := len(src) &^ 3
-	sum := expRow(far, dst[:n4], src[:n4], c, b, thr)
+	sum = expRow(far, dst[:n4], src[:n4], c, b, thr)
 	if n4 < len(src) {
 		// The last 1-3 entries, padded with -Inf (whose exponentials are
 		// 0), so the kernel reads and writes only whole vectors.
@@ -51,8 +61,7 @@ func softmaxRowNEON(dst, src []float32) {
 		sum += expRow(far, buf[:], buf[:], c, b, thr)
 		copy(dst[n4:], buf[:len(src)-n4])
 	}
-	// sum >= exp(-0.35): the maximum's own exponential.
-	scaleNEON(float32(1/sum), dst[:len(src)])
+	return c, sum
 }
 
 // expRow calls the near or far exponential kernel (directly, so that a

@@ -11,14 +11,14 @@ import "fmt"
 // in the Arm Architecture Reference Manual (section C4.1, "A64 instruction
 // set encoding"):
 //
-//   - three registers, same type (fadd, fsub, fmul, fmax, fcmge, faddp):
+//   - three registers, same type (fadd, fsub, fmul, fdiv, fmax, fcmge, faddp):
 //     base | Rm<<16 | Rn<<5 | Rd, where base fixes Q (bit 30, 1 = 128-bit),
 //     U (bit 29), sz (bit 22, 0 = single, 1 = double) and the opcode;
 //   - vector by element, single precision (fmla, fmul):
 //     base | L<<21 | Rm<<16 | H<<11 | Rn<<5 | Rd, where the lane index is
 //     H:L and Rm is five bits (M, bit 20, is its high bit);
-//   - two registers, miscellaneous, and across lanes (fcvtl, fcvtl2,
-//     faddp scalar, fmaxv): base | Rn<<5 | Rd.
+//   - two registers, miscellaneous, and across lanes (fsqrt, fcvtl,
+//     fcvtl2, faddp scalar, fmaxv): base | Rn<<5 | Rd.
 //
 // Registers are V0..V31 (numbers 0..31). The bases are the words of the
 // instruction with every register field 0; enc_test.go checks every
@@ -35,12 +35,14 @@ const (
 	baseFADD4S   = 0x4e20d400 // FADD Vd.4S, Vn.4S, Vm.4S
 	baseFSUB4S   = 0x4ea0d400 // FSUB Vd.4S, Vn.4S, Vm.4S
 	baseFMUL4S   = 0x6e20dc00 // FMUL Vd.4S, Vn.4S, Vm.4S
+	baseFDIV4S   = 0x6e20fc00 // FDIV Vd.4S, Vn.4S, Vm.4S
 	baseFMAX4S   = 0x4e20f400 // FMAX Vd.4S, Vn.4S, Vm.4S
 	baseFCMGE4S  = 0x6e20e400 // FCMGE Vd.4S, Vn.4S, Vm.4S (register)
 	baseFADDP4S  = 0x6e20d400 // FADDP Vd.4S, Vn.4S, Vm.4S
 	baseFADD2D   = 0x4e60d400 // FADD Vd.2D, Vn.2D, Vm.2D
 	baseFMLAElem = 0x4f801000 // FMLA Vd.4S, Vn.4S, Vm.S[i]
 	baseFMULElem = 0x4f809000 // FMUL Vd.4S, Vn.4S, Vm.S[i]
+	baseFSQRT4S  = 0x6ea1f800 // FSQRT Vd.4S, Vn.4S
 	baseFCVTL    = 0x0e617800 // FCVTL Vd.2D, Vn.2S
 	baseFCVTL2   = 0x4e617800 // FCVTL2 Vd.2D, Vn.4S
 	baseFADDPS   = 0x7e30d800 // FADDP Sd, Vn.2S
@@ -83,6 +85,7 @@ func two(base uint32, text string, d, n int) inst {
 func fadd4s(d, n, m int) inst  { return same3(baseFADD4S, "fadd", "4s", d, n, m) }
 func fsub4s(d, n, m int) inst  { return same3(baseFSUB4S, "fsub", "4s", d, n, m) }
 func fmul4s(d, n, m int) inst  { return same3(baseFMUL4S, "fmul", "4s", d, n, m) }
+func fdiv4s(d, n, m int) inst  { return same3(baseFDIV4S, "fdiv", "4s", d, n, m) }
 func fmax4s(d, n, m int) inst  { return same3(baseFMAX4S, "fmax", "4s", d, n, m) }
 func fcmge4s(d, n, m int) inst { return same3(baseFCMGE4S, "fcmge", "4s", d, n, m) }
 func faddp4s(d, n, m int) inst { return same3(baseFADDP4S, "faddp", "4s", d, n, m) }
@@ -93,6 +96,11 @@ func fmlaElem(d, n, m, lane int) inst { return byElem(baseFMLAElem, "fmla", d, n
 
 // fmulElem is Vd.4S = Vn.4S * Vm.S[lane].
 func fmulElem(d, n, m, lane int) inst { return byElem(baseFMULElem, "fmul", d, n, m, lane) }
+
+// fsqrt4s is Vd.4S = the correctly rounded square roots of Vn.4S.
+func fsqrt4s(d, n int) inst {
+	return two(baseFSQRT4S, fmt.Sprintf("fsqrt v%d.4s, v%d.4s", d, n), d, n)
+}
 
 // fcvtl widens the low two singles of Vn to doubles.
 func fcvtl(d, n int) inst {

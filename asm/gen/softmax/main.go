@@ -19,6 +19,12 @@
 // dependent adds, ~30 cycles each) and reciprocal overlap the other's work:
 // for rows of 256 these latencies are otherwise a third of the time.
 //
+// softmaxExpRow{AVX2,AVX512}(dst, src) (c, sum) is the same code, passes 1
+// and 2 only: it returns the shift c the exponentials were taken against
+// (near: c; far: m') and their sum, from which the cross-entropy kernels
+// (kernels/amd64/xent.go) take the loss, c - x[target] + log(sum), and the
+// scale of pass 3.
+//
 // # The exponential
 //
 // exp(t) = 2^k * exp(r) with k = round(t*log2(e)) and r = t - k*ln2, where
@@ -186,9 +192,11 @@ func main() {
 	maskDW = masks.LanesAVX2("softmaxMaskDW")
 	maskW = masks.OpmasksAVX512("softmaxMaskW")
 
-	forward(avx2, 1)
-	forward(avx512, 1)
-	forward(avx512, 2)
+	forward(avx2, 1, false)
+	forward(avx512, 1, false)
+	forward(avx512, 2, false)
+	forward(avx2, 1, true)
+	forward(avx512, 1, true)
 	backward(avx2)
 	backward(avx512)
 	Generate()
@@ -575,12 +583,32 @@ func (s *isa) reduceAll(vs []reg.VecVirtual, op func(a, b, dst Op)) {
 
 // forward emits SoftmaxRow<ISA> (nrows = 1) or SoftmaxRows2<ISA>
 // (nrows = 2: two rows of equal length at once, so that the latencies of
-// one row's reductions overlap the other's work).
-func forward(s *isa, nrows int) {
+// one row's reductions overlap the other's work). With expOnly (and
+// nrows = 1) it emits softmaxExpRow<ISA> instead: passes 1 and 2 only,
+// returning the shift c and the sum (for the cross-entropy).
+func forward(s *isa, nrows int, expOnly bool) {
 	avx512 := s.lanes == 16
 	var name string
 	var rows []*row
-	if nrows == 1 {
+	if expOnly {
+		name = "softmaxExpRow" + s.name
+		TEXT(name, NOSPLIT, "func(dst, src []float32) (c, sum float32)")
+		Pragma("noescape")
+		Doc(name+" is passes 1 and 2 of softmaxRow"+s.name+": it writes",
+			"dst[j] = exp(src[j] - c) for j < len(src) and returns c and the sum of",
+			"the dst[j], where c is the shift of the row's reduction: its maximum",
+			"m' = max(m, -MaxFloat32) (far), or within 0.35 of it (near). dst must be",
+			"at least as long as src (not checked) and may be src itself. An entry",
+			"of -Inf gives exactly 0; a row of only -Inf gives sum = 0, a row",
+			"holding NaN or +Inf a NaN sum; sum >= 0.7 otherwise. The relative error",
+			"of sum and of every dst[j] above 1e-30 is below 1.3e-6. An empty src",
+			"returns 0, 0. Requires "+s.req+".")
+		rows = []*row{{dst: Load(Param("dst").Base(), GP64()), src: Load(Param("src").Base(), GP64())}}
+		z := XMM()
+		VXORPS(z, z, z)
+		VMOVSS(z, retAddr(0))
+		VMOVSS(z, retAddr(1))
+	} else if nrows == 1 {
 		name = "softmaxRow" + s.name
 		TEXT(name, NOSPLIT, "func(dst, src []float32)")
 		Pragma("noescape")
@@ -764,10 +792,18 @@ func forward(s *isa, nrows int) {
 	onePass := func(r *row, prefix string, units int) {
 		isFar(r, prefix+"_far")
 		nearSetup([]*row{r})
+		if expOnly {
+			c := XMM()
+			VMOVSS(r.cMem, c)
+			VMOVSS(c, retAddr(0))
+		}
 		start([]*row{r})
 		s.expPass(prefix+"_near", n, []*row{r}, true, units, kc)
 		JMP(LabelRef(prefix + "_done"))
 		Label(prefix + "_far")
+		if expOnly {
+			VMOVSS(r.mx.AsX(), retAddr(0))
+		}
 		start([]*row{r})
 		s.expPass(prefix+"_far", n, []*row{r}, false, units, kc)
 		Label(prefix + "_done")
@@ -810,6 +846,13 @@ func forward(s *isa, nrows int) {
 		sums = append(sums, r.sums[0])
 	}
 	s.reduceAll(sums, addOp)
+	if expOnly {
+		VMOVSS(sums[0].AsX(), retAddr(1))
+		VZEROUPPER()
+		Label(name + "_ret")
+		RET()
+		return
+	}
 	invs := make([]reg.VecVirtual, nrows)
 	zero := s.newVec()
 	VXORPS(zero, zero, zero)
@@ -870,6 +913,15 @@ func forward(s *isa, nrows int) {
 	VZEROUPPER()
 	Label(name + "_ret")
 	RET()
+}
+
+// retAddr returns the stack address of result i.
+func retAddr(i int) Mem {
+	b, err := ReturnIndex(i).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
 }
 
 func itoa(i int) string { return string(rune('0' + i)) }

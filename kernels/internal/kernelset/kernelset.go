@@ -75,6 +75,22 @@ type Set struct {
 	// at least m; gamma, dgamma and dbeta at least n, dgamma apart from
 	// dbeta.
 	LayerNormBackward func(m, n int, dy []float32, lddy int, x []float32, ldx int, mean, rstd, gamma []float32, dx []float32, lddx int, dgamma, dbeta []float32)
+	// AdamW applies one AdamW step to every element of params from grads,
+	// updating the moments m and v, with the arithmetic of
+	// generic.AdamW (bit for bit). All four have the same length; none
+	// overlaps another.
+	AdamW func(params, grads, m, v []float32, h AdamWParams)
+	// SumSquares returns sum x[i]*x[i], each square exact in float64 and
+	// summed in float64 (0 when empty).
+	SumSquares func(x []float32) float64
+	// SoftmaxCrossEntropy writes, per row i of the m×n logits, the loss
+	// logsumexp(logits[i,:]) - logits[i,targets[i]] into losses[i] and
+	// scale*(softmax(logits[i,:]) - onehot(targets[i])) into dlogits[i,:]
+	// (see kernels.SoftmaxCrossEntropy). m, n > 0; both matrices fit their
+	// slices; len(targets), len(losses) >= m; every target is in [0, n);
+	// dlogits is logits (same start and leading dimension) or apart from
+	// it; losses overlaps neither.
+	SoftmaxCrossEntropy func(m, n int, logits []float32, ldl int, targets []int32, scale float32, dlogits []float32, lddl int, losses []float32)
 
 	// FMALoop runs n >= 1 iterations of FMAFlops floating-point
 	// operations of independent FMAs in the set's widest registers, for
@@ -107,4 +123,10 @@ func All() []*Set {
 	mu.Lock()
 	defer mu.Unlock()
 	return append([]*Set(nil), sets...)
+}
+
+// AdamWParams are the scalars of one AdamW step (see kernels.AdamWParams,
+// which converts to this type).
+type AdamWParams struct {
+	LR, Beta1, Beta2, Eps, WeightDecay, GradScale, InvBiasCorr1, InvBiasCorr2 float32
 }
