@@ -275,6 +275,7 @@ func (ck *Checkpoint) Resume(d *data.Dataset) (*Trainer, error) {
 		return nil, err
 	}
 	t.Opt = ck.Opt
+	t.Opt.Kernels = ck.Model.Impl()
 	t.RNG.SetState(ck.RNGState)
 	return t, nil
 }

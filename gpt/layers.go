@@ -1,7 +1,6 @@
 package gpt
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/simdgpt/simdgpt/kernels"
@@ -170,33 +169,16 @@ func geluBackSpan(dx, dout, x, th []float32) {
 	}
 }
 
-// crossEntropy turns logits [n,v] into probabilities in place (k's
-// Softmax) and returns the sum of -log p[target] over the n rows.
-func crossEntropy(k *kernels.Impl, logits []float32, targets []int32, n, v int) float64 {
-	k.Softmax(n, v, logits, v, logits, v)
+// crossEntropy replaces logits [n,v] by the gradient of the batch's mean
+// loss, scale·(softmax − onehot(target)) with scale = 1/(rows of the whole
+// batch), and returns the sum of the n rows' losses −log p[target], each
+// computed as logsumexp − logit[target] (kernels.SoftmaxCrossEntropy, one
+// fused pass per row; losses [n] is scratch).
+func crossEntropy(k *kernels.Impl, logits, losses []float32, targets []int32, n, v int, scale float32) float64 {
+	k.SoftmaxCrossEntropy(n, v, logits, v, targets, scale, logits, v, losses)
 	var loss float64
-	for i := 0; i < n; i++ {
-		tg := int(targets[i])
-		if tg < 0 || tg >= v {
-			panic(fmt.Sprintf("gpt: target %d at row %d is outside the vocabulary of %d", tg, i, v))
-		}
-		loss -= math.Log(float64(logits[i*v+tg]))
+	for _, l := range losses[:n] {
+		loss += float64(l)
 	}
 	return loss
-}
-
-// crossEntropyBackward writes the gradient of crossEntropy's sum divided by
-// norm (the rows of the whole batch) with respect to the logits,
-// (p - onehot(target))/norm, into dlogits (which may alias probs).
-func crossEntropyBackward(dlogits, probs []float32, targets []int32, n, v, norm int) {
-	inv := 1 / float32(norm)
-	parallelFor(n, rowChunk, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			p, d := probs[i*v:][:v], dlogits[i*v:][:v]
-			for j := range p {
-				d[j] = p[j] * inv
-			}
-			d[targets[i]] -= inv
-		}
-	})
 }

@@ -315,7 +315,8 @@ type activations struct {
 	lnf     []float32 // [n,C]
 	lnfMean []float32
 	lnfRstd []float32
-	logits  []float32 // [n,V]; probabilities after a Forward with targets
+	logits  []float32 // [n,V]; after a Forward with targets, the gradient of the mean loss
+	losses  []float32 // [n], each row's loss (scratch of crossEntropy)
 	// backward scratch
 	dres, dln []float32 // [n,C]
 	dfc       []float32 // [n,4C]
@@ -481,6 +482,7 @@ func (m *Model) ensure(r *replica, b, t int) {
 	}
 	a.lnf, a.lnfMean, a.lnfRstd = grow(a.lnf, n*C), grow(a.lnfMean, n), grow(a.lnfRstd, n)
 	a.logits = grow(a.logits, n*V)
+	a.losses = grow(a.losses, n)
 	a.dres, a.dln, a.dfc = grow(a.dres, n*C), grow(a.dln, n*C), grow(a.dfc, 4*n*C)
 }
 
@@ -502,6 +504,11 @@ func (m *Model) Forward(tokens, targets []int32, b, t int) float64 {
 	for i, tok := range tokens {
 		if tok < 0 || int(tok) >= V {
 			panic(fmt.Sprintf("gpt.Model.Forward: token %d at %d is outside the vocabulary of %d", tok, i, V))
+		}
+	}
+	for i, tg := range targets {
+		if tg < 0 || int(tg) >= V {
+			panic(fmt.Sprintf("gpt.Model.Forward: target %d at %d is outside the vocabulary of %d", tg, i, V))
 		}
 	}
 	k := 1
@@ -563,7 +570,7 @@ func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
 	layerNormForward(m.k, a.lnf, a.lnfMean, a.lnfRstd, a.res[cfg.Layers], m.p.lnfW, m.p.lnfB, n, C)
 	m.headForward(a.logits, a.lnf, n)
 	if targets != nil {
-		r.loss = crossEntropy(m.k, a.logits, targets, n, V)
+		r.loss = crossEntropy(m.k, a.logits, a.losses, targets, n, V, 1/float32(m.n))
 	}
 }
 
@@ -578,8 +585,8 @@ func addInto(dst, x, y []float32) {
 }
 
 // Logits returns the [b·t, Vocab] logits of the last Forward without
-// targets (after a Forward with targets they are probabilities, and only
-// those of the first replica's sequences).
+// targets (after a Forward with targets they hold the first replica's part
+// of the loss gradient instead).
 func (m *Model) Logits() []float32 { a := &m.reps[0].acts; return a.logits[:a.n*m.Config.Vocab] }
 
 // Backward computes the gradient of the last Forward's loss (which must
@@ -619,10 +626,10 @@ func (m *Model) runReplicas(backward bool, tokens, targets []int32, b, t, k int)
 func (m *Model) backward(r *replica) {
 	a := &r.acts
 	cfg := m.Config
-	C, V, n := cfg.Width, cfg.Vocab, a.n
+	C, n := cfg.Width, a.n
 	g := &r.g
 	clear(r.grads)
-	crossEntropyBackward(a.logits, a.logits, a.targets, n, V, m.n)
+	// a.logits holds d(mean loss)/d(logits) already (crossEntropy).
 	m.headBackward(a.dln, g, a.logits, a.lnf, n)
 	clear(a.dres)
 	layerNormBackward(m.k, a.dres, g.lnfW, g.lnfB, a.dln, a.res[cfg.Layers], a.lnfMean, a.lnfRstd, m.p.lnfW, n, C)

@@ -3,6 +3,8 @@ package gpt
 import (
 	"fmt"
 	"math"
+
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // AdamW is Adam with decoupled weight decay and global gradient-norm
@@ -19,8 +21,52 @@ type AdamW struct {
 	Decay []bool
 	M, V  []float32
 	Step  int
+	// Kernels is the implementation the update runs on; nil is
+	// kernels.Default(). A Trainer sets it to its model's.
+	Kernels *kernels.Impl
 
-	partial []float64 // per-chunk sums of squares
+	partial []float64  // per-chunk sums of squares
+	spans   []adamSpan // the update's parts: chunks cut where Decay changes
+}
+
+// adamSpan is a run of parameters that are all decayed or all not.
+type adamSpan struct {
+	lo, hi int
+	decay  bool
+}
+
+// adamChunk is the most parameters one part of the update takes.
+const adamChunk = 8192
+
+// updateSpans returns the parts of the update: chunks of at most adamChunk
+// parameters, cut wherever Decay changes, computed once.
+func (o *AdamW) updateSpans() []adamSpan {
+	if o.spans != nil {
+		return o.spans
+	}
+	n := len(o.M)
+	for lo := 0; lo < n; {
+		hi := min(lo+adamChunk, n)
+		d := o.Decay == nil || o.Decay[lo]
+		if o.Decay != nil {
+			for j := lo + 1; j < hi; j++ {
+				if o.Decay[j] != d {
+					hi = j
+					break
+				}
+			}
+		}
+		o.spans = append(o.spans, adamSpan{lo, hi, d})
+		lo = hi
+	}
+	return o.spans
+}
+
+func (o *AdamW) kernels() *kernels.Impl {
+	if o.Kernels != nil {
+		return o.Kernels
+	}
+	return kernels.Default()
 }
 
 // NewAdamW returns an optimizer for n parameters with the usual GPT
@@ -44,13 +90,10 @@ func (o *AdamW) GradNorm(g []float32) float64 {
 		o.partial = make([]float64, nc)
 	}
 	part := o.partial[:nc]
+	k := o.kernels()
 	parallelFor(nc, 4, func(lo, hi int) {
 		for c := lo; c < hi; c++ {
-			var s float64
-			for _, v := range g[c*normChunk : min((c+1)*normChunk, len(g))] {
-				s += float64(v) * float64(v)
-			}
-			part[c] = s
+			part[c] = k.SumSquares(g[c*normChunk : min((c+1)*normChunk, len(g))])
 		}
 	})
 	var s float64
@@ -75,35 +118,19 @@ func (o *AdamW) Update(params, grads []float32, lr float32) float64 {
 	b1, b2 := o.Beta1, o.Beta2
 	ic1 := float32(1 / (1 - math.Pow(float64(b1), float64(o.Step))))
 	ic2 := float32(1 / (1 - math.Pow(float64(b2), float64(o.Step))))
-	parallelFor(len(params), 8192, func(lo, hi int) {
-		var decay []bool
-		if o.Decay != nil {
-			decay = o.Decay[lo:hi]
+	h := kernels.AdamWParams{LR: lr, Beta1: b1, Beta2: b2, Eps: o.Eps, WeightDecay: o.WeightDecay,
+		GradScale: scale, InvBiasCorr1: ic1, InvBiasCorr2: ic2}
+	k, spans := o.kernels(), o.updateSpans()
+	parallelFor(len(spans), 1, func(lo, hi int) {
+		for _, sp := range spans[lo:hi] {
+			hs := h
+			if !sp.decay {
+				hs.WeightDecay = 0
+			}
+			k.AdamW(params[sp.lo:sp.hi], grads[sp.lo:sp.hi], o.M[sp.lo:sp.hi], o.V[sp.lo:sp.hi], hs)
 		}
-		adamSpan(params[lo:hi], grads[lo:hi], o.M[lo:hi], o.V[lo:hi], decay,
-			scale, b1, b2, ic1, ic2, o.Eps, o.WeightDecay, lr)
 	})
 	return norm
-}
-
-// adamSpan applies the AdamW update to one span; ic1 and ic2 are the
-// inverse bias corrections 1/(1-β^t); decay nil decays every parameter.
-func adamSpan(p, g, m, v []float32, decay []bool, scale, b1, b2, ic1, ic2, eps, wd, lr float32) {
-	g, m, v = g[:len(p)], m[:len(p)], v[:len(p)]
-	if decay != nil {
-		decay = decay[:len(p)]
-	}
-	for i := range p {
-		gi := g[i] * scale
-		mi := b1*m[i] + (1-b1)*gi
-		vi := b2*v[i] + (1-b2)*gi*gi
-		m[i], v[i] = mi, vi
-		upd := mi * ic1 / (float32(math.Sqrt(float64(vi*ic2))) + eps)
-		if decay == nil || decay[i] {
-			upd += wd * p[i]
-		}
-		p[i] -= lr * upd
-	}
 }
 
 // LRSchedule is linear warm-up from 0 to Max over Warmup steps, then cosine

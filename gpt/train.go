@@ -62,7 +62,7 @@ func NewTrainer(m *Model, d *data.Dataset, cfg TrainConfig) (*Trainer, error) {
 		return nil, fmt.Errorf("gpt: %d training and %d validation tokens; each needs at least block size + 1 = %d", len(d.Train), len(d.Val), m.Config.BlockSize+1)
 	}
 	opt := NewAdamW(len(m.Params), m.Config.DecayMask())
-	opt.WeightDecay, opt.ClipNorm = cfg.WeightDecay, cfg.ClipNorm
+	opt.WeightDecay, opt.ClipNorm, opt.Kernels = cfg.WeightDecay, cfg.ClipNorm, m.Impl()
 	n := cfg.BatchSize * m.Config.BlockSize
 	return &Trainer{Model: m, Opt: opt, Cfg: cfg, Data: d, RNG: rng.New(batchSeed(cfg.Seed)),
 		x: make([]int32, n), y: make([]int32, n), ex: make([]int32, n), ey: make([]int32, n)}, nil
