@@ -169,6 +169,7 @@ func Kernels() []*Kernel {
 			}
 			return func(x, _, _ []float32) float32 { return im.Max(x) }
 		}),
+		copyKernel(),
 	}
 }
 

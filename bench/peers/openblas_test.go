@@ -81,9 +81,11 @@ func TestOpenBLASInstances(t *testing.T) {
 	} {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestOpenBLASInstances$")
 		cmd.Env = append(append(os.Environ(), childEnv+"=1"), tc.env...)
-		out, err := cmd.CombinedOutput()
+		var stderr strings.Builder
+		cmd.Stderr = &stderr // where the runtime warns about GODEBUG, for one
+		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("child %v: %v\n%s", tc.env, err, out)
+			t.Fatalf("child %v: %v\n%s%s", tc.env, err, out, stderr.String())
 		}
 		var wantHash, childCore string
 		if _, err := fmt.Sscanf(string(out), "hash %s core %s", &wantHash, &childCore); err != nil {

@@ -4,7 +4,9 @@
 // kernels/simdblas, and OpenBLAS when built with -tags openblas), and
 // prints a table per kernel: median time per call, GFLOP/s or GB/s,
 // percent of the FMA peak, and the speed-up over generic and over each
-// peer with a 95% confidence interval and p-value.
+// peer with a 95% confidence interval and p-value. The copy kernel
+// measures memory bandwidth (Go's copy, in cache and streaming from
+// memory), the bound of a decoding step that reads every weight once.
 //
 // The implementations of one case run interleaved (A B A B ...) so that
 // their ratios share the machine's conditions.
@@ -113,11 +115,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 
 // allImpls returns simdgpt's implementations this CPU runs, then the
 // peers: gonum, gonum+simdblas, openblas and openblas-avx2 (with -tags
-// openblas), gemm+mask.
+// openblas), gemm+mask, and memmove (Go's copy, the copy kernel's one
+// implementation).
 func allImpls() []*bench.Impl {
 	impls := bench.OursAll()
 	impls = append(impls, peers.All()...)
-	return append(impls, bench.GemmThenMask(kernels.Default()))
+	return append(impls, bench.GemmThenMask(kernels.Default()), bench.Memmove())
 }
 
 // allKernels returns bench's kernels followed by the attention layer

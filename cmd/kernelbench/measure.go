@@ -165,14 +165,20 @@ func kib(n int) string {
 }
 
 // printTable prints one kernel's results as a Markdown table: a row per
-// shape and implementation, a "vs" column for generic and for each peer.
+// shape and implementation, a "vs" column for generic and for each peer
+// (none when a single implementation ran, as for the copy kernel).
 func printTable(w io.Writer, k *bench.Kernel, rs []*bench.Result) {
 	compute := k.Bound == bench.ComputeBound
 	var refs []string // generic, then the peers present, in order
+	alone := true     // one implementation only: no "vs" columns
 	for _, r := range rs {
+		alone = alone && r.Impl.Name == rs[0].Impl.Name
 		if (r.Impl.Name == "generic" || r.Impl.Peer) && !slices.Contains(refs, r.Impl.Name) {
 			refs = append(refs, r.Impl.Name)
 		}
+	}
+	if alone {
+		refs = nil
 	}
 	slices.SortStableFunc(refs, func(a, b string) int {
 		if a == "generic" {
