@@ -178,6 +178,7 @@ func Kernels() []*Kernel {
 			}
 			return func(x, _, _ []float32) float32 { return float32(im.SumSquares(x)) }
 		}),
+		copyKernel(),
 	}
 }
 

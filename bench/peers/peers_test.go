@@ -2,8 +2,11 @@ package peers
 
 import (
 	"math"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/simdgpt/simdgpt/bench"
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
@@ -16,8 +19,19 @@ func TestPeersMatchGeneric(t *testing.T) {
 		t.Fatal(err)
 	}
 	peers := All()
-	if OpenBLASBuilt != (len(peers) == 2) {
-		t.Fatalf("%d peers with OpenBLASBuilt = %v", len(peers), OpenBLASBuilt)
+	want := []string{"gonum", "gonum+simdblas"}
+	if OpenBLASBuilt {
+		want = append(want, "openblas")
+		if _, err := kernels.Lookup("avx2"); err == nil {
+			want = append(want, "openblas-avx2")
+		}
+	}
+	var names []string
+	for _, p := range peers {
+		names = append(names, p.Name)
+	}
+	if !slices.Equal(names, want) {
+		t.Fatalf("peers %q (OpenBLASBuilt = %v), want %q", names, OpenBLASBuilt, want)
 	}
 	const m, n, k, pad = 7, 9, 5, 3
 	for _, p := range peers {
@@ -44,6 +58,48 @@ func TestPeersMatchGeneric(t *testing.T) {
 		}
 		if p.About == "" || !p.Peer {
 			t.Errorf("%s: About %q, Peer %v", p.Name, p.About, p.Peer)
+		}
+	}
+}
+
+// TestSimdBLASRunsOurGemm checks that the gonum+simdblas peer computes
+// with simdgpt's default implementation: its results are bit for bit
+// those of kernels.Default().Gemm (gonum's own Sgemm sums in another
+// order), on a product large enough for the blocked, packed path.
+func TestSimdBLASRunsOurGemm(t *testing.T) {
+	p := SimdBLAS()
+	def := kernels.Default()
+	if p.Name != "gonum+simdblas" || !p.Peer || p.ISA != bench.Ours(def).ISA {
+		t.Fatalf("SimdBLAS() = %q, Peer %v, ISA %v", p.Name, p.Peer, p.ISA)
+	}
+	if !strings.Contains(p.About, "kernels/simdblas") || !strings.HasSuffix(p.About, "simdgpt "+def.Name()) {
+		t.Errorf("About %q does not name simdblas and %s", p.About, def.Name())
+	}
+	for _, tc := range []struct {
+		transA, transB bool
+		m, n, k        int
+	}{
+		{false, false, 67, 45, 129},
+		{true, false, 33, 70, 64},
+		{false, true, 128, 17, 300},
+		{true, true, 5, 5, 5},
+	} {
+		ar, ac := tc.m, tc.k
+		if tc.transA {
+			ar, ac = ac, ar
+		}
+		br, bc := tc.k, tc.n
+		if tc.transB {
+			br, bc = bc, br
+		}
+		a, b := seq(ar*ac, 0.125), seq(br*bc, -0.75)
+		want, got := seq(tc.m*tc.n, 2), seq(tc.m*tc.n, 2)
+		def.Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, 0.5, a, ac, b, bc, 1.5, want, tc.n)
+		p.Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, 0.5, a, ac, b, bc, 1.5, got, tc.n)
+		for i := range want {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("%+v: c[%d] = %v, want %v (kernels.Default().Gemm)", tc, i, got[i], want[i])
+			}
 		}
 	}
 }

@@ -1,12 +1,24 @@
 // Command kernelbench measures simdgpt's kernels, and the attention layer
-// built on them, on every implementation this CPU runs, side by side with other libraries (peers: gonum's Sgemm,
-// and OpenBLAS when built with -tags openblas), and prints a table per
-// kernel: median time per call, GFLOP/s or GB/s, percent of the FMA peak,
-// and the speed-up over generic and over each peer with a 95% confidence
-// interval and p-value.
+// built on them, on every implementation this CPU runs, side by side with
+// other libraries (peers: gonum's Sgemm, gonum's blas.Float32 served by
+// kernels/simdblas, and OpenBLAS when built with -tags openblas), and
+// prints a table per kernel: median time per call, GFLOP/s or GB/s,
+// percent of the FMA peak, and the speed-up over generic and over each
+// peer with a 95% confidence interval and p-value. The copy kernel
+// measures memory bandwidth (Go's copy, in cache and streaming from
+// memory), the bound of a decoding step that reads every weight once.
 //
 // The implementations of one case run interleaved (A B A B ...) so that
 // their ratios share the machine's conditions.
+//
+// With -tags openblas there are two OpenBLAS peers in the same process:
+// "openblas", the kernels OpenBLAS picks for this CPU (or those
+// OPENBLAS_CORETYPE in the environment names), and, on amd64,
+// "openblas-avx2", a second instance of the library loaded with
+// OPENBLAS_CORETYPE set to its AVX2 core (Haswell, or Zen on AMD). The
+// header names the core each instance runs, and the gemm table is
+// followed by the two comparisons side by side, per shape: simdgpt's
+// widest implementation against openblas, and avx2 against openblas-avx2.
 //
 // Usage:
 //
@@ -102,11 +114,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // allImpls returns simdgpt's implementations this CPU runs, then the
-// peers: gonum, openblas (with -tags openblas) and gemm+mask.
+// peers: gonum, gonum+simdblas, openblas and openblas-avx2 (with -tags
+// openblas), gemm+mask, and memmove (Go's copy, the copy kernel's one
+// implementation).
 func allImpls() []*bench.Impl {
 	impls := bench.OursAll()
 	impls = append(impls, peers.All()...)
-	return append(impls, bench.GemmThenMask(kernels.Default()))
+	return append(impls, bench.GemmThenMask(kernels.Default()), bench.Memmove())
 }
 
 // allKernels returns bench's kernels followed by the attention layer

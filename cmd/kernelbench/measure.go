@@ -71,6 +71,7 @@ func measure(cfg *config, stdout, stderr io.Writer) error {
 		}
 		if len(rs) > 0 {
 			printTable(stdout, k, rs)
+			printOpenBLAS(stdout, k, rs)
 		}
 	}
 	if cfg.baseline != nil {
@@ -164,14 +165,20 @@ func kib(n int) string {
 }
 
 // printTable prints one kernel's results as a Markdown table: a row per
-// shape and implementation, a "vs" column for generic and for each peer.
+// shape and implementation, a "vs" column for generic and for each peer
+// (none when a single implementation ran, as for the copy kernel).
 func printTable(w io.Writer, k *bench.Kernel, rs []*bench.Result) {
 	compute := k.Bound == bench.ComputeBound
 	var refs []string // generic, then the peers present, in order
+	alone := true     // one implementation only: no "vs" columns
 	for _, r := range rs {
+		alone = alone && r.Impl.Name == rs[0].Impl.Name
 		if (r.Impl.Name == "generic" || r.Impl.Peer) && !slices.Contains(refs, r.Impl.Name) {
 			refs = append(refs, r.Impl.Name)
 		}
+	}
+	if alone {
+		refs = nil
 	}
 	slices.SortStableFunc(refs, func(a, b string) int {
 		if a == "generic" {
@@ -207,6 +214,63 @@ func printTable(w io.Writer, k *bench.Kernel, rs []*bench.Result) {
 		rows = append(rows, row)
 	}
 	fmt.Fprintf(w, "\n## %s: %s\n\n", k.Name, k.Doc)
+	writeMarkdown(w, rows)
+}
+
+// printOpenBLAS prints, after a kernel's table, the comparisons with
+// OpenBLAS that issue 15 asks for, side by side: each OpenBLAS peer
+// (openblas, openblas-avx2; see package peers) against simdgpt's
+// implementation of the peer's ISA: the widest one against the kernels
+// OpenBLAS picks for this CPU, and avx2 against OpenBLAS's AVX2 kernels.
+// It prints nothing when no OpenBLAS peer and its counterpart ran.
+func printOpenBLAS(w io.Writer, k *bench.Kernel, rs []*bench.Result) {
+	type pair struct{ ours, peer string }
+	var pairs []pair
+	var shapes []string
+	for _, r := range rs {
+		if !slices.Contains(shapes, r.Case.Shape.Name) {
+			shapes = append(shapes, r.Case.Shape.Name)
+		}
+		im := r.Impl
+		if !im.Peer || !strings.HasPrefix(im.Name, "openblas") || im.ISA == nil {
+			continue
+		}
+		p := pair{im.ISA.Name(), im.Name}
+		if slices.Contains(pairs, p) {
+			continue
+		}
+		for _, o := range rs {
+			if !o.Impl.Peer && o.Impl.Name == p.ours {
+				pairs = append(pairs, p)
+				break
+			}
+		}
+	}
+	if len(pairs) == 0 {
+		return
+	}
+	head := []string{"shape"}
+	for _, p := range pairs {
+		head = append(head, p.ours+" vs "+p.peer)
+	}
+	rows := [][]string{head}
+	for _, shape := range shapes {
+		row := []string{shape}
+		for _, p := range pairs {
+			cell := "–"
+			for _, r := range rs {
+				if r.Impl.Name == p.ours && !r.Impl.Peer && r.Case.Shape.Name == shape {
+					cell = versus(rs, r, p.peer)
+				}
+			}
+			row = append(row, cell)
+		}
+		rows = append(rows, row)
+	}
+	fmt.Fprintf(w, "\n### %s against OpenBLAS, ISA for ISA\n\n", k.Name)
+	fmt.Fprintf(w, "How many times faster simdgpt is than each OpenBLAS instance (the header says which core each runs),\n")
+	fmt.Fprintf(w, "with simdgpt's implementation of the instance's ISA: the widest against the kernels OpenBLAS picks for\n")
+	fmt.Fprintf(w, "this CPU (openblas), avx2 against OpenBLAS's AVX2 kernels (openblas-avx2). [95%% interval], Mann-Whitney p.\n\n")
 	writeMarkdown(w, rows)
 }
 

@@ -1,0 +1,76 @@
+package bench
+
+import (
+	"fmt"
+
+	"github.com/simdgpt/simdgpt/kernels"
+)
+
+// The copy kernel measures memory bandwidth: Go's built-in copy of one
+// buffer into another, in cache and streaming from memory. Decoding a
+// token reads every weight once, so its time is bounded below by the
+// bytes of the weights over the streaming copy's rate (counting what it
+// reads only: half the bytes copy moves).
+
+// copyCacheBytes is the size of the in-cache copy: source and
+// destination together take 2 MiB, within the L2 or L3 of the machines
+// this runs on.
+const copyCacheBytes = 1 << 20
+
+// streamBytes returns the size of each buffer of the streaming copy for
+// an L3 of l3 bytes (0: unknown): four times the L3, so that neither
+// buffer stays in it between calls, at least 64 MiB and rounded up to a
+// MiB; 256 MiB when the L3 is unknown.
+func streamBytes(l3 int) int {
+	if l3 <= 0 {
+		return 256 << 20
+	}
+	const mib = 1 << 20
+	return max(64<<20, (4*l3+mib-1)/mib*mib)
+}
+
+// memmove is the Impl of the copy kernel; copyKernel runs it only.
+var memmove = &Impl{
+	Name:  "memmove",
+	About: "Go's built-in copy (runtime.memmove): the memory bandwidth any kernel streaming its operands is bound by",
+	Peer:  true,
+}
+
+// Memmove returns the one Impl that runs the copy kernel, "memmove":
+// Go's built-in copy, which the runtime implements with the widest
+// loads and stores of the CPU (and non-temporal stores for large
+// copies). It provides no other kernel. Callers must not modify it.
+func Memmove() *Impl { return memmove }
+
+// copyKernel returns the kernel "copy": dst = src with Go's copy on
+// buffers of N bytes, the 1 MiB shape in cache and the "stream" one from
+// memory (see streamBytes). It counts the bytes read and written, 2N a
+// call, not the reads of the destination's lines that a CPU without
+// non-temporal stores makes before writing them.
+func copyKernel() *Kernel {
+	l3 := kernels.CPU().L3
+	stream, l3s := streamBytes(l3), "unknown"
+	if l3 > 0 {
+		l3s = fmt.Sprintf("%.3g MiB", float64(l3)/(1<<20))
+	}
+	return &Kernel{
+		Name: "copy",
+		Doc: fmt.Sprintf("dst = src (Go's copy) of N bytes: 1MiB in cache; stream: %d MiB a buffer from memory (≥ 4× the L3, %s)",
+			stream>>20, l3s),
+		Bound: MemoryBound,
+		Shapes: []Shape{
+			{Name: "1MiB", N: copyCacheBytes},
+			{Name: "stream", N: stream},
+		},
+		Short: "1MiB",
+		has:   func(im *Impl) bool { return im == memmove },
+		work:  func(s Shape) Work { return Work{Bytes: 2 * float64(s.N)} },
+		setup: func(s Shape, _ *Impl) func() {
+			src, dst := make([]byte, s.N), make([]byte, s.N)
+			for i := range src {
+				src[i] = byte(i * 7) // touch every page, not only map it
+			}
+			return func() { copy(dst, src) }
+		},
+	}
+}
