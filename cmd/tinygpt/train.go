@@ -366,11 +366,6 @@ func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, error)
 			return nil, err
 		}
 		m = lm.m
-		if f.block < cfg.BlockSize {
-			if m, err = m.WithBlockSize(f.block); err != nil {
-				return nil, err
-			}
-		}
 		if lm.ck == nil || lm.ck.Vocab == nil {
 			r.tok = lm.tok // characters are saved as the checkpoint's vocabulary
 		}
@@ -403,6 +398,7 @@ func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, error)
 	cfg := gpt.Config{Vocab: r.d.VocabSize, BlockSize: f.block, Layers: f.layers, Heads: f.heads, Width: f.dModel, TieEmbeddings: f.tie}
 	if m != nil {
 		cfg = m.Config
+		cfg.BlockSize = f.block // cut below once the memory is known to be there
 	}
 	iters, err := itersFor(f, r.d)
 	if err != nil {
@@ -417,8 +413,13 @@ func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, error)
 	if err := os.MkdirAll(f.dir, 0o755); err != nil {
 		return nil, err
 	}
-	if m == nil {
+	switch {
+	case m == nil:
 		if m, err = gpt.New(cfg, f.seed); err != nil {
+			return nil, err
+		}
+	case cfg.BlockSize < m.Config.BlockSize:
+		if m, err = m.WithBlockSize(cfg.BlockSize); err != nil {
 			return nil, err
 		}
 	}
