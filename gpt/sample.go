@@ -88,8 +88,16 @@ func (s *Sampler) Logits(toks []int32) []float32 {
 // error. Tokens are drawn from softmax(logits/temperature) restricted to
 // the topK most likely (topK <= 0: all); temperature 0 picks the most
 // likely token. When the context reaches BlockSize, the caches are rebuilt
-// from the last BlockSize/2 tokens.
+// from the last BlockSize/2 tokens. It is GenerateWith without top-p.
 func (s *Sampler) Generate(prompt []int32, n int, temperature float64, topK int, r *rng.RNG, emit func(int32) error) error {
+	return s.GenerateWith(prompt, n, SampleOptions{Temperature: temperature, TopK: topK}, r, emit)
+}
+
+// GenerateWith is Generate with the options o: temperature, top-k and
+// then top-p (nucleus sampling, see SampleOptions.TopP) restrict the
+// distribution each token is drawn from, in that order.
+func (s *Sampler) GenerateWith(prompt []int32, n int, o SampleOptions, r *rng.RNG, emit func(int32) error) error {
+	temperature := o.Temperature
 	cfg := s.m.Config
 	if len(prompt) == 0 {
 		return fmt.Errorf("gpt: Generate needs a prompt of at least one token")
@@ -107,9 +115,12 @@ func (s *Sampler) Generate(prompt []int32, n int, temperature float64, topK int,
 	if len(ctx) > cfg.BlockSize {
 		ctx = ctx[len(ctx)-cfg.BlockSize:]
 	}
+	if !(o.TopP >= 0 && o.TopP <= 1) {
+		return fmt.Errorf("gpt: top-p %g must be in [0, 1]", o.TopP)
+	}
 	s.Logits(ctx)
 	for i := 0; i < n; i++ {
-		tok := s.draw(temperature, topK, r)
+		tok := s.draw(temperature, o.TopK, o.TopP, r)
 		if len(s.history) >= 2*cfg.BlockSize {
 			// Only the last BlockSize tokens are ever read again: memory
 			// stays bounded however many tokens are generated.
@@ -133,7 +144,7 @@ func (s *Sampler) Generate(prompt []int32, n int, temperature float64, topK int,
 }
 
 // draw picks the next token from s.logits.
-func (s *Sampler) draw(temperature float64, topK int, r *rng.RNG) int32 {
+func (s *Sampler) draw(temperature float64, topK int, topP float64, r *rng.RNG) int32 {
 	V := len(s.logits)
 	for i := range s.order {
 		s.order[i] = i
@@ -156,6 +167,12 @@ func (s *Sampler) draw(temperature float64, topK int, r *rng.RNG) int32 {
 		p := math.Exp((float64(s.logits[s.order[i]]) - top) / temperature)
 		s.probs[i] = p
 		sum += p
+	}
+	if kept := nucleus(s.probs[:k], sum, topP); kept < k {
+		k, sum = kept, 0
+		for _, p := range s.probs[:k] {
+			sum += p
+		}
 	}
 	u := r.Float64() * sum
 	for i := 0; i < k; i++ {

@@ -31,7 +31,7 @@ func TestGenerateBoundedMemory(t *testing.T) {
 		ref, r, hist := m.NewSampler(), rng.New(1), append([]int32(nil), c.prompt...)
 		ref.Logits(hist[max(0, len(hist)-cfg.BlockSize):])
 		for i := 0; i < c.n; i++ {
-			tok := ref.draw(1, 0, r)
+			tok := ref.draw(1, 0, 0, r)
 			hist = append(hist, tok)
 			if tok != got[i] {
 				t.Fatalf("token %d: %d, with the whole history %d", i, got[i], tok)

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	encbin "encoding/binary"
 	"encoding/json"
 	"errors"
 	"os"
@@ -84,6 +85,9 @@ type fixtures struct {
 	nan               string // a -compare file with NaN ns/op
 	lossPNGDir        string // a checkpoint directory whose loss.png is a directory
 	missing           string // a path that does not exist
+	g                 *gpt2Fixture
+	otherTok          string // a BPE tokenizer directory of 256 tokens
+	notGPT2           string // a safetensors file of a tensor GPT-2 does not have
 }
 
 func makeFixtures(t *testing.T) *fixtures {
@@ -146,6 +150,17 @@ func makeFixtures(t *testing.T) *fixtures {
 	if err := os.MkdirAll(filepath.Join(f.lossPNGDir, lossPNG), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	f.g = newGPT2Fixture(t)
+	f.otherTok, f.notGPT2 = filepath.Join(dir, "othertok"), filepath.Join(dir, "notgpt2", gpt.HFFile)
+	bytesOnly := map[string]int{}
+	for b := range 256 {
+		bytesOnly[toAlphabet([]byte{byte(b)})] = b
+	}
+	ej, _ := json.Marshal(bytesOnly)
+	mustWrite(t, filepath.Join(f.otherTok, "encoder.json"), ej)
+	mustWrite(t, filepath.Join(f.otherTok, "vocab.bpe"), []byte("#version: 0.2\n"))
+	hdr := []byte(`{"__metadata__":{"format":"pt"},"foo":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`)
+	mustWrite(t, f.notGPT2, append(append(encbin.LittleEndian.AppendUint64(nil, uint64(len(hdr))), hdr...), 0, 0, 0, 0))
 	return f
 }
 
@@ -216,6 +231,44 @@ func TestBadInputs(t *testing.T) {
 					t.Errorf("no checkpoint after a loss.png failure: %v", err)
 				}
 			}},
+		{name: "sample GPT-2 without tokenizer", args: []string{"sample", "--checkpoint", f.g.noTok}, status: 1, want: []string{"no tokenizer for " + filepath.Join(f.g.noTok, gpt.HFFile), "--tokenizer_dir"}},
+		{name: "sample empty tokenizer_dir", args: []string{"sample", "--checkpoint", f.g.noTok, "--tokenizer_dir", f.dir}, status: 1, want: []string{"--tokenizer_dir " + f.dir + " holds no tokenizer"}},
+		{name: "sample tokenizer of another size", args: []string{"sample", "--checkpoint", f.g.hfDir, "--tokenizer_dir", f.otherTok}, status: 1, want: []string{"has 256 tokens", "vocabulary of 272"}},
+		{name: "sample llm.c decoder with a prompt", args: []string{"sample", "--checkpoint", f.g.llmcOnly, "--prompt", "hello"}, status: 1, want: []string{"--prompt needs a tokenizer that encodes", llmcTokenizer}},
+		{name: "sample not a model", args: []string{"sample", "--checkpoint", f.text}, status: 1, want: []string{f.text, "safetensors"}},
+		{name: "sample not GPT-2's layout", args: []string{"sample", "--checkpoint", f.notGPT2}, status: 1, want: []string{f.notGPT2, `tensor "foo" is not part of GPT-2's layout`}},
+		{name: "sample directory without a model", args: []string{"sample", "--checkpoint", f.g.tokDir}, status: 1, want: []string{f.g.tokDir + " holds neither checkpoint.safetensors"}},
+		{name: "sample top_p 0", args: []string{"sample", "--checkpoint", f.good, "--top_p", "0"}, status: 2, want: []string{"--top_p 0 must be in (0, 1]"}},
+		{name: "sample top_p NaN", args: []string{"sample", "--checkpoint", f.good, "--top_p", "NaN"}, status: 2, want: []string{"--top_p NaN"}},
+		{name: "sample tokenizer_dir for characters", args: []string{"sample", "--checkpoint", f.good, "--tokenizer_dir", f.g.tokDir}, status: 2, want: []string{"--tokenizer_dir", "trained on characters"}},
+		{name: "eval block size", args: []string{"eval", "--checkpoint", f.g.hfDir, "--data", f.g.text, "--block_size", "64"}, status: 2, want: []string{"--block_size 64 is above the model's block size of 32"}},
+		{name: "eval no data", args: []string{"eval", "--checkpoint", f.good}, status: 2, want: []string{"--data is missing"}},
+		{name: "eval batch size", args: []string{"eval", "--checkpoint", f.good, "--data", f.text, "--batch_size", "0"}, status: 2, want: []string{"--batch_size 0 must be in [1, 65536]"}},
+		{name: "eval too many batches", args: []string{"eval", "--checkpoint", f.g.hfDir, "--data", f.g.text, "--batches", "100000"}, status: 1, want: []string{f.g.text, "not --batches 100000"}},
+		{name: "eval file too short", args: []string{"eval", "--checkpoint", f.g.hfDir, "--data", f.g.text, "--batch_size", "1000"}, status: 1, want: []string{f.g.text, "too few for one batch of 1000×32"}},
+		{name: "eval character outside", args: []string{"eval", "--checkpoint", f.good, "--data", f.g.text}, status: 1, want: []string{f.g.text, "not in the vocabulary"}},
+		{name: "eval wrong magic", args: []string{"eval", "--checkpoint", f.g.hfDir, "--data", f.magic}, status: 1, want: []string{f.magic, "magic number"}},
+		{name: "eval GPT-2 without tokenizer", args: []string{"eval", "--checkpoint", f.g.noTok, "--data", f.g.text}, status: 1, want: []string{"no tokenizer for"}},
+		{name: "init block size", args: train("--init", f.g.hfDir, "--data", f.g.text, "--block_size", "64"), status: 2, want: []string{"--block_size 64 is above the --init model's block size of 32"},
+			after: func(t *testing.T) {
+				if _, err := os.Stat(f.missing); err == nil {
+					t.Errorf("a refused --init created %s", f.missing)
+				}
+			}},
+		{name: "init width", args: train("--init", f.g.hfDir, "--data", f.g.text, "--d_model", "32"), status: 2, want: []string{"--d_model 32 differs from the --init model's 16"}},
+		{name: "init without data", args: train("--init", f.g.hfDir), status: 2, want: []string{"--data is missing"}},
+		{name: "init and resume", args: train("--init", f.g.hfDir, "--data", f.g.text, "--resume"), status: 2, want: []string{"--init", "--resume", "give one"}},
+		{name: "init and tokenizer", args: train("--init", f.g.hfDir, "--data", f.g.text, "--tokenizer", "gpt2"), status: 2, want: []string{"--tokenizer is for new models"}},
+		{name: "init and tie_embeddings", args: train("--init", f.g.hfDir, "--data", f.g.text, "--tie_embeddings"), status: 2, want: []string{"--tie_embeddings is for new models"}},
+		{name: "init missing", args: train("--init", f.missing, "--data", f.g.text), status: 1, want: []string{f.missing, "no such file"}},
+		{name: "init GPT-2 without tokenizer", args: train("--init", f.g.noTok, "--data", f.g.text), status: 1, want: []string{"no tokenizer for"}},
+		{name: "init llm.c decoder on text", args: train("--init", f.g.llmcOnly, "--data", f.g.text), status: 1, want: []string{f.g.text, "text needs a tokenizer that encodes"}},
+		{name: "init not a model", args: train("--init", f.text, "--data", f.g.text), status: 1, want: []string{f.text, "safetensors"}},
+		{name: "tokenizer unknown", args: train("--tokenizer", "sentencepiece"), status: 2, want: []string{`--tokenizer "sentencepiece": want chars or gpt2`}},
+		{name: "tokenizer gpt2 without dir", args: train("--tokenizer", "gpt2", "--data", f.g.text), status: 2, want: []string{"--tokenizer gpt2 needs --tokenizer_dir"}},
+		{name: "tokenizer_dir alone", args: train("--tokenizer_dir", f.g.tokDir, "--data", f.g.text), status: 2, want: []string{"--tokenizer_dir is for --tokenizer gpt2 or --init"}},
+		{name: "tokenizer gpt2 empty dir", args: train("--tokenizer", "gpt2", "--tokenizer_dir", f.dir, "--data", f.g.text), status: 1, want: []string{"--tokenizer_dir " + f.dir + " holds no tokenizer"}},
+		{name: "resume with tokenizer_dir", args: []string{"train", "--checkpoint_dir", f.good, "--resume", "--tokenizer_dir", f.g.tokDir}, status: 2, want: []string{"a resumed run keeps its vocabulary"}},
 		{name: "kernelbench NaN", bin: "kernelbench", args: []string{"-kernels", "dot", "-short", "-compare", f.nan}, status: 1, want: []string{f.nan + ":2:", "NaN is not a positive finite number"}},
 		{name: "kernelbench -o missing dir", bin: "kernelbench", args: []string{"-kernels", "dot", "-o", filepath.Join(f.missing, "x.txt")}, status: 1, want: []string{"-o " + filepath.Join(f.missing, "x.txt"), "no directory"}},
 		{name: "kernelbench -compare FIFO", bin: "kernelbench", args: []string{"-kernels", "dot", "-compare", f.fifo}, status: 1, want: []string{f.fifo, "not a regular file"}},

@@ -1,14 +1,17 @@
 // Command tinygpt trains a small GPT on the CPU and samples from it.
 //
 //	tinygpt train [flags]    train on a text or token file, or the built-in task
-//	tinygpt sample [flags]   generate text from a checkpoint
+//	tinygpt sample [flags]   generate text from a checkpoint or GPT-2 weights
+//	tinygpt eval [flags]     cross-entropy and perplexity of a model on a file
 //	tinygpt attn [flags]     draw each head's attention over a prompt
 //	tinygpt compare [flags]  train 1 head and H heads, chart both losses
 //
 // With no --data, train uses a built-in synthetic task (see package
 // gpt/data) that needs several attention patterns at once, so --n_heads 4
-// reaches a clearly lower loss than the default single head. Run
-// `tinygpt train --help` or `tinygpt sample --help` for the flags.
+// reaches a clearly lower loss than the default single head. sample, eval
+// and train --init also read GPT-2 weights (Hugging Face's
+// model.safetensors or llm.c's gpt2_*.bin) with GPT-2's BPE tokenizer.
+// Run `tinygpt <command> --help` for the flags.
 package main
 
 import (
@@ -29,7 +32,8 @@ const usage = `usage: tinygpt <command> [flags]
 
 commands:
   train    train a model (on --data, or the built-in task without it)
-  sample   generate text from a trained model's checkpoint
+  sample   generate text from a trained model's checkpoint or GPT-2 weights
+  eval     cross-entropy and perplexity of a checkpoint or GPT-2 on a file
   attn     draw every head's attention over a prompt as heatmaps
   compare  train with 1 head and with --n_heads heads, chart both losses
 
@@ -54,6 +58,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runTrain(args[1:], stdout, stderr)
 	case "sample":
 		return runSample(args[1:], stdout, stderr)
+	case "eval":
+		return runEval(args[1:], stdout, stderr)
 	case "attn":
 		return runAttn(args[1:], stdout, stderr)
 	case "compare":
@@ -62,7 +68,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "tinygpt: unknown command %q (want train, sample, attn or compare; see tinygpt --help)\n", args[0])
+		fmt.Fprintf(stderr, "tinygpt: unknown command %q (want train, sample, eval, attn or compare; see tinygpt --help)\n", args[0])
 		return 2
 	}
 }

@@ -61,11 +61,12 @@ func TestHelp(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--help"}, []string{"train", "sample", "attn", "compare"}},
+		{[]string{"--help"}, []string{"train", "sample", "eval", "attn", "compare"}},
+		{[]string{"eval", "--help"}, []string{"usage: tinygpt eval", "-checkpoint", "-data", "-batch_size", "-block_size", "-batches", "-tokenizer_dir", "perplexity"}},
 		{[]string{"attn", "--help"}, []string{"usage: tinygpt attn", "-checkpoint", "-prompt", "-out"}},
 		{[]string{"compare", "--help"}, []string{"usage: tinygpt compare", "-n_heads", "-checkpoint_dir", "1head", "-max_iters"}},
-		{[]string{"train", "--help"}, []string{"usage: tinygpt train", "-batch_size", "-d_model", "-n_heads", "-n_layers", "-lr", "-checkpoint_dir", "-epochs", "-data", "-block_size", "-max_iters", "-eval_interval", "-eval_iters", "-seed", "-threads", "-resume", "-checkpoint_every", "-force"}},
-		{[]string{"sample", "-h"}, []string{"usage: tinygpt sample", "-checkpoint", "-prompt", "-n ", "-temperature", "-top_k", "-seed"}},
+		{[]string{"train", "--help"}, []string{"usage: tinygpt train", "-batch_size", "-d_model", "-n_heads", "-n_layers", "-lr", "-checkpoint_dir", "-epochs", "-data", "-block_size", "-max_iters", "-eval_interval", "-eval_iters", "-seed", "-threads", "-resume", "-checkpoint_every", "-force", "-init", "-tokenizer", "-tokenizer_dir", "-tie_embeddings"}},
+		{[]string{"sample", "-h"}, []string{"usage: tinygpt sample", "-checkpoint", "-prompt", "-n ", "-temperature", "-top_k", "-top_p", "-seed", "-tokenizer_dir"}},
 	} {
 		st, out, errs := runCmd(c.args...)
 		if st != 0 || errs != "" {

@@ -14,14 +14,23 @@ import (
 
 func runSample(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
-	ckpt := fs.String("checkpoint", "checkpoints", "checkpoint `dir`ectory (or file) written by tinygpt train")
-	prompt := fs.String("prompt", "", "text to continue (token ids separated by spaces for a model trained on token ids); empty: start from the first character of the vocabulary that is a newline or space, else token 0")
+	ckpt := fs.String("checkpoint", "checkpoints", "checkpoint `dir`ectory or file: written by tinygpt train, or GPT-2 weights (Hugging Face's model.safetensors or its directory, llm.c's gpt2_*.bin)")
+	tokDir := fs.String("tokenizer_dir", "", "`dir`ectory of the BPE tokenizer (encoder.json and vocab.bpe, vocab.json and merges.txt, or llm.c's gpt2_tokenizer.bin); default: the checkpoint's own, or for GPT-2 weights the files beside them")
+	prompt := fs.String("prompt", "", "text to continue (token ids separated by spaces for a model trained on token ids); empty: start from the first character of the vocabulary that is a newline or space, GPT-2's <|endoftext|> token, else token 0")
 	n := fs.Int("n", 200, "number of tokens to generate")
 	temp := fs.Float64("temperature", 1.0, "sampling temperature (0: always the most likely token)")
 	topK := fs.Int("top_k", 0, "sample from the k most likely tokens only (0: all)")
+	topP := fs.Float64("top_p", 1, "nucleus sampling: sample from the smallest set of most likely tokens whose probabilities sum to at least p (after --top_k; 1: all)")
 	seed := fs.Uint64("seed", 1, "random seed")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: tinygpt sample --checkpoint DIR [--prompt TEXT] [-n N] [--temperature T] [--top_k K] [--seed S]\n\nStreams the prompt and then each generated character as it is drawn,\nusing a key/value cache per layer.\n\nflags:\n")
+		fmt.Fprintf(fs.Output(), `usage: tinygpt sample --checkpoint DIR|FILE [--prompt TEXT] [-n N] [--temperature T] [--top_k K] [--top_p P] [--seed S] [--tokenizer_dir DIR]
+
+Streams the prompt and then each generated token as it is drawn (the
+bytes of a character split across BPE tokens once it is complete), using
+a key/value cache per layer.
+
+flags:
+`)
 		fs.PrintDefaults()
 	}
 	if done, st := parseFlags(fs, args, stdout, stderr); done {
@@ -34,53 +43,39 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 		return report(stderr, "sample", usageError{fmt.Sprintf("--temperature %g must be a finite number >= 0", *temp)})
 	case *topK < 0:
 		return report(stderr, "sample", usageError{fmt.Sprintf("--top_k %d must be >= 0", *topK)})
+	case !(*topP > 0 && *topP <= 1):
+		return report(stderr, "sample", usageError{fmt.Sprintf("--top_p %g must be in (0, 1]", *topP)})
 	}
-	ck, err := loadCheckpoint(*ckpt, "sample", stderr)
+	lm, err := loadModel(*ckpt, *tokDir, "sample", stderr)
 	if err != nil {
 		return report(stderr, "sample", err)
 	}
-	m := ck.Model
+	m := lm.m
 	if err := gpt.CheckMemory("sampling from "+describe(m.Config), gpt.SampleBytes(m.Config)); err != nil {
 		return report(stderr, "sample", err)
 	}
-	var toks []int32
-	if ck.Vocab != nil {
-		text := *prompt
-		if text == "" {
-			toks = []int32{defaultStart(ck)}
-		} else {
-			ids, err := ck.Vocab.Encode(text)
-			if err != nil {
-				return report(stderr, "sample", usageError{fmt.Sprintf("--prompt: %v", err)})
-			}
-			for _, id := range ids {
-				toks = append(toks, int32(id))
-			}
-			fmt.Fprint(stdout, text)
-		}
-	} else {
-		for _, f := range strings.Fields(*prompt) {
-			id, err := strconv.Atoi(f)
-			if err != nil || id < 0 || id >= m.Config.Vocab {
-				return report(stderr, "sample", usageError{fmt.Sprintf("--prompt: %q is not a token id below %d", f, m.Config.Vocab)})
-			}
-			toks = append(toks, int32(id))
-		}
-		if len(toks) == 0 {
-			toks = []int32{0}
-		}
-		fmt.Fprint(stdout, strings.TrimSpace(*prompt))
+	toks, err := promptTokens(lm, *prompt)
+	if err != nil {
+		return report(stderr, "sample", err)
 	}
+	tok := lm.tok
+	if tok == nil {
+		fmt.Fprint(stdout, strings.TrimSpace(*prompt))
+	} else {
+		fmt.Fprint(stdout, *prompt)
+	}
+	out := &utf8Stream{w: stdout}
 	s := m.NewSampler()
-	err = s.Generate(toks, *n, *temp, *topK, rng.New(*seed), func(tok int32) error {
-		var err error
-		if ck.Vocab != nil {
-			_, err = stdout.Write(ck.Vocab.Token(int(tok)))
-		} else {
-			_, err = fmt.Fprintf(stdout, " %d", tok)
+	err = s.GenerateWith(toks, *n, gpt.SampleOptions{Temperature: *temp, TopK: *topK, TopP: *topP}, rng.New(*seed), func(id int32) error {
+		if tok == nil {
+			_, err := fmt.Fprintf(stdout, " %d", id)
+			return err
 		}
-		return err
+		return out.write(tok.token(int(id)))
 	})
+	if ferr := out.flush(); err == nil {
+		err = ferr
+	}
 	fmt.Fprintln(stdout)
 	if err != nil {
 		return report(stderr, "sample", err)
@@ -88,12 +83,54 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// defaultStart is the token an empty prompt starts from.
-func defaultStart(ck *gpt.Checkpoint) int32 {
-	for _, c := range []string{"\n", " "} {
-		if ids, err := ck.Vocab.Encode(c); err == nil {
-			return int32(ids[0])
+// promptTokens returns the tokens sampling starts from: the prompt's, or
+// for an empty prompt a token that begins a text.
+func promptTokens(lm *model, prompt string) ([]int32, error) {
+	tok, V := lm.tok, lm.m.Config.Vocab
+	var toks []int32
+	switch {
+	case tok == nil:
+		for _, f := range strings.Fields(prompt) {
+			id, err := strconv.Atoi(f)
+			if err != nil || id < 0 || id >= V {
+				return nil, usageError{fmt.Sprintf("--prompt: %q is not a token id below %d", f, V)}
+			}
+			toks = append(toks, int32(id))
 		}
+		if len(toks) == 0 {
+			toks = []int32{0}
+		}
+	case prompt == "":
+		toks = []int32{defaultStart(tok)}
+	case tok.chars != nil:
+		ids, err := tok.chars.Encode(prompt)
+		if err != nil {
+			return nil, usageError{fmt.Sprintf("--prompt: %v", err)}
+		}
+		for _, id := range ids {
+			toks = append(toks, int32(id))
+		}
+	case tok.bpe != nil:
+		for _, id := range tok.bpe.EncodeWithSpecial(prompt) {
+			toks = append(toks, int32(id))
+		}
+	default:
+		return nil, tok.errDecodeOnly("--prompt")
 	}
-	return 0
+	return toks, nil
+}
+
+// defaultStart is the token an empty prompt starts from: for characters a
+// newline or a space, for BPE the end-of-text token (GPT-2's start of a
+// document), else token 0.
+func defaultStart(tok *tokenizer) int32 {
+	if tok.chars != nil {
+		for _, c := range []string{"\n", " "} {
+			if ids, err := tok.chars.Encode(c); err == nil {
+				return int32(ids[0])
+			}
+		}
+		return 0
+	}
+	return int32(max(tok.dec.EOT(), 0))
 }

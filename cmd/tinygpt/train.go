@@ -50,19 +50,26 @@ type trainFlags struct {
 	seed                           uint64
 	threads                        int
 	resume, force                  bool
-	set                            map[string]bool // flags given on the command line
+	// Only in train: fine-tuning, and BPE or tied embeddings for new
+	// models.
+	init, tokenizer, tokDir string
+	tie                     bool
+	set                     map[string]bool // flags given on the command line
 }
 
 func runTrain(args []string, stdout, stderr io.Writer) int {
 	var f trainFlags
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	f.register(fs)
+	f.registerTrainOnly(fs)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `usage: tinygpt train [flags]
 
 Trains a GPT and writes checkpoint.safetensors, loss.csv and loss.png into
 --checkpoint_dir (all rewritten atomically as training goes). Ctrl-C or
 SIGTERM saves a checkpoint before exiting; --resume continues it exactly.
+--init fine-tunes a checkpoint or GPT-2 weights instead of starting from
+random ones; --tokenizer gpt2 trains a new model on GPT-2's BPE tokens.
 
 flags:
 `)
@@ -121,6 +128,14 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.force, "force", false, "replace an existing checkpoint in --checkpoint_dir")
 }
 
+// registerTrainOnly defines the flags of train that compare does not have.
+func (f *trainFlags) registerTrainOnly(fs *flag.FlagSet) {
+	fs.StringVar(&f.init, "init", "", "start from the weights of this `checkpoint` (a directory or file written by tinygpt train, or GPT-2 weights: Hugging Face's model.safetensors or its directory, llm.c's gpt2_*.bin) instead of random ones: fine-tuning, on --data tokenized with its tokenizer; its shape is kept (--block_size may shorten it)")
+	fs.StringVar(&f.tokenizer, "tokenizer", "chars", "`vocabulary` of a new model: chars (built from the text; a token file's ids) or gpt2 (GPT-2's BPE from --tokenizer_dir, saved in the checkpoint)")
+	fs.StringVar(&f.tokDir, "tokenizer_dir", "", "`dir`ectory of the BPE tokenizer (encoder.json and vocab.bpe, or vocab.json and merges.txt; llm.c's gpt2_tokenizer.bin for token files) for --tokenizer gpt2, or for --init when it is not the checkpoint's own or beside GPT-2 weights")
+	fs.BoolVar(&f.tie, "tie_embeddings", false, "new model: the LM head is the transposed token embedding (GPT-2's layout) instead of a matrix of its own")
+}
+
 var errInterrupted = errors.New("interrupted")
 
 func (f *trainFlags) validate() error {
@@ -155,6 +170,22 @@ func (f *trainFlags) validate() error {
 		return usageError{fmt.Sprintf("--threads %d is above the limit of %d", f.threads, gpt.MaxThreads)}
 	case f.resume && f.force:
 		return usageError{"--resume and --force contradict each other"}
+	case f.tokenizer != "" && f.tokenizer != "chars" && f.tokenizer != "gpt2":
+		return usageError{fmt.Sprintf("--tokenizer %q: want chars or gpt2", f.tokenizer)}
+	case f.init != "" && f.resume:
+		return usageError{"--init starts a run from a model's weights and --resume continues a run: give one of them"}
+	case f.resume && (f.set["tokenizer"] || f.tokDir != "" || f.set["tie_embeddings"]):
+		return usageError{"a resumed run keeps its vocabulary and layout: --tokenizer, --tokenizer_dir and --tie_embeddings are for new runs"}
+	case f.init != "" && f.set["tokenizer"]:
+		return usageError{"--tokenizer is for new models: --init takes the checkpoint's tokenizer (--tokenizer_dir names it when it is not found)"}
+	case f.init != "" && f.set["tie_embeddings"]:
+		return usageError{"--tie_embeddings is for new models: --init keeps the checkpoint's layout"}
+	case f.tokenizer == "gpt2" && f.tokDir == "":
+		return usageError{"--tokenizer gpt2 needs --tokenizer_dir, the directory of encoder.json and vocab.bpe (or vocab.json and merges.txt)"}
+	case f.tokDir != "" && f.tokenizer != "gpt2" && f.init == "" && !f.resume:
+		return usageError{"--tokenizer_dir is for --tokenizer gpt2 or --init"}
+	case (f.init != "" || f.tokenizer == "gpt2") && f.data == "":
+		return usageError{"--data is missing: name the text or token file to train on (the built-in task is for new character models)"}
 	}
 	return nil
 }
@@ -193,20 +224,27 @@ type runSettings struct {
 	EvalInterval    int `json:"eval_interval"`
 	EvalIters       int `json:"eval_iters"`
 	CheckpointEvery int `json:"checkpoint_every"`
+	// FixedVocab is set when the data was tokenized with the model's
+	// vocabulary (its characters, its BPE tokenizer, or its token-id
+	// range) rather than given one built from the data: fine-tuned runs
+	// and BPE ones. A resumed run tokenizes its data the same way.
+	FixedVocab bool `json:"fixed_vocab,omitempty"`
+	// Init is the checkpoint a fine-tuned run started from (for the
+	// record).
+	Init string `json:"init,omitempty"`
 }
 
 // adopt takes over the saved settings of a resumed run for the flags not
 // given on the command line. It returns a note when --threads differs
 // from the run's (the continuation is then not bit-identical).
-func (f *trainFlags) adopt(ck *gpt.Checkpoint) (note string, err error) {
+func (f *trainFlags) adopt(ck *gpt.Checkpoint) (note string, rs runSettings, err error) {
 	js, ok := ck.Extra[runMeta]
 	if !ok {
-		return "", nil // written by an older version
+		return "", rs, nil // written by an older version
 	}
-	var rs runSettings
 	if err := json.Unmarshal([]byte(js), &rs); err != nil || rs.Threads < 0 || rs.Threads > gpt.MaxThreads ||
 		rs.EvalInterval < 1 || rs.EvalIters < 1 || rs.EvalIters > maxEvalIters || rs.CheckpointEvery < 0 {
-		return "", fmt.Errorf("bad %s metadata %q", runMeta, js)
+		return "", rs, fmt.Errorf("bad %s metadata %q", runMeta, js)
 	}
 	for _, s := range []struct {
 		name      string
@@ -223,7 +261,7 @@ func (f *trainFlags) adopt(ck *gpt.Checkpoint) (note string, err error) {
 			note = fmt.Sprintf("note: --%s %d differs from the run's %d: the results will differ from an uninterrupted run's in the last bits", s.name, *s.flag, s.saved)
 		}
 	}
-	return note, nil
+	return note, rs, nil
 }
 
 // sameData reports whether the --data path p names the file the checkpoint
@@ -261,85 +299,28 @@ func checkDataFile(path string) error {
 	return nil // data.Load names what it is
 }
 
-// setup returns the trainer of a new or resumed run, and the loss log rows
-// to continue from. It checks every size against the limits and the
-// memory available before allocating the model.
-func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*gpt.Trainer, *data.Dataset, [][]string, error) {
+// trainRun is what setup prepares: the trainer, its data, the loss log rows
+// to continue from, the tokenizer the checkpoint records (nil: the
+// character vocabulary of the data, saved as such, or token ids) and the
+// settings to save with it.
+type trainRun struct {
+	tr   *gpt.Trainer
+	d    *data.Dataset
+	rows [][]string
+	tok  *tokenizer
+	rs   runSettings
+}
+
+// setup returns the run of a new or resumed training. It checks every
+// size against the limits and the memory available before allocating the
+// model.
+func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, error) {
 	existing, statErr := os.Stat(ckPath)
 	if f.resume {
 		if statErr != nil {
-			return nil, nil, nil, fmt.Errorf("--resume: no checkpoint to resume in %s (%v)", f.dir, errors.Unwrap(statErr))
+			return nil, fmt.Errorf("--resume: no checkpoint to resume in %s (%v)", f.dir, errors.Unwrap(statErr))
 		}
-		ck, err := gpt.Load(ckPath)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if ck.Warning != "" {
-			fmt.Fprintf(errw, "tinygpt train: warning: %s: %s\n", ckPath, ck.Warning)
-		}
-		if ck.Opt == nil {
-			return nil, nil, nil, fmt.Errorf("%s has no optimizer state to resume from", ckPath)
-		}
-		cfg := ck.Model.Config
-		for _, c := range []struct {
-			name     string
-			flag, ck any
-		}{
-			{"d_model", f.dModel, cfg.Width}, {"n_heads", f.heads, cfg.Heads}, {"n_layers", f.layers, cfg.Layers},
-			{"block_size", f.block, cfg.BlockSize}, {"batch_size", f.batch, ck.Train.BatchSize},
-			{"lr", float32(f.lr), ck.Train.LR}, {"seed", f.seed, ck.Train.Seed},
-		} {
-			if f.set[c.name] && fmt.Sprint(c.flag) != fmt.Sprint(c.ck) {
-				return nil, nil, nil, usageError{fmt.Sprintf("--%s %v differs from the checkpoint's %v (a resumed run keeps its settings)", c.name, c.flag, c.ck)}
-			}
-		}
-		if f.set["data"] && !sameData(f.data, ck.Train.Data) {
-			return nil, nil, nil, usageError{fmt.Sprintf("--data %s is not the file the checkpoint was trained on (%s; a resumed run keeps its data)", f.data, ck.Train.Data)}
-		}
-		note, err := f.adopt(ck)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("checkpoint %s: %v", ckPath, err)
-		}
-		f.batch = ck.Train.BatchSize
-		if err := checkDataFile(ck.Train.Data); err != nil {
-			return nil, nil, nil, err
-		}
-		d, err := loadData(ck.Train.Data, cfg.BlockSize)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		if (ck.Vocab == nil) != (d.Vocab == nil) || (d.Vocab != nil && d.Vocab.String() != ck.Vocab.String()) || d.VocabSize > cfg.Vocab {
-			return nil, nil, nil, fmt.Errorf("the data %q no longer has the vocabulary the checkpoint was trained with", ck.Train.Data)
-		}
-		total := ck.Train.MaxIters
-		if f.set["max_iters"] || f.epochs > 0 {
-			if total, err = itersFor(f, d); err != nil {
-				return nil, nil, nil, err
-			}
-			if total <= ck.Step {
-				what := fmt.Sprintf("--max_iters %d", f.maxIters)
-				if f.epochs > 0 {
-					what = fmt.Sprintf("--epochs %g (%d steps)", f.epochs, total)
-				}
-				return nil, nil, nil, usageError{fmt.Sprintf("%s: the checkpoint is at step %d already; ask for more steps to continue it", what, ck.Step)}
-			}
-		} else if ck.Step >= total {
-			return nil, nil, nil, usageError{fmt.Sprintf("--resume: the run in %s is finished (step %d of %d); give --max_iters above %d to train it further", f.dir, ck.Step, total, ck.Step)}
-		}
-		if err := checkTrainMemory(cfg, ck.Train.BatchSize, f.threads); err != nil {
-			return nil, nil, nil, err
-		}
-		tr, err := ck.Resume(d)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		tr.Cfg.MaxIters = total
-		rows, _ := readCSV(filepath.Join(f.dir, lossCSV), ck.Step)
-		fmt.Fprintf(out, "resuming %s at step %d of %d (%s)\n", ckPath, ck.Step, tr.Cfg.MaxIters, describe(cfg))
-		if note != "" {
-			fmt.Fprintln(out, note)
-		}
-		return tr, d, rows, nil
+		return resumeRun(f, ckPath, out, errw)
 	}
 	if statErr == nil && !f.force {
 		what := "a checkpoint"
@@ -348,51 +329,220 @@ func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*gpt.Trainer, *da
 		} else {
 			what = "an unreadable checkpoint"
 		}
-		return nil, nil, nil, fmt.Errorf("%s already holds %s (%s); pass --resume to continue it or --force to replace it", f.dir, what, existing.ModTime().Format(time.DateTime))
+		return nil, fmt.Errorf("%s already holds %s (%s); pass --resume to continue it or --force to replace it", f.dir, what, existing.ModTime().Format(time.DateTime))
 	}
 	if err := checkDataFile(f.data); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	d, err := loadData(f.data, f.block)
-	if err != nil {
-		return nil, nil, nil, err
+	r := &trainRun{}
+	var m *gpt.Model
+	var from string
+	switch {
+	case f.init != "":
+		lm, err := loadModel(f.init, f.tokDir, "train", errw)
+		if err != nil {
+			return nil, err
+		}
+		cfg := lm.m.Config
+		for _, c := range []struct {
+			name     string
+			flag, ck int
+		}{{"d_model", f.dModel, cfg.Width}, {"n_heads", f.heads, cfg.Heads}, {"n_layers", f.layers, cfg.Layers}} {
+			if f.set[c.name] && c.flag != c.ck {
+				return nil, usageError{fmt.Sprintf("--%s %d differs from the --init model's %d (fine-tuning keeps its shape)", c.name, c.flag, c.ck)}
+			}
+		}
+		f.dModel, f.heads, f.layers = cfg.Width, cfg.Heads, cfg.Layers
+		if !f.set["block_size"] {
+			f.block = cfg.BlockSize
+		} else if f.block > cfg.BlockSize {
+			return nil, usageError{fmt.Sprintf("--block_size %d is above the --init model's block size of %d", f.block, cfg.BlockSize)}
+		}
+		enc, err := encoding(lm.tok, cfg.Vocab)
+		if err != nil {
+			return nil, err
+		}
+		if r.d, err = data.LoadEncoded(f.data, f.block, enc); err != nil {
+			return nil, err
+		}
+		m = lm.m
+		if lm.ck == nil || lm.ck.Vocab == nil {
+			r.tok = lm.tok // characters are saved as the checkpoint's vocabulary
+		}
+		r.rs.FixedVocab, r.rs.Init = true, absPath(lm.path)
+		from = "fine-tuning " + lm.describe() + " on "
+	case f.tokenizer == "gpt2":
+		tok, err := findTokenizer(f.tokDir)
+		if err != nil {
+			return nil, err
+		}
+		if tok == nil {
+			return nil, fmt.Errorf("--tokenizer_dir %s holds no tokenizer: neither encoder.json and vocab.bpe, nor vocab.json and merges.txt, nor %s", f.tokDir, llmcTokenizer)
+		}
+		enc, err := encoding(tok, tok.size())
+		if err != nil {
+			return nil, err
+		}
+		if r.d, err = data.LoadEncoded(f.data, f.block, enc); err != nil {
+			return nil, err
+		}
+		r.tok, r.rs.FixedVocab = tok, true
+		from = "training on "
+	default:
+		var err error
+		if r.d, err = loadData(f.data, f.block); err != nil {
+			return nil, err
+		}
+		from = "training on "
 	}
-	cfg := gpt.Config{Vocab: d.VocabSize, BlockSize: f.block, Layers: f.layers, Heads: f.heads, Width: f.dModel}
-	iters, err := itersFor(f, d)
+	cfg := gpt.Config{Vocab: r.d.VocabSize, BlockSize: f.block, Layers: f.layers, Heads: f.heads, Width: f.dModel, TieEmbeddings: f.tie}
+	if m != nil {
+		cfg = m.Config
+		cfg.BlockSize = f.block // cut below once the memory is known to be there
+	}
+	iters, err := itersFor(f, r.d)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	if err := cfg.CheckLimits(); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	if err := checkTrainMemory(cfg, f.batch, f.threads); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
 	if err := os.MkdirAll(f.dir, 0o755); err != nil {
-		return nil, nil, nil, err
+		return nil, err
 	}
-	m, err := gpt.New(cfg, f.seed)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	tc := gpt.DefaultTrainConfig(f.batch, iters, float32(f.lr), f.seed)
-	tc.Data = f.data
-	if f.data != "" {
-		if abs, err := filepath.Abs(f.data); err == nil {
-			tc.Data = abs
+	switch {
+	case m == nil:
+		if m, err = gpt.New(cfg, f.seed); err != nil {
+			return nil, err
+		}
+	case cfg.BlockSize < m.Config.BlockSize:
+		if m, err = m.WithBlockSize(cfg.BlockSize); err != nil {
+			return nil, err
 		}
 	}
-	tr, err := gpt.NewTrainer(m, d, tc)
-	if err != nil {
-		return nil, nil, nil, err
+	tc := gpt.DefaultTrainConfig(f.batch, iters, float32(f.lr), f.seed)
+	tc.Data = absPath(f.data)
+	if r.tr, err = gpt.NewTrainer(m, r.d, tc); err != nil {
+		return nil, err
 	}
 	src := f.data
 	if src == "" {
 		src = "the built-in task"
 	}
-	fmt.Fprintf(out, "training on %s: %d training and %d validation tokens; %s, %d parameters; %d steps of %d×%d tokens\n",
-		src, len(d.Train), len(d.Val), describe(cfg), cfg.NumParams(), tc.MaxIters, tc.BatchSize, cfg.BlockSize)
-	return tr, d, nil, nil
+	vocab := ""
+	if r.tok != nil {
+		vocab = " (" + r.tok.describe() + ")"
+	}
+	fmt.Fprintf(out, "%s%s: %d training and %d validation tokens; %s%s, %d parameters; %d steps of %d×%d tokens\n",
+		from, src, len(r.d.Train), len(r.d.Val), describe(cfg), vocab, cfg.NumParams(), tc.MaxIters, tc.BatchSize, cfg.BlockSize)
+	return r, nil
+}
+
+// absPath returns the absolute path of p ("" stays "").
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(p); err == nil {
+		return abs
+	}
+	return p
+}
+
+// resumeRun returns the run saved in the checkpoint ckPath.
+func resumeRun(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, error) {
+	ck, err := gpt.Load(ckPath)
+	if err != nil {
+		return nil, err
+	}
+	if ck.Warning != "" {
+		fmt.Fprintf(errw, "tinygpt train: warning: %s: %s\n", ckPath, ck.Warning)
+	}
+	if ck.Opt == nil {
+		return nil, fmt.Errorf("%s has no optimizer state to resume from", ckPath)
+	}
+	cfg := ck.Model.Config
+	for _, c := range []struct {
+		name     string
+		flag, ck any
+	}{
+		{"d_model", f.dModel, cfg.Width}, {"n_heads", f.heads, cfg.Heads}, {"n_layers", f.layers, cfg.Layers},
+		{"block_size", f.block, cfg.BlockSize}, {"batch_size", f.batch, ck.Train.BatchSize},
+		{"lr", float32(f.lr), ck.Train.LR}, {"seed", f.seed, ck.Train.Seed},
+	} {
+		if f.set[c.name] && fmt.Sprint(c.flag) != fmt.Sprint(c.ck) {
+			return nil, usageError{fmt.Sprintf("--%s %v differs from the checkpoint's %v (a resumed run keeps its settings)", c.name, c.flag, c.ck)}
+		}
+	}
+	if f.set["data"] && !sameData(f.data, ck.Train.Data) {
+		return nil, usageError{fmt.Sprintf("--data %s is not the file the checkpoint was trained on (%s; a resumed run keeps its data)", f.data, ck.Train.Data)}
+	}
+	note, rs, err := f.adopt(ck)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %v", ckPath, err)
+	}
+	f.batch = ck.Train.BatchSize
+	if err := checkDataFile(ck.Train.Data); err != nil {
+		return nil, err
+	}
+	r := &trainRun{rs: rs}
+	if rs.FixedVocab {
+		if ck.Vocab == nil {
+			if r.tok, err = tokenizerFromMeta(ck.Extra, ckPath); err != nil {
+				return nil, fmt.Errorf("checkpoint %s: %v", ckPath, err)
+			}
+		} else {
+			r.tok = &tokenizer{chars: ck.Vocab, from: ckPath}
+		}
+		enc, err := encoding(r.tok, cfg.Vocab)
+		if err != nil {
+			return nil, err
+		}
+		if ck.Vocab != nil {
+			r.tok = nil // saved as the checkpoint's vocabulary
+		}
+		if r.d, err = data.LoadEncoded(ck.Train.Data, cfg.BlockSize, enc); err != nil {
+			return nil, err
+		}
+	} else {
+		if r.d, err = loadData(ck.Train.Data, cfg.BlockSize); err != nil {
+			return nil, err
+		}
+		if (ck.Vocab == nil) != (r.d.Vocab == nil) || (r.d.Vocab != nil && r.d.Vocab.String() != ck.Vocab.String()) || r.d.VocabSize > cfg.Vocab {
+			return nil, fmt.Errorf("the data %q no longer has the vocabulary the checkpoint was trained with", ck.Train.Data)
+		}
+	}
+	total := ck.Train.MaxIters
+	if f.set["max_iters"] || f.epochs > 0 {
+		if total, err = itersFor(f, r.d); err != nil {
+			return nil, err
+		}
+		if total <= ck.Step {
+			what := fmt.Sprintf("--max_iters %d", f.maxIters)
+			if f.epochs > 0 {
+				what = fmt.Sprintf("--epochs %g (%d steps)", f.epochs, total)
+			}
+			return nil, usageError{fmt.Sprintf("%s: the checkpoint is at step %d already; ask for more steps to continue it", what, ck.Step)}
+		}
+	} else if ck.Step >= total {
+		return nil, usageError{fmt.Sprintf("--resume: the run in %s is finished (step %d of %d); give --max_iters above %d to train it further", f.dir, ck.Step, total, ck.Step)}
+	}
+	if err := checkTrainMemory(cfg, ck.Train.BatchSize, f.threads); err != nil {
+		return nil, err
+	}
+	if r.tr, err = ck.Resume(r.d); err != nil {
+		return nil, err
+	}
+	r.tr.Cfg.MaxIters = total
+	r.rows, _ = readCSV(filepath.Join(f.dir, lossCSV), ck.Step)
+	fmt.Fprintf(out, "resuming %s at step %d of %d (%s)\n", ckPath, ck.Step, r.tr.Cfg.MaxIters, describe(cfg))
+	if note != "" {
+		fmt.Fprintln(out, note)
+	}
+	return r, nil
 }
 
 // checkTrainMemory refuses a run whose model, optimizer and activations
@@ -452,10 +602,11 @@ func train(f trainFlags, stdout, stderr io.Writer) error {
 		runtime.GOMAXPROCS(f.threads)
 	}
 	ckPath := filepath.Join(f.dir, gpt.CheckpointFile)
-	tr, d, rows, err := setup(&f, ckPath, stdout, stderr)
+	r, err := setup(&f, ckPath, stdout, stderr)
 	if err != nil {
 		return err
 	}
+	tr, d, rows := r.tr, r.d, r.rows
 	if f.threads > 0 { // a resumed run's saved thread count
 		runtime.GOMAXPROCS(f.threads)
 	}
@@ -468,9 +619,17 @@ func train(f trainFlags, stdout, stderr io.Writer) error {
 
 	p := newProgress(stdout, isTerminal(stdout))
 	log := lossLog{dir: f.dir, rows: rows}
-	extra, _ := json.Marshal(runSettings{Threads: runtime.GOMAXPROCS(0), EvalInterval: f.evalInterval, EvalIters: f.evalIters, CheckpointEvery: f.every})
+	rs := r.rs
+	rs.Threads, rs.EvalInterval, rs.EvalIters, rs.CheckpointEvery = runtime.GOMAXPROCS(0), f.evalInterval, f.evalIters, f.every
+	settings, _ := json.Marshal(rs)
+	extra := map[string]string{runMeta: string(settings)}
+	if r.tok != nil {
+		for k, v := range r.tok.meta {
+			extra[k] = v
+		}
+	}
 	save := func() error {
-		if err := tr.SaveWith(ckPath, d.Vocab, map[string]string{runMeta: string(extra)}); err != nil {
+		if err := tr.SaveWith(ckPath, d.Vocab, extra); err != nil {
 			return fmt.Errorf("saving the checkpoint: %v", err)
 		}
 		return nil

@@ -40,6 +40,20 @@ const MaxFileBytes int64 = 2 << 30
 // .bin/.tok file that looks like llm.c's format with a wrong magic number
 // (see Parse).
 func Load(path string, blockSize int) (*Dataset, error) {
+	b, err := readFile(path)
+	if err != nil {
+		return nil, err
+	}
+	d, err := Parse(b, filepath.Base(path), blockSize)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return d, nil
+}
+
+// readFile returns the bytes of path if it is a regular file of at most
+// MaxFileBytes (checked before it is opened, and again once open).
+func readFile(path string) ([]byte, error) {
 	st, err := os.Stat(path) // before opening: opening a FIFO blocks
 	if err != nil {
 		return nil, err
@@ -66,11 +80,7 @@ func Load(path string, blockSize int) (*Dataset, error) {
 	if int64(len(b)) > MaxFileBytes {
 		return nil, fmt.Errorf("%s: larger than the limit of %d bytes", path, MaxFileBytes)
 	}
-	d, err := Parse(b, filepath.Base(path), blockSize)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return d, nil
+	return b, nil
 }
 
 // checkFile refuses what Load does not read: anything but a regular file,
@@ -103,8 +113,7 @@ func Parse(b []byte, name string, blockSize int) (*Dataset, error) {
 	if len(b) == 0 {
 		return nil, fmt.Errorf("file is empty")
 	}
-	ext := strings.ToLower(filepath.Ext(name))
-	if IsLLMC(b) || ext == ".bin" || ext == ".tok" {
+	if isTokenFile(b, name) {
 		if err := wrongMagic(b); err != nil {
 			return nil, err
 		}

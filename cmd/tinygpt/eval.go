@@ -1,0 +1,106 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"runtime"
+
+	"github.com/simdgpt/simdgpt/gpt"
+	"github.com/simdgpt/simdgpt/gpt/data"
+)
+
+func runEval(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	ckpt := fs.String("checkpoint", "checkpoints", "checkpoint `dir`ectory or file: written by tinygpt train, or GPT-2 weights (Hugging Face's model.safetensors or its directory, llm.c's gpt2_*.bin)")
+	tokDir := fs.String("tokenizer_dir", "", "`dir`ectory of the BPE tokenizer; default: the checkpoint's own, or for GPT-2 weights the files beside them")
+	dataPath := fs.String("data", "", "`file` to evaluate on: UTF-8 text (tokenized with the model's tokenizer: its characters, or BPE) or uint16 token ids (llm.c's format, or raw with extension .bin/.tok)")
+	batch := fs.Int("batch_size", 4, "sequences per batch")
+	block := fs.Int("block_size", 0, "tokens per sequence, at most the model's block size (0: the model's)")
+	batches := fs.Int("batches", 0, "batches to evaluate (0: every whole batch in the file)")
+	threads := fs.Int("threads", 0, "threads (GOMAXPROCS); 0: all CPUs")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), `usage: tinygpt eval --checkpoint DIR|FILE --data FILE [--batch_size B] [--block_size T] [--batches N] [--tokenizer_dir DIR]
+
+Prints the model's mean cross-entropy (nats per token) and perplexity over
+the first N batches of the file read in order: sequence i of the file is
+its tokens [i·T, (i+1)·T), each predicting the next token; batch k is
+sequences k·B to k·B+B-1. The whole file is evaluated (it is not split
+into training and validation parts).
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
+	if done, st := parseFlags(fs, args, stdout, stderr); done {
+		return st
+	}
+	err := eval(*ckpt, *tokDir, *dataPath, *batch, *block, *batches, *threads, stdout, stderr)
+	if err != nil {
+		return report(stderr, "eval", err)
+	}
+	return 0
+}
+
+func eval(ckpt, tokDir, dataPath string, batch, block, batches, threads int, stdout, stderr io.Writer) error {
+	switch {
+	case dataPath == "":
+		return usageError{"--data is missing: name the file to evaluate on"}
+	case batch < 1 || batch > gpt.MaxBatch:
+		return usageError{fmt.Sprintf("--batch_size %d must be in [1, %d]", batch, gpt.MaxBatch)}
+	case block < 0:
+		return usageError{fmt.Sprintf("--block_size %d must be >= 0", block)}
+	case batches < 0:
+		return usageError{fmt.Sprintf("--batches %d must be >= 0", batches)}
+	case threads < 0 || threads > gpt.MaxThreads:
+		return usageError{fmt.Sprintf("--threads %d must be in [0, %d]", threads, gpt.MaxThreads)}
+	}
+	if threads > 0 {
+		runtime.GOMAXPROCS(threads)
+	}
+	lm, err := loadModel(ckpt, tokDir, "eval", stderr)
+	if err != nil {
+		return err
+	}
+	cfg := lm.m.Config
+	if block == 0 {
+		block = cfg.BlockSize
+	}
+	if block > cfg.BlockSize {
+		return usageError{fmt.Sprintf("--block_size %d is above the model's block size of %d", block, cfg.BlockSize)}
+	}
+	enc, err := encoding(lm.tok, cfg.Vocab)
+	if err != nil {
+		return err
+	}
+	if err := checkDataFile(dataPath); err != nil {
+		return err
+	}
+	toks, err := data.ReadEncoded(dataPath, enc)
+	if err != nil {
+		return err
+	}
+	have := gpt.SequentialBatches(len(toks), batch, block)
+	switch {
+	case have == 0:
+		return fmt.Errorf("%s: %d tokens, too few for one batch of %d×%d tokens and the next token (%d)", dataPath, len(toks), batch, block, batch*block+1)
+	case batches == 0:
+		batches = have
+	case batches > have:
+		return fmt.Errorf("%s: %d tokens hold %d batches of %d×%d tokens, not --batches %d", dataPath, len(toks), have, batch, block, batches)
+	}
+	evalCfg := cfg
+	evalCfg.BlockSize = block
+	what := fmt.Sprintf("evaluating %s with --batch_size %d on %d threads", describe(evalCfg), batch, runtime.GOMAXPROCS(0))
+	if err := gpt.CheckMemory(what, gpt.EvalBytes(evalCfg, batch, runtime.GOMAXPROCS(0))); err != nil {
+		return err
+	}
+	loss, err := lm.m.EvalSequential(toks, batch, block, batches)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: cross-entropy %.6f nats per token, perplexity %.4f, over %d tokens (%d batches of %d×%d) of %s\n",
+		dataPath, loss, math.Exp(loss), batches*batch*block, batches, batch, block, lm.describe())
+	return nil
+}

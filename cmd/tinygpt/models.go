@@ -1,0 +1,143 @@
+package main
+
+import (
+	encbin "encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/simdgpt/simdgpt/gpt"
+)
+
+// model is a model read by sample, eval or train --init: one of our
+// checkpoints, or GPT-2 weights (Hugging Face's model.safetensors or
+// llm.c's gpt2_*.bin), with its tokenizer.
+type model struct {
+	path  string // the file read
+	m     *gpt.Model
+	ck    *gpt.Checkpoint // our checkpoint, else nil
+	tok   *tokenizer      // nil: a model of token ids
+	isGPT bool            // GPT-2 weights
+}
+
+// describe says what was loaded.
+func (lm *model) describe() string {
+	what := "checkpoint"
+	if lm.isGPT {
+		what = "GPT-2 weights"
+	}
+	return fmt.Sprintf("%s %s (%s)", what, lm.path, describe(lm.m.Config))
+}
+
+// llmcModelMagic is the first int32 of llm.c's gpt2_*.bin.
+const llmcModelMagic = 20240326
+
+// modelFile returns the file of --checkpoint p: p itself, or in a
+// directory its checkpoint.safetensors, else its model.safetensors.
+func modelFile(p string) (string, error) {
+	st, err := os.Stat(p)
+	if err != nil || !st.IsDir() {
+		return p, nil // the loader reports what is wrong
+	}
+	for _, name := range []string{gpt.CheckpointFile, gpt.HFFile} {
+		if f := filepath.Join(p, name); isFile(f) {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%s holds neither %s (tinygpt's) nor %s (Hugging Face's GPT-2); for llm.c's weights give the gpt2_*.bin file", p, gpt.CheckpointFile, gpt.HFFile)
+}
+
+// isGPT2File reports whether the regular file path is GPT-2 weights rather
+// than one of our checkpoints: llm.c's magic number, or a safetensors
+// header whose metadata does not say "tinygpt/1". Anything else (not a
+// regular file, unreadable, damaged) is left to gpt.Load to report.
+func isGPT2File(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var pre [8]byte
+	if _, err := io.ReadFull(f, pre[:]); err != nil {
+		return false
+	}
+	if encbin.LittleEndian.Uint32(pre[:4]) == llmcModelMagic {
+		return true
+	}
+	hl := encbin.LittleEndian.Uint64(pre[:])
+	if hl < 2 || hl > 100<<20 || int64(hl) > st.Size()-8 {
+		return false
+	}
+	hdr := make([]byte, hl)
+	if _, err := io.ReadFull(f, hdr); err != nil {
+		return false
+	}
+	var h struct {
+		Meta map[string]string `json:"__metadata__"`
+	}
+	if json.Unmarshal(hdr, &h) != nil {
+		return false
+	}
+	return h.Meta[gpt.MetaFormat] != "tinygpt/1"
+}
+
+// loadModel reads the model of --checkpoint (or --init) p and its
+// tokenizer: the one named by tokDir when given, else our checkpoint's
+// own (its character vocabulary or embedded BPE files), else for GPT-2
+// weights the tokenizer files beside them. A GPT-2 model without a
+// tokenizer is an error; so is a tokenizer of another size than the
+// model's vocabulary.
+func loadModel(p, tokDir, cmd string, stderr io.Writer) (*model, error) {
+	path, err := modelFile(p)
+	if err != nil {
+		return nil, err
+	}
+	lm := &model{path: path}
+	if isGPT2File(path) {
+		lm.isGPT = true
+		if lm.m, err = gpt.LoadGPT2(path); err != nil {
+			return nil, err
+		}
+	} else {
+		if lm.ck, err = loadCheckpoint(path, cmd, stderr); err != nil {
+			return nil, err
+		}
+		lm.m = lm.ck.Model
+		if lm.ck.Vocab != nil {
+			lm.tok = &tokenizer{chars: lm.ck.Vocab, from: path}
+		} else if lm.tok, err = tokenizerFromMeta(lm.ck.Extra, path); err != nil {
+			return nil, fmt.Errorf("checkpoint %s: %v", path, err)
+		}
+	}
+	if tokDir != "" {
+		if lm.ck != nil && lm.ck.Vocab != nil {
+			return nil, usageError{fmt.Sprintf("--tokenizer_dir: %s was trained on characters and keeps its vocabulary", path)}
+		}
+		t, err := findTokenizer(tokDir)
+		if err != nil {
+			return nil, err
+		}
+		if t == nil {
+			return nil, fmt.Errorf("--tokenizer_dir %s holds no tokenizer: neither encoder.json and vocab.bpe, nor vocab.json and merges.txt, nor %s", tokDir, llmcTokenizer)
+		}
+		lm.tok = t
+	} else if lm.isGPT {
+		dir := filepath.Dir(path)
+		if lm.tok, err = findTokenizer(dir); err != nil {
+			return nil, err
+		}
+		if lm.tok == nil {
+			return nil, fmt.Errorf("no tokenizer for %s: %s holds neither encoder.json and vocab.bpe, nor vocab.json and merges.txt, nor %s; put them there or give their directory with --tokenizer_dir", path, dir, llmcTokenizer)
+		}
+	}
+	if lm.tok != nil && lm.tok.size() != lm.m.Config.Vocab {
+		return nil, fmt.Errorf("the tokenizer (%s) has %d tokens, but the model %s has a vocabulary of %d", lm.tok.describe(), lm.tok.size(), path, lm.m.Config.Vocab)
+	}
+	return lm, nil
+}

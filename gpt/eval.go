@@ -1,0 +1,81 @@
+package gpt
+
+import "fmt"
+
+// SequentialBatches returns how many batches of b sequences of t tokens
+// a stream of n tokens holds when read in order without overlap, as
+// EvalSequential reads it: sequence i starts at token i·t and needs t+1
+// tokens (its targets are the next tokens).
+func SequentialBatches(n, b, t int) int {
+	if n < 2 || b < 1 || t < 1 {
+		return 0
+	}
+	return (n - 1) / t / b
+}
+
+// EvalSequential returns the mean cross-entropy (nats per token) of m over
+// the first batches batches of b sequences of t tokens of toks, read in
+// order without overlap (see SequentialBatches): the mean of Forward's
+// losses over those batches, each the mean over its b·t tokens. t must be
+// at most the model's block size and every token used below its
+// vocabulary; toks must hold the batches. It errs, naming the numbers,
+// before running anything.
+func (m *Model) EvalSequential(toks []uint16, b, t, batches int) (float64, error) {
+	switch {
+	case b < 1 || t < 1 || batches < 1:
+		return 0, fmt.Errorf("gpt: EvalSequential: batch size %d, sequence length %d and batches %d must be at least 1", b, t, batches)
+	case t > m.Config.BlockSize:
+		return 0, fmt.Errorf("gpt: EvalSequential: sequence length %d is above the model's block size %d", t, m.Config.BlockSize)
+	}
+	if have := SequentialBatches(len(toks), b, t); have < batches {
+		return 0, fmt.Errorf("gpt: EvalSequential: %d tokens hold %d batches of %d×%d (and the next token), not %d", len(toks), have, b, t, batches)
+	}
+	used := toks[:batches*b*t+1]
+	for i, tok := range used {
+		if int(tok) >= m.Config.Vocab {
+			return 0, fmt.Errorf("gpt: EvalSequential: token %d at position %d is outside the model's vocabulary of %d", tok, i, m.Config.Vocab)
+		}
+	}
+	x, y := make([]int32, b*t), make([]int32, b*t)
+	var sum float64
+	for k := 0; k < batches; k++ {
+		for i := 0; i < b; i++ {
+			start := (k*b + i) * t
+			for j := 0; j < t; j++ {
+				x[i*t+j] = int32(used[start+j])
+				y[i*t+j] = int32(used[start+j+1])
+			}
+		}
+		sum += m.Forward(x, y, b, t)
+	}
+	return sum / float64(batches), nil
+}
+
+// EvalBytes estimates the memory of evaluating a model of config c on
+// batches of batch sequences of its block size on up to threads
+// goroutines: TrainBytes without the optimizer's state.
+func EvalBytes(c Config, batch, threads int) int64 {
+	return saturate(float64(TrainBytes(c, batch, threads)) - float64(ModelBytes(c, true)-ModelBytes(c, false)))
+}
+
+// WithBlockSize returns a new model with m's parameters and a block size
+// of t (1 <= t <= m's): the position embedding is cut to its first t rows,
+// as nanoGPT's crop_block_size does, for training or evaluating on
+// contexts shorter than the model was made for. The new model computes
+// with m's kernel implementation; m is unchanged.
+func (m *Model) WithBlockSize(t int) (*Model, error) {
+	if t < 1 || t > m.Config.BlockSize {
+		return nil, fmt.Errorf("gpt: WithBlockSize: block size %d must be in [1, %d], the model's", t, m.Config.BlockSize)
+	}
+	cfg := m.Config
+	cfg.BlockSize = t
+	n, err := newModel(cfg, WithImpl(m.k))
+	if err != nil {
+		return nil, err
+	}
+	src := m.Config.Tensors()
+	for i, x := range cfg.Tensors() {
+		copy(n.Params[x.Offset:x.Offset+x.Size()], m.Params[src[i].Offset:])
+	}
+	return n, nil
+}
