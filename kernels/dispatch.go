@@ -27,6 +27,9 @@ var genericSet = &kernelset.Set{
 	Add:             generic.Add,
 	Sum:             generic.Sum,
 	Max:             generic.Max,
+	GELU:            generic.GELU,
+	GELUBackward:    generic.GELUBackward,
+	BiasGELU:        generic.BiasGELU,
 }
 
 // registry lists every implementation compiled into this binary: generic,

@@ -30,6 +30,9 @@ func init() {
 		Add:             addAVX2,
 		Sum:             sumAVX2,
 		Max:             maxAVX2,
+		GELU:            geluRowAVX2,
+		GELUBackward:    geluBackwardRowAVX2,
+		BiasGELU:        biasGeluAVX2,
 		FMALoop:         fmaPeakAVX2,
 		FMAFlops:        12 * 8 * 2, // 12 independent FMAs of 8 lanes
 	})
@@ -47,6 +50,9 @@ func init() {
 		Add:             addAVX512,
 		Sum:             sumAVX512,
 		Max:             maxAVX512,
+		GELU:            geluRowAVX512,
+		GELUBackward:    geluBackwardRowAVX512,
+		BiasGELU:        biasGeluAVX512,
 		FMALoop:         fmaPeakAVX512,
 		FMAFlops:        12 * 16 * 2, // 12 independent FMAs of 16 lanes
 	})
