@@ -27,6 +27,9 @@ func init() {
 		Add:             addNEON,
 		Sum:             sumNEON,
 		Max:             maxFirstNaNNEON,
+		GELU:            geluNEON,
+		GELUBackward:    geluBackwardNEON,
+		BiasGELU:        biasGeluNEON,
 		FMALoop:         fmaPeakNEON,
 		FMAFlops:        24 * 4 * 2, // 24 independent FMAs of 4 lanes
 	})

@@ -82,7 +82,7 @@ const (
 	cZero            // 0
 	cAbs             // 0x7fffffff
 	cExp             // cExp+i holds vexp constant i
-	nConsts          = cExp + int(vexp.Poly0+vexp.Deg) + 1
+	nConsts   = cExp + int(vexp.Poly0+vexp.Deg) + 1
 )
 
 // VCMPPS predicates.
