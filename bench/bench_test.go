@@ -333,7 +333,7 @@ func TestSelect(t *testing.T) {
 		kernels, shapes []string
 		want            string
 	}{
-		{[]string{"gemmm"}, nil, `unknown kernel "gemmm"; valid kernels: gemm, maskedscores, softmax, softmaxbackward, dot, axpy, scale, add, sum, max`},
+		{[]string{"gemmm"}, nil, `unknown kernel "gemmm"; valid kernels: gemm, maskedscores, softmax, softmaxbackward, dot, axpy, scale, add, sum, max, gelu, gelubackward, biasgelu`},
 		{[]string{"dot"}, []string{"sq64"}, `unknown shape "sq64" for kernels dot; valid shapes: n=256, n=4096, n=65536, n=16777216`},
 	} {
 		if _, err := Select(all, tc.kernels, tc.shapes, false); err == nil || err.Error() != tc.want {

@@ -63,6 +63,9 @@ type Impl struct {
 	Add             func(dst, x, y []float32)
 	Sum             func(x []float32) float32
 	Max             func(x []float32) float32
+	GELU            func(dst, x []float32)
+	GELUBackward    func(dx, dy, x []float32)
+	BiasGELU        func(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int)
 }
 
 // genericMaxFlops is the largest GEMM or scores problem (in floating-point
