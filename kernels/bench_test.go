@@ -137,3 +137,10 @@ func BenchmarkScale(b *testing.B) { benchAll(b, "scale", 0) }
 func BenchmarkAdd(b *testing.B)   { benchAll(b, "add", 0) }
 func BenchmarkSum(b *testing.B)   { benchAll(b, "sum", 0) }
 func BenchmarkMax(b *testing.B)   { benchAll(b, "max", 0) }
+
+// The GELU kernels: GELU and GELUBackward on the vector lengths above,
+// BiasGELU on M×N matrices of MLP width (see bench/cases.go).
+
+func BenchmarkGELU(b *testing.B)         { benchAll(b, "gelu", 0) }
+func BenchmarkGELUBackward(b *testing.B) { benchAll(b, "gelubackward", 0) }
+func BenchmarkBiasGELU(b *testing.B)     { benchAll(b, "biasgelu", 0) }

@@ -87,6 +87,12 @@ func geluRel(p *Impl, x float64) float64 {
 // geluCheck reports whether got is within rel·mag (or the tiny-value
 // allowance) of want; NaN must match NaN, infinities exactly.
 func geluCheck(got float32, want, mag, rel float64, simd bool, tiny float64) bool {
+	return geluCheckFloor(got, want, mag, rel, simd, tiny, 0x1p-149)
+}
+
+// geluCheckFloor is geluCheck with an absolute floor other than 2^-149
+// (for gelu'·dy, where gelu' may be subnormal: 2^-149·(1 + |dy|)).
+func geluCheckFloor(got float32, want, mag, rel float64, simd bool, tiny, floor float64) bool {
 	g := float64(got)
 	if math.IsNaN(want) || math.IsNaN(g) {
 		return math.IsNaN(want) && math.IsNaN(g)
@@ -95,17 +101,18 @@ func geluCheck(got float32, want, mag, rel float64, simd bool, tiny float64) boo
 		return g == want
 	}
 	err := math.Abs(g - want)
-	if err <= rel*mag || err <= 0x1p-149 {
+	if err <= rel*mag || err <= floor {
 		return true
 	}
 	return simd && math.Abs(want) < tiny && err <= tiny && g*want >= 0
 }
 
-// geluSweepInputs returns float32 inputs x and -x for every stride-th
-// bit pattern of [0, 10], plus larger values: every float32 of [-10, 10]
+// geluSweep calls f with successive chunks of float32 inputs: x and -x
+// for every stride-th bit pattern of [0, 10] (every float32 of [-10, 10]
 // with SIMDGPT_GELU_DENSE=1, every 97th normally, every 4099th under
-// -short.
-func geluSweepInputs(t *testing.T) []float32 {
+// -short), then a sample of larger values, to the clamps and far past
+// them.
+func geluSweep(t *testing.T, f func(xs []float32)) {
 	stride := uint32(97)
 	if testing.Short() {
 		stride = 4099
@@ -113,67 +120,92 @@ func geluSweepInputs(t *testing.T) []float32 {
 	if os.Getenv("SIMDGPT_GELU_DENSE") == "1" {
 		stride = 1
 	}
-	var xs []float32
+	const chunk = 1 << 20
+	xs := make([]float32, 0, chunk)
+	add := func(v float32) {
+		xs = append(xs, v, -v)
+		if len(xs) >= chunk {
+			f(xs)
+			xs = xs[:0]
+		}
+	}
 	for b := uint32(0); b <= math.Float32bits(10); b += stride {
-		v := math.Float32frombits(b)
-		xs = append(xs, v, -v)
+		add(math.Float32frombits(b))
 	}
-	// Beyond: to the clamps and far past them.
 	for b := math.Float32bits(10); b < math.Float32bits(math.MaxFloat32); b += 1 << 14 {
-		v := math.Float32frombits(b)
-		xs = append(xs, v, -v)
+		add(math.Float32frombits(b))
 	}
-	return xs
+	if len(xs) > 0 {
+		f(xs)
+	}
+}
+
+// geluStats are the largest errors TestGELUAccuracy met.
+type geluStats struct {
+	n                  int
+	absY, absD         float64 // absolute errors
+	worstY, worstD     float64 // relative errors as fractions of the bound
+	worstYAt, worstDAt float32
+	thAbs, thRel       float64 // the implied tanh's
 }
 
 // TestGELUAccuracy measures GELU, GELUBackward and the implied tanh of
 // every implementation against float64 over a sweep of float32 inputs,
 // checks the bounds of the accuracy model above and logs the maxima.
 func TestGELUAccuracy(t *testing.T) {
-	xs := geluSweepInputs(t)
-	n := len(xs)
-	ones := make([]float32, n)
-	for i := range ones {
-		ones[i] = 1
-	}
-	y, d := make([]float32, n), make([]float32, n)
-	for _, p := range Implementations() {
-		p.GELU(y, xs)
-		p.GELUBackward(d, ones, xs)
-		simd := p != genericImpl
-		var worstY, worstD, absY, absD, thAbs, thRel float64
-		for i, xf := range xs {
-			x := float64(xf)
-			ry, rd, rth, dmag := geluRef(x)
-			rel := geluRel(p, x)
-			if !geluCheck(y[i], ry, math.Abs(ry), rel, simd, geluTiny) {
-				t.Fatalf("%s: gelu(%v) = %v, float64 %v (relative tolerance %.3g)", p.Name(), xf, y[i], ry, rel)
+	impls := Implementations()
+	stats := make([]geluStats, len(impls))
+	var ones, y, d []float32
+	geluSweep(t, func(xs []float32) {
+		n := len(xs)
+		if len(ones) < n {
+			ones, y, d = make([]float32, n), make([]float32, n), make([]float32, n)
+			for i := range ones {
+				ones[i] = 1
 			}
-			if !geluCheck(d[i], rd, dmag, rel, simd, geluTinyD) {
-				t.Fatalf("%s: gelu'(%v) = %v, float64 %v (tolerance %.3g of %.3g)", p.Name(), xf, d[i], rd, rel, dmag)
-			}
-			ey, ed := math.Abs(float64(y[i])-ry), math.Abs(float64(d[i])-rd)
-			absY, absD = math.Max(absY, ey), math.Max(absD, ed)
-			if math.Abs(ry) >= geluTiny {
-				worstY = math.Max(worstY, ey/math.Abs(ry)/rel)
-			}
-			if dmag >= geluTinyD {
-				worstD = math.Max(worstD, ed/dmag/rel)
-			}
-			if simd && math.Abs(x) > 1e-30 {
-				// The tanh implied: 2·gelu(x)/x - 1.
-				e := math.Abs(2*float64(y[i])/x - 1 - rth)
-				thAbs = math.Max(thAbs, e)
-				if math.Abs(rth) >= 0.125 {
-					thRel = math.Max(thRel, e/math.Abs(rth))
+		}
+		for pi, p := range impls {
+			st := &stats[pi]
+			st.n += n
+			p.GELU(y[:n], xs)
+			p.GELUBackward(d[:n], ones[:n], xs)
+			simd := p != genericImpl
+			for i, xf := range xs {
+				x := float64(xf)
+				ry, rd, rth, dmag := geluRef(x)
+				rel := geluRel(p, x)
+				if !geluCheck(y[i], ry, math.Abs(ry), rel, simd, geluTiny) {
+					t.Fatalf("%s: gelu(%v) = %v, float64 %v (relative tolerance %.3g)", p.Name(), xf, y[i], ry, rel)
+				}
+				if !geluCheck(d[i], rd, dmag, rel, simd, geluTinyD) {
+					t.Fatalf("%s: gelu'(%v) = %v, float64 %v (tolerance %.3g of %.3g)", p.Name(), xf, d[i], rd, rel, dmag)
+				}
+				ey, ed := math.Abs(float64(y[i])-ry), math.Abs(float64(d[i])-rd)
+				st.absY, st.absD = math.Max(st.absY, ey), math.Max(st.absD, ed)
+				if math.Abs(ry) >= geluTiny && ey/math.Abs(ry)/rel > st.worstY {
+					st.worstY, st.worstYAt = ey/math.Abs(ry)/rel, xf
+				}
+				if dmag >= geluTinyD && ed/dmag/rel > st.worstD {
+					st.worstD, st.worstDAt = ed/dmag/rel, xf
+				}
+				if simd && math.Abs(x) > 1e-30 {
+					// The tanh implied: 2·gelu(x)/x - 1.
+					e := math.Abs(2*float64(y[i])/x - 1 - rth)
+					st.thAbs = math.Max(st.thAbs, e)
+					if math.Abs(rth) >= 0.125 {
+						st.thRel = math.Max(st.thRel, e/math.Abs(rth))
+					}
 				}
 			}
 		}
-		if thAbs > geluTanhAbs || thRel > geluTanhRel {
-			t.Errorf("%s: implied tanh: absolute error %.3g (bound %g), relative %.3g (bound %g)", p.Name(), thAbs, geluTanhAbs, thRel, geluTanhRel)
+	})
+	for pi, p := range impls {
+		st := stats[pi]
+		if st.thAbs > geluTanhAbs || st.thRel > geluTanhRel {
+			t.Errorf("%s: implied tanh: absolute error %.3g (bound %g), relative %.3g (bound %g)", p.Name(), st.thAbs, geluTanhAbs, st.thRel, geluTanhRel)
 		}
-		t.Logf("%s over %d inputs: gelu max abs error %.3g, max relative error %.2f of the bound; gelu' %.3g, %.2f; implied tanh abs %.3g, rel %.3g",
-			p.Name(), n, absY, worstY, absD, worstD, thAbs, thRel)
+		t.Logf("%s over %d inputs: gelu max abs error %.3g, max relative error %.2f of the bound (x = %v); gelu' %.3g, %.2f (x = %v); implied tanh abs %.3g, rel %.3g",
+			p.Name(), st.n, st.absY, st.worstY, st.worstYAt, st.absD, st.worstD, st.worstDAt, st.thAbs, st.thRel)
 	}
 }
 
@@ -225,14 +257,26 @@ func geluCheckOut(t *testing.T, p *Impl, what string, x, got []float32, deriv bo
 				ref, mag = ref*float64(dys[i]), mag*s
 			}
 		}
-		rel, tiny := geluRel(p, float64(xf)), geluTiny
+		if math.Abs(ref) > math.MaxFloat32 && math.IsInf(float64(got[i]), 0) && (got[i] > 0) == (ref > 0) {
+			continue // gelu'·dy overflows float32
+		}
+		rel, tiny, floor := geluRel(p, float64(xf)), geluTiny, 0x1p-149
 		if deriv {
 			tiny = geluTinyD
+			if dys != nil {
+				dy := math.Abs(float64(dys[i]))
+				if math.IsInf(dy, 1) && (got[i] != got[i] || math.IsInf(float64(got[i]), 0)) {
+					// Inf times a gelu' that is, or was flushed to, 0.
+					continue
+				}
+				tiny *= dy
+				floor *= 1 + dy
+			}
 		}
-		if !geluCheck(got[i], ref, mag, rel+geluTolGeneric, p != genericImpl, tiny) {
+		if !geluCheckFloor(got[i], ref, mag, rel+geluTolGeneric, p != genericImpl, tiny, floor) {
 			t.Fatalf("%s %s n=%d: element %d (x = %v) = %v, float64 %v", p.Name(), what, len(x), i, xf, got[i], ref)
 		}
-		if !geluCheck(got[i], float64(want[i]), mag, rel+2*geluTolGeneric, p != genericImpl, tiny) {
+		if !geluCheckFloor(got[i], float64(want[i]), mag, rel+2*geluTolGeneric, p != genericImpl, tiny, 2*floor) {
 			t.Fatalf("%s %s n=%d: element %d (x = %v) = %v, generic %v", p.Name(), what, len(x), i, xf, got[i], want[i])
 		}
 	}
