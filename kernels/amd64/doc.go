@@ -8,6 +8,8 @@
 //	gemm.go       the GEMM and masked-scores wiring (the shared blocked
 //	              driver of kernels/internal/blocked over the micro-kernels)
 //	softmax.go    the softmax row loops over the per-row kernels
+//	gelu.go       the BiasGELU row loops (GELU and GELUBackward are the
+//	              generated row kernels themselves)
 //	amd64.go      the two kernel sets (vector operations, FMA peak loops)
 //	              and their registration
 //	*_amd64.s, *_stubs_amd64.go, gemm_kernels_amd64.go

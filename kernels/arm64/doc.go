@@ -8,6 +8,8 @@
 //	gemm.go       the GEMM and masked-scores wiring (the shared blocked
 //	              driver of kernels/internal/blocked over the micro-kernels)
 //	softmax.go    the softmax row driver over the per-row kernels
+//	gelu.go       the GELU drivers: whole vectors in assembly, the last
+//	              1-3 elements through a padded stack buffer
 //	arm64.go      the kernel set (vector operations, FMA peak loop) and its
 //	              registration
 //	*_arm64.s, gemm_kernels_arm64.go, softmax_consts_arm64.go
