@@ -156,6 +156,7 @@ func TestGELUAccuracy(t *testing.T) {
 	impls := Implementations()
 	stats := make([]geluStats, len(impls))
 	var ones, y, d []float32
+	var refY, refD, refTh, refMag []float64
 	geluSweep(t, func(xs []float32) {
 		n := len(xs)
 		if len(ones) < n {
@@ -163,6 +164,10 @@ func TestGELUAccuracy(t *testing.T) {
 			for i := range ones {
 				ones[i] = 1
 			}
+			refY, refD, refTh, refMag = make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+		}
+		for i, xf := range xs {
+			refY[i], refD[i], refTh[i], refMag[i] = geluRef(float64(xf))
 		}
 		for pi, p := range impls {
 			st := &stats[pi]
@@ -172,7 +177,7 @@ func TestGELUAccuracy(t *testing.T) {
 			simd := p != genericImpl
 			for i, xf := range xs {
 				x := float64(xf)
-				ry, rd, rth, dmag := geluRef(x)
+				ry, rd, rth, dmag := refY[i], refD[i], refTh[i], refMag[i]
 				rel := geluRel(p, x)
 				if !geluCheck(y[i], ry, math.Abs(ry), rel, simd, geluTiny) {
 					t.Fatalf("%s: gelu(%v) = %v, float64 %v (relative tolerance %.3g)", p.Name(), xf, y[i], ry, rel)
