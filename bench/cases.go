@@ -37,7 +37,8 @@ const (
 //	gemm:                      C (M×N) = op(A) (M×K) · op(B) (K×N), TransA, TransB
 //	maskedscores:              T = M = N queries and keys, head size D = K
 //	softmax, softmaxbackward:  M rows of N columns; InPlace writes y over x
-//	dot, axpy, ...:            vectors of length N
+//	dot, axpy, gelu, ...:      vectors of length N
+//	biasgelu:                  M rows of N columns
 //	kernels from NewKernel:    what their KernelDef says
 type Shape struct {
 	// Name identifies the shape in flags, tables and benchmark names,
@@ -179,6 +180,19 @@ func Kernels() []*Kernel {
 			return func(x, _, _ []float32) float32 { return float32(im.SumSquares(x)) }
 		}),
 		copyKernel(),
+		vecKernel("gelu", "d[i] = gelu(x[i]) (tanh form)", 20, 8, func(im *Impl) func(x, y, d []float32) float32 {
+			if im.GELU == nil {
+				return nil
+			}
+			return func(x, _, d []float32) float32 { im.GELU(d, x); return 0 }
+		}),
+		vecKernel("gelubackward", "d[i] = y[i]·gelu'(x[i])", 25, 12, func(im *Impl) func(x, y, d []float32) float32 {
+			if im.GELUBackward == nil {
+				return nil
+			}
+			return func(x, y, d []float32) float32 { im.GELUBackward(d, y, x); return 0 }
+		}),
+		biasGeluKernel(),
 	}
 }
 
@@ -354,6 +368,34 @@ func softmaxBackwardKernel() *Kernel {
 			dx := make([]float32, len(x))
 			f := im.SoftmaxBackward
 			return func() { f(s.M, s.N, y, s.N, dy, s.N, dx, s.N) }
+		},
+	}
+}
+
+// biasGeluKernel is the fused bias + GELU of a transformer's MLP: rows of
+// width N = 4·768 (GPT-2 small) and 4·64 (the small GPT of cmd/tinygpt).
+func biasGeluKernel() *Kernel {
+	var shapes []Shape
+	for _, n := range []int{256, 3072} {
+		shapes = append(shapes, Shape{Name: fmt.Sprintf("n=%d", n), M: softmaxElems / n, N: n})
+	}
+	return &Kernel{
+		Name:   "biasgelu",
+		Doc:    "x[i,j] += bias[j]; y[i,j] = gelu(x[i,j]), M×N (bias 0, so x stays the same)",
+		Bound:  MemoryBound,
+		Shapes: shapes,
+		Short:  "n=3072",
+		has:    func(im *Impl) bool { return im.BiasGELU != nil },
+		work: func(s Shape) Work {
+			e := float64(s.M) * float64(s.N)
+			return Work{Flops: 21 * e, Bytes: 12 * e}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			x := randSlice(newRand(10), s.M*s.N, 3)
+			y := make([]float32, len(x))
+			bias := make([]float32, s.N)
+			f := im.BiasGELU
+			return func() { f(s.M, s.N, x, s.N, bias, y, s.N) }
 		},
 	}
 }

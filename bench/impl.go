@@ -69,6 +69,9 @@ type Impl struct {
 	SoftmaxCrossEntropy func(m, n int, logits []float32, ldl int, targets []int32, scale float32, dlogits []float32, lddl int, losses []float32)
 	AdamW               func(params, grads, m, v []float32, h kernels.AdamWParams)
 	SumSquares          func(x []float32) float64
+	GELU                func(dst, x []float32)
+	GELUBackward        func(dx, dy, x []float32)
+	BiasGELU            func(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int)
 }
 
 // genericMaxFlops is the largest GEMM or scores problem (in floating-point

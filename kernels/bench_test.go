@@ -149,3 +149,10 @@ func BenchmarkAdamW(b *testing.B) { benchAll(b, "adamw", 0) }
 // BenchmarkSumSquares times the float64 sum of squares (the squared
 // gradient norm).
 func BenchmarkSumSquares(b *testing.B) { benchAll(b, "sumsquares", 0) }
+
+// The GELU kernels: GELU and GELUBackward on the vector lengths above,
+// BiasGELU on M×N matrices of MLP width (see bench/cases.go).
+
+func BenchmarkGELU(b *testing.B)         { benchAll(b, "gelu", 0) }
+func BenchmarkGELUBackward(b *testing.B) { benchAll(b, "gelubackward", 0) }
+func BenchmarkBiasGELU(b *testing.B)     { benchAll(b, "biasgelu", 0) }

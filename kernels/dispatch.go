@@ -33,6 +33,9 @@ var genericSet = &kernelset.Set{
 	AdamW:               generic.AdamW,
 	SumSquares:          generic.SumSquares,
 	SoftmaxCrossEntropy: generic.SoftmaxCrossEntropy,
+	GELU:                generic.GELU,
+	GELUBackward:        generic.GELUBackward,
+	BiasGELU:            generic.BiasGELU,
 }
 
 // registry lists every implementation compiled into this binary: generic,

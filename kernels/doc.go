@@ -1,7 +1,8 @@
 // Package kernels is the public face of simdgpt's float32 compute kernels:
 // matrix multiplication (Gemm, MatMul), row-wise softmax and its backward,
 // causally masked attention scores (MaskedScores), the vector
-// operations a trainer needs (Dot, Axpy, Scale, Add, Sum, Max), the
+// operations a trainer needs (Dot, Axpy, Scale, Add, Sum, Max), GELU
+// (GELU, GELUBackward, and BiasGELU, fused with a bias addition), the
 // fused softmax cross-entropy loss and gradient (SoftmaxCrossEntropy) and
 // the optimizer's AdamW update and squared gradient norm (AdamW,
 // SumSquares).
@@ -34,7 +35,7 @@
 // kernels/internal/kernelset; dispatch, Implementations, the benchmarks'
 // implementation lists and the tests that every kernel is wired and has a
 // parity test (set_test.go) derive from it. A kernel family FAMILY (gemm,
-// softmax, scores, vecops, optim, xent) is found, one file each, at:
+// softmax, scores, vecops, optim, xent, gelu, layernorm) is found, one file each, at:
 //
 //	kernels/FAMILY.go              public API: the checked Impl methods and package functions
 //	kernels/FAMILY_test.go         parity and edge tests (and FAMILY_fuzz_test.go, FAMILY_guard_test.go)

@@ -24,6 +24,9 @@ var parityTests = map[string][]func(*testing.T){
 	"Add":             {TestAdd},
 	"Sum":             {TestSum},
 	"Max":             {TestMax, TestMaxNaN},
+	"GELU":            {TestGELUAccuracy, TestGELUSizes, TestGELUSpecial},
+	"GELUBackward":    {TestGELUAccuracy, TestGELUSizes, TestGELUSpecial},
+	"BiasGELU":        {TestBiasGELU},
 	"FMALoop":         {TestFMAPeakLoop},
 
 	"LayerNorm":           {TestLayerNormSweep, TestLayerNormInPlace, TestLayerNormSpecial},

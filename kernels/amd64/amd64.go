@@ -41,6 +41,10 @@ func init() {
 		AdamW:               adamwSetAVX2,
 		SumSquares:          sumSquaresAVX2,
 		SoftmaxCrossEntropy: xentAVX2,
+
+		GELU:         geluRowAVX2,
+		GELUBackward: geluBackwardRowAVX2,
+		BiasGELU:     biasGeluAVX2,
 	})
 	kernelset.Register(&kernelset.Set{
 		Name:            "avx512",
@@ -66,5 +70,9 @@ func init() {
 		AdamW:               adamwSetAVX512,
 		SumSquares:          sumSquaresAVX512,
 		SoftmaxCrossEntropy: xentAVX512,
+
+		GELU:         geluRowAVX512,
+		GELUBackward: geluBackwardRowAVX512,
+		BiasGELU:     biasGeluAVX512,
 	})
 }

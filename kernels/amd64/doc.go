@@ -11,6 +11,8 @@
 //	optim.go      the AdamW wiring (the scalars passed one by one)
 //	xent.go       the cross-entropy: softmaxExpRow* and the scale kernel
 //	              under the shared row loop of kernels/internal/xentrow
+//	gelu.go       the BiasGELU row loops (GELU and GELUBackward are the
+//	              generated row kernels themselves)
 //	amd64.go      the two kernel sets (vector operations, FMA peak loops)
 //	              and their registration
 //	*_amd64.s, *_stubs_amd64.go, gemm_kernels_amd64.go

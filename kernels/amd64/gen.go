@@ -11,3 +11,4 @@ package amd64
 //go:generate go -C ../../asm/gen run ./vecops -family layernorm -out ../../kernels/amd64/layernorm_amd64.s -stubs ../../kernels/amd64/layernorm_stubs_amd64.go -pkg amd64
 //go:generate go -C ../../asm/gen run ./softmax -out ../../kernels/amd64/softmax_amd64.s -stubs ../../kernels/amd64/softmax_stubs_amd64.go -pkg amd64
 //go:generate go -C ../../asm/gen run ./optim -out ../../kernels/amd64/optim_amd64.s -stubs ../../kernels/amd64/optim_stubs_amd64.go -pkg amd64
+//go:generate go -C ../../asm/gen run ./gelu -out ../../kernels/amd64/gelu_amd64.s -stubs ../../kernels/amd64/gelu_stubs_amd64.go -pkg amd64

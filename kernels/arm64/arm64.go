@@ -38,6 +38,10 @@ func init() {
 		AdamW:               adamwSetNEON,
 		SumSquares:          sumSquaresNEON,
 		SoftmaxCrossEntropy: xentNEON,
+
+		GELU:         geluNEON,
+		GELUBackward: geluBackwardNEON,
+		BiasGELU:     biasGeluNEON,
 	})
 }
 

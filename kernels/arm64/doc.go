@@ -11,6 +11,8 @@
 //	optim.go      the AdamW wiring (the scalars passed one by one)
 //	xent.go       the cross-entropy: the softmax's passes under the
 //	              shared row loop of kernels/internal/xentrow
+//	gelu.go       the GELU drivers: whole vectors in assembly, the last
+//	              1-3 elements through a padded stack buffer
 //	arm64.go      the kernel set (vector operations, FMA peak loop) and its
 //	              registration
 //	*_arm64.s, gemm_kernels_arm64.go, softmax_consts_arm64.go

@@ -11,7 +11,8 @@ import "fmt"
 // in the Arm Architecture Reference Manual (section C4.1, "A64 instruction
 // set encoding"):
 //
-//   - three registers, same type (fadd, fsub, fmul, fdiv, fmax, fcmge, faddp):
+//   - three registers, same type (fadd, fsub, fmul, fdiv, fmax, fmin,
+//     fcmge, faddp):
 //     base | Rm<<16 | Rn<<5 | Rd, where base fixes Q (bit 30, 1 = 128-bit),
 //     U (bit 29), sz (bit 22, 0 = single, 1 = double) and the opcode;
 //   - vector by element, single precision (fmla, fmul):
@@ -37,6 +38,7 @@ const (
 	baseFMUL4S   = 0x6e20dc00 // FMUL Vd.4S, Vn.4S, Vm.4S
 	baseFDIV4S   = 0x6e20fc00 // FDIV Vd.4S, Vn.4S, Vm.4S
 	baseFMAX4S   = 0x4e20f400 // FMAX Vd.4S, Vn.4S, Vm.4S
+	baseFMIN4S   = 0x4ea0f400 // FMIN Vd.4S, Vn.4S, Vm.4S
 	baseFCMGE4S  = 0x6e20e400 // FCMGE Vd.4S, Vn.4S, Vm.4S (register)
 	baseFADDP4S  = 0x6e20d400 // FADDP Vd.4S, Vn.4S, Vm.4S
 	baseFADD2D   = 0x4e60d400 // FADD Vd.2D, Vn.2D, Vm.2D
@@ -87,6 +89,7 @@ func fsub4s(d, n, m int) inst  { return same3(baseFSUB4S, "fsub", "4s", d, n, m)
 func fmul4s(d, n, m int) inst  { return same3(baseFMUL4S, "fmul", "4s", d, n, m) }
 func fdiv4s(d, n, m int) inst  { return same3(baseFDIV4S, "fdiv", "4s", d, n, m) }
 func fmax4s(d, n, m int) inst  { return same3(baseFMAX4S, "fmax", "4s", d, n, m) }
+func fmin4s(d, n, m int) inst  { return same3(baseFMIN4S, "fmin", "4s", d, n, m) }
 func fcmge4s(d, n, m int) inst { return same3(baseFCMGE4S, "fcmge", "4s", d, n, m) }
 func faddp4s(d, n, m int) inst { return same3(baseFADDP4S, "faddp", "4s", d, n, m) }
 func fadd2d(d, n, m int) inst  { return same3(baseFADD2D, "fadd", "2d", d, n, m) }

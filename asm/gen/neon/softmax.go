@@ -169,68 +169,101 @@ func (f *file) expRow(name string, far bool) {
 // z V(2+i), e V(4+i), kf V(6+i), r V(8+i), keep V(10+i); V12-V15 hold the
 // widened values. The steps of the vectors are interleaved.
 func (f *file) expVecs(nv int, far bool) {
-	type step func(i int)
-	v := func(s string, args ...any) step {
-		return func(i int) {
-			var a []any
-			for _, x := range args {
-				a = append(a, x.(int)+i)
-			}
-			f.op(s, a...)
-		}
-	}
-	wi := func(g func(i int) inst) step { return func(i int) { f.w(g(i)) } }
-	x, z, e, kf, r, keep := 0, 2, 4, 6, 8, 10
-	poly := func(c int) int { return vPoly + c } // register of poly[c]
+	g := expRegs{x: 0, z: 2, e: 4, kf: 6, r: 8, keep: 10, zInit: vB, c: vC,
+		log2e: vLog2e, shifter: vShifter, ln2Hi: vLn2Hi, ln2Lo: vLn2Lo, poly: vPoly}
 	var steps []step
 	if far {
 		// t = x - m, exact wherever exp(t) is kept (Sterbenz), replaces x.
-		steps = append(steps, wi(func(i int) inst { return fsub4s(x+i, x+i, vC) }))
+		steps = append(steps, f.wi(func(i int) inst { return fsub4s(g.x+i, g.x+i, vC) }))
 	}
+	steps = append(steps, f.wi(func(i int) inst { return fcmge4s(g.keep+i, g.x+i, vThr) }))
+	steps = append(steps, f.expSteps(g, far)...)
 	steps = append(steps,
-		wi(func(i int) inst { return fcmge4s(keep+i, x+i, vThr) }),
-		func(i int) { f.op("VMOV V%d.B16, V%d.B16", vB, z+i) },
-		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", x+i, vLog2e, z+i) },
-		wi(func(i int) inst { return fsub4s(kf+i, z+i, vShifter) }),
-	)
-	if far {
-		// r = t - kf*ln2Hi
-		steps = append(steps,
-			func(i int) { f.op("VMOV V%d.B16, V%d.B16", x+i, r+i) },
-			func(i int) { f.op("VFMLS V%d.S4, V%d.S4, V%d.S4", kf+i, vLn2Hi, r+i) },
-		)
-	} else {
-		// r = x - (c + kf*ln2Hi)
-		steps = append(steps,
-			func(i int) { f.op("VMOV V%d.B16, V%d.B16", vC, r+i) },
-			func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", kf+i, vLn2Hi, r+i) },
-			wi(func(i int) inst { return fsub4s(r+i, x+i, r+i) }),
-		)
-	}
-	steps = append(steps,
-		func(i int) { f.op("VFMLS V%d.S4, V%d.S4, V%d.S4", kf+i, vLn2Lo, r+i) },
-		// Horner: e = c4 + c5*r; kf = c3 + e*r; e = c2 + kf*r; kf = c1 + e*r; e = 1 + kf*r.
-		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(4), e+i) },
-		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", poly(5), r+i, e+i) },
-		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(3), kf+i) },
-		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", e+i, r+i, kf+i) },
-		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(2), e+i) },
-		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", kf+i, r+i, e+i) },
-		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(1), kf+i) },
-		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", e+i, r+i, kf+i) },
-		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(0), e+i) },
-		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", kf+i, r+i, e+i) },
-		v("VSHL $23, V%d.S4, V%d.S4", z, z),
-		v("VADD V%d.S4, V%d.S4, V%d.S4", z, e, e),
-		v("VAND V%d.B16, V%d.B16, V%d.B16", keep, e, e),
-		wi(func(i int) inst { return fcvtl(12+2*i, e+i) }),
-		wi(func(i int) inst { return fcvtl2(13+2*i, e+i) }),
-		wi(func(i int) inst { return fadd2d(vSum0, vSum0, 12+2*i) }),
-		wi(func(i int) inst { return fadd2d(vSum1, vSum1, 13+2*i) }),
+		f.wi(func(i int) inst { return fcvtl(12+2*i, g.e+i) }),
+		f.wi(func(i int) inst { return fcvtl2(13+2*i, g.e+i) }),
+		f.wi(func(i int) inst { return fadd2d(vSum0, vSum0, 12+2*i) }),
+		f.wi(func(i int) inst { return fadd2d(vSum1, vSum1, 13+2*i) }),
 	)
 	for _, s := range steps {
 		for i := 0; i < nv; i++ {
 			s(i)
 		}
 	}
+}
+
+// step emits one instruction for vector i (its registers offset by i).
+type step func(i int)
+
+// v returns a step printing an instruction whose register numbers are
+// args, each offset by i.
+func (f *file) v(s string, args ...int) step {
+	return func(i int) {
+		var a []any
+		for _, x := range args {
+			a = append(a, x+i)
+		}
+		f.op(s, a...)
+	}
+}
+
+// wi returns a step emitting the encoded instruction g(i).
+func (f *file) wi(g func(i int) inst) step { return func(i int) { f.w(g(i)) } }
+
+// expRegs are the registers of the exponential's steps (expSteps): the
+// argument x, the keep mask (set by the caller), and the temporaries z,
+// kf and r, e for the result, each offset by the vector's index; zInit
+// holds the addend of z (1.5*2^23 - j, or 1.5*2^23 in the far reduction),
+// c the near reduction's c, and the constant registers.
+type expRegs struct {
+	x, z, e, kf, r, keep               int
+	zInit, c                           int
+	log2e, shifter, ln2Hi, ln2Lo, poly int // poly: first of poly[0..5]
+}
+
+// expSteps returns the steps of e = exp(x) (near, or far: x holds t) in
+// the lanes of keep, +0 elsewhere, shared by the softmax and GELU
+// kernels:
+//
+//	z  = zInit + x*log2e; kf = z - 1.5*2^23
+//	r  = t - kf*ln2Hi (far) or x - (c + kf*ln2Hi) (near); r -= kf*ln2Lo
+//	e  = p(r) by Horner (in e and kf alternately); e += z<<23; e &= keep
+func (f *file) expSteps(g expRegs, far bool) []step {
+	poly := func(c int) int { return g.poly + c } // register of poly[c]
+	steps := []step{
+		func(i int) { f.op("VMOV V%d.B16, V%d.B16", g.zInit, g.z+i) },
+		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", g.x+i, g.log2e, g.z+i) },
+		f.wi(func(i int) inst { return fsub4s(g.kf+i, g.z+i, g.shifter) }),
+	}
+	if far {
+		// r = t - kf*ln2Hi
+		steps = append(steps,
+			f.v("VMOV V%d.B16, V%d.B16", g.x, g.r),
+			func(i int) { f.op("VFMLS V%d.S4, V%d.S4, V%d.S4", g.kf+i, g.ln2Hi, g.r+i) },
+		)
+	} else {
+		// r = x - (c + kf*ln2Hi)
+		steps = append(steps,
+			func(i int) { f.op("VMOV V%d.B16, V%d.B16", g.c, g.r+i) },
+			func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", g.kf+i, g.ln2Hi, g.r+i) },
+			f.wi(func(i int) inst { return fsub4s(g.r+i, g.x+i, g.r+i) }),
+		)
+	}
+	steps = append(steps,
+		func(i int) { f.op("VFMLS V%d.S4, V%d.S4, V%d.S4", g.kf+i, g.ln2Lo, g.r+i) },
+		// Horner: e = c4 + c5*r; kf = c3 + e*r; e = c2 + kf*r; kf = c1 + e*r; e = 1 + kf*r.
+		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(4), g.e+i) },
+		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", poly(5), g.r+i, g.e+i) },
+		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(3), g.kf+i) },
+		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", g.e+i, g.r+i, g.kf+i) },
+		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(2), g.e+i) },
+		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", g.kf+i, g.r+i, g.e+i) },
+		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(1), g.kf+i) },
+		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", g.e+i, g.r+i, g.kf+i) },
+		func(i int) { f.op("VMOV V%d.B16, V%d.B16", poly(0), g.e+i) },
+		func(i int) { f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", g.kf+i, g.r+i, g.e+i) },
+		f.v("VSHL $23, V%d.S4, V%d.S4", g.z, g.z),
+		f.v("VADD V%d.S4, V%d.S4, V%d.S4", g.z, g.e, g.e),
+		f.v("VAND V%d.B16, V%d.B16, V%d.B16", g.keep, g.e, g.e),
+	)
+	return steps
 }

@@ -39,6 +39,8 @@
 // coefficients, 5.2e-7 in float32 arithmetic (measured over every float32 t
 // in [-1, 0] and a sample down to -87.3). A softmax output, a ratio of such
 // exponentials, is then within about 1.3e-6 of exact (1.06e-6 measured).
+// Its steps are emitted by asm/gen/internal/vexp, which asm/gen/gelu
+// shares.
 //
 // The argument reduction must not round t = x - c: for |t| in [64, 87.3]
 // one rounding of t is up to 2^-18, a relative error of 3.8e-6 in exp(t).
@@ -112,7 +114,23 @@ import (
 
 	"github.com/simdgpt/simdgpt/asm/gen/internal/expf"
 	"github.com/simdgpt/simdgpt/asm/gen/internal/masks"
+	"github.com/simdgpt/simdgpt/asm/gen/internal/vexp"
 )
+
+// vexpConst maps the constants of the shared exponential to the table.
+var vexpConst = map[vexp.Const]int{
+	vexp.Log2e:   cLog2e,
+	vexp.Shifter: cShifter,
+	vexp.Ln2Hi:   cLn2Hi,
+	vexp.Ln2Lo:   cLn2Lo,
+	vexp.Poly0:   cPoly,
+}
+
+func init() {
+	for i := 1; i <= int(vexp.Deg); i++ {
+		vexpConst[vexp.Poly0+vexp.Const(i)] = cPoly + i
+	}
+}
 
 // Constants of the exponential.
 const (
@@ -381,12 +399,10 @@ type row struct {
 
 // expVec is the state of one vector in pass 2.
 type expVec struct {
-	r           *row
-	k           int // index of the vector within its row in the block
-	off         int
-	x, z, kf, p reg.VecVirtual
-	keepK       reg.OpmaskVirtual // AVX-512
-	keepY       reg.VecVirtual    // AVX2
+	r        *row
+	k        int // index of the vector within its row in the block
+	off      int
+	vexp.Vec // x (X), the exponential's registers and keep mask
 }
 
 // expPass emits pass 2 over rows of a common length n, all with the near
@@ -434,31 +450,31 @@ func (s *isa) expPass(name string, n reg.Register, rows []*row, near bool, units
 		}
 		// x, and in the far reduction t = x - c in x's register.
 		each(func(v *expVec) {
-			v.x = s.load(mem(v.r.ps, v.off), tl)
+			v.X = s.load(mem(v.r.ps, v.off), tl)
 			if !near {
-				VSUBPS(v.r.mx, v.x, v.x)
+				VSUBPS(v.r.mx, v.X, v.X)
 			}
 		})
 		// keep: the lanes whose exponential is computed, those with
 		// x - c >= expMin, and on AVX-512 also NaN lanes; tail lanes only.
 		each(func(v *expVec) {
-			var a, b Op = kc(cExpMin), v.x // far: t >= expMin
+			var a, b Op = kc(cExpMin), v.X // far: t >= expMin
 			if near {
 				a = v.r.mx // near: x >= c + expMin
 			}
 			if avx512 {
-				v.keepK = K()
+				v.KeepK = K()
 				if tl != nil {
-					VCMPPS(Imm(cmpNLTUQ), a, b, tl.k, v.keepK)
+					VCMPPS(Imm(cmpNLTUQ), a, b, tl.k, v.KeepK)
 				} else {
-					VCMPPS(Imm(cmpNLTUQ), a, b, v.keepK)
+					VCMPPS(Imm(cmpNLTUQ), a, b, v.KeepK)
 				}
 				return
 			}
-			v.keepY = s.newVec()
-			VCMPPS(Imm(cmpGEOQ), a, b, v.keepY)
+			v.KeepY = s.newVec()
+			VCMPPS(Imm(cmpGEOQ), a, b, v.KeepY)
 			if tl != nil {
-				VANDPS(tl.y, v.keepY, v.keepY)
+				VANDPS(tl.y, v.KeepY, v.KeepY)
 			}
 		})
 		if !avx512 {
@@ -468,7 +484,7 @@ func (s *isa) expPass(name string, n reg.Register, rows []*row, near bool, units
 				var xs []reg.VecVirtual
 				for _, v := range vs {
 					if v.r == r {
-						xs = append(xs, v.x)
+						xs = append(xs, v.X)
 					}
 				}
 				for g := 0; g < len(xs); g += 2 {
@@ -484,67 +500,46 @@ func (s *isa) expPass(name string, n reg.Register, rows []*row, near bool, units
 		}
 		// z = x*log2e + (1.5*2^23 - j) (near) or t*log2e + 1.5*2^23 (far):
 		// the low mantissa bits hold k; kf = z - 1.5*2^23 is k as a float.
-		each(func(v *expVec) {
-			v.z = s.newVec()
+		ex := &vexp.Emitter{AVX512: avx512, NewVec: s.newVec,
+			Op:   func(c vexp.Const) Op { return kc(vexpConst[c]) },
+			Load: func(c vexp.Const, v reg.VecVirtual) { s.loadConst(vexpConst[c], v) }}
+		evs := make([]*vexp.Vec, len(vs))
+		rowOf := map[*vexp.Vec]*row{}
+		for i, v := range vs {
+			evs[i] = &v.Vec
+			rowOf[evs[i]] = v.r
+		}
+		ex.Exponent(evs, func(ev *vexp.Vec, z reg.VecVirtual) {
 			if near {
-				VBROADCASTSS(v.r.bMem, v.z)
-			} else {
-				s.loadConst(cShifter, v.z)
+				VBROADCASTSS(rowOf[ev].bMem, z)
+				return
 			}
-			VFMADD231PS(kc(cLog2e), v.x, v.z)
-		})
-		each(func(v *expVec) {
-			if avx512 {
-				v.kf = v.z // VSCALEFPS takes k as a float; z is not needed
-			} else {
-				v.kf = s.newVec() // z's bits are added to the exponent
-			}
-			VSUBPS(kc(cShifter), v.z, v.kf)
+			ex.InitShifter(ev, z)
 		})
 		// r, in x's register.
-		each(func(v *expVec) {
-			if near {
+		if near {
+			each(func(v *expVec) {
 				w := s.newVec()
 				VBROADCASTSS(v.r.cMem, w)
-				VFMADD231PS(kc(cLn2Hi), v.kf, w) // w = c + k*ln2Hi, exact
-				VSUBPS(w, v.x, v.x)              // x - w, |x - w| < 0.38
-			} else {
-				VFNMADD231PS(kc(cLn2Hi), v.kf, v.x) // t - k*ln2Hi, exact
-			}
-		})
-		each(func(v *expVec) { VFNMADD231PS(kc(cLn2Lo), v.kf, v.x) })
+				VFMADD231PS(kc(cLn2Hi), v.KF, w) // w = c + k*ln2Hi, exact
+				VSUBPS(w, v.X, v.X)              // x - w, |x - w| < 0.38
+			})
+		} else {
+			ex.ReduceHi(evs) // t - k*ln2Hi, exact
+		}
+		ex.ReduceLo(evs)
 		// Horner: p = c5*r + c4, then p = p*r + c_i down to c0 = 1. On
 		// AVX-512 p takes a new register (kf is still needed) and the
 		// coefficients are registers (an FMA with an embedded-broadcast
 		// memory operand measured 1.5 times slower here); on AVX2 p takes
 		// kf's register and the coefficients are memory operands.
-		deg := len(poly) - 1
-		each(func(v *expVec) {
-			if avx512 {
-				v.p = s.newVec()
-			} else {
-				v.p = v.kf
-			}
-			s.loadConst(cPoly+deg-1, v.p)
-			VFMADD231PS(kc(cPoly+deg), v.x, v.p)
-		})
-		for i := deg - 2; i >= 0; i-- {
-			each(func(v *expVec) { VFMADD213PS(kc(cPoly+i), v.x, v.p) })
-		}
+		ex.Poly(evs)
 		// e = 2^k * p, 0 outside keep.
+		ex.Scale(evs)
 		each(func(v *expVec) {
-			if avx512 {
-				VSCALEFPS_Z(v.kf, v.p, v.keepK, v.p)
-				return
-			}
-			VPSLLD(Imm(23), v.z, v.z) // k << 23
-			VPADDD(v.z, v.p, v.p)     // added into the exponent field
-			VANDPS(v.keepY, v.p, v.p)
-		})
-		each(func(v *expVec) {
-			s.store(v.p, mem(v.r.pd, v.off), tl)
+			s.store(v.P, mem(v.r.pd, v.off), tl)
 			acc := v.r.sums[v.k%len(v.r.sums)]
-			VADDPS(v.p, acc, acc)
+			VADDPS(v.P, acc, acc)
 		})
 	}, foldBlocks, fold)
 }

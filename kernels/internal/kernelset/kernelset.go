@@ -91,6 +91,17 @@ type Set struct {
 	// dlogits is logits (same start and leading dimension) or apart from
 	// it; losses overlaps neither.
 	SoftmaxCrossEntropy func(m, n int, logits []float32, ldl int, targets []int32, scale float32, dlogits []float32, lddl int, losses []float32)
+	// GELU sets dst[i] = gelu(x[i]) (tanh form, see kernels.GELU);
+	// len(dst) == len(x); dst is x or apart from it.
+	GELU func(dst, x []float32)
+	// GELUBackward sets dx[i] = dy[i]*gelu'(x[i]); all lengths equal;
+	// dx is dy or apart from it, and apart from x.
+	GELUBackward func(dx, dy, x []float32)
+	// BiasGELU adds bias[:n] to every row of the m×n matrix x in place
+	// and sets y = gelu(x) (see kernels.BiasGELU). m, n > 0; x and y fit
+	// their slices, len(bias) >= n; y is x (same start and leading
+	// dimension) or apart from it; bias is apart from x and y.
+	BiasGELU func(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int)
 
 	// FMALoop runs n >= 1 iterations of FMAFlops floating-point
 	// operations of independent FMAs in the set's widest registers, for
