@@ -1,8 +1,6 @@
 package gpt
 
 import (
-	"math"
-
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
@@ -90,83 +88,26 @@ func biasGrad(k *kernels.Impl, db, dout []float32, n, o int) {
 	})
 }
 
-// geluForward (tanh form): out = 0.5·x·(1+tanh(√(2/π)(x+0.044715x³))); saves
-// the tanh in th for the backward pass. out may alias x.
-func geluForward(out, th, x []float32, n int) {
-	parallelFor(n, 4096, func(lo, hi int) { geluSpan(out[lo:hi], th[lo:hi], x[lo:hi]) })
+// geluForward (tanh form): out = 0.5·x·(1+tanh(√(2/π)(x+0.044715x³)))
+// (kernels.GELU); out may be x. Spans are split over goroutines.
+func geluForward(k *kernels.Impl, out, x []float32, n int) {
+	parallelFor(n, 4096, func(lo, hi int) { k.GELU(out[lo:hi], x[lo:hi]) })
 }
 
 // biasGeluForward adds bias [width] to every row of x [rows,width] in place
-// (so x holds the pre-activation Backward needs) and applies geluForward:
-// the bias add of a linear layer fused into the GELU pass that follows it.
-func biasGeluForward(out, th, x, bias []float32, rows, width int) {
+// (so x holds the pre-activation Backward needs) and writes gelu(x) into
+// out: the bias add of a linear layer fused into the GELU pass that
+// follows it (kernels.BiasGELU).
+func biasGeluForward(k *kernels.Impl, out, x, bias []float32, rows, width int) {
 	parallelFor(rows, rowChunk, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			xr := x[r*width:][:width]
-			for j, b := range bias[:width] {
-				xr[j] += b
-			}
-			geluSpan(out[r*width:][:width], th[r*width:][:width], xr)
-		}
+		k.BiasGELU(hi-lo, width, x[lo*width:hi*width], width, bias, out[lo*width:hi*width], width)
 	})
 }
 
-// tanhTable holds tanh at tanhPerUnit points per unit over [0, 8]; geluSpan
-// interpolates it linearly (absolute error below 1.6e-6), which is several times cheaper in scalar Go than a
-// polynomial exp and a division.
-const (
-	tanhPerUnit = 256
-	tanhMax     = 8
-)
-
-var tanhTable = func() (t [tanhMax*tanhPerUnit + 2]float32) {
-	for i := range t {
-		t[i] = float32(math.Tanh(float64(i) / tanhPerUnit))
-	}
-	// Saturate to exactly 1 from 8 on, so GELU's derivative there is exactly
-	// that of x·1 (the last interval moves by at most 2.3e-7).
-	t[len(t)-2], t[len(t)-1] = 1, 1
-	return t
-}()
-
-// geluSpan is geluForward on one span.
-func geluSpan(out, th, x []float32) {
-	th = th[:len(x)]
-	out = out[:len(x)]
-	for i, v := range x {
-		u := geluK * (v + 0.044715*v*v*v)
-		// |u| and the sign by bit operations: branches on the sign of
-		// activations are mispredicted half the time.
-		ub := math.Float32bits(u)
-		a := math.Float32frombits(ub &^ (1 << 31))
-		a = min(a, tanhMax) // NaN stays NaN: min returns it, int(NaN) is then caught below
-		s := a * tanhPerUnit
-		k := int(s)
-		if uint(k) >= tanhMax*tanhPerUnit+1 {
-			k = tanhMax * tanhPerUnit // NaN input
-		}
-		y0 := tanhTable[k]
-		t := y0 + (s-float32(k))*(tanhTable[k+1]-y0)
-		t = math.Float32frombits(math.Float32bits(t) | ub&(1<<31))
-		th[i] = t
-		out[i] = 0.5 * v * (1 + t)
-	}
-}
-
-const geluK = 0.7978845608028654 // √(2/π)
-
-// geluBackward: dx = dout·gelu'(x), OVERWRITTEN (dx may alias dout).
-func geluBackward(dx, dout, x, th []float32, n int) {
-	parallelFor(n, 4096, func(lo, hi int) { geluBackSpan(dx[lo:hi], dout[lo:hi], x[lo:hi], th[lo:hi]) })
-}
-
-func geluBackSpan(dx, dout, x, th []float32) {
-	dout, x, th = dout[:len(dx)], x[:len(dx)], th[:len(dx)]
-	const c3 = 3 * 0.044715
-	for i, v := range x {
-		t := th[i]
-		dx[i] = dout[i] * (0.5*(1+t) + 0.5*v*(1-t*t)*geluK*(1+c3*v*v))
-	}
+// geluBackward: dx = dout·gelu'(x), OVERWRITTEN (dx may be dout), gelu'
+// recomputed from x (kernels.GELUBackward).
+func geluBackward(k *kernels.Impl, dx, dout, x []float32, n int) {
+	parallelFor(n, 4096, func(lo, hi int) { k.GELUBackward(dx[lo:hi], dout[lo:hi], x[lo:hi]) })
 }
 
 // crossEntropy replaces logits [n,v] by the gradient of the batch's mean

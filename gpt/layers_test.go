@@ -125,14 +125,18 @@ func layerNormGrad(t *testing.T, k *kernels.Impl) {
 }
 
 func TestGeluGrad(t *testing.T) {
+	impltest.ForEach(t, testGeluGrad)
+}
+
+func testGeluGrad(t *testing.T, k *kernels.Impl) {
 	r := rng.New(2)
 	n := 5000
 	x := randVec(r, n, 3)
 	x[0], x[1], x[2], x[3], x[4] = 0, 12, -12, 60, -60
-	out, th, dx := make([]float32, n), make([]float32, n), make([]float32, n)
-	geluForward(out, th, x, n)
+	out, dx := make([]float32, n), make([]float32, n)
+	geluForward(k, out, x, n)
 	dout := randVec(r, n, 1)
-	geluBackward(dx, dout, x, th, n)
+	geluBackward(k, dx, dout, x, n)
 	for i := range x {
 		xv := float64(x[i])
 		if d := math.Abs(float64(out[i]) - gelu64(xv)); d > 2e-6*math.Max(1, math.Abs(xv)) {
@@ -147,12 +151,16 @@ func TestGeluGrad(t *testing.T) {
 }
 
 func TestBiasGelu(t *testing.T) {
+	impltest.ForEach(t, testBiasGelu)
+}
+
+func testBiasGelu(t *testing.T, k *kernels.Impl) {
 	r := rng.New(6)
 	const rows, width = 37, 24
 	x, bias := randVec(r, rows*width, 2), randVec(r, width, 1)
 	x0 := append([]float32(nil), x...)
-	out, th := make([]float32, rows*width), make([]float32, rows*width)
-	biasGeluForward(out, th, x, bias, rows, width)
+	out := make([]float32, rows*width)
+	biasGeluForward(k, out, x, bias, rows, width)
 	for i := range x {
 		pre := x0[i] + bias[i%width]
 		if x[i] != pre {

@@ -327,7 +327,7 @@ type blockActs struct {
 	attnOut               []float32
 	mid                   []float32 // res + attention
 	ln2, ln2Mean, ln2Rstd []float32
-	fcPre, fcTanh, fcAct  []float32 // [n,4C]
+	fcPre, fcAct          []float32 // [n,4C]: pre-activation (bias added) and GELU
 }
 
 // Option is an option of New.
@@ -478,7 +478,7 @@ func (m *Model) ensure(r *replica, b, t int) {
 		k.ln1, k.ln1Mean, k.ln1Rstd = grow(k.ln1, n*C), grow(k.ln1Mean, n), grow(k.ln1Rstd, n)
 		k.attnOut, k.mid = grow(k.attnOut, n*C), grow(k.mid, n*C)
 		k.ln2, k.ln2Mean, k.ln2Rstd = grow(k.ln2, n*C), grow(k.ln2Mean, n), grow(k.ln2Rstd, n)
-		k.fcPre, k.fcTanh, k.fcAct = grow(k.fcPre, 4*n*C), grow(k.fcTanh, 4*n*C), grow(k.fcAct, 4*n*C)
+		k.fcPre, k.fcAct = grow(k.fcPre, 4*n*C), grow(k.fcAct, 4*n*C)
 	}
 	a.lnf, a.lnfMean, a.lnfRstd = grow(a.lnf, n*C), grow(a.lnfMean, n), grow(a.lnfRstd, n)
 	a.logits = grow(a.logits, n*V)
@@ -554,7 +554,7 @@ func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
 		addInto(k.mid, x, k.attnOut)
 		layerNormForward(m.k, k.ln2, k.ln2Mean, k.ln2Rstd, k.mid, w.ln2W, w.ln2B, n, C)
 		m.k.Gemm(false, false, n, 4*C, C, 1, k.ln2, C, w.wfc, 4*C, 0, k.fcPre, 4*C)
-		biasGeluForward(k.fcAct, k.fcTanh, k.fcPre, w.bfc, n, 4*C)
+		biasGeluForward(m.k, k.fcAct, k.fcPre, w.bfc, n, 4*C)
 		// res[l+1] = mid + fcAct·w_out + b_out
 		out := a.res[l+1]
 		parallelFor(n, rowChunk, func(lo, hi int) {
@@ -637,7 +637,7 @@ func (m *Model) backward(r *replica) {
 		w, gb, k := &m.p.blocks[l], &g.blocks[l], &a.blocks[l]
 		// MLP: dres is d(res[l+1]) and also d(mid) through the residual.
 		linearBackward(m.k, a.dfc, gb.wout, gb.bout, a.dres, k.fcAct, w.wout, n, 4*C, C)
-		geluBackward(a.dfc, a.dfc, k.fcPre, k.fcTanh, n*4*C)
+		geluBackward(m.k, a.dfc, a.dfc, k.fcPre, n*4*C)
 		linearBackward(m.k, a.dln, gb.wfc, gb.bfc, a.dfc, k.ln2, w.wfc, n, C, 4*C)
 		layerNormBackward(m.k, a.dres, gb.ln2W, gb.ln2B, a.dln, k.mid, k.ln2Mean, k.ln2Rstd, w.ln2W, n, C)
 		// Attention: dres is now d(mid), which is also d(res[l]) through

@@ -16,12 +16,12 @@ type Sampler struct {
 	m      *Model
 	caches []*attention.Decoder // one per block, each with its own layer state and KV cache
 	// scratch for up to BlockSize rows
-	x, h, att, fc, fcTh []float32
-	mean, rstd          []float32
-	logits              []float32
-	order               []int
-	probs               []float64
-	history             []int32
+	x, h, att, fc []float32
+	mean, rstd    []float32
+	logits        []float32
+	order         []int
+	probs         []float64
+	history       []int32
 }
 
 // NewSampler returns a sampler for m (which it only reads).
@@ -30,7 +30,7 @@ func (m *Model) NewSampler() *Sampler {
 	T, C := cfg.BlockSize, cfg.Width
 	s := &Sampler{m: m,
 		x: make([]float32, T*C), h: make([]float32, T*C), att: make([]float32, T*C),
-		fc: make([]float32, 4*T*C), fcTh: make([]float32, 4*T*C),
+		fc:   make([]float32, 4*T*C),
 		mean: make([]float32, T), rstd: make([]float32, T),
 		logits: make([]float32, cfg.Vocab), order: make([]int, cfg.Vocab), probs: make([]float64, cfg.Vocab)}
 	for range cfg.Layers {
@@ -64,7 +64,7 @@ func (s *Sampler) feed(toks []int32) {
 		m.k.Add(x, x, att)
 		layerNormForward(m.k, h, s.mean, s.rstd, x, w.ln2W, w.ln2B, n, C)
 		linearForward(m.k, fc, h, w.wfc, w.bfc, n, C, 4*C)
-		geluForward(fc, s.fcTh[:4*n*C], fc, 4*n*C)
+		geluForward(m.k, fc, fc, 4*n*C)
 		linearForward(m.k, att, fc, w.wout, w.bout, n, 4*C, C)
 		m.k.Add(x, x, att)
 	}
