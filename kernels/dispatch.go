@@ -42,9 +42,9 @@ var genericSet = &kernelset.Set{
 // then the sets the ISA packages registered (imported for that in
 // isa_amd64.go and isa_arm64.go), slowest to fastest.
 var registry = func() []*Impl {
-	impls := []*Impl{{genericSet}}
+	impls := []*Impl{{*genericSet}}
 	for _, s := range kernelset.All() {
-		impls = append(impls, &Impl{s})
+		impls = append(impls, &Impl{*s})
 	}
 	return impls
 }()

@@ -16,7 +16,11 @@ import (
 // the implementation's kernel set (kernels/internal/kernelset), the one
 // list of what an implementation provides.
 type Impl struct {
-	set *kernelset.Set
+	// set is a copy of the registered set, held by value so that a
+	// kernel call loads its function straight from the Impl (one
+	// dependent load less per call than through a pointer: measurable
+	// on 20 ns vector operations).
+	set kernelset.Set
 }
 
 // Name returns the implementation's name: "generic", "avx2", "avx512" or

@@ -71,7 +71,7 @@ func TestSetFields(t *testing.T) {
 		t.Errorf("registry holds %v, want %v", names, want)
 	}
 	for _, p := range registry {
-		v := reflect.ValueOf(p.set).Elem()
+		v := reflect.ValueOf(&p.set).Elem()
 		for _, name := range kernels {
 			f := v.FieldByName(name)
 			if f.IsNil() {
