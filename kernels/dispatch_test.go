@@ -10,26 +10,14 @@ import (
 	"testing"
 
 	"golang.org/x/sys/cpu"
+
+	"github.com/simdgpt/simdgpt/internal/cpuexpect"
 )
 
 // expectedImpls is what this build must offer on this machine: a test
 // fails, rather than skips, when an implementation the CPU supports is
 // missing.
-func expectedImpls() []string {
-	want := []string{"generic"}
-	if runtime.GOARCH == "amd64" && !puregoBuild {
-		if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-			want = append(want, "avx2")
-		}
-		if cpu.X86.HasAVX512 && cpu.X86.HasAVX512F {
-			want = append(want, "avx512")
-		}
-	}
-	if runtime.GOARCH == "arm64" && !puregoBuild && cpu.ARM64.HasASIMD {
-		want = append(want, "neon")
-	}
-	return want
-}
+func expectedImpls() []string { return cpuexpect.Implementations() }
 
 func TestImplementations(t *testing.T) {
 	var got []string
@@ -96,10 +84,10 @@ func TestEnvISA(t *testing.T) {
 			tc{[]string{"GODEBUG=cpu.avx512=off"}, "avx2", ""},
 			tc{[]string{"GODEBUG=cpu.avx512=off", EnvISA + "=avx512"}, "avx2", "simdgpt/kernels: SIMDGPT_ISA=avx512: this CPU or OS does not support avx512"})
 	}
-	if runtime.GOARCH != "amd64" || puregoBuild {
+	if runtime.GOARCH != "amd64" || cpuexpect.Purego {
 		cases = append(cases, tc{[]string{parentDebug, EnvISA + "=avx2"}, fastest, "simdgpt/kernels: SIMDGPT_ISA=avx2: no such implementation in this build"})
 	}
-	if runtime.GOARCH != "arm64" || puregoBuild {
+	if runtime.GOARCH != "arm64" || cpuexpect.Purego {
 		cases = append(cases, tc{[]string{parentDebug, EnvISA + "=neon"}, fastest, "simdgpt/kernels: SIMDGPT_ISA=neon: no such implementation in this build"})
 	}
 	for _, c := range cases {

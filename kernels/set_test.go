@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/simdgpt/simdgpt/internal/cpuexpect"
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
 )
 
@@ -94,7 +95,7 @@ func TestSetFields(t *testing.T) {
 // whether or not the CPU runs it.
 func expectedImplsInBuild() []string {
 	switch {
-	case puregoBuild:
+	case cpuexpect.Purego:
 		return []string{"generic"}
 	case runtime.GOARCH == "amd64":
 		return []string{"generic", "avx2", "avx512"}

@@ -7,33 +7,17 @@
 package impltest
 
 import (
-	"runtime"
 	"slices"
 	"testing"
 
-	"golang.org/x/sys/cpu"
-
+	"github.com/simdgpt/simdgpt/internal/cpuexpect"
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // Expected returns the implementations this build must offer on this
 // CPU, generic first. A test that finds one missing fails rather than
 // skips.
-func Expected() []string {
-	want := []string{"generic"}
-	if runtime.GOARCH == "amd64" && !puregoBuild {
-		if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-			want = append(want, "avx2")
-			if cpu.X86.HasAVX512 && cpu.X86.HasAVX512F {
-				want = append(want, "avx512")
-			}
-		}
-	}
-	if runtime.GOARCH == "arm64" && !puregoBuild && cpu.ARM64.HasASIMD {
-		want = append(want, "neon")
-	}
-	return want
-}
+func Expected() []string { return cpuexpect.Implementations() }
 
 // ForEach runs f as a subtest named after each implementation this CPU
 // can run (kernels.Implementations()). It fails the test first if that

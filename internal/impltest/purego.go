@@ -1,5 +1,0 @@
-//go:build purego
-
-package impltest
-
-const puregoBuild = true

@@ -1,5 +1,0 @@
-//go:build !purego
-
-package kernels
-
-const puregoBuild = false
