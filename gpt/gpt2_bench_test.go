@@ -1,0 +1,300 @@
+package gpt
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/simdgpt/simdgpt/gpt/data"
+	"github.com/simdgpt/simdgpt/gpt/rng"
+)
+
+// Speed of a GPT-2 124M-shaped model (issue 16): random weights, the shape
+// of GPT-2 small. These benchmarks need about 1.1 GB (Decode, Head) and
+// 3 GB (Step) and seconds per iteration, so they skip under -short; a
+// plain `go test` runs no benchmark.
+
+// gpt2Small is GPT-2 small's shape: 124M parameters, the LM head tied to
+// the token embedding.
+var gpt2Small = Config{Vocab: 50257, BlockSize: 1024, Layers: 12, Heads: 12, Width: 768, TieEmbeddings: true}
+
+// gpt2Models holds the GPT-2 small models the benchmarks share, at most
+// one at a time: shared, the one model of the decode and head benchmarks
+// (1 GB with its gradients), or step, BenchmarkGPT2Step's model and
+// trainer (about 2.5 GB with the optimizer's moments), kept across its
+// calls (one per -cpu value). Asking for one drops the other and returns
+// its memory to the system, so a run of all three needs no more than the
+// step alone.
+var gpt2Models struct {
+	sync.Mutex
+	shared *Model
+	step   *Trainer
+}
+
+// skipGPT2 skips b under -short, giving the reason.
+func skipGPT2(b *testing.B) {
+	if testing.Short() {
+		b.Skip("GPT-2 124M benchmarks need 1-3 GB and seconds per iteration; skipped under -short")
+	}
+}
+
+// sharedGPT2 returns the shared random-weight GPT-2 small model, building
+// it if needed; it skips b when the memory is not there.
+func sharedGPT2(b *testing.B) *Model {
+	gpt2Models.Lock()
+	defer gpt2Models.Unlock()
+	if gpt2Models.shared == nil {
+		if gpt2Models.step != nil {
+			gpt2Models.step = nil
+			debug.FreeOSMemory()
+		}
+		m, err := New(gpt2Small, 1)
+		if err != nil {
+			b.Skipf("GPT-2 small: %v", err)
+		}
+		gpt2Models.shared = m
+	}
+	return gpt2Models.shared
+}
+
+// stepGPT2 returns the trainer of BenchmarkGPT2Step: a random-weight model
+// of config cfg and its optimizer, on random tokens over the whole
+// vocabulary, batches of batch sequences; it builds them if needed and
+// skips b when the memory is not there.
+func stepGPT2(b *testing.B, cfg Config, batch int) *Trainer {
+	gpt2Models.Lock()
+	defer gpt2Models.Unlock()
+	if gpt2Models.step == nil {
+		if gpt2Models.shared != nil {
+			gpt2Models.shared = nil
+			debug.FreeOSMemory()
+		}
+		if err := CheckMemory("the GPT-2 small training step", TrainBytes(cfg, batch, 2)); err != nil {
+			b.Skip(err)
+		}
+		m, err := New(cfg, 1)
+		if err != nil {
+			b.Skipf("GPT-2 small: %v", err)
+		}
+		toks := make([]uint16, 1<<16)
+		r := rng.New(2)
+		for i := range toks {
+			toks[i] = uint16(r.Intn(cfg.Vocab))
+		}
+		split := len(toks) - len(toks)/10
+		d := &data.Dataset{VocabSize: cfg.Vocab, Train: toks[:split], Val: toks[split:]}
+		tr, err := NewTrainer(m, d, DefaultTrainConfig(batch, 1000, 3e-4, 1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		gpt2Models.step = tr
+	}
+	return gpt2Models.step
+}
+
+// decodeWeightBytes is the bytes of weights one decoded token reads: every
+// matrix of the blocks and the LM head (wte, tied), 4 bytes a parameter.
+// The position embedding (one row a token), biases and LayerNorm
+// parameters are left out.
+func decodeWeightBytes(c Config) float64 {
+	var n int
+	for _, t := range c.Tensors() {
+		if len(t.Shape) == 2 && t.Name != "wpe" {
+			n += t.Size()
+		}
+	}
+	return 4 * float64(n)
+}
+
+// randomTokens returns n token ids below vocab drawn from seed.
+func randomTokens(n, vocab int, seed uint64) []int32 {
+	r := rng.New(seed)
+	toks := make([]int32, n)
+	for i := range toks {
+		toks[i] = int32(r.Intn(vocab))
+	}
+	return toks
+}
+
+// decodeWindow is the number of tokens timed per prefill at context ctx:
+// the timed tokens are decoded at contexts ctx-decodeWindow(ctx)+1 … ctx.
+func decodeWindow(ctx int) int { return max(1, ctx/8) }
+
+// BenchmarkGPT2Decode measures greedy decoding with the key/value cache on
+// GPT-2 small at contexts 64 and 512: a prompt of ctx-w random tokens is
+// prefilled with the timer stopped (w = ctx/8), then tokens are decoded
+// one at a time (Sampler.feed of the last token, then Sampler.draw at
+// temperature 0: GenerateWith's loop body) until the cache holds ctx
+// positions, when the prompt is prefilled again, untimed. Each timed token
+// is thus decoded at a context between ctx-w+1 and ctx. It reports
+// tokens/s, ms/token, the share of it spent drawing the token (a sort of
+// the 50257 logits) as draw-ms/token, and weight-GB/s: the weights one
+// token reads (weight-MB/token, decodeWeightBytes) per token time, to set
+// against a measured copy bandwidth (kernelbench -kernels copy).
+func BenchmarkGPT2Decode(b *testing.B) {
+	skipGPT2(b)
+	m := sharedGPT2(b)
+	s := m.NewSampler()
+	wbytes := decodeWeightBytes(m.Config)
+	for _, ctx := range []int{64, 512} {
+		b.Run(fmt.Sprintf("ctx=%d", ctx), func(b *testing.B) {
+			prompt := randomTokens(ctx-decodeWindow(ctx), m.Config.Vocab, uint64(ctx))
+			one := make([]int32, 1)
+			prefill := func() {
+				s.Logits(prompt)
+				one[0] = s.draw(0, 0, 1, nil)
+			}
+			b.StopTimer()
+			prefill()
+			var feedTime, drawTime time.Duration
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.StartTimer()
+			for i := 0; i < b.N; i++ {
+				if s.caches[0].Len() == ctx {
+					b.StopTimer()
+					prefill()
+					b.StartTimer()
+				}
+				t0 := time.Now()
+				s.feed(one)
+				t1 := time.Now()
+				one[0] = s.draw(0, 0, 1, nil)
+				t2 := time.Now()
+				feedTime += t1.Sub(t0)
+				drawTime += t2.Sub(t1)
+			}
+			b.StopTimer()
+			sec := (feedTime + drawTime).Seconds()
+			b.ReportMetric(float64(b.N)/sec, "tokens/s")
+			b.ReportMetric(1000*sec/float64(b.N), "ms/token")
+			b.ReportMetric(1000*drawTime.Seconds()/float64(b.N), "draw-ms/token")
+			b.ReportMetric(wbytes/1e6, "weight-MB/token")
+			b.ReportMetric(wbytes*float64(b.N)/sec/1e9, "weight-GB/s")
+		})
+	}
+}
+
+// BenchmarkGPT2Head measures GPT-2 small's LM head, the biggest matrix
+// (wte, 50257×768), alone over N=256 rows (the B=4, T=64 step's) on the
+// model's kernel implementation: fwd is Model.headForward (logits =
+// lnf·wteᵀ), bwd is Model.headBackward (dlnf = dlogits·wte and dwte +=
+// dlogitsᵀ·lnf), and bwd-dx and bwd-dwte are those two products alone,
+// Impl().Gemm with headBackward's transposes. Each reports GFLOP/s
+// (2·N·C·V per product) and, measured after every iteration as in
+// BenchmarkTrainStep, the FMA peak of GOMAXPROCS goroutines and the share
+// of it reached (%peak): a memory-bound head (wte is 154 MB, far beyond
+// any cache) would sit far below the peak.
+func BenchmarkGPT2Head(b *testing.B) {
+	skipGPT2(b)
+	m := sharedGPT2(b)
+	const n = 256
+	C, V := m.Config.Width, m.Config.Vocab
+	r := rng.New(3)
+	x := make([]float32, n*C)
+	for i := range x {
+		x[i] = float32(r.Normal())
+	}
+	dlogits := make([]float32, n*V)
+	for i := range dlogits {
+		dlogits[i] = float32(r.Normal() * 1e-4)
+	}
+	logits := make([]float32, n*V)
+	dx := make([]float32, n*C)
+	g := &m.reps[0].g
+	impl := m.Impl()
+	prod := 2 * float64(n) * float64(C) * float64(V)
+	cases := []struct {
+		name  string
+		flops float64
+		run   func()
+	}{
+		{"fwd", prod, func() { m.headForward(logits, x, n) }},
+		{"bwd", 2 * prod, func() { m.headBackward(dx, g, dlogits, x, n) }},
+		{"bwd-dx", prod, func() { impl.Gemm(false, false, n, C, V, 1, dlogits, V, m.p.wte, C, 0, dx, C) }},
+		{"bwd-dwte", prod, func() { impl.Gemm(true, false, V, C, n, 1, dlogits, V, x, C, 1, g.wte, C) }},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			c.run() // warm-up
+			peakIters := 1
+			if f := impl.FMAPeakLoop(1); f > 0 {
+				peakIters = max(1, int(c.flops/16)/f)
+			}
+			var runTime, peakTime time.Duration
+			var peakFlops float64
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				c.run()
+				t1 := time.Now()
+				peakFlops += parallelPeak(impl, peakIters)
+				runTime += t1.Sub(t0)
+				peakTime += time.Since(t1)
+			}
+			b.StopTimer()
+			sec := runTime.Seconds()
+			gflops := c.flops * float64(b.N) / sec / 1e9
+			b.ReportMetric(1000*sec/float64(b.N), "ms/op")
+			b.ReportMetric(gflops, "GFLOP/s")
+			if peakFlops > 0 {
+				peak := peakFlops / peakTime.Seconds() / 1e9
+				b.ReportMetric(peak, "peak-GFLOP/s")
+				b.ReportMetric(100*gflops/peak, "%peak")
+			}
+		})
+	}
+}
+
+// BenchmarkGPT2Step measures one fine-tuning step (Trainer.TrainStep:
+// batch, forward, backward, AdamW) of GPT-2 small at B=4, T=64 on random
+// tokens over the whole vocabulary; run it with -cpu 1,2 for 1 and 2
+// threads, and with -cpuprofile for its profile. Trainer.TrainStep trains
+// at the model's BlockSize, so this model has BlockSize 64 (its position
+// embedding is 64 rows instead of 1024: 0.6% fewer parameters, none of
+// them in a matrix product). It reports ms/step, tokens/s and the model's
+// GFLOP/s (stepFlops: the blocks, the causal attention and the tied LM
+// head, 2·N·C·V forward and twice that backward), and, like
+// BenchmarkTrainStep, the FMA peak measured right after every step over
+// GOMAXPROCS goroutines (peak-GFLOP/s, %peak).
+func BenchmarkGPT2Step(b *testing.B) {
+	skipGPT2(b)
+	const batch = 4
+	cfg := gpt2Small
+	cfg.BlockSize = 64
+	b.Run(fmt.Sprintf("B=%d,T=%d", batch, cfg.BlockSize), func(b *testing.B) {
+		tr := stepGPT2(b, cfg, batch)
+		tr.TrainStep() // warm-up: workspaces and replicas for this GOMAXPROCS
+		impl := tr.Model.Impl()
+		flops := stepFlops(cfg, batch)
+		peakIters := 1
+		if f := impl.FMAPeakLoop(1); f > 0 {
+			peakIters = max(1, int(flops/16)/f)
+		}
+		var stepTime, peakTime time.Duration
+		var peakFlops float64
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			t0 := time.Now()
+			tr.TrainStep()
+			t1 := time.Now()
+			peakFlops += parallelPeak(impl, peakIters)
+			stepTime += t1.Sub(t0)
+			peakTime += time.Since(t1)
+		}
+		b.StopTimer()
+		sec := stepTime.Seconds()
+		b.ReportMetric(1000*sec/float64(b.N), "ms/step")
+		b.ReportMetric(float64(b.N*batch*cfg.BlockSize)/sec, "tokens/s")
+		b.ReportMetric(flops*float64(b.N)/sec/1e9, "GFLOP/s")
+		if peakFlops > 0 {
+			peak := peakFlops / peakTime.Seconds() / 1e9
+			b.ReportMetric(peak, "peak-GFLOP/s")
+			b.ReportMetric(100*flops*float64(b.N)/sec/1e9/peak, "%peak")
+		}
+	})
+}
