@@ -146,6 +146,17 @@ func (s *Sampler) GenerateWith(prompt []int32, n int, o SampleOptions, r *rng.RN
 // draw picks the next token from s.logits.
 func (s *Sampler) draw(temperature float64, topK int, topP float64, r *rng.RNG) int32 {
 	V := len(s.logits)
+	if temperature == 0 {
+		// Greedy: the first largest logit (the lowest id among ties, as
+		// the sorted order below would give), without sorting all V.
+		best := 0
+		for i, l := range s.logits {
+			if l > s.logits[best] {
+				best = i
+			}
+		}
+		return int32(best)
+	}
 	for i := range s.order {
 		s.order[i] = i
 	}
@@ -154,9 +165,6 @@ func (s *Sampler) draw(temperature float64, topK int, topP float64, r *rng.RNG) 
 		la, lb := s.logits[s.order[a]], s.logits[s.order[b]]
 		return la > lb || (la == lb && s.order[a] < s.order[b])
 	})
-	if temperature == 0 {
-		return int32(s.order[0])
-	}
 	k := V
 	if topK > 0 && topK < V {
 		k = topK
