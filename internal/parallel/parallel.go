@@ -185,11 +185,15 @@ func (t *rangeTask) RunPart(_, part int) {
 	t.fn(lo, min(lo+t.chunk, t.n))
 }
 
+var rangeTasks = sync.Pool{New: func() any { return new(rangeTask) }}
+
 // For runs fn over [0, n) split into Parts(n, minChunk) contiguous chunks
 // of equal size (the last may be shorter), in parallel where goroutines
 // are free. fn must compute each index independently of the others; the
-// chunks depend only on n, minChunk and GOMAXPROCS. For allocates (fn and
-// its state escape); kernels use Run with a Task of their own.
+// chunks depend only on n, minChunk and GOMAXPROCS, so results do not
+// depend on who ran them. For takes its Task from a pool: a call costs no
+// allocation beyond what fn's closure does (kernels use Run with a Task
+// of their own and allocate nothing).
 func For(n, minChunk int, fn func(lo, hi int)) {
 	if n <= 0 {
 		return
@@ -201,5 +205,9 @@ func For(n, minChunk int, fn func(lo, hi int)) {
 	}
 	chunk := (n + parts - 1) / parts
 	parts = (n + chunk - 1) / chunk
-	Run(&rangeTask{n, chunk, fn}, parts, parts)
+	t := rangeTasks.Get().(*rangeTask)
+	t.n, t.chunk, t.fn = n, chunk, fn
+	Run(t, parts, parts) // a panic in fn leaves t to the collector
+	t.fn = nil
+	rangeTasks.Put(t)
 }

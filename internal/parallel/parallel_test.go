@@ -187,3 +187,16 @@ func TestRunAllocatesNothing(t *testing.T) {
 		t.Errorf("Run allocates %v times per call", n)
 	}
 }
+
+func noopRange(lo, hi int) {}
+
+// TestForAllocatesNothing checks that For takes its Task from a pool: with
+// a function value that captures nothing, a split call allocates nothing.
+func TestForAllocatesNothing(t *testing.T) {
+	old := runtime.GOMAXPROCS(2)
+	defer runtime.GOMAXPROCS(old)
+	For(100, 1, noopRange)
+	if n := testing.AllocsPerRun(100, func() { For(100, 1, noopRange) }); n != 0 {
+		t.Errorf("For allocates %v times per call", n)
+	}
+}
