@@ -47,6 +47,16 @@ func layerNormForward(k *kernels.Impl, out, mean, rstd, x, w, b []float32, n, c 
 	})
 }
 
+// addLayerNormForward: sum = x + r (the residual connection), out =
+// LayerNorm(sum) with w and b, saving mean and rstd [n], in one pass per
+// row (kernels.AddLayerNorm) instead of writing the sum and reading it
+// back. Rows are split over goroutines.
+func addLayerNormForward(k *kernels.Impl, sum, out, mean, rstd, x, r, w, b []float32, n, c int) {
+	parallelFor(n, rowChunk, func(lo, hi int) {
+		k.AddLayerNorm(hi-lo, c, x[lo*c:hi*c], c, r[lo*c:hi*c], c, sum[lo*c:hi*c], c, w, b, lnEps, out[lo*c:hi*c], c, mean[lo:hi], rstd[lo:hi])
+	})
+}
+
 // layerNormBackward ACCUMULATES dx (+=), dw and db (kernels.LayerNormBackward
 // over every row in order, on the calling goroutine: dw and db then sum
 // the rows in the same order whatever the thread count, and in training

@@ -551,8 +551,7 @@ func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
 		w, k, x := &m.p.blocks[l], &a.blocks[l], a.res[l]
 		layerNormForward(m.k, k.ln1, k.ln1Mean, k.ln1Rstd, x, w.ln1W, w.ln1B, n, C)
 		r.attn[l].Forward(k.attnOut, k.ln1, b, t, w.attn)
-		addInto(k.mid, x, k.attnOut)
-		layerNormForward(m.k, k.ln2, k.ln2Mean, k.ln2Rstd, k.mid, w.ln2W, w.ln2B, n, C)
+		addLayerNormForward(m.k, k.mid, k.ln2, k.ln2Mean, k.ln2Rstd, x, k.attnOut, w.ln2W, w.ln2B, n, C)
 		m.k.Gemm(false, false, n, 4*C, C, 1, k.ln2, C, w.wfc, 4*C, 0, k.fcPre, 4*C)
 		biasGeluForward(m.k, k.fcAct, k.fcPre, w.bfc, n, 4*C)
 		// res[l+1] = mid + fcAct·w_out + b_out
@@ -572,16 +571,6 @@ func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
 	if targets != nil {
 		r.loss = crossEntropy(m.k, a.logits, a.losses, targets, n, V, 1/float32(m.n))
 	}
-}
-
-// addInto sets dst = x + y, rows in parallel.
-func addInto(dst, x, y []float32) {
-	parallelFor(len(dst), 4096, func(lo, hi int) {
-		d, xs, ys := dst[lo:hi], x[lo:hi], y[lo:hi]
-		for i := range d {
-			d[i] = xs[i] + ys[i]
-		}
-	})
 }
 
 // Logits returns the [b·t, Vocab] logits of the last Forward without

@@ -61,8 +61,7 @@ func (s *Sampler) feed(toks []int32) {
 		w := &m.p.blocks[l]
 		layerNormForward(m.k, h, s.mean, s.rstd, x, w.ln1W, w.ln1B, n, C)
 		s.caches[l].Decode(att, h, n, w.attn)
-		m.k.Add(x, x, att)
-		layerNormForward(m.k, h, s.mean, s.rstd, x, w.ln2W, w.ln2B, n, C)
+		addLayerNormForward(m.k, x, h, s.mean, s.rstd, x, att, w.ln2W, w.ln2B, n, C)
 		linearForward(m.k, fc, h, w.wfc, w.bfc, n, C, 4*C)
 		geluForward(m.k, fc, fc, 4*n*C)
 		linearForward(m.k, att, fc, w.wout, w.bout, n, 4*C, C)

@@ -1,7 +1,9 @@
 // Package kernels is the public face of simdgpt's float32 compute kernels:
 // matrix multiplication (Gemm, MatMul), row-wise softmax and its backward,
 // causally masked attention scores (MaskedScores), the vector
-// operations a trainer needs (Dot, Axpy, Scale, Add, Sum, Max), GELU
+// operations a trainer needs (Dot, Axpy, Scale, Add, Sum, Max),
+// LayerNorm and its backward (and AddLayerNorm, a residual add fused into
+// the LayerNorm that follows it), GELU
 // (GELU, GELUBackward, and BiasGELU, fused with a bias addition), the
 // fused softmax cross-entropy loss and gradient (SoftmaxCrossEntropy) and
 // the optimizer's AdamW update and squared gradient norm (AdamW,

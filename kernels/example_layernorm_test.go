@@ -36,3 +36,20 @@ func maxAbs(s []float32) float32 {
 	}
 	return m
 }
+
+// The residual connection of a transformer block and the next LayerNorm
+// in one pass: sum = x + r (kept for the backward pass), y = LayerNorm(sum).
+func ExampleAddLayerNorm() {
+	x := []float32{1, 2, 3, 4}
+	r := []float32{0, 0, 0, 4}
+	gamma := []float32{1, 1, 1, 1}
+	beta := []float32{0, 0, 0, 0}
+	sum, y := make([]float32, 4), make([]float32, 4)
+	mean, rstd := make([]float32, 1), make([]float32, 1)
+	kernels.AddLayerNorm(1, 4, x, 4, r, 4, sum, 4, gamma, beta, 0, y, 4, mean, rstd)
+	fmt.Printf("sum = %v\ny = %.3f\nmean = %v\n", sum, y, mean)
+	// Output:
+	// sum = [1 2 3 8]
+	// y = [-0.928 -0.557 -0.186 1.671]
+	// mean = [3.5]
+}

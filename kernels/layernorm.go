@@ -83,3 +83,59 @@ func LayerNorm(m, n int, x []float32, ldx int, gamma, beta []float32, eps float3
 func LayerNormBackward(m, n int, dy []float32, lddy int, x []float32, ldx int, mean, rstd, gamma []float32, dx []float32, lddx int, dgamma, dbeta []float32) {
 	current.Load().LayerNormBackward(m, n, dy, lddy, x, ldx, mean, rstd, gamma, dx, lddx, dgamma, dbeta)
 }
+
+// AddLayerNorm adds the residual r to x and normalises the sum, row by
+// row, in one pass over memory: for each of the m rows,
+//
+//	sum[i,j] = x[i,j] + r[i,j]
+//	y[i,:]   = LayerNorm(sum[i,:]) with gamma, beta and eps, saving
+//	           mean[i] and rstd[i] when they are not nil
+//
+// exactly as Add followed by LayerNorm would compute them (the results
+// are bitwise equal), but each row of the sum is normalised while it is
+// still in the L1 cache, where the separate calls write the whole sum and
+// read it back. It is the residual connection of a pre-LayerNorm
+// transformer block followed by the next block's LayerNorm: the backward
+// pass needs sum (the LayerNorm's input), mean and rstd. The leading
+// dimensions are ldx, ldr, ldsum and ldy. sum may be x or r (the same
+// slice with the same leading dimension) and y may be sum; otherwise the
+// written matrices must not overlap the others (it panics if they do).
+func (p *Impl) AddLayerNorm(m, n int, x []float32, ldx int, r []float32, ldr int, sum []float32, ldsum int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32) {
+	const fn = "AddLayerNorm"
+	checkDims(fn, []string{"m", "n"}, m, n)
+	checkMatrix(fn, "x", x, m, n, ldx)
+	checkMatrix(fn, "r", r, m, n, ldr)
+	checkMatrix(fn, "sum", sum, m, n, ldsum)
+	checkMatrix(fn, "y", y, m, n, ldy)
+	checkLen(fn, "gamma", gamma, n)
+	checkLen(fn, "beta", beta, n)
+	checkOptionalLen(fn, "mean", mean, m)
+	checkOptionalLen(fn, "rstd", rstd, m)
+	if m == 0 || n == 0 {
+		return
+	}
+	checkInPlaceOrApart(fn, "sum", sum, ldsum, "x", x, ldx, m, n)
+	checkInPlaceOrApart(fn, "sum", sum, ldsum, "r", r, ldr, m, n)
+	checkInPlaceOrApart(fn, "y", y, ldy, "sum", sum, ldsum, m, n)
+	checkNoOverlap(fn, "y", y, m, n, ldy, "x", x, m, n, ldx)
+	checkNoOverlap(fn, "y", y, m, n, ldy, "r", r, m, n, ldr)
+	gamma, beta = gamma[:n], beta[:n]
+	for i := 0; i < m; i++ {
+		s := sum[i*ldsum : i*ldsum+n]
+		p.set.Add(s, x[i*ldx:i*ldx+n], r[i*ldr:i*ldr+n])
+		var mi, ri []float32
+		if mean != nil {
+			mi = mean[i : i+1]
+		}
+		if rstd != nil {
+			ri = rstd[i : i+1]
+		}
+		p.set.LayerNorm(1, n, s, n, gamma, beta, eps, y[i*ldy:i*ldy+n], n, mi, ri)
+	}
+}
+
+// AddLayerNorm adds a residual and normalises the sum with the default
+// implementation; see (*Impl).AddLayerNorm.
+func AddLayerNorm(m, n int, x []float32, ldx int, r []float32, ldr int, sum []float32, ldsum int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32) {
+	current.Load().AddLayerNorm(m, n, x, ldx, r, ldr, sum, ldsum, gamma, beta, eps, y, ldy, mean, rstd)
+}
