@@ -39,6 +39,7 @@ const (
 //	softmax, softmaxbackward:  M rows of N columns; InPlace writes y over x
 //	dot, axpy, gelu, ...:      vectors of length N
 //	biasgelu:                  M rows of N columns
+//	gemmbiasgelu:              as gemm, then bias and GELU on the M×N result
 //	kernels from NewKernel:    what their KernelDef says
 type Shape struct {
 	// Name identifies the shape in flags, tables and benchmark names,
@@ -50,9 +51,10 @@ type Shape struct {
 }
 
 // Size is the shape's position on a size axis: the cube root of M·N·K for
-// GEMM (n for an n×n×n square), T for scores, N otherwise.
+// GEMM and GEMM+bias+GELU (n for an n×n×n square), T for scores, N
+// otherwise.
 func (s Shape) Size(k *Kernel) float64 {
-	if k.Name == "gemm" {
+	if k.Name == "gemm" || k.Name == "gemmbiasgelu" {
 		return math.Cbrt(float64(s.M) * float64(s.N) * float64(s.K))
 	}
 	return float64(s.N)
@@ -192,7 +194,7 @@ func Kernels() []*Kernel {
 			}
 			return func(x, y, d []float32) float32 { im.GELUBackward(d, y, x); return 0 }
 		}),
-		biasGeluKernel(),
+		biasGeluKernel(), gemmBiasGeluKernel(),
 	}
 }
 
@@ -396,6 +398,35 @@ func biasGeluKernel() *Kernel {
 			bias := make([]float32, s.N)
 			f := im.BiasGELU
 			return func() { f(s.M, s.N, x, s.N, bias, y, s.N) }
+		},
+	}
+}
+
+// gemmBiasGeluKernel is the first layer of a transformer's MLP, a GEMM
+// with its bias and GELU fused in as an epilogue, on the training shapes
+// (M×K×N: tokens × width × 4·width) of the small GPT of cmd/tinygpt (768
+// tokens of width 128) and of a width-384 model over 2048 tokens.
+func gemmBiasGeluKernel() *Kernel {
+	return &Kernel{
+		Name:   "gemmbiasgelu",
+		Doc:    "pre = A·B + bias (every row); out = gelu(pre), row-major float32",
+		Bound:  ComputeBound,
+		Shapes: []Shape{gemmShape(768, 128, 512, false, false), gemmShape(2048, 384, 1536, false, false)},
+		Short:  "768x128x512",
+		has:    func(im *Impl) bool { return im.GemmBiasGELU != nil },
+		work: func(s Shape) Work {
+			m, n, k := float64(s.M), float64(s.N), float64(s.K)
+			// The GEMM, then the bias and GELU as counted by biasgelu;
+			// A, B and bias read, pre and out written.
+			return Work{Flops: 2*m*n*k + 21*m*n, Bytes: 4 * (m*k + k*n + n + 2*m*n)}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			r := newRand(11)
+			a, b := randSlice(r, s.M*s.K, 1), randSlice(r, s.K*s.N, 1)
+			bias := randSlice(r, s.N, 1)
+			pre, out := make([]float32, s.M*s.N), make([]float32, s.M*s.N)
+			f := im.GemmBiasGELU
+			return func() { f(false, false, s.M, s.N, s.K, a, s.K, b, s.N, bias, pre, s.N, out, s.N) }
 		},
 	}
 }

@@ -72,6 +72,7 @@ type Impl struct {
 	GELU                func(dst, x []float32)
 	GELUBackward        func(dx, dy, x []float32)
 	BiasGELU            func(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int)
+	GemmBiasGELU        func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
 }
 
 // genericMaxFlops is the largest GEMM or scores problem (in floating-point
@@ -93,6 +94,7 @@ func Ours(p *kernels.Impl) *Impl {
 		LayerNorm: p.LayerNorm, LayerNormBackward: p.LayerNormBackward,
 		SoftmaxCrossEntropy: p.SoftmaxCrossEntropy, AdamW: p.AdamW, SumSquares: p.SumSquares,
 		GELU: p.GELU, GELUBackward: p.GELUBackward, BiasGELU: p.BiasGELU,
+		GemmBiasGELU: p.GemmBiasGELU,
 	}
 	if p.FMAPeakLoop(1) == 0 {
 		im.ISA = Widest()

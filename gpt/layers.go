@@ -104,16 +104,6 @@ func geluForward(k *kernels.Impl, out, x []float32, n int) {
 	parallelFor(n, 4096, func(lo, hi int) { k.GELU(out[lo:hi], x[lo:hi]) })
 }
 
-// biasGeluForward adds bias [width] to every row of x [rows,width] in place
-// (so x holds the pre-activation Backward needs) and writes gelu(x) into
-// out: the bias add of a linear layer fused into the GELU pass that
-// follows it (kernels.BiasGELU).
-func biasGeluForward(k *kernels.Impl, out, x, bias []float32, rows, width int) {
-	parallelFor(rows, rowChunk, func(lo, hi int) {
-		k.BiasGELU(hi-lo, width, x[lo*width:hi*width], width, bias, out[lo*width:hi*width], width)
-	})
-}
-
 // geluBackward: dx = dout·gelu'(x), OVERWRITTEN (dx may be dout), gelu'
 // recomputed from x (kernels.GELUBackward).
 func geluBackward(k *kernels.Impl, dx, dout, x []float32, n int) {

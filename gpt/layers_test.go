@@ -150,28 +150,6 @@ func testGeluGrad(t *testing.T, k *kernels.Impl) {
 	}
 }
 
-func TestBiasGelu(t *testing.T) {
-	impltest.ForEach(t, testBiasGelu)
-}
-
-func testBiasGelu(t *testing.T, k *kernels.Impl) {
-	r := rng.New(6)
-	const rows, width = 37, 24
-	x, bias := randVec(r, rows*width, 2), randVec(r, width, 1)
-	x0 := append([]float32(nil), x...)
-	out := make([]float32, rows*width)
-	biasGeluForward(k, out, x, bias, rows, width)
-	for i := range x {
-		pre := x0[i] + bias[i%width]
-		if x[i] != pre {
-			t.Fatalf("x[%d] = %g after the bias add, want %g", i, x[i], pre)
-		}
-		if d := math.Abs(float64(out[i]) - gelu64(float64(pre))); d > 2e-6*math.Max(1, math.Abs(float64(pre))) {
-			t.Fatalf("gelu(%g) = %g, want %g", pre, out[i], gelu64(float64(pre)))
-		}
-	}
-}
-
 func TestLinearGrad(t *testing.T) {
 	impltest.ForEach(t, testLinearGrad)
 }

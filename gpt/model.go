@@ -552,8 +552,9 @@ func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
 		layerNormForward(m.k, k.ln1, k.ln1Mean, k.ln1Rstd, x, w.ln1W, w.ln1B, n, C)
 		r.attn[l].Forward(k.attnOut, k.ln1, b, t, w.attn)
 		addLayerNormForward(m.k, k.mid, k.ln2, k.ln2Mean, k.ln2Rstd, x, k.attnOut, w.ln2W, w.ln2B, n, C)
-		m.k.Gemm(false, false, n, 4*C, C, 1, k.ln2, C, w.wfc, 4*C, 0, k.fcPre, 4*C)
-		biasGeluForward(m.k, k.fcAct, k.fcPre, w.bfc, n, 4*C)
+		// fcPre = ln2·w_fc + b_fc, fcAct = gelu(fcPre), the bias and GELU
+		// applied as the GEMM's epilogue while its result is in cache.
+		m.k.GemmBiasGELU(false, false, n, 4*C, C, k.ln2, C, w.wfc, 4*C, w.bfc, k.fcPre, 4*C, k.fcAct, 4*C)
 		// res[l+1] = mid + fcAct·w_out + b_out
 		out := a.res[l+1]
 		parallelFor(n, rowChunk, func(lo, hi int) {

@@ -156,3 +156,7 @@ func BenchmarkSumSquares(b *testing.B) { benchAll(b, "sumsquares", 0) }
 func BenchmarkGELU(b *testing.B)         { benchAll(b, "gelu", 0) }
 func BenchmarkGELUBackward(b *testing.B) { benchAll(b, "gelubackward", 0) }
 func BenchmarkBiasGELU(b *testing.B)     { benchAll(b, "biasgelu", 0) }
+
+// BenchmarkGemmBiasGELU times the GEMM with its bias and GELU epilogue on
+// the MLP shapes of bench/cases.go, on one goroutine as BenchmarkGemm.
+func BenchmarkGemmBiasGELU(b *testing.B) { benchAll(b, "gemmbiasgelu", 1) }

@@ -36,6 +36,7 @@ var genericSet = &kernelset.Set{
 	GELU:                generic.GELU,
 	GELUBackward:        generic.GELUBackward,
 	BiasGELU:            generic.BiasGELU,
+	GemmBiasGELU:        generic.GemmBiasGELU,
 }
 
 // registry lists every implementation compiled into this binary: generic,

@@ -1,5 +1,6 @@
 // Package kernels is the public face of simdgpt's float32 compute kernels:
-// matrix multiplication (Gemm, MatMul), row-wise softmax and its backward,
+// matrix multiplication (Gemm, MatMul, and GemmBiasGELU, a linear layer
+// with its bias and GELU), row-wise softmax and its backward,
 // causally masked attention scores (MaskedScores), the vector
 // operations a trainer needs (Dot, Axpy, Scale, Add, Sum, Max),
 // LayerNorm and its backward (and AddLayerNorm, a residual add fused into

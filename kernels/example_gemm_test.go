@@ -37,6 +37,29 @@ func ExampleGemm() {
 	// Output: [12 11 -1 25 22.5 -1]
 }
 
+func ExampleGemmBiasGELU() {
+	// The hidden layer of an MLP over two tokens of three features: x (2×3)
+	// times the weights w (3×2), plus the bias, then GELU. pre keeps the
+	// pre-activation for GELUBackward; out is the activation.
+	x := []float32{
+		1, 0, -1,
+		0.5, 0.5, 0,
+	}
+	w := []float32{
+		1, -1,
+		0, 2,
+		1, 0,
+	}
+	bias := []float32{1, 0}
+	pre, out := make([]float32, 2*2), make([]float32, 2*2)
+	kernels.GemmBiasGELU(false, false, 2, 2, 3, x, 3, w, 2, bias, pre, 2, out, 2)
+	fmt.Println(pre)
+	fmt.Printf("%.4f\n", out)
+	// Output:
+	// [1 -1 1.5 0.5]
+	// [0.8412 -0.1588 1.3996 0.3457]
+}
+
 func ExampleMaskedScores() {
 	// Three queries and three keys of size 2: query i sees keys 0..i.
 	q := []float32{1, 0, 0, 1, 1, 1}

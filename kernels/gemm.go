@@ -38,6 +38,64 @@ func (p *Impl) MatMul(m, n, k int, a, b, c []float32) {
 	p.set.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
 }
 
+// GemmBiasGELU is a linear layer followed by GELU, as a transformer's MLP
+// computes its hidden layer: a GEMM whose bias addition and GELU run as
+// an epilogue, on each block of the product while it is still in cache.
+// It sets pre = op(A)·op(B) + bias (bias[:n] added to every row), the
+// pre-activation GELUBackward needs, and out = gelu(pre):
+//
+//	for i := 0; i < m; i++ {
+//		for j := 0; j < n; j++ {
+//			var s float32 // summed in any order, as Gemm does
+//			for p := 0; p < k; p++ {
+//				s += opA(i, p) * opB(p, j)
+//			}
+//			pre[i*ldpre+j] = s + bias[j]
+//			out[i*ldout+j] = gelu(pre[i*ldpre+j])
+//		}
+//	}
+//
+// A and B, their transposes and leading dimensions are as in Gemm (op(A)
+// is m×k, op(B) k×n); pre and out are m×n matrices with leading
+// dimensions ldpre and ldout, only written; len(bias) must be at least n.
+// k may be 0: every row of pre is then bias[:n]. Neither pre nor out may
+// overlap A or B, out must not overlap pre, and bias must overlap neither
+// pre nor out in memory (it panics if they do).
+//
+// On every implementation the results are bitwise those of
+//
+//	Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, pre, ldpre)
+//	BiasGELU(m, n, pre, ldpre, bias, out, ldout)
+//
+// on that implementation: pre has Gemm's accuracy plus the one float32
+// rounding of the bias addition, and out is gelu of pre with the accuracy
+// GELU documents. For a given implementation and GOMAXPROCS the results
+// are deterministic.
+func (p *Impl) GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
+	const fn = "GemmBiasGELU"
+	checkDims(fn, []string{"m", "n", "k"}, m, n, k)
+	ar, ac := opShape(transA, m, k)
+	checkMatrix(fn, "a", a, ar, ac, lda)
+	br, bc := opShape(transB, k, n)
+	checkMatrix(fn, "b", b, br, bc, ldb)
+	checkLen(fn, "bias", bias, n)
+	checkMatrix(fn, "pre", pre, m, n, ldpre)
+	checkMatrix(fn, "out", out, m, n, ldout)
+	if m == 0 || n == 0 {
+		return
+	}
+	if k > 0 {
+		checkNoOverlap(fn, "pre", pre, m, n, ldpre, "a", a, ar, ac, lda)
+		checkNoOverlap(fn, "pre", pre, m, n, ldpre, "b", b, br, bc, ldb)
+		checkNoOverlap(fn, "out", out, m, n, ldout, "a", a, ar, ac, lda)
+		checkNoOverlap(fn, "out", out, m, n, ldout, "b", b, br, bc, ldb)
+	}
+	checkNoOverlap(fn, "out", out, m, n, ldout, "pre", pre, m, n, ldpre)
+	checkNoOverlap(fn, "pre", pre, m, n, ldpre, "bias", bias, 1, n, n)
+	checkNoOverlap(fn, "out", out, m, n, ldout, "bias", bias, 1, n, n)
+	p.set.GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
+}
+
 // Gemm computes C = alpha*op(A)*op(B) + beta*C with the default
 // implementation; see (*Impl).Gemm.
 func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
@@ -47,3 +105,9 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 // MatMul computes C = A*B for contiguous row-major matrices (A m×k, B k×n,
 // C m×n) with the default implementation; see (*Impl).MatMul.
 func MatMul(m, n, k int, a, b, c []float32) { current.Load().MatMul(m, n, k, a, b, c) }
+
+// GemmBiasGELU sets pre = op(A)·op(B) + bias and out = gelu(pre) with the
+// default implementation; see (*Impl).GemmBiasGELU.
+func GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
+	current.Load().GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
+}

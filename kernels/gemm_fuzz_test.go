@@ -67,3 +67,18 @@ func FuzzMaskedScores(f *testing.F) {
 		}
 	})
 }
+
+// FuzzGemmBiasGELU checks GemmBiasGELU of every implementation, on shapes,
+// transposes and strides chosen by the fuzzer (kept small so each input
+// runs fast), as TestGemmBiasGELU does: pre against float64, out against
+// gelu of pre, both bitwise against Gemm then BiasGELU.
+func FuzzGemmBiasGELU(f *testing.F) {
+	f.Add(uint8(0), uint8(14), uint8(32), uint8(5), uint8(0), uint64(1))
+	f.Add(uint8(3), uint8(15), uint8(33), uint8(9), uint8(3), uint64(2))
+	f.Add(uint8(1), uint8(1), uint8(65), uint8(64), uint8(1), uint64(3))
+	f.Add(uint8(2), uint8(29), uint8(17), uint8(0), uint8(2), uint64(4))
+	f.Fuzz(func(t *testing.T, trans, m8, n8, k8, pad uint8, seed uint64) {
+		tc := gemmCase{transA: trans&1 != 0, transB: trans&2 != 0, m: int(m8 % 40), n: int(n8 % 80), k: int(k8 % 80), pad: int(pad % 7), off: int(seed % 5)}
+		gemmBiasGELUCase(t, Implementations(), tc, seed)
+	})
+}

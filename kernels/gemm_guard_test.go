@@ -89,3 +89,55 @@ func TestMaskedScoresGuardPages(t *testing.T) {
 		})
 	}
 }
+
+// TestGemmBiasGELUGuardPages does the same for GemmBiasGELU, with bias,
+// pre and out flush against the page too: the epilogue must not touch
+// anything beyond the rows and columns of its sliver. Results must be
+// bitwise those on ordinary memory.
+func TestGemmBiasGELUGuardPages(t *testing.T) {
+	ms := []int{1, 2, 3, 5, 7, 8, 9, 13, 14, 15, 29}
+	ns := []int{1, 2, 3, 4, 5, 7, 8, 11, 12, 13, 15, 16, 17, 23, 24, 25, 31, 32, 33, 47, 48, 49, 63, 64, 65, 70}
+	ks := []int{0, 1, 5, 9}
+	if testing.Short() {
+		ms, ns, ks = []int{1, 7, 8, 15}, []int{1, 3, 16, 17, 33, 65}, []int{0, 5}
+	}
+	for _, p := range nonGeneric() {
+		t.Run(p.Name(), func(t *testing.T) {
+			r := newRand(11)
+			for _, side := range []guard.Side{guard.End, guard.Start} {
+				for ti := 0; ti < 4; ti++ {
+					ta, tb := ti&1 != 0, ti&2 != 0
+					for _, m := range ms {
+						for _, n := range ns {
+							for _, k := range ks {
+								tc := gemmCase{transA: ta, transB: tb, m: m, n: n, k: k}
+								d := tc.data(r)
+								bias := randSlice(r, n)
+								want, wantOut := make([]float32, m*n), make([]float32, m*n)
+								p.GemmBiasGELU(ta, tb, m, n, k, d.a, d.lda, d.b, d.ldb, bias, want, n, wantOut, n)
+								var bufs []*guard.Buffer
+								g := func(s []float32) []float32 {
+									gs, b := guard.Copy(s, side)
+									bufs = append(bufs, b)
+									return gs
+								}
+								ga, gb, gbias := g(d.a), g(d.b), g(bias)
+								pre, out := g(make([]float32, m*n)), g(make([]float32, m*n))
+								p.GemmBiasGELU(ta, tb, m, n, k, ga, d.lda, gb, d.ldb, gbias, pre, n, out, n)
+								for i := range want {
+									if !bitsEqual(pre[i], want[i]) || !bitsEqual(out[i], wantOut[i]) {
+										t.Fatalf("%+v side %d: pre, out[%d] = %v, %v, want %v, %v", tc, side, i, pre[i], out[i], want[i], wantOut[i])
+									}
+								}
+								ga, gb, gbias, pre, out = nil, nil, nil, nil, nil
+								for _, b := range bufs {
+									b.Free()
+								}
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}

@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -277,4 +278,193 @@ func panicMessage(f func()) (msg string) {
 	}()
 	f()
 	return ""
+}
+
+// gemmBiasGELUCase runs GemmBiasGELU of every implementation on one case
+// (alpha and beta of tc are ignored) and checks it: pre against the
+// float64 product plus bias within Gemm's tolerance (the bias counts as
+// one more term), out against gelu of pre with GELU's accuracy
+// (geluCheckOut), and both bitwise against the same implementation's Gemm
+// followed by its BiasGELU, as GemmBiasGELU documents. pre and out are
+// poisoned with NaN (they must not be read), and their padding beyond n
+// columns, which must stay untouched, holds a sentinel.
+func gemmBiasGELUCase(t *testing.T, impls []*Impl, tc gemmCase, seed uint64) {
+	t.Helper()
+	tc.alpha, tc.beta = 1, 0
+	r := newRand(seed)
+	d := tc.data(r)
+	bias := offsetCopy(randSlice(r, tc.n), (tc.off+1)%5)
+	ref, mag := gemmRef(tc, d)
+	ldpre, ldout := tc.n+tc.pad, tc.n+(tc.pad+2)%5
+	fill := func(ld, off int) []float32 {
+		s := make([]float32, tc.m*ld)
+		for i := range s {
+			s[i] = float32(math.NaN())
+			if i%ld >= tc.n {
+				s[i] = 12345
+			}
+		}
+		return offsetCopy(s, off)
+	}
+	name := func(p *Impl) string {
+		return fmtShape("impl", p.Name(), "transA", tc.transA, "transB", tc.transB, "m", tc.m, "n", tc.n, "k", tc.k, "ldpre", ldpre, "ldout", ldout)
+	}
+	for _, p := range impls {
+		pre, out := fill(ldpre, tc.off), fill(ldout, (tc.off+3)%5)
+		p.GemmBiasGELU(tc.transA, tc.transB, tc.m, tc.n, tc.k, d.a, d.lda, d.b, d.ldb, bias, pre, ldpre, out, ldout)
+		wantPre, wantOut := fill(ldpre, 0), fill(ldout, 0)
+		p.Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, 1, d.a, d.lda, d.b, d.ldb, 0, wantPre, ldpre)
+		p.BiasGELU(tc.m, tc.n, wantPre, ldpre, bias, wantOut, ldout)
+		for i := range wantPre {
+			if !bitsEqual(pre[i], wantPre[i]) {
+				t.Fatalf("%s: pre[%d] = %v, Gemm then BiasGELU gives %v", name(p), i, pre[i], wantPre[i])
+			}
+		}
+		for i := range wantOut {
+			if !bitsEqual(out[i], wantOut[i]) {
+				t.Fatalf("%s: out[%d] = %v, Gemm then BiasGELU gives %v", name(p), i, out[i], wantOut[i])
+			}
+		}
+		for i := 0; i < tc.m; i++ {
+			for j := 0; j < tc.n; j++ {
+				want := ref[i*tc.n+j] + float64(bias[j])
+				tol := gemmTol(tc.k+1, mag[i*tc.n+j]+math.Abs(float64(bias[j])))
+				if got := pre[i*ldpre+j]; math.Abs(float64(got)-want) > tol || got != got {
+					t.Fatalf("%s: pre[%d,%d] = %v, want %v (tol %.3g)", name(p), i, j, got, want, tol)
+				}
+			}
+			geluCheckOut(t, p, name(p), pre[i*ldpre:i*ldpre+tc.n], out[i*ldout:i*ldout+tc.n], false, nil)
+		}
+	}
+}
+
+// TestGemmBiasGELU runs GemmBiasGELU over shapes that cross the
+// micro-tiles' edges (m around MR = 6, 8 and 14, n around NR = 12, 16
+// and 32 and the narrow and dot paths), k = 0 and k across the unroll and
+// kc, with all four transposes and odd leading dimensions.
+func TestGemmBiasGELU(t *testing.T) {
+	ms := []int{1, 2, 13, 14, 15, 29, 100}
+	ns := []int{1, 3, 17, 32, 33, 65, 200}
+	ks := []int{0, 1, 7, 129, 300}
+	if testing.Short() {
+		ms, ns, ks = []int{1, 15, 29}, []int{3, 33, 65}, []int{0, 7, 300}
+	}
+	seed := uint64(500)
+	for ti := 0; ti < 4; ti++ {
+		for _, m := range ms {
+			for _, n := range ns {
+				for _, k := range ks {
+					seed++
+					tc := gemmCase{transA: ti&1 != 0, transB: ti&2 != 0, m: m, n: n, k: k, pad: 1 + int(seed%3), off: int(seed % 5)}
+					gemmBiasGELUCase(t, Implementations(), tc, seed)
+				}
+			}
+		}
+	}
+}
+
+// TestGemmBiasGELULarge runs GemmBiasGELU past the column block of the
+// SIMD drivers (nc is 768 or 1536 on Zen 4) and above the size at which
+// their GEMM splits C into strips of rows (m >= n) or of columns (m < n)
+// over goroutines, with GOMAXPROCS at least 2 so that it does: the
+// epilogue of each strip must take its own part of bias and out. Smaller
+// blockings are tested in kernels/amd64 and kernels/arm64.
+func TestGemmBiasGELULarge(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	shapes := [][3]int{{512, 256, 256}, {258, 520, 257}, {300, 1600, 40}}
+	if testing.Short() {
+		shapes = shapes[:2]
+	}
+	seed := uint64(900)
+	for _, s := range shapes {
+		for ti := 0; ti < 4; ti++ {
+			seed++
+			tc := gemmCase{transA: ti&1 != 0, transB: ti&2 != 0, m: s[0], n: s[1], k: s[2], pad: int(seed % 3), off: int(seed % 5)}
+			gemmBiasGELUCase(t, nonGeneric(), tc, seed)
+		}
+	}
+}
+
+// TestGemmBiasGELUAllocs checks that a warm GemmBiasGELU allocates
+// nothing, on one goroutine and on parallel strips.
+func TestGemmBiasGELUAllocs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	forEachImpl(t, func(t *testing.T, p *Impl) {
+		for _, s := range [][3]int{{7, 9, 5}, {100, 130, 0}, {100, 130, 300}, {512, 256, 256}, {256, 512, 256}} {
+			m, n, k := s[0], s[1], s[2]
+			if p == genericImpl && m*n*k > 1e6 {
+				continue
+			}
+			a, b, bias := make([]float32, m*k), make([]float32, k*n), make([]float32, n)
+			pre, out := make([]float32, m*n), make([]float32, m*n)
+			for _, tb := range []bool{false, true} {
+				ldb := n
+				if tb {
+					ldb = k
+				}
+				p.GemmBiasGELU(false, tb, m, n, k, a, k, b, ldb, bias, pre, n, out, n) // warm up
+				allocs := testing.AllocsPerRun(5, func() {
+					p.GemmBiasGELU(false, tb, m, n, k, a, k, b, ldb, bias, pre, n, out, n)
+				})
+				if allocs != 0 {
+					t.Errorf("%v transB=%v: %v allocations per call, want 0", s, tb, allocs)
+				}
+			}
+		}
+	})
+}
+
+// TestGemmBiasGELUBadArgs checks that bad arguments panic in Go with a
+// message that names the function, the argument and the numbers, and
+// that overlapping matrices are refused.
+func TestGemmBiasGELUBadArgs(t *testing.T) {
+	buf := make([]float32, 100)
+	a, b, bias := make([]float32, 12), make([]float32, 12), make([]float32, 3)
+	pre, out := make([]float32, 9), make([]float32, 9)
+	call := func(m, n, k int, a []float32, lda int, b []float32, ldb int, bias, pre []float32, ldpre int, out []float32, ldout int) func() {
+		return func() { GemmBiasGELU(false, false, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout) }
+	}
+	cases := []struct {
+		name string
+		call func()
+		want string
+	}{
+		{"negative m", call(-1, 3, 4, a, 4, b, 3, bias, pre, 3, out, 3), "kernels.GemmBiasGELU: m = -1, must be >= 0"},
+		{"negative k", call(3, 3, -2, a, 4, b, 3, bias, pre, 3, out, 3), "kernels.GemmBiasGELU: k = -2, must be >= 0"},
+		{"short a", call(3, 3, 5, a, 5, b, 3, bias, pre, 3, out, 3), "kernels.GemmBiasGELU: len(a) = 12, want >= 15"},
+		{"small lda", call(3, 3, 4, a, 3, b, 3, bias, pre, 3, out, 3), "kernels.GemmBiasGELU: lda = 3 is smaller than the row length 4"},
+		{"short b transposed", func() { GemmBiasGELU(false, true, 3, 3, 5, buf, 5, b, 5, bias, pre, 3, out, 3) }, "kernels.GemmBiasGELU: len(b) = 12, want >= 15"},
+		{"short bias", call(3, 3, 4, a, 4, b, 3, bias[:2], pre, 3, out, 3), "kernels.GemmBiasGELU: len(bias) = 2, want >= 3"},
+		{"short pre", call(3, 3, 4, a, 4, b, 3, bias, pre[:8], 3, out, 3), "kernels.GemmBiasGELU: len(pre) = 8, want >= 9"},
+		{"small ldpre", call(3, 3, 4, a, 4, b, 3, bias, pre, 2, out, 3), "kernels.GemmBiasGELU: ldpre = 2 is smaller than the row length 3"},
+		{"short out", call(3, 3, 4, a, 4, b, 3, bias, pre, 3, out, 4), "kernels.GemmBiasGELU: len(out) = 9, want >= 11"},
+		{"pre overlaps a", call(3, 3, 4, buf, 4, b, 3, bias, buf[10:], 3, out, 3), "kernels.GemmBiasGELU: pre overlaps a"},
+		{"pre overlaps b", call(3, 3, 4, a, 4, buf, 3, bias, buf[5:], 3, out, 3), "kernels.GemmBiasGELU: pre overlaps b"},
+		{"out overlaps a", call(3, 3, 4, buf, 4, b, 3, bias, pre, 3, buf[11:], 3), "kernels.GemmBiasGELU: out overlaps a"},
+		{"out overlaps b", call(3, 3, 4, a, 4, buf[20:], 3, bias, pre, 3, buf[30:], 3), "kernels.GemmBiasGELU: out overlaps b"},
+		{"out overlaps pre", call(3, 3, 4, a, 4, b, 3, bias, buf, 3, buf[8:], 3), "kernels.GemmBiasGELU: out overlaps pre"},
+		{"out is pre", call(3, 3, 4, a, 4, b, 3, bias, buf, 3, buf, 3), "kernels.GemmBiasGELU: out overlaps pre"},
+		{"bias in pre", call(3, 3, 4, a, 4, b, 3, buf[4:], buf, 3, out, 3), "kernels.GemmBiasGELU: pre overlaps bias"},
+		{"bias in out", call(3, 3, 4, a, 4, b, 3, buf[2:], pre, 3, buf, 3), "kernels.GemmBiasGELU: out overlaps bias"},
+		{"k = 0, out overlaps pre", call(2, 3, 0, nil, 0, nil, 3, bias, buf, 3, buf[3:], 3), "kernels.GemmBiasGELU: out overlaps pre"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			msg := panicMessage(tc.call)
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("panic %q, want it to contain %q", msg, tc.want)
+			}
+		})
+	}
+	// Empty shapes, and A and B overlapping pre or out when k = 0 (they
+	// are not read), are fine.
+	for _, f := range []func(){
+		call(0, 3, 4, a, 4, b, 3, bias, nil, 3, nil, 3),
+		call(3, 0, 4, a, 4, b, 0, nil, nil, 0, nil, 0),
+		call(3, 3, 0, buf, 0, buf, 3, bias, buf, 3, buf[50:], 3),
+	} {
+		if msg := panicMessage(f); msg != "" {
+			t.Errorf("unexpected panic %q", msg)
+		}
+	}
 }

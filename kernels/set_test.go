@@ -28,6 +28,7 @@ var parityTests = map[string][]func(*testing.T){
 	"GELU":            {TestGELUAccuracy, TestGELUSizes, TestGELUSpecial},
 	"GELUBackward":    {TestGELUAccuracy, TestGELUSizes, TestGELUSpecial},
 	"BiasGELU":        {TestBiasGELU},
+	"GemmBiasGELU":    {TestGemmBiasGELU, TestGemmBiasGELULarge},
 	"FMALoop":         {TestFMAPeakLoop},
 
 	"LayerNorm":           {TestLayerNormSweep, TestLayerNormInPlace, TestLayerNormSpecial},

@@ -45,6 +45,7 @@ func init() {
 		GELU:         geluRowAVX2,
 		GELUBackward: geluBackwardRowAVX2,
 		BiasGELU:     biasGeluAVX2,
+		GemmBiasGELU: gemmBiasGeluAVX2,
 	})
 	kernelset.Register(&kernelset.Set{
 		Name:            "avx512",
@@ -74,5 +75,6 @@ func init() {
 		GELU:         geluRowAVX512,
 		GELUBackward: geluBackwardRowAVX512,
 		BiasGELU:     biasGeluAVX512,
+		GemmBiasGELU: gemmBiasGeluAVX512,
 	})
 }

@@ -107,3 +107,70 @@ func randFloats(r *rand.Rand, n int) []float32 {
 	}
 	return s
 }
+
+// TestGemmBiasGELUBlockings runs each set's GemmBiasGELU under blockings
+// of a few tiles (so that the epilogue runs per sliver of many row and
+// column blocks, after several blocks of k) and the model's, with odd
+// leading dimensions: pre and out must be bitwise the set's Gemm followed
+// by its BiasGELU.
+func TestGemmBiasGELUBlockings(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	type set struct {
+		name     string
+		g        *blocked.Driver
+		fused    func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
+		biasGELU blocked.BiasGELUFunc
+	}
+	for _, d := range []set{
+		{"avx512", gemmAVX512, gemmBiasGeluAVX512, biasGeluAVX512},
+		{"avx2", gemmAVX2, gemmBiasGeluAVX2, biasGeluAVX2},
+	} {
+		if !hasAVX2 || d.name == "avx512" && !hasAVX512 {
+			continue
+		}
+		model := d.g.Blocking()
+		mr, nr := d.g.Wide.MR, d.g.Wide.NR
+		for _, b := range []blocked.Blocking{{KC: 37, MC: 2 * mr, NC: 2 * nr}, {KC: 64, MC: mr, NC: 3 * nr}, model} {
+			d.g.SetBlocking(b)
+			for _, s := range [][3]int{{100, 130, 300}, {61, 70, 500}, {29, 200, 129}, {14, 33, 7}, {15, 17, 0}} {
+				m, n, k := s[0], s[1], s[2]
+				for tr := 0; tr < 4; tr++ {
+					gemmBiasGELUCase(t, r, d.name, b, d.g, d.fused, d.biasGELU, tr&1 != 0, tr&2 != 0, m, n, k)
+				}
+			}
+		}
+		d.g.SetBlocking(model)
+	}
+}
+
+// gemmBiasGELUCase runs one case of TestGemmBiasGELUBlockings.
+func gemmBiasGELUCase(t *testing.T, r *rand.Rand, name string, bl blocked.Blocking, g *blocked.Driver,
+	fused func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int),
+	biasGELU blocked.BiasGELUFunc, transA, transB bool, m, n, k int) {
+	t.Helper()
+	lda, ldb, ldpre, ldout := k+1, n+3, n+5, n+1
+	ar, br := m, k
+	if transA {
+		lda, ar = m+3, k
+	}
+	if transB {
+		ldb, br = k+5, n
+	}
+	a, b := randFloats(r, ar*lda), randFloats(r, br*ldb)
+	bias := randFloats(r, n)
+	pre, out := randFloats(r, m*ldpre), randFloats(r, m*ldout)
+	want, wantOut := append([]float32(nil), pre...), append([]float32(nil), out...)
+	g.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, want, ldpre)
+	biasGELU(m, n, want, ldpre, bias, wantOut, ldout)
+	fused(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
+	for i := range want {
+		if math.Float32bits(pre[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s blocking %+v, %dx%dx%d trans %v %v: pre[%d] = %v, want %v", name, bl, m, n, k, transA, transB, i, pre[i], want[i])
+		}
+	}
+	for i := range wantOut {
+		if math.Float32bits(out[i]) != math.Float32bits(wantOut[i]) {
+			t.Fatalf("%s blocking %+v, %dx%dx%d trans %v %v: out[%d] = %v, want %v", name, bl, m, n, k, transA, transB, i, out[i], wantOut[i])
+		}
+	}
+}

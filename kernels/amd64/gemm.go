@@ -17,3 +17,13 @@ var (
 	gemmAVX512 = blocked.New("avx512", kernelsAVX512, caches)
 	gemmAVX2   = blocked.New("avx2", kernelsAVX2, caches)
 )
+
+// gemmBiasGeluAVX2 and gemmBiasGeluAVX512 are the sets' GemmBiasGELU: the
+// driver's GEMM with the set's BiasGELU as its epilogue.
+func gemmBiasGeluAVX2(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
+	gemmAVX2.GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout, biasGeluAVX2)
+}
+
+func gemmBiasGeluAVX512(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
+	gemmAVX512.GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout, biasGeluAVX512)
+}

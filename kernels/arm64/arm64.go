@@ -42,6 +42,7 @@ func init() {
 		GELU:         geluNEON,
 		GELUBackward: geluBackwardNEON,
 		BiasGELU:     biasGeluNEON,
+		GemmBiasGELU: gemmBiasGeluNEON,
 	})
 }
 

@@ -14,3 +14,9 @@ import (
 // kernel), or as SIMDGPT_BLOCKING says. Not tuned on hardware (see
 // PERF.md).
 var gemmNEON = blocked.New("neon", kernelsNEON, blocked.CachesOf(cpuinfo.Read()))
+
+// gemmBiasGeluNEON is the set's GemmBiasGELU: the driver's GEMM with the
+// set's BiasGELU as its epilogue.
+func gemmBiasGeluNEON(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
+	gemmNEON.GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout, biasGeluNEON)
+}

@@ -90,3 +90,57 @@ func TestBlockingFromCPU(t *testing.T) {
 		t.Errorf("neon %dx%d GEMM blocked %+v; the model gives %+v for %+v", g.Wide.MR, g.Wide.NR, got, want, c)
 	}
 }
+
+// TestGemmBiasGELUBlockings runs the set's GemmBiasGELU under blockings
+// of a few tiles (so that the epilogue runs per sliver of many row and
+// column blocks, after several blocks of k) and the model's, with odd
+// leading dimensions: pre and out must be bitwise the set's Gemm followed
+// by its BiasGELU.
+func TestGemmBiasGELUBlockings(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	g := gemmNEON
+	model := g.Blocking()
+	defer g.SetBlocking(model)
+	mr, nr := g.Wide.MR, g.Wide.NR
+	rnd := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(r.NormFloat64())
+		}
+		return s
+	}
+	for _, bl := range []blocked.Blocking{{KC: 37, MC: 2 * mr, NC: 2 * nr}, {KC: 64, MC: mr, NC: 3 * nr}, model} {
+		g.SetBlocking(bl)
+		for _, s := range [][3]int{{100, 130, 300}, {61, 70, 500}, {29, 200, 129}, {14, 33, 7}, {15, 17, 0}} {
+			m, n, k := s[0], s[1], s[2]
+			for tr := 0; tr < 4; tr++ {
+				transA, transB := tr&1 != 0, tr&2 != 0
+				lda, ldb, ldpre, ldout := k+1, n+3, n+5, n+1
+				ar, br := m, k
+				if transA {
+					lda, ar = m+3, k
+				}
+				if transB {
+					ldb, br = k+5, n
+				}
+				a, b := rnd(ar*lda), rnd(br*ldb)
+				bias := rnd(n)
+				pre, out := rnd(m*ldpre), rnd(m*ldout)
+				want, wantOut := append([]float32(nil), pre...), append([]float32(nil), out...)
+				g.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, want, ldpre)
+				biasGeluNEON(m, n, want, ldpre, bias, wantOut, ldout)
+				gemmBiasGeluNEON(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
+				for i := range want {
+					if math.Float32bits(pre[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("blocking %+v, %dx%dx%d trans %v %v: pre[%d] = %v, want %v", bl, m, n, k, transA, transB, i, pre[i], want[i])
+					}
+				}
+				for i := range wantOut {
+					if math.Float32bits(out[i]) != math.Float32bits(wantOut[i]) {
+						t.Fatalf("blocking %+v, %dx%dx%d trans %v %v: out[%d] = %v, want %v", bl, m, n, k, transA, transB, i, out[i], wantOut[i])
+					}
+				}
+			}
+		}
+	}
+}

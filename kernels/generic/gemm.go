@@ -62,3 +62,17 @@ func aAt(a []float32, transA bool, lda, i, p int) float32 {
 	}
 	return a[i*lda+p]
 }
+
+// GemmBiasGELU is a linear layer with its bias and GELU: it sets
+// pre = op(A)·op(B) + bias (bias[:n] added to every row; op(A) is m×k,
+// op(B) k×n, stored as for Gemm) and out = gelu(pre):
+//
+//	Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, pre, ldpre)
+//	BiasGELU(m, n, pre, ldpre, bias, out, ldout)
+//
+// which is how it computes them. pre is not read; pre and out are m×n
+// (leading dimensions ldpre and ldout) and apart from each other.
+func GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
+	Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, pre, ldpre)
+	BiasGELU(m, n, pre, ldpre, bias, out, ldout)
+}

@@ -16,6 +16,7 @@
 //	        for ir in mc by MR:         A panel lives in L1
 //	          for jr in nc by NR:       B panels stream from L2
 //	            micro-kernel on one MR×NR tile
+//	          epilogue (GemmBiasGELU, last pc only) on the sliver's MR×nc of C
 //
 // The kernels broadcast A and load B as vectors, so the roles of A and B
 // are those of B and A in BLIS's column-major description. kc, mc and nc
@@ -175,6 +176,22 @@ type gemmArgs struct {
 	beta           float32
 	c              []float32
 	ldc            int
+	epi            epilogue // GemmBiasGELU's; none for Gemm
+}
+
+// BiasGELUFunc is the signature of a kernel set's BiasGELU (see
+// kernelset.Set): x[i,j] += bias[j] and y[i,j] = gelu(x[i,j]) for the m×n
+// matrices x and y.
+type BiasGELUFunc func(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int)
+
+// epilogue is what GemmBiasGELU does to C once a sliver of it is final:
+// fn (nil for a plain Gemm) adds bias to its rows in place and writes
+// their GELU into out, the matrix at the same rows and columns as C.
+type epilogue struct {
+	fn    BiasGELUFunc
+	bias  []float32 // bias[j] goes with column j of C
+	out   []float32 // element (i, j) at out[i*ldout+j], as C's at c[i*ldc+j]
+	ldout int
 }
 
 // gemmWork holds one goroutine's reusable buffers.
@@ -231,18 +248,43 @@ const parallelMinFlops = 1 << 26
 // Gemm is the kernel set's Gemm: arguments are already checked and m,
 // n > 0 (see kernelset.Set).
 func (g *Driver) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	args := gemmArgs{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc}
+	args := gemmArgs{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue{}}
 	if k == 0 || alpha == 0 {
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
+	g.gemm(&args)
+}
+
+// GemmBiasGELU is the kernel set's GemmBiasGELU, given the set's BiasGELU:
+// arguments are already checked and m, n > 0 (see kernelset.Set). It is
+// Gemm (alpha 1, beta 0) into pre with an epilogue: on the last block of
+// k, as soon as the micro-kernels have finished a sliver of MR rows × nc
+// columns of pre (the sliver is then still in L1 or L2), biasGELU adds
+// bias to those rows in place and writes their GELU into out. The
+// results are bitwise those of Gemm followed by biasGELU over the whole
+// matrix, as long as biasGELU's arithmetic does not depend on where in a
+// row an element is (true of every set's BiasGELU).
+func (g *Driver) GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int, biasGELU BiasGELUFunc) {
+	if k == 0 {
+		scaleC(m, n, 0, pre, ldpre)
+		biasGELU(m, n, pre, ldpre, bias, out, ldout)
+		return
+	}
+	args := gemmArgs{transA, transB, m, n, k, 1, a, lda, b, ldb, 0, pre, ldpre, epilogue{biasGELU, bias, out, ldout}}
+	g.gemm(&args)
+}
+
+// gemm runs one GEMM (k > 0, alpha != 0), on several goroutines when it
+// is large enough.
+func (g *Driver) gemm(p *gemmArgs) {
 	workers := parallel.Budget()
-	if workers > 1 && 2*float64(m)*float64(n)*float64(k) >= parallelMinFlops {
-		g.parallel(&args, workers)
+	if workers > 1 && 2*float64(p.m)*float64(p.n)*float64(p.k) >= parallelMinFlops {
+		g.parallel(p, workers)
 		return
 	}
 	w := getWork()
-	g.run(w, &args)
+	g.run(w, p)
 	putWork(w)
 }
 
@@ -382,6 +424,12 @@ func (g *Driver) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, bet
 				bp, ldb = &p.b[pc*p.ldb+jc+jr], p.ldb
 			}
 			fn(kc, apanel, rsa, csa, bp, ldb, &p.c[(ic+ir)*p.ldc+jc+jr], p.ldc, rows, cols, p.alpha, beta)
+		}
+		// The sliver's rows × nc of C are final after the last k block:
+		// the epilogue takes them while they are in cache.
+		if e := &p.epi; e.fn != nil && pc+kc == p.k {
+			i0 := ic + ir
+			e.fn(rows, nc, p.c[i0*p.ldc+jc:], p.ldc, e.bias[jc:], e.out[i0*e.ldout+jc:], e.ldout)
 		}
 	}
 }
@@ -528,6 +576,9 @@ func (g *Driver) parallel(p *gemmArgs, workers int) {
 				q.a = p.a[i0*p.lda:]
 			}
 			q.c = p.c[i0*p.ldc:]
+			if p.epi.fn != nil {
+				q.epi.out = p.epi.out[i0*p.epi.ldout:]
+			}
 			parts[np] = q
 			np++
 		}
@@ -542,6 +593,10 @@ func (g *Driver) parallel(p *gemmArgs, workers int) {
 				q.b = p.b[j0:]
 			}
 			q.c = p.c[j0:]
+			if p.epi.fn != nil {
+				q.epi.bias = p.epi.bias[j0:]
+				q.epi.out = p.epi.out[j0:]
+			}
 			parts[np] = q
 			np++
 		}

@@ -102,6 +102,12 @@ type Set struct {
 	// their slices, len(bias) >= n; y is x (same start and leading
 	// dimension) or apart from it; bias is apart from x and y.
 	BiasGELU func(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int)
+	// GemmBiasGELU sets pre = op(A)·op(B) + bias (bias[:n] added to
+	// every row) and out = gelu(pre), with the arithmetic of Gemm (alpha
+	// 1, beta 0) followed by BiasGELU (see kernels.GemmBiasGELU). m, n >
+	// 0, k >= 0; every matrix fits its slice, len(bias) >= n; pre and out
+	// overlap neither A nor B (when k > 0), nor each other, nor bias.
+	GemmBiasGELU func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
 
 	// FMALoop runs n >= 1 iterations of FMAFlops floating-point
 	// operations of independent FMAs in the set's widest registers, for
