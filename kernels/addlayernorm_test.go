@@ -10,8 +10,8 @@ import (
 // AddLayerNorm gives bitwise what Add followed by LayerNorm gives, over
 // row lengths crossing every vector width and unroll of the row kernels,
 // padded leading dimensions, unaligned starts, with and without the saved
-// statistics, and in each in-place form it allows (sum = x, sum = r,
-// y = sum). Padding between rows must stay untouched.
+// statistics, in each in-place form it allows (sum = x, sum = r, y =
+// sum), and over more rows than one chunk. Padding between rows must stay untouched.
 func TestAddLayerNormMatchesUnfused(t *testing.T) {
 	forEachImpl(t, func(t *testing.T, p *Impl) {
 		for _, n := range []int{1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 129, 384, 1031} {
@@ -27,6 +27,11 @@ func TestAddLayerNormMatchesUnfused(t *testing.T) {
 				{"sum is x", 3, 1, "x", "", true},
 				{"sum is r", 2, 0, "r", "", true},
 				{"y is sum", 3, 2, "", "sum", true},
+				// More rows than one chunk of addLNChunkFloats, rows
+				// contiguous (one Add per chunk) and padded.
+				{"chunks", 40, 0, "", "", true},
+				{"chunks padded", 37, 3, "x", "", true},
+				{"chunks in place", 33, 0, "r", "sum", false},
 			} {
 				ld := n + tc.pad
 				r := newRand(uint64(n*31 + tc.m))
