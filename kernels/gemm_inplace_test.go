@@ -67,3 +67,42 @@ func TestGemmBInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestGemmAWide covers an untransposed A in blocks of many column panels
+// (n from 8 NR up, past a column block), read in place when its rows
+// spread over the L1 sets and packed when they do not (lda a multiple of
+// 1024 floats: see blocked.Driver.AInPlace), with rows past the last full
+// sliver, against a float64 reference.
+func TestGemmAWide(t *testing.T) {
+	for _, p := range nonGeneric() {
+		seed := uint64(900)
+		for _, m := range []int{14, 29, 100} {
+			for _, n := range []int{128, 257, 520, 1600} {
+				for _, k := range []int{5, 130} {
+					for _, lda := range []int{k, k + 3, 1024, 2048, 1536} {
+						if m*n > 1<<17 && lda != k {
+							continue
+						}
+						seed++
+						r := newRand(seed)
+						tc := gemmCase{m: m, n: n, k: k, alpha: 1, beta: float32(seed%2) * 0.5}
+						d := gemmData{lda: lda, ldb: n, ldc: n}
+						d.a = randSlice(r, (m-1)*lda+k)
+						d.b = randSlice(r, k*n)
+						d.c = randSlice(r, m*n)
+						ref, mag := gemmRef(tc, d)
+						p.Gemm(false, false, m, n, k, tc.alpha, d.a, d.lda, d.b, d.ldb, tc.beta, d.c, d.ldc)
+						for i := 0; i < m; i++ {
+							for j := 0; j < n; j++ {
+								got, want := d.c[i*n+j], ref[i*n+j]
+								if math.Abs(float64(got)-want) > gemmTol(k, mag[i*n+j]) {
+									t.Fatalf("%s m=%d n=%d k=%d lda=%d: C[%d,%d] = %v, want %v", p.Name(), m, n, k, lda, i, j, got, want)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

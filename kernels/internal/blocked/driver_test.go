@@ -227,3 +227,37 @@ func TestDriverGemmBiasGELU(t *testing.T) {
 		}
 	}
 }
+
+// TestAInPlace checks the rule that decides whether an untransposed A is
+// read in place however wide the block: the MR rows of a sliver, lda
+// floats apart, must not put more than W1 − 1 rows into one L1 set.
+func TestAInPlace(t *testing.T) {
+	wide := goDriver(14, 32, 16) // Zen 4's L1d: 32 KiB, 8 ways of 4 KiB
+	narrow := goDriver(6, 16, 8)
+	noStrided := goDriver(6, 16, 8)
+	noStrided.Wide.Strided, noStrided.Narrow.Strided = nil, nil
+	cases := []struct {
+		name string
+		g    *Driver
+		lda  int
+		want bool
+	}{
+		{"14 rows, lda 384: 8 offsets", wide, 384, true},
+		{"14 rows, lda 1152: 8 offsets", wide, 1152, true},
+		{"14 rows, lda 1536: 2 offsets, 7 rows a set", wide, 1536, true},
+		{"14 rows, lda 512: 2 offsets", wide, 512, true},
+		{"14 rows, lda 1024: all in one set", wide, 1024, false},
+		{"14 rows, lda 2048", wide, 2048, false},
+		{"14 rows, lda 3072: 4 KiB·3", wide, 3072, false},
+		{"14 rows, odd lda", wide, 1031, true},
+		{"14 rows, huge lda", wide, math.MaxInt/4*4 - 1024 + 1, true},
+		{"14 rows, huge lda multiple of 1024", wide, math.MaxInt &^ 1023, false},
+		{"6 rows, lda 1024: 6 rows fit 7 ways", narrow, 1024, true},
+		{"no strided kernel", noStrided, 385, false},
+	}
+	for _, tc := range cases {
+		if got := tc.g.AInPlace(tc.lda); got != tc.want {
+			t.Errorf("%s: AInPlace(%d) = %v, want %v", tc.name, tc.lda, got, tc.want)
+		}
+	}
+}
