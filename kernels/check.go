@@ -65,19 +65,19 @@ func opShape(trans bool, rows, cols int) (int, int) {
 	return rows, cols
 }
 
-func checkGemm(fn string, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) {
+func checkGemm(fn string, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, cn string, c []float32, ldc int) {
 	checkDims(fn, []string{"m", "n", "k"}, m, n, k)
 	ar, ac := opShape(transA, m, k)
 	checkMatrix(fn, "a", a, ar, ac, lda)
 	br, bc := opShape(transB, k, n)
 	checkMatrix(fn, "b", b, br, bc, ldb)
-	checkMatrix(fn, "c", c, m, n, ldc)
+	checkMatrix(fn, cn, c, m, n, ldc)
 	if m == 0 || n == 0 {
 		return
 	}
 	if k > 0 {
-		checkNoOverlap(fn, "c", c, m, n, ldc, "a", a, ar, ac, lda)
-		checkNoOverlap(fn, "c", c, m, n, ldc, "b", b, br, bc, ldb)
+		checkNoOverlap(fn, cn, c, m, n, ldc, "a", a, ar, ac, lda)
+		checkNoOverlap(fn, cn, c, m, n, ldc, "b", b, br, bc, ldb)
 	}
 }
 

@@ -14,7 +14,7 @@ package kernels
 // (the summation order differs between implementations); for a given
 // implementation and GOMAXPROCS they are deterministic.
 func (p *Impl) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	checkGemm("Gemm", transA, transB, m, n, k, a, lda, b, ldb, c, ldc)
+	checkGemm("Gemm", transA, transB, m, n, k, a, lda, b, ldb, "c", c, ldc)
 	if m == 0 || n == 0 {
 		return
 	}
@@ -73,20 +73,15 @@ func (p *Impl) MatMul(m, n, k int, a, b, c []float32) {
 // are deterministic.
 func (p *Impl) GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
 	const fn = "GemmBiasGELU"
-	checkDims(fn, []string{"m", "n", "k"}, m, n, k)
-	ar, ac := opShape(transA, m, k)
-	checkMatrix(fn, "a", a, ar, ac, lda)
-	br, bc := opShape(transB, k, n)
-	checkMatrix(fn, "b", b, br, bc, ldb)
+	checkGemm(fn, transA, transB, m, n, k, a, lda, b, ldb, "pre", pre, ldpre)
 	checkLen(fn, "bias", bias, n)
-	checkMatrix(fn, "pre", pre, m, n, ldpre)
 	checkMatrix(fn, "out", out, m, n, ldout)
 	if m == 0 || n == 0 {
 		return
 	}
 	if k > 0 {
-		checkNoOverlap(fn, "pre", pre, m, n, ldpre, "a", a, ar, ac, lda)
-		checkNoOverlap(fn, "pre", pre, m, n, ldpre, "b", b, br, bc, ldb)
+		ar, ac := opShape(transA, m, k)
+		br, bc := opShape(transB, k, n)
 		checkNoOverlap(fn, "out", out, m, n, ldout, "a", a, ar, ac, lda)
 		checkNoOverlap(fn, "out", out, m, n, ldout, "b", b, br, bc, ldb)
 	}
