@@ -261,3 +261,40 @@ func TestAInPlace(t *testing.T) {
 		}
 	}
 }
+
+// TestBInPlaceRows checks which drivers read an untransposed B in place
+// for how many rows of A: up to 512 with a kernel of 8 rows or more, up
+// to 64 with fewer (bInPlaceMaxRows), and never for a transposed B, rows
+// off cache lines or a 4 KiB stride.
+func TestBInPlaceRows(t *testing.T) {
+	wide := goDriver(14, 32, 16)
+	neon := goDriver(8, 12, 8)
+	narrow := goDriver(6, 16, 8)
+	b := aligned(make([]float32, 64*1040+16))
+	cases := []struct {
+		name   string
+		g      *Driver
+		m, ldb int
+		transB bool
+		want   bool
+	}{
+		{"14 rows, m 512", wide, 512, 384, false, true},
+		{"14 rows, m 513", wide, 513, 384, false, false},
+		{"8 rows, m 512", neon, 512, 384, false, true},
+		{"6 rows, m 64", narrow, 64, 512, false, true},
+		{"6 rows, m 65", narrow, 65, 512, false, false},
+		{"6 rows, m 512", narrow, 512, 384, false, false},
+		{"14 rows, transposed", wide, 64, 384, true, false},
+		{"14 rows, ldb 1024", wide, 64, 1024, false, false},
+		{"14 rows, ldb not a multiple of 16", wide, 64, 385, false, false},
+	}
+	for _, tc := range cases {
+		p := &gemmArgs{transB: tc.transB, m: tc.m, b: b, ldb: tc.ldb}
+		if got := tc.g.bInPlace(p); got != tc.want {
+			t.Errorf("%s: bInPlace(m=%d, ldb=%d) = %v, want %v", tc.name, tc.m, tc.ldb, got, tc.want)
+		}
+	}
+	if p := (&gemmArgs{m: 8, b: b[1:], ldb: 384}); wide.bInPlace(p) {
+		t.Errorf("B off a cache line read in place")
+	}
+}

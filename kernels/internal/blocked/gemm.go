@@ -123,6 +123,10 @@ type Driver struct {
 
 	// The L1 data cache, for AInPlace: bytes of one way, and ways.
 	l1Way, l1Ways int
+
+	// bRowsMax is the largest m for which B is read in place
+	// (bInPlaceMaxRows).
+	bRowsMax int
 }
 
 // New returns the driver named name (the implementation's name, such as
@@ -141,7 +145,7 @@ func New(name string, ks Kernels, c Caches) *Driver {
 		panic("blocked.New: ColsMax out of range")
 	}
 	l1 := c.L1D.withDefaults(32<<10, 8)
-	g := &Driver{Kernels: ks, name: name, l1Way: l1.wayBytes(), l1Ways: l1.Ways}
+	g := &Driver{Kernels: ks, name: name, l1Way: l1.wayBytes(), l1Ways: l1.Ways, bRowsMax: bInPlaceMaxRows(w.MR)}
 	b := Model(c, w.MR, w.NR, ks.PanelStride)
 	if o, ok := envBlocking[""]; ok {
 		b = b.override(o, w.MR, w.NR)
@@ -491,28 +495,55 @@ func gcd(a, b int) int {
 // bInPlace reports whether the kernels read the full-width panels of
 // op(B) where B is, rather than from a packed copy. Packing B costs about
 // as much as streaming it once and is shared by all the row panels of A,
-// so it pays off when A has many (m above bInPlaceMaxRows); reading B in
-// place needs B not transposed (its rows are the panels' rows), rows that
-// start on cache lines (a vector load across two lines costs double), and
-// a row stride that is not a multiple of 4 KiB (such rows compete for the
-// same few cache sets). Measured on the training and square shapes: in
-// place is 5-20% faster for m <= 512 and 64-byte aligned rows, up to 20%
-// slower for rows of 65 floats or a 4 KiB stride.
+// so it pays off when A has many (m above g.bRowsMax); reading B in place
+// needs B not transposed (its rows are the panels' rows), rows that start
+// on cache lines (a vector load across two lines costs double), and a row
+// stride that is not a multiple of 4 KiB (such rows compete for the same
+// few cache sets). Measured on the training and square shapes: in place
+// is 5-20% faster for m <= 512 and 64-byte aligned rows with the 14×32
+// AVX-512 kernel (Cascade Lake, Zen 4), up to 20% slower for rows of 65
+// floats or a 4 KiB stride. See bInPlaceMaxRows for the kernels with few
+// rows.
 func (g *Driver) bInPlace(p *gemmArgs) bool {
-	return BInPlace(p.transB, p.m, p.b, p.ldb)
+	return p.m <= g.bRowsMax && bLayoutInPlace(p.transB, p.b, p.ldb)
 }
 
-// BInPlace reports whether Gemm reads the full-width panels of an m-row
-// op(B) = b (leading dimension ldb) in place (see bInPlace); the tests use
-// it to know which path they cover.
+// BInPlace reports whether every driver reads the full-width panels of
+// an m-row op(B) = b (leading dimension ldb) in place (see bInPlace); the
+// tests use it to know which path they cover.
 func BInPlace(transB bool, m int, b []float32, ldb int) bool {
-	return !transB && m <= bInPlaceMaxRows && ldb%16 == 0 && ldb%1024 != 0 &&
+	return m <= bInPlaceMinRows && bLayoutInPlace(transB, b, ldb)
+}
+
+// bLayoutInPlace reports whether B's layout lets the kernels read it in
+// place: not transposed, rows on cache lines, a stride not a multiple of
+// 4 KiB.
+func bLayoutInPlace(transB bool, b []float32, ldb int) bool {
+	return !transB && ldb%16 == 0 && ldb%1024 != 0 &&
 		uintptr(unsafe.Pointer(unsafe.SliceData(b)))%64 == 0
 }
 
-// bInPlaceMaxRows is the largest m for which B is read in place (a
-// variable for the tests, which cover both paths).
-var bInPlaceMaxRows = 512
+// bInPlaceMaxRows returns the largest m for which a driver whose
+// micro-kernel has mr rows reads B in place. In place, the B panel's rows
+// are ldb floats apart, so its lines reach L1 one strided line at a time,
+// which the prefetchers follow less well than a packed panel's
+// consecutive lines; that costs little while the kernel spends long on
+// each line (mr FMAs per B vector: 14 for AVX-512's 14×32) and a few
+// percent on every row sliver when it spends little (6 for AVX2's 6×16),
+// against a packing that costs the same whatever m. Measured on Zen 4
+// (perf/zen4-2026-11-24-s6/binplace.txt), B packed against in place, one
+// thread, with n and k of 384 to 1536: 14×32 in place 3-13% faster for m
+// = 64 to 512; 6×16 in place 8% faster at m = 64, packed 5-13% faster for
+// m = 128 to 512 (but for ldb = 384, where they are within 3%).
+func bInPlaceMaxRows(mr int) int {
+	if mr >= 8 {
+		return 512
+	}
+	return bInPlaceMinRows
+}
+
+// bInPlaceMinRows is the smallest bInPlaceMaxRows of any driver.
+const bInPlaceMinRows = 64
 
 // packA packs rows i0..i0+rows-1 and columns pc..pc+kc-1 of op(A) into a
 // panel of kc steps of ps floats, zero padding rows up to ps.
