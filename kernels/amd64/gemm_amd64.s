@@ -9145,6 +9145,198 @@ TEXT ·packPanels14AVX2(SB), NOSPLIT, $0-40
 	MOVQ   SI, DI
 	SHLQ   $0x02, DI
 	IMUL3Q $0x00000010, DI, DI
+	MOVQ   BX, R8
+	SUBQ   $0x00000040, R8
+	VXORPS Y0, Y0, Y0
+
+packPanels14AVX2_gloop:
+	CMPQ SI, $0x04
+	JL   packPanels14AVX2_qloop
+	XORQ R9, R9
+	MOVQ AX, R10
+	MOVQ CX, R11
+	LEAQ (CX)(DX*2), R12
+
+packPanels14AVX2_gfast:
+	CMPQ     R9, R8
+	JG       packPanels14AVX2_gtail
+	VMOVUPS  (R11), Y1
+	VMOVUPS  Y1, (R10)
+	VMOVUPS  32(R11), Y1
+	VBLENDPS $0xc0, Y0, Y1, Y1
+	VMOVUPS  Y1, 32(R10)
+	VMOVUPS  (R11)(DX*1), Y1
+	VMOVUPS  Y1, 64(R10)
+	VMOVUPS  32(R11)(DX*1), Y1
+	VBLENDPS $0xc0, Y0, Y1, Y1
+	VMOVUPS  Y1, 96(R10)
+	VMOVUPS  (R12), Y1
+	VMOVUPS  Y1, 128(R10)
+	VMOVUPS  32(R12), Y1
+	VBLENDPS $0xc0, Y0, Y1, Y1
+	VMOVUPS  Y1, 160(R10)
+	VMOVUPS  (R12)(DX*1), Y1
+	VMOVUPS  Y1, 192(R10)
+	VMOVUPS  32(R12)(DX*1), Y1
+	VBLENDPS $0xc0, Y0, Y1, Y1
+	VMOVUPS  Y1, 224(R10)
+	ADDQ     $0x00000038, R9
+	ADDQ     $0x00000038, R11
+	ADDQ     $0x00000038, R12
+	ADDQ     DI, R10
+	JMP      packPanels14AVX2_gfast
+
+packPanels14AVX2_gtail:
+	CMPQ R9, BX
+	JGE  packPanels14AVX2_gdone
+	MOVQ CX, R11
+	MOVQ BX, R12
+	SUBQ R9, R12
+	CMPQ R12, $0x00000038
+	JLE  packPanels14AVX2_g0_wok
+	MOVQ $0x00000038, R12
+
+packPanels14AVX2_g0_wok:
+	MOVQ R12, R13
+	CMPQ R13, $0x20
+	JLE  packPanels14AVX2_g0_wv0
+	MOVQ $0x00000020, R13
+
+packPanels14AVX2_g0_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y1
+	VMASKMOVPS (R11)(R9*1), Y1, Y1
+	VMOVUPS    Y1, (R10)
+	SUBQ       $0x00000020, R12
+	JGE        packPanels14AVX2_g0_pos8
+	XORQ       R12, R12
+
+packPanels14AVX2_g0_pos8:
+	CMPQ R12, $0x20
+	JLE  packPanels14AVX2_g0_wv8
+	MOVQ $0x00000020, R12
+
+packPanels14AVX2_g0_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y1
+	VMASKMOVPS 32(R11)(R9*1), Y1, Y1
+	VMOVUPS    Y1, 32(R10)
+	ADDQ       DX, R11
+	MOVQ       BX, R12
+	SUBQ       R9, R12
+	CMPQ       R12, $0x00000038
+	JLE        packPanels14AVX2_g1_wok
+	MOVQ       $0x00000038, R12
+
+packPanels14AVX2_g1_wok:
+	MOVQ R12, R13
+	CMPQ R13, $0x20
+	JLE  packPanels14AVX2_g1_wv0
+	MOVQ $0x00000020, R13
+
+packPanels14AVX2_g1_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y1
+	VMASKMOVPS (R11)(R9*1), Y1, Y1
+	VMOVUPS    Y1, 64(R10)
+	SUBQ       $0x00000020, R12
+	JGE        packPanels14AVX2_g1_pos8
+	XORQ       R12, R12
+
+packPanels14AVX2_g1_pos8:
+	CMPQ R12, $0x20
+	JLE  packPanels14AVX2_g1_wv8
+	MOVQ $0x00000020, R12
+
+packPanels14AVX2_g1_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y1
+	VMASKMOVPS 32(R11)(R9*1), Y1, Y1
+	VMOVUPS    Y1, 96(R10)
+	ADDQ       DX, R11
+	MOVQ       BX, R12
+	SUBQ       R9, R12
+	CMPQ       R12, $0x00000038
+	JLE        packPanels14AVX2_g2_wok
+	MOVQ       $0x00000038, R12
+
+packPanels14AVX2_g2_wok:
+	MOVQ R12, R13
+	CMPQ R13, $0x20
+	JLE  packPanels14AVX2_g2_wv0
+	MOVQ $0x00000020, R13
+
+packPanels14AVX2_g2_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y1
+	VMASKMOVPS (R11)(R9*1), Y1, Y1
+	VMOVUPS    Y1, 128(R10)
+	SUBQ       $0x00000020, R12
+	JGE        packPanels14AVX2_g2_pos8
+	XORQ       R12, R12
+
+packPanels14AVX2_g2_pos8:
+	CMPQ R12, $0x20
+	JLE  packPanels14AVX2_g2_wv8
+	MOVQ $0x00000020, R12
+
+packPanels14AVX2_g2_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y1
+	VMASKMOVPS 32(R11)(R9*1), Y1, Y1
+	VMOVUPS    Y1, 160(R10)
+	ADDQ       DX, R11
+	MOVQ       BX, R12
+	SUBQ       R9, R12
+	CMPQ       R12, $0x00000038
+	JLE        packPanels14AVX2_g3_wok
+	MOVQ       $0x00000038, R12
+
+packPanels14AVX2_g3_wok:
+	MOVQ R12, R13
+	CMPQ R13, $0x20
+	JLE  packPanels14AVX2_g3_wv0
+	MOVQ $0x00000020, R13
+
+packPanels14AVX2_g3_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y1
+	VMASKMOVPS (R11)(R9*1), Y1, Y1
+	VMOVUPS    Y1, 192(R10)
+	SUBQ       $0x00000020, R12
+	JGE        packPanels14AVX2_g3_pos8
+	XORQ       R12, R12
+
+packPanels14AVX2_g3_pos8:
+	CMPQ R12, $0x20
+	JLE  packPanels14AVX2_g3_wv8
+	MOVQ $0x00000020, R12
+
+packPanels14AVX2_g3_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y1
+	VMASKMOVPS 32(R11)(R9*1), Y1, Y1
+	VMOVUPS    Y1, 224(R10)
+	ADDQ       $0x00000038, R9
+	ADDQ       DI, R10
+	JMP        packPanels14AVX2_gtail
+
+packPanels14AVX2_gdone:
+	SUBQ $0x04, SI
+	ADDQ DX, CX
+	ADDQ DX, CX
+	ADDQ DX, CX
+	ADDQ DX, CX
+	ADDQ $0x00000100, AX
+	JMP  packPanels14AVX2_gloop
 
 packPanels14AVX2_qloop:
 	TESTQ SI, SI
@@ -9158,31 +9350,31 @@ packPanels14AVX2_tloop:
 	MOVQ BX, R10
 	SUBQ R8, R10
 	CMPQ R10, $0x00000038
-	JLE  packPanels14AVX2_wok
+	JLE  packPanels14AVX2_t_wok
 	MOVQ $0x00000038, R10
 
-packPanels14AVX2_wok:
+packPanels14AVX2_t_wok:
 	MOVQ R10, R11
 	CMPQ R11, $0x20
-	JLE  packPanels14AVX2_wv0
+	JLE  packPanels14AVX2_t_wv0
 	MOVQ $0x00000020, R11
 
-packPanels14AVX2_wv0:
+packPanels14AVX2_t_wv0:
 	LEAQ       gemmMaskAVX2<>+0(SB), R12
 	NEGQ       R11
 	VMOVUPS    32(R12)(R11*1), Y0
 	VMASKMOVPS (CX)(R8*1), Y0, Y0
 	VMOVUPS    Y0, (R9)
 	SUBQ       $0x00000020, R10
-	JGE        packPanels14AVX2_pos8
+	JGE        packPanels14AVX2_t_pos8
 	XORQ       R10, R10
 
-packPanels14AVX2_pos8:
+packPanels14AVX2_t_pos8:
 	CMPQ R10, $0x20
-	JLE  packPanels14AVX2_wv8
+	JLE  packPanels14AVX2_t_wv8
 	MOVQ $0x00000020, R10
 
-packPanels14AVX2_wv8:
+packPanels14AVX2_t_wv8:
 	LEAQ       gemmMaskAVX2<>+0(SB), R11
 	NEGQ       R10
 	VMOVUPS    32(R11)(R10*1), Y0
@@ -9215,6 +9407,126 @@ TEXT ·packPanels6AVX2(SB), NOSPLIT, $0-40
 	MOVQ   SI, DI
 	SHLQ   $0x02, DI
 	IMUL3Q $0x00000008, DI, DI
+	MOVQ   BX, R8
+	SUBQ   $0x00000020, R8
+	VXORPS Y0, Y0, Y0
+
+packPanels6AVX2_gloop:
+	CMPQ SI, $0x04
+	JL   packPanels6AVX2_qloop
+	XORQ R9, R9
+	MOVQ AX, R10
+	MOVQ CX, R11
+	LEAQ (CX)(DX*2), R12
+
+packPanels6AVX2_gfast:
+	CMPQ     R9, R8
+	JG       packPanels6AVX2_gtail
+	VMOVUPS  (R11), Y1
+	VBLENDPS $0xc0, Y0, Y1, Y1
+	VMOVUPS  Y1, (R10)
+	VMOVUPS  (R11)(DX*1), Y1
+	VBLENDPS $0xc0, Y0, Y1, Y1
+	VMOVUPS  Y1, 32(R10)
+	VMOVUPS  (R12), Y1
+	VBLENDPS $0xc0, Y0, Y1, Y1
+	VMOVUPS  Y1, 64(R10)
+	VMOVUPS  (R12)(DX*1), Y1
+	VBLENDPS $0xc0, Y0, Y1, Y1
+	VMOVUPS  Y1, 96(R10)
+	ADDQ     $0x00000018, R9
+	ADDQ     $0x00000018, R11
+	ADDQ     $0x00000018, R12
+	ADDQ     DI, R10
+	JMP      packPanels6AVX2_gfast
+
+packPanels6AVX2_gtail:
+	CMPQ R9, BX
+	JGE  packPanels6AVX2_gdone
+	MOVQ CX, R11
+	MOVQ BX, R12
+	SUBQ R9, R12
+	CMPQ R12, $0x00000018
+	JLE  packPanels6AVX2_g0_wok
+	MOVQ $0x00000018, R12
+
+packPanels6AVX2_g0_wok:
+	CMPQ R12, $0x20
+	JLE  packPanels6AVX2_g0_wv0
+	MOVQ $0x00000020, R12
+
+packPanels6AVX2_g0_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y1
+	VMASKMOVPS (R11)(R9*1), Y1, Y1
+	VMOVUPS    Y1, (R10)
+	ADDQ       DX, R11
+	MOVQ       BX, R12
+	SUBQ       R9, R12
+	CMPQ       R12, $0x00000018
+	JLE        packPanels6AVX2_g1_wok
+	MOVQ       $0x00000018, R12
+
+packPanels6AVX2_g1_wok:
+	CMPQ R12, $0x20
+	JLE  packPanels6AVX2_g1_wv0
+	MOVQ $0x00000020, R12
+
+packPanels6AVX2_g1_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y1
+	VMASKMOVPS (R11)(R9*1), Y1, Y1
+	VMOVUPS    Y1, 32(R10)
+	ADDQ       DX, R11
+	MOVQ       BX, R12
+	SUBQ       R9, R12
+	CMPQ       R12, $0x00000018
+	JLE        packPanels6AVX2_g2_wok
+	MOVQ       $0x00000018, R12
+
+packPanels6AVX2_g2_wok:
+	CMPQ R12, $0x20
+	JLE  packPanels6AVX2_g2_wv0
+	MOVQ $0x00000020, R12
+
+packPanels6AVX2_g2_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y1
+	VMASKMOVPS (R11)(R9*1), Y1, Y1
+	VMOVUPS    Y1, 64(R10)
+	ADDQ       DX, R11
+	MOVQ       BX, R12
+	SUBQ       R9, R12
+	CMPQ       R12, $0x00000018
+	JLE        packPanels6AVX2_g3_wok
+	MOVQ       $0x00000018, R12
+
+packPanels6AVX2_g3_wok:
+	CMPQ R12, $0x20
+	JLE  packPanels6AVX2_g3_wv0
+	MOVQ $0x00000020, R12
+
+packPanels6AVX2_g3_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y1
+	VMASKMOVPS (R11)(R9*1), Y1, Y1
+	VMOVUPS    Y1, 96(R10)
+	ADDQ       $0x00000018, R9
+	ADDQ       DI, R10
+	JMP        packPanels6AVX2_gtail
+
+packPanels6AVX2_gdone:
+	SUBQ $0x04, SI
+	ADDQ DX, CX
+	ADDQ DX, CX
+	ADDQ DX, CX
+	ADDQ DX, CX
+	ADDQ $0x00000080, AX
+	JMP  packPanels6AVX2_gloop
 
 packPanels6AVX2_qloop:
 	TESTQ SI, SI
@@ -9228,15 +9540,15 @@ packPanels6AVX2_tloop:
 	MOVQ BX, R10
 	SUBQ R8, R10
 	CMPQ R10, $0x00000018
-	JLE  packPanels6AVX2_wok
+	JLE  packPanels6AVX2_t_wok
 	MOVQ $0x00000018, R10
 
-packPanels6AVX2_wok:
+packPanels6AVX2_t_wok:
 	CMPQ R10, $0x20
-	JLE  packPanels6AVX2_wv0
+	JLE  packPanels6AVX2_t_wv0
 	MOVQ $0x00000020, R10
 
-packPanels6AVX2_wv0:
+packPanels6AVX2_t_wv0:
 	LEAQ       gemmMaskAVX2<>+0(SB), R11
 	NEGQ       R10
 	VMOVUPS    32(R11)(R10*1), Y0

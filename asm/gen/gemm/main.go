@@ -951,6 +951,15 @@ func dotKernel(s isa, mr int, maskTable Mem) {
 // for every panel t < ceil(m/MR). Packing panel by panel instead reads
 // the block in columns, a new line at a stride of lda per step, which the
 // caches serve badly.
+//
+// Rows go packRowsAtOnce at a time: for each panel, those rows' ps floats
+// are consecutive in dst (two or four whole cache lines), written in one
+// visit. Packing one row at a time wrote each line of a ps = 8 panel in
+// two visits, between which the writes to every other panel (kc·ps·4
+// bytes apart, often a multiple of 4 KiB: the same L1 set) had evicted
+// it. A panel whose ps floats lie inside the row is copied with plain
+// loads, the floats past MR cleared by a blend; the last panels of a row,
+// whose loads would pass its m floats, use masked loads.
 func packPanels(mr int, maskTable Mem) {
 	ps := panelStride(mr)
 	name := packPanelsName(mr)
@@ -962,6 +971,7 @@ func packPanels(mr int, maskTable Mem) {
 		fmt.Sprintf("for i < min(%d, m-t*%d), and 0 for the other i < %d. Only the first m floats of each", mr, mr, ps),
 		"of the kc rows are read. Requires AVX2.",
 	)
+	const rows = packRowsAtOnce
 	drow := loadGP("dst")
 	srow := loadGP("src")
 	lda := loadGP("lda")
@@ -973,50 +983,139 @@ func packPanels(mr int, maskTable Mem) {
 	MOVQ(q, panelBytes)
 	SHLQ(U8(2), panelBytes)
 	IMUL3Q(U32(ps), panelBytes, panelBytes)
+	// fastEnd: a panel starting at byte i0 < fastEnd loads its ps floats
+	// inside the row (i0 + 4·ps <= m·4).
+	fastEnd := GP64()
+	MOVQ(mB, fastEnd)
+	SUBQ(U32(4*ps), fastEnd)
+	zero := YMM()
+	VXORPS(zero, zero, zero)
 
+	// copyPanel copies one panel step of the rows at sp (row r at sp +
+	// r·lda, through sp2 = sp + 2·lda for r >= 2) to dp + r·ps·4.
+	copyPanel := func(sp, sp2 reg.GPVirtual, dp reg.GPVirtual, nrows int) {
+		for r := 0; r < nrows; r++ {
+			base := Mem{Base: sp}
+			switch r {
+			case 1:
+				base = Mem{Base: sp, Index: lda, Scale: 1}
+			case 2:
+				base = Mem{Base: sp2}
+			case 3:
+				base = Mem{Base: sp2, Index: lda, Scale: 1}
+			}
+			for c := 0; c < ps; c += 8 {
+				t := YMM()
+				src := base
+				src.Disp += 4 * c
+				VMOVUPS(src, t)
+				if live := mr - c; live < 8 {
+					// Clear lanes live..7: they belong to the next panel.
+					VBLENDPS(U8(0xff<<live&0xff), zero, t, t)
+				}
+				VMOVUPS(t, Mem{Base: dp, Disp: 4 * (r*ps + c)})
+			}
+		}
+	}
+	// maskedPanel copies one panel step of one row at srow+i0 (w bytes
+	// of it, clamped here) to dp, with masked loads.
+	maskedPanel := func(row Mem, i0, dp reg.GPVirtual, disp int, label string) {
+		w := GP64() // min(MR, m-i0) in bytes
+		MOVQ(mB, w)
+		SUBQ(i0, w)
+		CMPQ(w, U32(4*mr))
+		JLE(LabelRef(label + "_wok"))
+		MOVQ(U32(4*mr), w)
+		Label(label + "_wok")
+		for c := 0; c < ps; c += 8 {
+			wv := GP64() // clamp(w - 4c, 0, 32) bytes
+			MOVQ(w, wv)
+			if c > 0 {
+				SUBQ(U32(4*c), wv)
+				JGE(LabelRef(fmt.Sprintf("%s_pos%d", label, c)))
+				XORQ(wv, wv)
+				Label(fmt.Sprintf("%s_pos%d", label, c))
+			}
+			CMPQ(wv, U8(32))
+			JLE(LabelRef(fmt.Sprintf("%s_wv%d", label, c)))
+			MOVQ(U32(32), wv)
+			Label(fmt.Sprintf("%s_wv%d", label, c))
+			tbl := GP64()
+			LEAQ(maskTable, tbl)
+			NEGQ(wv)
+			mask := YMM()
+			VMOVUPS(Mem{Base: tbl, Index: wv, Scale: 1, Disp: 32}, mask)
+			t := YMM()
+			src := row
+			src.Index, src.Scale = i0, 1
+			src.Disp += 4 * c
+			VMASKMOVPS(src, mask, t)
+			VMOVUPS(t, Mem{Base: dp, Disp: disp + 4*c})
+		}
+	}
+
+	// Groups of `rows` rows.
+	Label(name + "_gloop")
+	CMPQ(q, U8(rows))
+	JL(LabelRef(name + "_qloop"))
+	{
+		i0 := GP64() // bytes into the rows
+		XORQ(i0, i0)
+		dp := GP64()
+		MOVQ(drow, dp)
+		sp, sp2 := GP64(), GP64()
+		MOVQ(srow, sp)
+		LEAQ(Mem{Base: srow, Index: lda, Scale: 2}, sp2)
+		Label(name + "_gfast")
+		CMPQ(i0, fastEnd)
+		JG(LabelRef(name + "_gtail"))
+		copyPanel(sp, sp2, dp, rows)
+		ADDQ(U32(4*mr), i0)
+		ADDQ(U32(4*mr), sp)
+		ADDQ(U32(4*mr), sp2)
+		ADDQ(panelBytes, dp)
+		JMP(LabelRef(name + "_gfast"))
+		Label(name + "_gtail")
+		CMPQ(i0, mB)
+		JGE(LabelRef(name + "_gdone"))
+		rp := GP64()
+		MOVQ(srow, rp)
+		for r := 0; r < rows; r++ {
+			if r > 0 {
+				ADDQ(lda, rp)
+			}
+			maskedPanel(Mem{Base: rp}, i0, dp, 4*r*ps, fmt.Sprintf("%s_g%d", name, r))
+		}
+		ADDQ(U32(4*mr), i0)
+		ADDQ(panelBytes, dp)
+		JMP(LabelRef(name + "_gtail"))
+		Label(name + "_gdone")
+		SUBQ(U8(rows), q)
+		for r := 0; r < rows; r++ {
+			ADDQ(lda, srow)
+		}
+		ADDQ(U32(4*rows*ps), drow)
+		JMP(LabelRef(name + "_gloop"))
+	}
+
+	// The last rows, one at a time.
 	Label(name + "_qloop")
 	TESTQ(q, q)
 	JZ(LabelRef(name + "_done"))
-	i0 := GP64() // bytes into the row
-	XORQ(i0, i0)
-	dp := GP64()
-	MOVQ(drow, dp)
-	Label(name + "_tloop")
-	CMPQ(i0, mB)
-	JGE(LabelRef(name + "_tdone"))
-	w := GP64() // min(MR, m-i0) in bytes
-	MOVQ(mB, w)
-	SUBQ(i0, w)
-	CMPQ(w, U32(4*mr))
-	JLE(LabelRef(name + "_wok"))
-	MOVQ(U32(4*mr), w)
-	Label(name + "_wok")
-	for c := 0; c < ps; c += 8 {
-		wv := GP64() // clamp(w - 4c, 0, 32) bytes
-		MOVQ(w, wv)
-		if c > 0 {
-			SUBQ(U32(4*c), wv)
-			JGE(LabelRef(fmt.Sprintf("%s_pos%d", name, c)))
-			XORQ(wv, wv)
-			Label(fmt.Sprintf("%s_pos%d", name, c))
-		}
-		CMPQ(wv, U8(32))
-		JLE(LabelRef(fmt.Sprintf("%s_wv%d", name, c)))
-		MOVQ(U32(32), wv)
-		Label(fmt.Sprintf("%s_wv%d", name, c))
-		tbl := GP64()
-		LEAQ(maskTable, tbl)
-		NEGQ(wv)
-		mask := YMM()
-		VMOVUPS(Mem{Base: tbl, Index: wv, Scale: 1, Disp: 32}, mask)
-		t := YMM()
-		VMASKMOVPS(Mem{Base: srow, Index: i0, Scale: 1, Disp: 4 * c}, mask, t)
-		VMOVUPS(t, Mem{Base: dp, Disp: 4 * c})
+	{
+		i0 := GP64()
+		XORQ(i0, i0)
+		dp := GP64()
+		MOVQ(drow, dp)
+		Label(name + "_tloop")
+		CMPQ(i0, mB)
+		JGE(LabelRef(name + "_tdone"))
+		maskedPanel(Mem{Base: srow}, i0, dp, 0, name+"_t")
+		ADDQ(U32(4*mr), i0)
+		ADDQ(panelBytes, dp)
+		JMP(LabelRef(name + "_tloop"))
+		Label(name + "_tdone")
 	}
-	ADDQ(U32(4*mr), i0)
-	ADDQ(panelBytes, dp)
-	JMP(LabelRef(name + "_tloop"))
-	Label(name + "_tdone")
 	DECQ(q)
 	ADDQ(lda, srow)
 	ADDQ(U32(4*ps), drow)
@@ -1026,3 +1125,6 @@ func packPanels(mr int, maskTable Mem) {
 	VZEROUPPER()
 	RET()
 }
+
+// packRowsAtOnce is how many stored rows PackPanels packs together.
+const packRowsAtOnce = 4

@@ -1,0 +1,105 @@
+//go:build amd64 && !purego
+
+package amd64
+
+import (
+	"fmt"
+	"testing"
+	"unsafe"
+
+	"github.com/simdgpt/simdgpt/kernels/internal/guard"
+)
+
+// packPanelsRef is PackPanels' definition: kc rows of m floats of src
+// (rows lda apart) into ceil(m/mr) panels of kc steps of ps floats, zero
+// past each panel's rows.
+func packPanelsRef(dst, src []float32, lda, m, kc, mr, ps int) {
+	panels := (m + mr - 1) / mr
+	for t := 0; t < panels; t++ {
+		for q := 0; q < kc; q++ {
+			for i := 0; i < ps; i++ {
+				var v float32
+				if i < mr && t*mr+i < m {
+					v = src[q*lda+t*mr+i]
+				}
+				dst[t*kc*ps+q*ps+i] = v
+			}
+		}
+	}
+}
+
+// TestPackPanels checks the generated PackPanels routines against their
+// definition for every width m up past a few panels and the 4-row and
+// 8-float steps, depths across the 4-row groups, and strides odd and
+// exact. src ends flush against an unmapped page (a read past the last
+// row's m floats faults), and dst is filled with a sentinel that must
+// survive past the panels.
+func TestPackPanels(t *testing.T) {
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	for _, p := range []struct {
+		mr, ps int
+		fn     func(dst, src *float32, lda, m, kc int)
+	}{{6, 8, packPanels6AVX2}, {14, 16, packPanels14AVX2}} {
+		for m := 1; m <= 4*p.mr+3; m++ {
+			for _, kc := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13} {
+				for _, extra := range []int{0, 1, 5, 16} {
+					lda := m + extra
+					name := fmt.Sprintf("mr=%d/m=%d/kc=%d/lda=%d", p.mr, m, kc, lda)
+					n := (kc-1)*lda + m
+					src, buf := guard.Alloc(n, guard.End)
+					for i := range src {
+						src[i] = float32(i + 1)
+					}
+					panels := (m + p.mr - 1) / p.mr
+					size := panels * kc * p.ps
+					dst := make([]float32, size+64)
+					for i := range dst {
+						dst[i] = -7
+					}
+					want := make([]float32, size)
+					packPanelsRef(want, src, lda, m, kc, p.mr, p.ps)
+					p.fn(&dst[0], unsafe.SliceData(src), lda, m, kc)
+					buf.Free()
+					for i, w := range want {
+						if dst[i] != w {
+							t.Fatalf("%s: dst[%d] = %v, want %v", name, i, dst[i], w)
+						}
+					}
+					for i := size; i < len(dst); i++ {
+						if dst[i] != -7 {
+							t.Fatalf("%s: dst[%d] written past the panels", name, i)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkPackPanels measures packing a transposed A block as the
+// driver does for a weight gradient (xᵀ·dout, x of BT×C rows): m = C
+// rows of A, kc steps, lda = C.
+func BenchmarkPackPanels(b *testing.B) {
+	for _, p := range []struct {
+		name   string
+		mr, ps int
+		kc     int
+		fn     func(dst, src *float32, lda, m, kc int)
+	}{{"6", 6, 8, 256, packPanels6AVX2}, {"14", 14, 16, 128, packPanels14AVX2}} {
+		for _, m := range []int{128, 384, 1536} {
+			b.Run(fmt.Sprintf("mr=%s/m=%d/kc=%d", p.name, m, p.kc), func(b *testing.B) {
+				if !hasAVX2 {
+					b.Skip("no AVX2")
+				}
+				src := make([]float32, p.kc*m)
+				dst := make([]float32, (m+p.mr-1)/p.mr*p.kc*p.ps)
+				for b.Loop() {
+					p.fn(&dst[0], &src[0], m, m, p.kc)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(m*p.kc), "ns/float")
+			})
+		}
+	}
+}
