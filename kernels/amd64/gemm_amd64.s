@@ -9567,3 +9567,695 @@ packPanels6AVX2_tdone:
 packPanels6AVX2_done:
 	VZEROUPPER
 	RET
+
+// func packPanels32AVX2(dst *float32, src *float32, lda int, m int, kc int)
+// Requires: AVX
+TEXT ·packPanels32AVX2(SB), NOSPLIT, $0-40
+	MOVQ   dst+0(FP), AX
+	MOVQ   src+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	SHLQ   $0x02, DX
+	MOVQ   m+24(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   kc+32(FP), SI
+	MOVQ   SI, DI
+	SHLQ   $0x02, DI
+	IMUL3Q $0x00000020, DI, DI
+	MOVQ   BX, R8
+	SUBQ   $0x00000080, R8
+	VXORPS Y0, Y0, Y0
+
+packPanels32AVX2_gloop:
+	CMPQ SI, $0x04
+	JL   packPanels32AVX2_qloop
+	XORQ R9, R9
+	MOVQ AX, R10
+	MOVQ CX, R11
+	LEAQ (CX)(DX*2), R12
+
+packPanels32AVX2_gfast:
+	CMPQ    R9, R8
+	JG      packPanels32AVX2_gtail
+	VMOVUPS (R11), Y0
+	VMOVUPS Y0, (R10)
+	VMOVUPS 32(R11), Y0
+	VMOVUPS Y0, 32(R10)
+	VMOVUPS 64(R11), Y0
+	VMOVUPS Y0, 64(R10)
+	VMOVUPS 96(R11), Y0
+	VMOVUPS Y0, 96(R10)
+	VMOVUPS (R11)(DX*1), Y0
+	VMOVUPS Y0, 128(R10)
+	VMOVUPS 32(R11)(DX*1), Y0
+	VMOVUPS Y0, 160(R10)
+	VMOVUPS 64(R11)(DX*1), Y0
+	VMOVUPS Y0, 192(R10)
+	VMOVUPS 96(R11)(DX*1), Y0
+	VMOVUPS Y0, 224(R10)
+	VMOVUPS (R12), Y0
+	VMOVUPS Y0, 256(R10)
+	VMOVUPS 32(R12), Y0
+	VMOVUPS Y0, 288(R10)
+	VMOVUPS 64(R12), Y0
+	VMOVUPS Y0, 320(R10)
+	VMOVUPS 96(R12), Y0
+	VMOVUPS Y0, 352(R10)
+	VMOVUPS (R12)(DX*1), Y0
+	VMOVUPS Y0, 384(R10)
+	VMOVUPS 32(R12)(DX*1), Y0
+	VMOVUPS Y0, 416(R10)
+	VMOVUPS 64(R12)(DX*1), Y0
+	VMOVUPS Y0, 448(R10)
+	VMOVUPS 96(R12)(DX*1), Y0
+	VMOVUPS Y0, 480(R10)
+	ADDQ    $0x00000080, R9
+	ADDQ    $0x00000080, R11
+	ADDQ    $0x00000080, R12
+	ADDQ    DI, R10
+	JMP     packPanels32AVX2_gfast
+
+packPanels32AVX2_gtail:
+	CMPQ R9, BX
+	JGE  packPanels32AVX2_gdone
+	MOVQ CX, R11
+	MOVQ BX, R12
+	SUBQ R9, R12
+	CMPQ R12, $0x00000080
+	JLE  packPanels32AVX2_g0_wok
+	MOVQ $0x00000080, R12
+
+packPanels32AVX2_g0_wok:
+	MOVQ R12, R13
+	CMPQ R13, $0x20
+	JLE  packPanels32AVX2_g0_wv0
+	MOVQ $0x00000020, R13
+
+packPanels32AVX2_g0_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS (R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, (R10)
+	MOVQ       R12, R13
+	SUBQ       $0x00000020, R13
+	JGE        packPanels32AVX2_g0_pos8
+	XORQ       R13, R13
+
+packPanels32AVX2_g0_pos8:
+	CMPQ R13, $0x20
+	JLE  packPanels32AVX2_g0_wv8
+	MOVQ $0x00000020, R13
+
+packPanels32AVX2_g0_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS 32(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 32(R10)
+	MOVQ       R12, R13
+	SUBQ       $0x00000040, R13
+	JGE        packPanels32AVX2_g0_pos16
+	XORQ       R13, R13
+
+packPanels32AVX2_g0_pos16:
+	CMPQ R13, $0x20
+	JLE  packPanels32AVX2_g0_wv16
+	MOVQ $0x00000020, R13
+
+packPanels32AVX2_g0_wv16:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS 64(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 64(R10)
+	SUBQ       $0x00000060, R12
+	JGE        packPanels32AVX2_g0_pos24
+	XORQ       R12, R12
+
+packPanels32AVX2_g0_pos24:
+	CMPQ R12, $0x20
+	JLE  packPanels32AVX2_g0_wv24
+	MOVQ $0x00000020, R12
+
+packPanels32AVX2_g0_wv24:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y0
+	VMASKMOVPS 96(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 96(R10)
+	ADDQ       DX, R11
+	MOVQ       BX, R12
+	SUBQ       R9, R12
+	CMPQ       R12, $0x00000080
+	JLE        packPanels32AVX2_g1_wok
+	MOVQ       $0x00000080, R12
+
+packPanels32AVX2_g1_wok:
+	MOVQ R12, R13
+	CMPQ R13, $0x20
+	JLE  packPanels32AVX2_g1_wv0
+	MOVQ $0x00000020, R13
+
+packPanels32AVX2_g1_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS (R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 128(R10)
+	MOVQ       R12, R13
+	SUBQ       $0x00000020, R13
+	JGE        packPanels32AVX2_g1_pos8
+	XORQ       R13, R13
+
+packPanels32AVX2_g1_pos8:
+	CMPQ R13, $0x20
+	JLE  packPanels32AVX2_g1_wv8
+	MOVQ $0x00000020, R13
+
+packPanels32AVX2_g1_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS 32(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 160(R10)
+	MOVQ       R12, R13
+	SUBQ       $0x00000040, R13
+	JGE        packPanels32AVX2_g1_pos16
+	XORQ       R13, R13
+
+packPanels32AVX2_g1_pos16:
+	CMPQ R13, $0x20
+	JLE  packPanels32AVX2_g1_wv16
+	MOVQ $0x00000020, R13
+
+packPanels32AVX2_g1_wv16:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS 64(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 192(R10)
+	SUBQ       $0x00000060, R12
+	JGE        packPanels32AVX2_g1_pos24
+	XORQ       R12, R12
+
+packPanels32AVX2_g1_pos24:
+	CMPQ R12, $0x20
+	JLE  packPanels32AVX2_g1_wv24
+	MOVQ $0x00000020, R12
+
+packPanels32AVX2_g1_wv24:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y0
+	VMASKMOVPS 96(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 224(R10)
+	ADDQ       DX, R11
+	MOVQ       BX, R12
+	SUBQ       R9, R12
+	CMPQ       R12, $0x00000080
+	JLE        packPanels32AVX2_g2_wok
+	MOVQ       $0x00000080, R12
+
+packPanels32AVX2_g2_wok:
+	MOVQ R12, R13
+	CMPQ R13, $0x20
+	JLE  packPanels32AVX2_g2_wv0
+	MOVQ $0x00000020, R13
+
+packPanels32AVX2_g2_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS (R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 256(R10)
+	MOVQ       R12, R13
+	SUBQ       $0x00000020, R13
+	JGE        packPanels32AVX2_g2_pos8
+	XORQ       R13, R13
+
+packPanels32AVX2_g2_pos8:
+	CMPQ R13, $0x20
+	JLE  packPanels32AVX2_g2_wv8
+	MOVQ $0x00000020, R13
+
+packPanels32AVX2_g2_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS 32(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 288(R10)
+	MOVQ       R12, R13
+	SUBQ       $0x00000040, R13
+	JGE        packPanels32AVX2_g2_pos16
+	XORQ       R13, R13
+
+packPanels32AVX2_g2_pos16:
+	CMPQ R13, $0x20
+	JLE  packPanels32AVX2_g2_wv16
+	MOVQ $0x00000020, R13
+
+packPanels32AVX2_g2_wv16:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS 64(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 320(R10)
+	SUBQ       $0x00000060, R12
+	JGE        packPanels32AVX2_g2_pos24
+	XORQ       R12, R12
+
+packPanels32AVX2_g2_pos24:
+	CMPQ R12, $0x20
+	JLE  packPanels32AVX2_g2_wv24
+	MOVQ $0x00000020, R12
+
+packPanels32AVX2_g2_wv24:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y0
+	VMASKMOVPS 96(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 352(R10)
+	ADDQ       DX, R11
+	MOVQ       BX, R12
+	SUBQ       R9, R12
+	CMPQ       R12, $0x00000080
+	JLE        packPanels32AVX2_g3_wok
+	MOVQ       $0x00000080, R12
+
+packPanels32AVX2_g3_wok:
+	MOVQ R12, R13
+	CMPQ R13, $0x20
+	JLE  packPanels32AVX2_g3_wv0
+	MOVQ $0x00000020, R13
+
+packPanels32AVX2_g3_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS (R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 384(R10)
+	MOVQ       R12, R13
+	SUBQ       $0x00000020, R13
+	JGE        packPanels32AVX2_g3_pos8
+	XORQ       R13, R13
+
+packPanels32AVX2_g3_pos8:
+	CMPQ R13, $0x20
+	JLE  packPanels32AVX2_g3_wv8
+	MOVQ $0x00000020, R13
+
+packPanels32AVX2_g3_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS 32(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 416(R10)
+	MOVQ       R12, R13
+	SUBQ       $0x00000040, R13
+	JGE        packPanels32AVX2_g3_pos16
+	XORQ       R13, R13
+
+packPanels32AVX2_g3_pos16:
+	CMPQ R13, $0x20
+	JLE  packPanels32AVX2_g3_wv16
+	MOVQ $0x00000020, R13
+
+packPanels32AVX2_g3_wv16:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS 64(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 448(R10)
+	SUBQ       $0x00000060, R12
+	JGE        packPanels32AVX2_g3_pos24
+	XORQ       R12, R12
+
+packPanels32AVX2_g3_pos24:
+	CMPQ R12, $0x20
+	JLE  packPanels32AVX2_g3_wv24
+	MOVQ $0x00000020, R12
+
+packPanels32AVX2_g3_wv24:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y0
+	VMASKMOVPS 96(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 480(R10)
+	ADDQ       $0x00000080, R9
+	ADDQ       DI, R10
+	JMP        packPanels32AVX2_gtail
+
+packPanels32AVX2_gdone:
+	SUBQ $0x04, SI
+	ADDQ DX, CX
+	ADDQ DX, CX
+	ADDQ DX, CX
+	ADDQ DX, CX
+	ADDQ $0x00000200, AX
+	JMP  packPanels32AVX2_gloop
+
+packPanels32AVX2_qloop:
+	TESTQ SI, SI
+	JZ    packPanels32AVX2_done
+	XORQ  R8, R8
+	MOVQ  AX, R9
+
+packPanels32AVX2_tloop:
+	CMPQ R8, BX
+	JGE  packPanels32AVX2_tdone
+	MOVQ BX, R10
+	SUBQ R8, R10
+	CMPQ R10, $0x00000080
+	JLE  packPanels32AVX2_t_wok
+	MOVQ $0x00000080, R10
+
+packPanels32AVX2_t_wok:
+	MOVQ R10, R11
+	CMPQ R11, $0x20
+	JLE  packPanels32AVX2_t_wv0
+	MOVQ $0x00000020, R11
+
+packPanels32AVX2_t_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R12
+	NEGQ       R11
+	VMOVUPS    32(R12)(R11*1), Y0
+	VMASKMOVPS (CX)(R8*1), Y0, Y0
+	VMOVUPS    Y0, (R9)
+	MOVQ       R10, R11
+	SUBQ       $0x00000020, R11
+	JGE        packPanels32AVX2_t_pos8
+	XORQ       R11, R11
+
+packPanels32AVX2_t_pos8:
+	CMPQ R11, $0x20
+	JLE  packPanels32AVX2_t_wv8
+	MOVQ $0x00000020, R11
+
+packPanels32AVX2_t_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R12
+	NEGQ       R11
+	VMOVUPS    32(R12)(R11*1), Y0
+	VMASKMOVPS 32(CX)(R8*1), Y0, Y0
+	VMOVUPS    Y0, 32(R9)
+	MOVQ       R10, R11
+	SUBQ       $0x00000040, R11
+	JGE        packPanels32AVX2_t_pos16
+	XORQ       R11, R11
+
+packPanels32AVX2_t_pos16:
+	CMPQ R11, $0x20
+	JLE  packPanels32AVX2_t_wv16
+	MOVQ $0x00000020, R11
+
+packPanels32AVX2_t_wv16:
+	LEAQ       gemmMaskAVX2<>+0(SB), R12
+	NEGQ       R11
+	VMOVUPS    32(R12)(R11*1), Y0
+	VMASKMOVPS 64(CX)(R8*1), Y0, Y0
+	VMOVUPS    Y0, 64(R9)
+	SUBQ       $0x00000060, R10
+	JGE        packPanels32AVX2_t_pos24
+	XORQ       R10, R10
+
+packPanels32AVX2_t_pos24:
+	CMPQ R10, $0x20
+	JLE  packPanels32AVX2_t_wv24
+	MOVQ $0x00000020, R10
+
+packPanels32AVX2_t_wv24:
+	LEAQ       gemmMaskAVX2<>+0(SB), R11
+	NEGQ       R10
+	VMOVUPS    32(R11)(R10*1), Y0
+	VMASKMOVPS 96(CX)(R8*1), Y0, Y0
+	VMOVUPS    Y0, 96(R9)
+	ADDQ       $0x00000080, R8
+	ADDQ       DI, R9
+	JMP        packPanels32AVX2_tloop
+
+packPanels32AVX2_tdone:
+	DECQ SI
+	ADDQ DX, CX
+	ADDQ $0x00000080, AX
+	JMP  packPanels32AVX2_qloop
+
+packPanels32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func packPanels16AVX2(dst *float32, src *float32, lda int, m int, kc int)
+// Requires: AVX
+TEXT ·packPanels16AVX2(SB), NOSPLIT, $0-40
+	MOVQ   dst+0(FP), AX
+	MOVQ   src+8(FP), CX
+	MOVQ   lda+16(FP), DX
+	SHLQ   $0x02, DX
+	MOVQ   m+24(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   kc+32(FP), SI
+	MOVQ   SI, DI
+	SHLQ   $0x02, DI
+	IMUL3Q $0x00000010, DI, DI
+	MOVQ   BX, R8
+	SUBQ   $0x00000040, R8
+	VXORPS Y0, Y0, Y0
+
+packPanels16AVX2_gloop:
+	CMPQ SI, $0x04
+	JL   packPanels16AVX2_qloop
+	XORQ R9, R9
+	MOVQ AX, R10
+	MOVQ CX, R11
+	LEAQ (CX)(DX*2), R12
+
+packPanels16AVX2_gfast:
+	CMPQ    R9, R8
+	JG      packPanels16AVX2_gtail
+	VMOVUPS (R11), Y0
+	VMOVUPS Y0, (R10)
+	VMOVUPS 32(R11), Y0
+	VMOVUPS Y0, 32(R10)
+	VMOVUPS (R11)(DX*1), Y0
+	VMOVUPS Y0, 64(R10)
+	VMOVUPS 32(R11)(DX*1), Y0
+	VMOVUPS Y0, 96(R10)
+	VMOVUPS (R12), Y0
+	VMOVUPS Y0, 128(R10)
+	VMOVUPS 32(R12), Y0
+	VMOVUPS Y0, 160(R10)
+	VMOVUPS (R12)(DX*1), Y0
+	VMOVUPS Y0, 192(R10)
+	VMOVUPS 32(R12)(DX*1), Y0
+	VMOVUPS Y0, 224(R10)
+	ADDQ    $0x00000040, R9
+	ADDQ    $0x00000040, R11
+	ADDQ    $0x00000040, R12
+	ADDQ    DI, R10
+	JMP     packPanels16AVX2_gfast
+
+packPanels16AVX2_gtail:
+	CMPQ R9, BX
+	JGE  packPanels16AVX2_gdone
+	MOVQ CX, R11
+	MOVQ BX, R12
+	SUBQ R9, R12
+	CMPQ R12, $0x00000040
+	JLE  packPanels16AVX2_g0_wok
+	MOVQ $0x00000040, R12
+
+packPanels16AVX2_g0_wok:
+	MOVQ R12, R13
+	CMPQ R13, $0x20
+	JLE  packPanels16AVX2_g0_wv0
+	MOVQ $0x00000020, R13
+
+packPanels16AVX2_g0_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS (R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, (R10)
+	SUBQ       $0x00000020, R12
+	JGE        packPanels16AVX2_g0_pos8
+	XORQ       R12, R12
+
+packPanels16AVX2_g0_pos8:
+	CMPQ R12, $0x20
+	JLE  packPanels16AVX2_g0_wv8
+	MOVQ $0x00000020, R12
+
+packPanels16AVX2_g0_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y0
+	VMASKMOVPS 32(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 32(R10)
+	ADDQ       DX, R11
+	MOVQ       BX, R12
+	SUBQ       R9, R12
+	CMPQ       R12, $0x00000040
+	JLE        packPanels16AVX2_g1_wok
+	MOVQ       $0x00000040, R12
+
+packPanels16AVX2_g1_wok:
+	MOVQ R12, R13
+	CMPQ R13, $0x20
+	JLE  packPanels16AVX2_g1_wv0
+	MOVQ $0x00000020, R13
+
+packPanels16AVX2_g1_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS (R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 64(R10)
+	SUBQ       $0x00000020, R12
+	JGE        packPanels16AVX2_g1_pos8
+	XORQ       R12, R12
+
+packPanels16AVX2_g1_pos8:
+	CMPQ R12, $0x20
+	JLE  packPanels16AVX2_g1_wv8
+	MOVQ $0x00000020, R12
+
+packPanels16AVX2_g1_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y0
+	VMASKMOVPS 32(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 96(R10)
+	ADDQ       DX, R11
+	MOVQ       BX, R12
+	SUBQ       R9, R12
+	CMPQ       R12, $0x00000040
+	JLE        packPanels16AVX2_g2_wok
+	MOVQ       $0x00000040, R12
+
+packPanels16AVX2_g2_wok:
+	MOVQ R12, R13
+	CMPQ R13, $0x20
+	JLE  packPanels16AVX2_g2_wv0
+	MOVQ $0x00000020, R13
+
+packPanels16AVX2_g2_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS (R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 128(R10)
+	SUBQ       $0x00000020, R12
+	JGE        packPanels16AVX2_g2_pos8
+	XORQ       R12, R12
+
+packPanels16AVX2_g2_pos8:
+	CMPQ R12, $0x20
+	JLE  packPanels16AVX2_g2_wv8
+	MOVQ $0x00000020, R12
+
+packPanels16AVX2_g2_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y0
+	VMASKMOVPS 32(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 160(R10)
+	ADDQ       DX, R11
+	MOVQ       BX, R12
+	SUBQ       R9, R12
+	CMPQ       R12, $0x00000040
+	JLE        packPanels16AVX2_g3_wok
+	MOVQ       $0x00000040, R12
+
+packPanels16AVX2_g3_wok:
+	MOVQ R12, R13
+	CMPQ R13, $0x20
+	JLE  packPanels16AVX2_g3_wv0
+	MOVQ $0x00000020, R13
+
+packPanels16AVX2_g3_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R14
+	NEGQ       R13
+	VMOVUPS    32(R14)(R13*1), Y0
+	VMASKMOVPS (R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 192(R10)
+	SUBQ       $0x00000020, R12
+	JGE        packPanels16AVX2_g3_pos8
+	XORQ       R12, R12
+
+packPanels16AVX2_g3_pos8:
+	CMPQ R12, $0x20
+	JLE  packPanels16AVX2_g3_wv8
+	MOVQ $0x00000020, R12
+
+packPanels16AVX2_g3_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R13
+	NEGQ       R12
+	VMOVUPS    32(R13)(R12*1), Y0
+	VMASKMOVPS 32(R11)(R9*1), Y0, Y0
+	VMOVUPS    Y0, 224(R10)
+	ADDQ       $0x00000040, R9
+	ADDQ       DI, R10
+	JMP        packPanels16AVX2_gtail
+
+packPanels16AVX2_gdone:
+	SUBQ $0x04, SI
+	ADDQ DX, CX
+	ADDQ DX, CX
+	ADDQ DX, CX
+	ADDQ DX, CX
+	ADDQ $0x00000100, AX
+	JMP  packPanels16AVX2_gloop
+
+packPanels16AVX2_qloop:
+	TESTQ SI, SI
+	JZ    packPanels16AVX2_done
+	XORQ  R8, R8
+	MOVQ  AX, R9
+
+packPanels16AVX2_tloop:
+	CMPQ R8, BX
+	JGE  packPanels16AVX2_tdone
+	MOVQ BX, R10
+	SUBQ R8, R10
+	CMPQ R10, $0x00000040
+	JLE  packPanels16AVX2_t_wok
+	MOVQ $0x00000040, R10
+
+packPanels16AVX2_t_wok:
+	MOVQ R10, R11
+	CMPQ R11, $0x20
+	JLE  packPanels16AVX2_t_wv0
+	MOVQ $0x00000020, R11
+
+packPanels16AVX2_t_wv0:
+	LEAQ       gemmMaskAVX2<>+0(SB), R12
+	NEGQ       R11
+	VMOVUPS    32(R12)(R11*1), Y0
+	VMASKMOVPS (CX)(R8*1), Y0, Y0
+	VMOVUPS    Y0, (R9)
+	SUBQ       $0x00000020, R10
+	JGE        packPanels16AVX2_t_pos8
+	XORQ       R10, R10
+
+packPanels16AVX2_t_pos8:
+	CMPQ R10, $0x20
+	JLE  packPanels16AVX2_t_wv8
+	MOVQ $0x00000020, R10
+
+packPanels16AVX2_t_wv8:
+	LEAQ       gemmMaskAVX2<>+0(SB), R11
+	NEGQ       R10
+	VMOVUPS    32(R11)(R10*1), Y0
+	VMASKMOVPS 32(CX)(R8*1), Y0, Y0
+	VMOVUPS    Y0, 32(R9)
+	ADDQ       $0x00000040, R8
+	ADDQ       DI, R9
+	JMP        packPanels16AVX2_tloop
+
+packPanels16AVX2_tdone:
+	DECQ SI
+	ADDQ DX, CX
+	ADDQ $0x00000040, AX
+	JMP  packPanels16AVX2_qloop
+
+packPanels16AVX2_done:
+	VZEROUPPER
+	RET

@@ -13,7 +13,7 @@ var kernelsAVX512 = blocked.Kernels{
 	Narrow: blocked.MicroKernel{MR: 14, NR: 16, Strided: gemmKernel14x16AVX512, Packed: gemmKernel14x16PackedAVX512,
 		Edge: []blocked.KernelFunc{nil, gemmKernel2x16Packed14RowsAVX512, gemmKernel2x16Packed14RowsAVX512, gemmKernel4x16Packed14RowsAVX512, gemmKernel4x16Packed14RowsAVX512, gemmKernel6x16Packed14RowsAVX512, gemmKernel6x16Packed14RowsAVX512, gemmKernel8x16Packed14RowsAVX512, gemmKernel8x16Packed14RowsAVX512, gemmKernel10x16Packed14RowsAVX512, gemmKernel10x16Packed14RowsAVX512, gemmKernel12x16Packed14RowsAVX512, gemmKernel12x16Packed14RowsAVX512}},
 	PanelStride: 16,
-	PackT:       packBTransAVX2, PackN: packBAVX2, PackPanels: packPanels14AVX2,
+	PackT:       packBTransAVX2, PackN: packBAVX2, PackPanels: packPanels14AVX2, PackBPanels: packPanels32AVX2,
 	Dot: gemmDotKernel14AVX512, Cols: gemmColsKernel14AVX512, ColsMax: 3,
 }
 
@@ -24,6 +24,6 @@ var kernelsAVX2 = blocked.Kernels{
 	Narrow: blocked.MicroKernel{MR: 6, NR: 8, Strided: gemmKernel6x8AVX2, Packed: gemmKernel6x8PackedAVX2,
 		Edge: []blocked.KernelFunc{nil, gemmKernel2x8Packed6RowsAVX2, gemmKernel2x8Packed6RowsAVX2, gemmKernel4x8Packed6RowsAVX2, gemmKernel4x8Packed6RowsAVX2}},
 	PanelStride: 8,
-	PackT:       packBTransAVX2, PackN: packBAVX2, PackPanels: packPanels6AVX2,
+	PackT:       packBTransAVX2, PackN: packBAVX2, PackPanels: packPanels6AVX2, PackBPanels: packPanels16AVX2,
 	Dot: gemmDotKernel6AVX2, Cols: gemmColsKernel6AVX2, ColsMax: 3,
 }

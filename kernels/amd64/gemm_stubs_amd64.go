@@ -249,3 +249,19 @@ func packPanels14AVX2(dst *float32, src *float32, lda int, m int, kc int)
 //
 //go:noescape
 func packPanels6AVX2(dst *float32, src *float32, lda int, m int, kc int)
+
+// packPanels32AVX2 packs kc rows of m floats of a row-major block (leading dimension lda)
+// into ceil(m/32) panels of kc rows of 32 floats: dst[t*kc*32+q*32+i] = src[q*lda+t*32+i]
+// for i < min(32, m-t*32), and 0 for the other i < 32. Only the first m floats of each
+// of the kc rows are read. Requires AVX2.
+//
+//go:noescape
+func packPanels32AVX2(dst *float32, src *float32, lda int, m int, kc int)
+
+// packPanels16AVX2 packs kc rows of m floats of a row-major block (leading dimension lda)
+// into ceil(m/16) panels of kc rows of 16 floats: dst[t*kc*16+q*16+i] = src[q*lda+t*16+i]
+// for i < min(16, m-t*16), and 0 for the other i < 16. Only the first m floats of each
+// of the kc rows are read. Requires AVX2.
+//
+//go:noescape
+func packPanels16AVX2(dst *float32, src *float32, lda int, m int, kc int)

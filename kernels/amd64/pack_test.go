@@ -41,7 +41,7 @@ func TestPackPanels(t *testing.T) {
 	for _, p := range []struct {
 		mr, ps int
 		fn     func(dst, src *float32, lda, m, kc int)
-	}{{6, 8, packPanels6AVX2}, {14, 16, packPanels14AVX2}} {
+	}{{6, 8, packPanels6AVX2}, {14, 16, packPanels14AVX2}, {16, 16, packPanels16AVX2}, {32, 32, packPanels32AVX2}} {
 		for m := 1; m <= 4*p.mr+3; m++ {
 			for _, kc := range []int{1, 2, 3, 4, 5, 7, 8, 9, 13} {
 				for _, extra := range []int{0, 1, 5, 16} {
@@ -99,6 +99,42 @@ func BenchmarkPackPanels(b *testing.B) {
 					p.fn(&dst[0], &src[0], m, m, p.kc)
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(m*p.kc), "ns/float")
+			})
+		}
+	}
+}
+
+// BenchmarkPackB measures packing a kc×n block of an untransposed B (the
+// dout of a weight gradient, n = ldb) into panels of NR: panel by panel
+// with PackN, as the driver did, against row by row with PackBPanels.
+func BenchmarkPackB(b *testing.B) {
+	for _, p := range []struct {
+		name   string
+		nr, kc int
+		fn     func(dst, src *float32, ldb, n, kc int)
+	}{{"16", 16, 256, packPanels16AVX2}, {"32", 32, 128, packPanels32AVX2}} {
+		for _, n := range []int{384, 1536} {
+			src := make([]float32, p.kc*n)
+			dst := make([]float32, p.kc*n)
+			b.Run(fmt.Sprintf("nr=%s/n=%d/kc=%d/panels", p.name, n, p.kc), func(b *testing.B) {
+				if !hasAVX2 {
+					b.Skip("no AVX2")
+				}
+				for b.Loop() {
+					for j := 0; j < n; j += p.nr {
+						packBAVX2(&dst[j*p.kc], &src[j], n, p.nr, p.kc, p.nr)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*p.kc), "ns/float")
+			})
+			b.Run(fmt.Sprintf("nr=%s/n=%d/kc=%d/rows", p.name, n, p.kc), func(b *testing.B) {
+				if !hasAVX2 {
+					b.Skip("no AVX2")
+				}
+				for b.Loop() {
+					p.fn(&dst[0], &src[0], n, n, p.kc)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*p.kc), "ns/float")
 			})
 		}
 	}

@@ -95,6 +95,9 @@ func main() {
 	for _, c := range configs {
 		packPanels(c.mr, maskAVX2)
 	}
+	for _, c := range configs {
+		packPanels(2*c.s.lanes, maskAVX2) // B's panels of Wide.NR floats
+	}
 	Generate()
 	if *table != "" {
 		writeTable(*table)
@@ -143,7 +146,7 @@ func writeTable(path string) {
 		}
 		fmt.Fprintf(&b, "\n// %s are the %s GEMM kernels of %d rows, for the blocked driver.\n", c.varName, c.s.name, c.mr)
 		fmt.Fprintf(&b, "var %s = blocked.Kernels{\nWide: %s,\nNarrow: %s,\n", c.varName, micro(2), micro(1))
-		fmt.Fprintf(&b, "PanelStride: %d,\nPackT: %s, PackN: %s, PackPanels: %s,\n", panelStride(c.mr), packTName, packNName, packPanelsName(c.mr))
+		fmt.Fprintf(&b, "PanelStride: %d,\nPackT: %s, PackN: %s, PackPanels: %s, PackBPanels: %s,\n", panelStride(c.mr), packTName, packNName, packPanelsName(c.mr), packPanelsName(2*c.s.lanes))
 		fmt.Fprintf(&b, "Dot: %s, Cols: %s, ColsMax: %d,\n}\n", dotName(c.s, c.mr), colsName(c.s, c.mr), colsMax)
 	}
 	src, err := format.Source([]byte(b.String()))

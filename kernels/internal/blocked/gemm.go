@@ -89,6 +89,12 @@ type Kernels struct {
 	// rows of m floats) into ceil(m/MR) panels, reading it row by row.
 	PackPanels func(dst, src *float32, lda, m, kc int)
 
+	// PackBPanels, if not nil, packs kc rows of n floats of an
+	// untransposed B (n a multiple of Wide.NR) into n/Wide.NR panels of
+	// kc rows of Wide.NR floats, reading the rows front to back: the
+	// layout packB makes, PackPanels' with MR = PanelStride = Wide.NR.
+	PackBPanels func(dst, src *float32, ldb, n, kc int)
+
 	// Dot, if not nil, computes one column of C for MR rows of an
 	// untransposed A as dot products along k: c[i*ldc] =
 	// alpha*dot(a[i*lda:][:k], b[:k]) + beta*c[i*ldc]. It replaces the
@@ -607,7 +613,17 @@ func (g *Driver) packTrans(dst, src []float32, ld, w, kc, nr int) {
 // its width.
 func (g *Driver) packB(dst []float32, p *gemmArgs, pc, kc, jc, nc int) {
 	wide, narrow := g.Wide.NR, g.Narrow.NR
-	for j0 := 0; j0 < nc; j0 += wide {
+	start := 0
+	if full := nc / wide * wide; full > 0 && !p.transB && g.PackBPanels != nil {
+		// The full panels row by row: a panel at a time would read B in
+		// columns, a line per row at a stride of ldb, which the
+		// prefetchers do not follow across pages.
+		_ = dst[full*kc-1]
+		_ = p.b[(pc+kc-1)*p.ldb+jc+full-1]
+		g.PackBPanels(&dst[0], &p.b[pc*p.ldb+jc], p.ldb, full, kc)
+		start = full
+	}
+	for j0 := start; j0 < nc; j0 += wide {
 		w := min(wide, nc-j0)
 		nr := wide
 		if w <= narrow {
