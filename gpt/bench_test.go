@@ -56,36 +56,44 @@ func BenchmarkTrainStep(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			tr.TrainStep() // warm-up: workspaces
-			impl := m.Impl()
-			flops := stepFlops(c.cfg, c.batch)
-			peakIters := 1
-			if f := impl.FMAPeakLoop(1); f > 0 {
-				peakIters = max(1, int(flops/16)/f)
-			}
-			var stepTime, peakTime time.Duration
-			var peakFlops float64
-			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
-				tr.TrainStep()
-				t1 := time.Now()
-				peakFlops += parallelPeak(impl, peakIters)
-				stepTime += t1.Sub(t0)
-				peakTime += time.Since(t1)
-			}
-			b.StopTimer()
-			sec := stepTime.Seconds()
-			b.ReportMetric(float64(b.N*c.batch*c.cfg.BlockSize)/sec, "tokens/s")
-			b.ReportMetric(1000*sec/float64(b.N), "ms/step")
-			b.ReportMetric(flops*float64(b.N)/sec/1e9, "GFLOP/s")
-			if peakFlops > 0 {
-				peak := peakFlops / peakTime.Seconds() / 1e9
-				b.ReportMetric(peak, "peak-GFLOP/s")
-				b.ReportMetric(100*flops*float64(b.N)/sec/1e9/peak, "%peak")
-			}
+			benchSteps(b, tr, c.cfg, c.batch)
 		})
+	}
+}
+
+// benchSteps times b.N steps of tr (after one warm-up step: workspaces
+// and replicas for this GOMAXPROCS), each followed by the FMA peak loop for
+// 1/16 of the step's operations, and reports ms/step, tokens/s, GFLOP/s,
+// peak-GFLOP/s and %peak (see BenchmarkTrainStep).
+func benchSteps(b *testing.B, tr *Trainer, cfg Config, batch int) {
+	tr.TrainStep()
+	impl := tr.Model.Impl()
+	flops := stepFlops(cfg, batch)
+	peakIters := 1
+	if f := impl.FMAPeakLoop(1); f > 0 {
+		peakIters = max(1, int(flops/16)/f)
+	}
+	var stepTime, peakTime time.Duration
+	var peakFlops float64
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		tr.TrainStep()
+		t1 := time.Now()
+		peakFlops += parallelPeak(impl, peakIters)
+		stepTime += t1.Sub(t0)
+		peakTime += time.Since(t1)
+	}
+	b.StopTimer()
+	sec := stepTime.Seconds()
+	b.ReportMetric(1000*sec/float64(b.N), "ms/step")
+	b.ReportMetric(float64(b.N*batch*cfg.BlockSize)/sec, "tokens/s")
+	b.ReportMetric(flops*float64(b.N)/sec/1e9, "GFLOP/s")
+	if peakFlops > 0 {
+		peak := peakFlops / peakTime.Seconds() / 1e9
+		b.ReportMetric(peak, "peak-GFLOP/s")
+		b.ReportMetric(100*flops*float64(b.N)/sec/1e9/peak, "%peak")
 	}
 }
 

@@ -267,34 +267,6 @@ func BenchmarkGPT2Step(b *testing.B) {
 	cfg.BlockSize = 64
 	b.Run(fmt.Sprintf("B=%d,T=%d", batch, cfg.BlockSize), func(b *testing.B) {
 		tr := stepGPT2(b, cfg, batch)
-		tr.TrainStep() // warm-up: workspaces and replicas for this GOMAXPROCS
-		impl := tr.Model.Impl()
-		flops := stepFlops(cfg, batch)
-		peakIters := 1
-		if f := impl.FMAPeakLoop(1); f > 0 {
-			peakIters = max(1, int(flops/16)/f)
-		}
-		var stepTime, peakTime time.Duration
-		var peakFlops float64
-		b.ReportAllocs()
-		b.ResetTimer()
-		for i := 0; i < b.N; i++ {
-			t0 := time.Now()
-			tr.TrainStep()
-			t1 := time.Now()
-			peakFlops += parallelPeak(impl, peakIters)
-			stepTime += t1.Sub(t0)
-			peakTime += time.Since(t1)
-		}
-		b.StopTimer()
-		sec := stepTime.Seconds()
-		b.ReportMetric(1000*sec/float64(b.N), "ms/step")
-		b.ReportMetric(float64(b.N*batch*cfg.BlockSize)/sec, "tokens/s")
-		b.ReportMetric(flops*float64(b.N)/sec/1e9, "GFLOP/s")
-		if peakFlops > 0 {
-			peak := peakFlops / peakTime.Seconds() / 1e9
-			b.ReportMetric(peak, "peak-GFLOP/s")
-			b.ReportMetric(100*flops*float64(b.N)/sec/1e9/peak, "%peak")
-		}
+		benchSteps(b, tr, cfg, batch)
 	})
 }
