@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/gpt/rng"
@@ -574,4 +575,46 @@ func TestTiedAllocations(t *testing.T) {
 		t.Fatalf("a tied training pass allocates %v times, an untied one %v", tied, untied)
 	}
 	t.Logf("allocations per pass: untied %v, tied %v", untied, tied)
+}
+
+// TestAnyThreadCount runs a forward and backward pass at every GOMAXPROCS a
+// user may set, up to many times the batch (replicas, each splitting its
+// own work over the pool), within a bounded time, and checks the loss
+// against one thread. At GOMAXPROCS 4 with a batch of 2 this used to hang.
+func TestAnyThreadCount(t *testing.T) {
+	impltest.ForEach(t, testAnyThreadCount)
+}
+
+func testAnyThreadCount(t *testing.T, k *kernels.Impl) {
+	cfg := Config{Vocab: 17, BlockSize: 32, Layers: 2, Heads: 2, Width: 32}
+	r := rng.New(5)
+	tok, tg := randTokens(r, 4*32, cfg.Vocab), randTokens(r, 4*32, cfg.Vocab)
+	old := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(old)
+	for _, b := range []int{1, 2, 4} {
+		var want float64
+		for _, procs := range []int{1, 2, 3, 4, 8, 32, 64} {
+			runtime.GOMAXPROCS(procs)
+			done := make(chan float64, 1)
+			go func() {
+				m, err := New(cfg, 3, WithImpl(k))
+				if err != nil {
+					panic(err)
+				}
+				loss := m.Forward(tok[:b*32], tg[:b*32], b, 32)
+				m.Backward()
+				done <- loss
+			}()
+			select {
+			case loss := <-done:
+				if procs == 1 {
+					want = loss
+				} else if math.Abs(loss-want) > 1e-5*want {
+					t.Fatalf("batch %d GOMAXPROCS %d: loss %v, one thread %v", b, procs, loss, want)
+				}
+			case <-time.After(60 * time.Second):
+				t.Fatalf("batch %d GOMAXPROCS %d: forward and backward did not finish in 60 s (deadlock)", b, procs)
+			}
+		}
+	}
 }

@@ -83,23 +83,31 @@ func Parts(work, minWork int) int {
 }
 
 // acquire takes up to n pool goroutines from the budget and returns how
-// many it took.
-func acquire(n int) int {
+// many it took and how many are reserved in all, its own included.
+func acquire(n int) (took, reserved int) {
 	limit := int32(Budget() - 1)
 	for {
 		b := busy.Load()
 		free := limit - b
 		if free <= 0 {
-			return 0
+			return 0, int(b)
 		}
 		take := min(int32(n), free)
 		if busy.CompareAndSwap(b, b+take) {
-			return int(take)
+			return int(take), int(b + take)
 		}
 	}
 }
 
 // ensureStarted starts pool goroutines until at least n exist.
+//
+// Run calls it with the number of reservations in all (busy), not only its
+// own: a request waits in the channel until a pool goroutine that is not
+// running parts receives it, and the goroutines running parts may be
+// waiting, inside a nested Run, for requests queued behind it. Every
+// reservation is either a goroutine running parts or a request queued, so
+// with at least busy goroutines started there is an idle one for every
+// queued request, and nested Runs always finish.
 func ensureStarted(n int) {
 	startMu.Lock()
 	defer startMu.Unlock()
@@ -186,9 +194,9 @@ func Run(task Task, parts, workers int) {
 		return
 	}
 	workers = min(workers, parts, Budget())
-	helpers := 0
+	helpers, reserved := 0, 0
 	if workers > 1 {
-		helpers = acquire(workers - 1)
+		helpers, reserved = acquire(workers - 1)
 	}
 	if helpers == 0 {
 		for p := 0; p < parts; p++ {
@@ -196,7 +204,7 @@ func Run(task Task, parts, workers int) {
 		}
 		return
 	}
-	ensureStarted(helpers)
+	ensureStarted(reserved)
 	j := jobs.Get().(*job)
 	j.task, j.parts = task, int64(parts)
 	j.next.Store(0)

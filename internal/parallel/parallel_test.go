@@ -1,11 +1,14 @@
 package parallel
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // countTask records which parts ran and the most goroutines that were
@@ -198,5 +201,97 @@ func TestForAllocatesNothing(t *testing.T) {
 	For(100, 1, noopRange)
 	if n := testing.AllocsPerRun(100, func() { For(100, 1, noopRange) }); n != 0 {
 		t.Errorf("For allocates %v times per call", n)
+	}
+}
+
+// treeTask is one node of a tree of nested Runs: each of its parts runs
+// the Run of the child of the same index, if any, and counts itself.
+type treeTask struct {
+	workers  int
+	children []*treeTask
+	ran      []atomic.Int32
+}
+
+func (t *treeTask) RunPart(_, part int) {
+	t.ran[part].Add(1)
+	if c := t.children[part]; c != nil {
+		Run(c, len(c.children), c.workers)
+	}
+}
+
+// randomTree returns a tree of nested Runs at most depth deep, with up to
+// 9 parts a node, a random worker count (sometimes more than parts or
+// GOMAXPROCS), and a child Run under about half the parts.
+func randomTree(r *rand.Rand, depth int) *treeTask {
+	parts := r.IntN(10)
+	t := &treeTask{workers: r.IntN(70), children: make([]*treeTask, parts), ran: make([]atomic.Int32, parts)}
+	for p := range t.children {
+		if depth > 1 && r.IntN(2) == 0 {
+			t.children[p] = randomTree(r, depth-1)
+		}
+	}
+	return t
+}
+
+// check reports the first part of the tree that did not run exactly once.
+func (t *treeTask) check(path string) error {
+	for p := range t.ran {
+		if n := t.ran[p].Load(); n != 1 {
+			return fmt.Errorf("part %s%d ran %d times", path, p, n)
+		}
+		if c := t.children[p]; c != nil {
+			if err := c.check(fmt.Sprintf("%s%d.", path, p)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// TestNestedTreesFinish runs random trees of nested Runs (parallel work
+// inside parallel work, as model replicas run GEMMs and attention heads)
+// at every GOMAXPROCS a user may set, up to far more than the machine's
+// cores, several trees at once from separate goroutines, and fails if they
+// do not all finish within a bounded time (the pool used to leave reserved
+// helper slots without a goroutine to serve them, and nested Runs waited
+// for them forever) or if any part did not run exactly once.
+func TestNestedTreesFinish(t *testing.T) {
+	old := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(old)
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, procs := range []int{1, 2, 3, 8, 32, 64} {
+		runtime.GOMAXPROCS(procs)
+		for round := 0; round < 20; round++ {
+			callers := 1 + r.IntN(4)
+			trees := make([]*treeTask, callers)
+			for i := range trees {
+				trees[i] = randomTree(r, 1+r.IntN(4))
+			}
+			done := make(chan struct{})
+			go func() {
+				var wg sync.WaitGroup
+				for _, tr := range trees {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						Run(tr, len(tr.children), tr.workers)
+					}()
+				}
+				wg.Wait()
+				close(done)
+			}()
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				buf := make([]byte, 1<<20)
+				t.Fatalf("GOMAXPROCS %d round %d: nested Runs did not finish in 20 s (deadlock); goroutines:\n%s",
+					procs, round, buf[:runtime.Stack(buf, true)])
+			}
+			for i, tr := range trees {
+				if err := tr.check(""); err != nil {
+					t.Fatalf("GOMAXPROCS %d round %d caller %d: %v", procs, round, i, err)
+				}
+			}
+		}
 	}
 }
