@@ -36,14 +36,14 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// binary returns the path of the built tinygpt or kernelbench.
+// binary returns the path of the built tinygpt, kernelbench or trainbench.
 func binary(t *testing.T, name string) string {
 	t.Helper()
 	buildOnce.Do(func() {
 		if binDir, buildErr = os.MkdirTemp("", "tinygpt-test-bin"); buildErr != nil {
 			return
 		}
-		for _, pkg := range []string{".", "../kernelbench"} {
+		for _, pkg := range []string{".", "../kernelbench", "../trainbench"} {
 			out, err := exec.Command("go", "build", "-tags", buildTags, "-o", binDir, pkg).CombinedOutput()
 			if err != nil {
 				buildErr = errors.New(string(out))
