@@ -12,7 +12,8 @@ import (
 // report GFLOP/s with; see ForwardFlops.
 var forwardFlops, backwardFlops = ForwardFlops, BackwardFlops
 
-// benchShapes are the training shapes of the issue.
+// benchShapes are the two training shapes the layer's speed target is
+// set on (PERF.md, "Attention").
 var benchShapes = []struct{ b, t, c, h int }{
 	{12, 64, 128, 4},
 	{8, 256, 384, 6},
@@ -59,11 +60,11 @@ func reportGFLOPS(b *testing.B, flops float64, cpu cpuClock) {
 }
 
 // BenchmarkAttention runs, in one benchmark so that -count interleaves
-// them, the layer's forward, backward and forward+backward on the issue's
-// training shapes, the fused forward at long contexts, and the reference
-// GEMMs: for each training shape the GEMM of its qkv projection
-// (B·T × C times C × 3C) and a square 512 GEMM, all with every
-// goroutine GOMAXPROCS allows, as the layer runs.
+// them, the layer's forward, backward and forward+backward on the
+// training shapes (benchShapes), the fused forward at long contexts, and
+// the reference GEMMs: for each training shape the GEMM of its qkv
+// projection (B·T × C times C × 3C) and a square 512 GEMM, all with
+// every goroutine GOMAXPROCS allows, as the layer runs.
 func BenchmarkAttention(b *testing.B) {
 	for _, s := range benchShapes {
 		name := fmt.Sprintf("B=%d,T=%d,C=%d,H=%d", s.b, s.t, s.c, s.h)
@@ -138,12 +139,13 @@ func benchGemm(b *testing.B, name string, m, k, n int) {
 	})
 }
 
-// BenchmarkVsGemm measures the ratio the issue asks about, forward plus
-// backward GFLOP/s over Gemm's GFLOP/s, on a machine whose speed drifts:
-// every iteration times one Forward+Backward and right after it Gemm
-// calls of about the same number of operations, so the two rates share
-// the machine's conditions. The reference GEMMs are a square 512 product
-// and the layer's own qkv projection (B·T × C times C × 3C). Metrics:
+// BenchmarkVsGemm measures the ratio the layer's speed target is set on,
+// forward plus backward GFLOP/s over Gemm's GFLOP/s, on a machine whose
+// speed drifts: every iteration times one Forward+Backward and right
+// after it Gemm calls of about the same number of operations, so the two
+// rates share the machine's conditions. The reference GEMMs are a square
+// 512 product and the layer's own qkv projection (B·T × C times C × 3C).
+// Metrics:
 // attn-GFLOP/s, gemm-GFLOP/s and their ratio (x-gemm, to be >= 0.5),
 // and the same ratio of rates per CPU-second (x-gemm-cpu; see cpuClock).
 func BenchmarkVsGemm(b *testing.B) {

@@ -62,8 +62,9 @@ func TestWork(t *testing.T) {
 	}
 }
 
-// TestShapesCoverIssue checks that the shapes span what the kernelbench
-// issue asks for.
+// TestShapesCoverIssue checks that the shapes span the ones kernelbench
+// must cover: squares 64-2048, the training shapes and their transposed
+// forms, and the masked-scores, softmax and dot sizes listed below.
 func TestShapesCoverIssue(t *testing.T) {
 	for _, tc := range []struct {
 		kernel string

@@ -11,7 +11,7 @@ import (
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
-// The two configurations of the speed comparison with llm.c (issue 5):
+// The two configurations of the training-speed comparisons (PERF.md):
 // (a) 4 layers, 4 heads, width 128, block 64, batch 12, vocabulary 65;
 // (b) 6 layers, 6 heads, width 384, block 256, batch 8 (vocabulary 65).
 var benchConfigs = []struct {

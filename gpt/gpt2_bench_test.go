@@ -11,7 +11,7 @@ import (
 	"github.com/simdgpt/simdgpt/gpt/rng"
 )
 
-// Speed of a GPT-2 124M-shaped model (issue 16): random weights, the shape
+// Speed of a GPT-2 124M-shaped model: random weights, the shape
 // of GPT-2 small. These benchmarks need about 1.1 GB (Decode, Head) and
 // 3 GB (Step) and seconds per iteration, so they skip under -short; a
 // plain `go test` runs no benchmark.

@@ -580,7 +580,8 @@ func TestTiedAllocations(t *testing.T) {
 // TestAnyThreadCount runs a forward and backward pass at every GOMAXPROCS a
 // user may set, up to many times the batch (replicas, each splitting its
 // own work over the pool), within a bounded time, and checks the loss
-// against one thread. At GOMAXPROCS 4 with a batch of 2 this used to hang.
+// against one thread. GOMAXPROCS 4 with a batch of 2 is among the cases:
+// nested Runs there need every reserved helper slot served.
 func TestAnyThreadCount(t *testing.T) {
 	impltest.ForEach(t, testAnyThreadCount)
 }

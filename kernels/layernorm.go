@@ -96,8 +96,8 @@ func LayerNormBackward(m, n int, dy []float32, lddy int, x []float32, ldx int, m
 // exactly as Add followed by LayerNorm would compute them (the results
 // are bitwise equal), but the sum is normalised 16 KiB of rows at a time,
 // while those rows are still in the L1 cache, where the separate calls
-// write the whole sum and read it back. (Measured on Zen 4 it gains
-// little: see PERF.md.) It is the residual connection of a pre-LayerNorm
+// write the whole sum and read it back (PERF.md, "Fusion", compares the
+// two). It is the residual connection of a pre-LayerNorm
 // transformer block followed by the next block's LayerNorm: the backward
 // pass needs sum (the LayerNorm's input), mean and rstd. The leading
 // dimensions are ldx, ldr, ldsum and ldy. sum may be x or r (the same

@@ -30,7 +30,8 @@ func (a attnShape) flops() float64 {
 	return f
 }
 
-// attnShapes are the shapes of issue 4: forward, and forward followed by
+// attnShapes are the attention layer's benchmark shapes (those of
+// attention's own benchmarks): forward, and forward followed by
 // backward, on two training shapes; the fused inference forward on one
 // sequence of 1024 to 4096 positions.
 func attnShapes() []attnShape {

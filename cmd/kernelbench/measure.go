@@ -218,7 +218,7 @@ func printTable(w io.Writer, k *bench.Kernel, rs []*bench.Result) {
 }
 
 // printOpenBLAS prints, after a kernel's table, the comparisons with
-// OpenBLAS that issue 15 asks for, side by side: each OpenBLAS peer
+// OpenBLAS side by side: each OpenBLAS peer
 // (openblas, openblas-avx2; see package peers) against simdgpt's
 // implementation of the peer's ISA: the widest one against the kernels
 // OpenBLAS picks for this CPU, and avx2 against OpenBLAS's AVX2 kernels.

@@ -13,7 +13,7 @@ import (
 
 // TestOpenBLASRun runs gemm on two shapes with both OpenBLAS peers and
 // checks the header (the core each instance runs), their rows in the gemm
-// table and the section of issue 15 item 5: per shape, simdgpt's widest
+// table and the OpenBLAS comparison section: per shape, simdgpt's widest
 // implementation against openblas and avx2 against openblas-avx2, with
 // confidence intervals.
 func TestOpenBLASRun(t *testing.T) {

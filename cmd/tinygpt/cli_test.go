@@ -164,8 +164,8 @@ func makeFixtures(t *testing.T) *fixtures {
 	return f
 }
 
-// TestBadInputs runs the built binaries over every bad input of issue 13
-// (and those handled before): exit status 2 for a usage error, 1 for a
+// TestBadInputs runs the built binaries over bad inputs of every kind
+// (flags, files, checkpoints, tokenizers, data): exit status 2 for a usage error, 1 for a
 // runtime error, one line on stderr naming the flag or file and what is
 // wrong, and never a panic or a goroutine dump. Under -short (the qemu
 // runs) tinygpt runs in-process and kernelbench's rows are skipped.

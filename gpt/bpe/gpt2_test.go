@@ -61,7 +61,7 @@ func TestGPT2Known(t *testing.T) {
 		in   string
 		want []int
 	}{
-		// The issue (16, item 3).
+		// A two-word phrase and a word with its leading space.
 		{"Hello world", []int{15496, 995}},
 		{" Hello", []int{18435}},
 		// tiktoken, tests/test_encoding.py (test_simple, r50k_base = gpt2).

@@ -127,18 +127,15 @@ func ensureStarted(n int) {
 	}
 }
 
-// work claims and runs parts until none are left. A panic in a part is
-// kept for the caller of Run (and the remaining parts are skipped).
 // spinFor is how long an idle pool goroutine polls for the next request
 // before it blocks. Waking a goroutine blocked on a channel means waking
 // an OS thread, and on a virtual machine waking the halted virtual CPU
-// under it: measured on a 2-vCPU KVM guest (Zen 4), a helper blocked
-// between two Runs started its part 75-190 µs late on average, which
-// cost a GEMM of 0.7 ms split in two a fifth of its time. Work that comes
-// in bursts of Runs (the GEMMs of a layer, the parts of a step) finds the
-// helpers still polling; a pool goroutine idle for longer blocks and
-// costs nothing. The polling yields the processor (runtime.Gosched), so
-// other goroutines are not kept from it.
+// under it, which can take a large part of a split GEMM's time (PERF.md,
+// "Pool goroutines poll before they block", has the delay measured).
+// Work that comes in bursts of Runs (the GEMMs of a layer, the parts of a
+// step) finds the helpers still polling; a pool goroutine idle for longer
+// blocks and costs nothing. The polling yields the processor
+// (runtime.Gosched), so other goroutines are not kept from it.
 const spinFor = 200 * time.Microsecond
 
 // receive returns the next request, polling for spinFor before it blocks;
@@ -165,6 +162,8 @@ func receive() (r request, ok bool) {
 	return r, ok
 }
 
+// work claims and runs parts until none are left. A panic in a part is
+// kept for the caller of Run (and the remaining parts are skipped).
 func (j *job) work(worker int) {
 	defer func() {
 		if r := recover(); r != nil {

@@ -252,9 +252,9 @@ func (t *treeTask) check(path string) error {
 // inside parallel work, as model replicas run GEMMs and attention heads)
 // at every GOMAXPROCS a user may set, up to far more than the machine's
 // cores, several trees at once from separate goroutines, and fails if they
-// do not all finish within a bounded time (the pool used to leave reserved
-// helper slots without a goroutine to serve them, and nested Runs waited
-// for them forever) or if any part did not run exactly once.
+// do not all finish within a bounded time (a reserved helper slot left
+// without a goroutine to serve it makes nested Runs wait for it forever)
+// or if any part did not run exactly once.
 func TestNestedTreesFinish(t *testing.T) {
 	old := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(old)

@@ -18,7 +18,7 @@ func softmaxAVX2(m, n int, x []float32, ldx int, y []float32, ldy int) {
 // sum, reciprocal) with the other row's work, which matters most for short
 // rows. Longer rows go one at a time, so that a row's input and output
 // stay in L1 (32 KiB) between the passes: two rows of 4096 would not
-// (measured: pairs are 8-10% faster up to 2048, 5% slower at 4096).
+// (PERF.md, "Softmax", has the measurement behind pairMaxLen).
 func softmaxAVX512(m, n int, x []float32, ldx int, y []float32, ldy int) {
 	i := 0
 	for ; i+1 < m && n <= pairMaxLen; i += 2 {

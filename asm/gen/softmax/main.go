@@ -531,7 +531,7 @@ func (s *isa) expPass(name string, n reg.Register, rows []*row, near bool, units
 		// Horner: p = c5*r + c4, then p = p*r + c_i down to c0 = 1. On
 		// AVX-512 p takes a new register (kf is still needed) and the
 		// coefficients are registers (an FMA with an embedded-broadcast
-		// memory operand measured 1.5 times slower here); on AVX2 p takes
+		// memory operand is slower: PERF.md, "Softmax"); on AVX2 p takes
 		// kf's register and the coefficients are memory operands.
 		ex.Poly(evs)
 		// e = 2^k * p, 0 outside keep.

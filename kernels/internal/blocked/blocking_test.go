@@ -32,7 +32,7 @@ var (
 	// cores (a victim cache of the L2s).
 	zen3 = Caches{Level{32 << 10, 8, 64, 1}, Level{512 << 10, 8, 64, 1}, Level{32 << 20, 16, 64, 8}}
 	// Same guide for Zen 4 (pub. 57647; EPYC 9004 "Genoa", family 25 model
-	// 17, this session's machine): L2 doubled to 1 MiB, still 8-way.
+	// 17, the Zen 4 of PERF.md): L2 doubled to 1 MiB, still 8-way.
 	zen4 = Caches{Level{32 << 10, 8, 64, 1}, Level{1 << 20, 8, 64, 1}, Level{32 << 20, 16, 64, 8}}
 	// AMD Software Optimization Guide for Family 1Ah (pub. 58455), Zen 5:
 	// L1d 48 KiB 12-way, L2 1 MiB 16-way, L3 32 MiB 16-way per 8 cores.

@@ -253,10 +253,8 @@ func grow(s []float32, n int) []float32 {
 
 // parallelMinFlops is the problem size (2*m*n*k) below which Gemm stays on
 // the calling goroutine: smaller problems lose more to synchronisation
-// than they gain. Measured on Zen 5 (AVX-512 at about 215 GFLOP/s a core,
-// two goroutines against one, interleaved): 768×128×128 (25 MFLOP) 0.84×
-// and 300×100×300 (18 MFLOP) 0.79× when split, 768×128×384 (75 MFLOP)
-// 1.15×, 512³ 1.5×, 1024³ 1.8×.
+// than they gain (PERF.md, "Split threshold", has the shapes on either
+// side of it).
 const parallelMinFlops = 1 << 26
 
 // Gemm is the kernel set's Gemm: arguments are already checked and m,
@@ -476,11 +474,11 @@ func storeCols(out *[MaxColsMax * MaxPanelStride]float32, ps, rows, cols int, al
 // within an L1 way (way = the bytes of one way), so that many rows share
 // each set; A stays in place if that is at most W1 − 1 rows of the
 // sliver per set, one way being left for the B panel streaming past.
-// Measured on Zen 4 (14×32 AVX-512 kernel, L1d 32 KiB 8-way), reading in
-// place gains 2–7% on the training shapes (lda = 384, 1152, 1536: 2 to 8
-// offsets, at most 7 rows a set) and loses 20% at lda = 1024 or 2048 (one
-// offset: all 14 rows in one set), which this rule packs; the 6×16 AVX2
-// kernel's 6 rows fit one set's ways even then.
+// With a 32 KiB 8-way L1d, the 14×32 kernel's A stays in place for the
+// training shapes (lda = 384, 1152, 1536: 2 to 8 offsets, at most 7 rows
+// a set) and is packed for lda = 1024 or 2048 (one offset: all 14 rows in
+// one set); the 6×16 kernel's 6 rows fit one set's ways even then.
+// PERF.md ("A read in place") has the measurements behind the rule.
 func (g *Driver) AInPlace(lda int) bool {
 	if g.Wide.Strided == nil || g.l1Ways < 2 {
 		return false
@@ -505,11 +503,8 @@ func gcd(a, b int) int {
 // needs B not transposed (its rows are the panels' rows), rows that start
 // on cache lines (a vector load across two lines costs double), and a row
 // stride that is not a multiple of 4 KiB (such rows compete for the same
-// few cache sets). Measured on the training and square shapes: in place
-// is 5-20% faster for m <= 512 and 64-byte aligned rows with the 14×32
-// AVX-512 kernel (Cascade Lake, Zen 4), up to 20% slower for rows of 65
-// floats or a 4 KiB stride. See bInPlaceMaxRows for the kernels with few
-// rows.
+// few cache sets). See bInPlaceMaxRows for the bound on m, and PERF.md
+// ("B read in place") for the measurements behind both.
 func (g *Driver) bInPlace(p *gemmArgs) bool {
 	return p.m <= g.bRowsMax && bLayoutInPlace(p.transB, p.b, p.ldb)
 }
@@ -536,11 +531,9 @@ func bLayoutInPlace(transB bool, b []float32, ldb int) bool {
 // consecutive lines; that costs little while the kernel spends long on
 // each line (mr FMAs per B vector: 14 for AVX-512's 14×32) and a few
 // percent on every row sliver when it spends little (6 for AVX2's 6×16),
-// against a packing that costs the same whatever m. Measured on Zen 4
-// (perf/zen4-2026-11-24-s6/binplace.txt), B packed against in place, one
-// thread, with n and k of 384 to 1536: 14×32 in place 3-13% faster for m
-// = 64 to 512; 6×16 in place 8% faster at m = 64, packed 5-13% faster for
-// m = 128 to 512 (but for ldb = 384, where they are within 3%).
+// against a packing that costs the same whatever m. So kernels of 8 rows
+// or more read B in place up to 512 rows of A, kernels of fewer rows up to
+// bInPlaceMinRows (PERF.md, "B read in place").
 func bInPlaceMaxRows(mr int) int {
 	if mr >= 8 {
 		return 512
