@@ -287,7 +287,7 @@ func TestRunInterleaves(t *testing.T) {
 		},
 	}
 	sum := func([]float32) float32 { return 0 }
-	a, b, none := &Impl{Name: "A", Sum: sum}, &Impl{Name: "B", Sum: sum}, &Impl{Name: "C"}
+	a, b, none := &Impl{Name: "A", KernelFuncs: KernelFuncs{Sum: sum}}, &Impl{Name: "B", KernelFuncs: KernelFuncs{Sum: sum}}, &Impl{Name: "C"}
 	res := Run(Case{k, k.Shapes[0]}, []*Impl{a, none, b}, Options{Count: 3, Time: time.Millisecond})
 	if len(res) != 2 || res[0].Impl != a || res[1].Impl != b {
 		t.Fatalf("results for %v, want A and B (C lacks the kernel)", res)

@@ -53,26 +53,8 @@ type Impl struct {
 	// runs on (the runner matches it to GOMAXPROCS).
 	SetThreads func(n int)
 
-	Gemm            GemmFunc
-	MaskedScores    ScoresFunc
-	Softmax         func(m, n int, x []float32, ldx int, y []float32, ldy int)
-	SoftmaxBackward func(m, n int, y []float32, ldy int, dy []float32, lddy int, dx []float32, lddx int)
-	Dot             func(x, y []float32) float32
-	Axpy            func(alpha float32, x, y []float32)
-	Scale           func(alpha float32, x []float32)
-	Add             func(dst, x, y []float32)
-	Sum             func(x []float32) float32
-	Max             func(x []float32) float32
-
-	LayerNorm           func(m, n int, x []float32, ldx int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32)
-	LayerNormBackward   func(m, n int, dy []float32, lddy int, x []float32, ldx int, mean, rstd, gamma []float32, dx []float32, lddx int, dgamma, dbeta []float32)
-	SoftmaxCrossEntropy func(m, n int, logits []float32, ldl int, targets []int32, scale float32, dlogits []float32, lddl int, losses []float32)
-	AdamW               func(params, grads, m, v []float32, h kernels.AdamWParams)
-	SumSquares          func(x []float32) float64
-	GELU                func(dst, x []float32)
-	GELUBackward        func(dx, dy, x []float32)
-	BiasGELU            func(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int)
-	GemmBiasGELU        func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
+	// KernelFuncs holds the kernels the Impl runs (nil: not provided).
+	KernelFuncs
 }
 
 // genericMaxFlops is the largest GEMM or scores problem (in floating-point
@@ -80,22 +62,13 @@ type Impl struct {
 const genericMaxFlops = 1 << 27
 
 // Ours returns the Impl that runs every kernel of the simdgpt
-// implementation p: each kernel field of Impl (a func field named after a
-// method of *kernels.Impl, such as Gemm or Dot) is set to that method of
-// p. The assignments are plain method values, not reflection: a method
-// value made by reflect costs a reflective call (hundreds of nanoseconds
-// and allocations) on every use, which would swamp a 20 ns kernel.
-// TestOursSetsEveryKernel fails when a kernel field is left out here.
+// implementation p: each field of KernelFuncs is set to the method of p of
+// its name (generated, kernels_gen.go). The assignments are plain method
+// values, not reflection: a method value made by reflect costs a
+// reflective call (hundreds of nanoseconds and allocations) on every use,
+// which would swamp a 20 ns kernel.
 func Ours(p *kernels.Impl) *Impl {
-	im := &Impl{Name: p.Name(), Own: p, ISA: p,
-		Gemm: p.Gemm, MaskedScores: p.MaskedScores,
-		Softmax: p.Softmax, SoftmaxBackward: p.SoftmaxBackward,
-		Dot: p.Dot, Axpy: p.Axpy, Scale: p.Scale, Add: p.Add, Sum: p.Sum, Max: p.Max,
-		LayerNorm: p.LayerNorm, LayerNormBackward: p.LayerNormBackward,
-		SoftmaxCrossEntropy: p.SoftmaxCrossEntropy, AdamW: p.AdamW, SumSquares: p.SumSquares,
-		GELU: p.GELU, GELUBackward: p.GELUBackward, BiasGELU: p.BiasGELU,
-		GemmBiasGELU: p.GemmBiasGELU,
-	}
+	im := &Impl{Name: p.Name(), Own: p, ISA: p, KernelFuncs: kernelsOf(p)}
 	if p.FMAPeakLoop(1) == 0 {
 		im.ISA = Widest()
 		im.MaxFlops = genericMaxFlops
@@ -103,10 +76,11 @@ func Ours(p *kernels.Impl) *Impl {
 	return im
 }
 
-// KernelFields returns the names of Impl's kernel fields: its func fields
-// named after a method of *kernels.Impl with an assignable type.
+// KernelFields returns the names of Impl's kernel fields: the func fields
+// of KernelFuncs named after a method of *kernels.Impl with an assignable
+// type.
 func KernelFields() []string {
-	typ := reflect.TypeFor[Impl]()
+	typ := reflect.TypeFor[KernelFuncs]()
 	methods := reflect.TypeFor[*kernels.Impl]()
 	var out []string
 	for i := 0; i < typ.NumField(); i++ {
@@ -156,13 +130,15 @@ func GemmThenMask(p *kernels.Impl) *Impl {
 		Peer:     true,
 		ISA:      isa,
 		MaxFlops: maxFlops,
-		MaskedScores: func(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int) {
-			p.Gemm(false, true, tq, tk, d, scale, q, ldq, k, ldk, 0, s, lds)
-			for i := range tq {
-				for j := max(0, i+offset+1); j < tk; j++ {
-					s[i*lds+j] = negInf
+		KernelFuncs: KernelFuncs{
+			MaskedScores: func(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int) {
+				p.Gemm(false, true, tq, tk, d, scale, q, ldq, k, ldk, 0, s, lds)
+				for i := range tq {
+					for j := max(0, i+offset+1); j < tk; j++ {
+						s[i*lds+j] = negInf
+					}
 				}
-			}
+			},
 		},
 	}
 }

@@ -5,39 +5,12 @@ import (
 	"os"
 	"strings"
 
-	"github.com/simdgpt/simdgpt/kernels/generic"
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
 )
 
 // EnvISA is the environment variable that forces one implementation for a
 // whole program, for example SIMDGPT_ISA=avx2.
 const EnvISA = "SIMDGPT_ISA"
-
-// genericSet is the pure-Go kernel set, on every platform.
-var genericSet = &kernelset.Set{
-	Name:            "generic",
-	Available:       true,
-	Gemm:            generic.Gemm,
-	Softmax:         generic.Softmax,
-	SoftmaxBackward: generic.SoftmaxBackward,
-	MaskedScores:    generic.MaskedScores,
-	Dot:             generic.Dot,
-	Axpy:            generic.Axpy,
-	Scale:           generic.Scale,
-	Add:             generic.Add,
-	Sum:             generic.Sum,
-	Max:             generic.Max,
-
-	LayerNorm:           generic.LayerNorm,
-	LayerNormBackward:   generic.LayerNormBackward,
-	AdamW:               generic.AdamW,
-	SumSquares:          generic.SumSquares,
-	SoftmaxCrossEntropy: generic.SoftmaxCrossEntropy,
-	GELU:                generic.GELU,
-	GELUBackward:        generic.GELUBackward,
-	BiasGELU:            generic.BiasGELU,
-	GemmBiasGELU:        generic.GemmBiasGELU,
-}
 
 // registry lists every implementation compiled into this binary: generic,
 // then the sets the ISA packages registered (imported for that in

@@ -34,15 +34,18 @@
 //
 // # Where each kernel lives
 //
-// Every implementation provides the one kernel list, the Set type of
-// kernels/internal/kernelset; dispatch, Implementations, the benchmarks'
+// Every kernel's signature is written once, in the list of
+// kernels/internal/apigen, which generates the Set type of
+// kernels/internal/kernelset (the one kernel list every implementation
+// provides), the generic set's wiring, the package-level functions and
+// the benchmarks' kernel fields; dispatch, Implementations, the benchmarks'
 // implementation lists and the tests that every kernel is wired and has a
 // parity test (set_test.go) derive from it. A kernel family FAMILY (gemm,
 // softmax, scores, vecops, optim, xent, gelu, layernorm) is found, one file each, at:
 //
-//	kernels/FAMILY.go              public API: the checked Impl methods and package functions
+//	kernels/FAMILY.go              public API: the checked Impl methods (package functions: api_gen.go)
 //	kernels/FAMILY_test.go         parity and edge tests (and FAMILY_fuzz_test.go, FAMILY_guard_test.go)
-//	kernels/generic/FAMILY.go      the pure-Go reference
+//	kernels/internal/generic/FAMILY.go the pure-Go reference
 //	asm/gen/FAMILY/                the avo generator (NEON: asm/gen/neon/FAMILY.go)
 //	kernels/amd64/FAMILY_amd64.s   generated assembly (kernels/arm64/FAMILY_arm64.s)
 //	kernels/amd64/FAMILY.go        the wiring into the avx2 and avx512 sets (kernels/arm64/FAMILY.go: neon)

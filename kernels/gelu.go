@@ -102,17 +102,3 @@ func (p *Impl) BiasGELU(m, n int, x []float32, ldx int, bias []float32, y []floa
 	checkNoOverlap("BiasGELU", "y", y, m, n, ldy, "bias", bias, 1, n, n)
 	p.set.BiasGELU(m, n, x, ldx, bias, y, ldy)
 }
-
-// GELU sets dst[i] = gelu(x[i]) with the default implementation; see
-// (*Impl).GELU.
-func GELU(dst, x []float32) { current.Load().GELU(dst, x) }
-
-// GELUBackward sets dx[i] = dy[i]·gelu'(x[i]) with the default
-// implementation; see (*Impl).GELUBackward.
-func GELUBackward(dx, dy, x []float32) { current.Load().GELUBackward(dx, dy, x) }
-
-// BiasGELU adds bias to every row of x in place and writes gelu of the
-// result into y with the default implementation; see (*Impl).BiasGELU.
-func BiasGELU(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int) {
-	current.Load().BiasGELU(m, n, x, ldx, bias, y, ldy)
-}

@@ -90,19 +90,3 @@ func (p *Impl) GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda i
 	checkNoOverlap(fn, "out", out, m, n, ldout, "bias", bias, 1, n, n)
 	p.set.GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
 }
-
-// Gemm computes C = alpha*op(A)*op(B) + beta*C with the default
-// implementation; see (*Impl).Gemm.
-func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	current.Load().Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
-}
-
-// MatMul computes C = A*B for contiguous row-major matrices (A m×k, B k×n,
-// C m×n) with the default implementation; see (*Impl).MatMul.
-func MatMul(m, n, k int, a, b, c []float32) { current.Load().MatMul(m, n, k, a, b, c) }
-
-// GemmBiasGELU sets pre = op(A)·op(B) + bias and out = gelu(pre) with the
-// default implementation; see (*Impl).GemmBiasGELU.
-func GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
-	current.Load().GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
-}

@@ -74,18 +74,6 @@ func (p *Impl) LayerNormBackward(m, n int, dy []float32, lddy int, x []float32, 
 	p.set.LayerNormBackward(m, n, dy, lddy, x, ldx, mean, rstd, gamma, dx, lddx, dgamma, dbeta)
 }
 
-// LayerNorm normalises the rows of x into y with the default
-// implementation; see (*Impl).LayerNorm.
-func LayerNorm(m, n int, x []float32, ldx int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32) {
-	current.Load().LayerNorm(m, n, x, ldx, gamma, beta, eps, y, ldy, mean, rstd)
-}
-
-// LayerNormBackward accumulates the gradients of LayerNorm with the
-// default implementation; see (*Impl).LayerNormBackward.
-func LayerNormBackward(m, n int, dy []float32, lddy int, x []float32, ldx int, mean, rstd, gamma []float32, dx []float32, lddx int, dgamma, dbeta []float32) {
-	current.Load().LayerNormBackward(m, n, dy, lddy, x, ldx, mean, rstd, gamma, dx, lddx, dgamma, dbeta)
-}
-
 // AddLayerNorm adds the residual r to x and normalises the sum, row by
 // row, in one pass over memory: for each of the m rows,
 //
@@ -153,9 +141,3 @@ func (p *Impl) AddLayerNorm(m, n int, x []float32, ldx int, r []float32, ldr int
 // before normalising them: 16 KiB, half of the smallest L1 data cache of
 // the CPUs it runs on, so the sums are read back from L1.
 const addLNChunkFloats = 4096
-
-// AddLayerNorm adds a residual and normalises the sum with the default
-// implementation; see (*Impl).AddLayerNorm.
-func AddLayerNorm(m, n int, x []float32, ldx int, r []float32, ldr int, sum []float32, ldsum int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32) {
-	current.Load().AddLayerNorm(m, n, x, ldx, r, ldr, sum, ldsum, gamma, beta, eps, y, ldy, mean, rstd)
-}

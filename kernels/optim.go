@@ -68,13 +68,3 @@ func (p *Impl) AdamW(params, grads, m, v []float32, h AdamWParams) {
 // input overflows. The result is NaN if x holds a NaN, otherwise +Inf if x
 // holds ±Inf.
 func (p *Impl) SumSquares(x []float32) float64 { return p.set.SumSquares(x) }
-
-// AdamW applies one AdamW step with the default implementation; see
-// (*Impl).AdamW.
-func AdamW(params, grads, m, v []float32, h AdamWParams) {
-	current.Load().AdamW(params, grads, m, v, h)
-}
-
-// SumSquares returns the sum of the squares of x in float64 with the
-// default implementation; see (*Impl).SumSquares.
-func SumSquares(x []float32) float64 { return current.Load().SumSquares(x) }

@@ -23,9 +23,3 @@ func (p *Impl) MaskedScores(tq, tk, d int, scale float32, q []float32, ldq int, 
 	checkNoOverlap("MaskedScores", "s", s, tq, tk, lds, "k", k, tk, d, ldk)
 	p.set.MaskedScores(tq, tk, d, scale, q, ldq, k, ldk, offset, s, lds)
 }
-
-// MaskedScores computes causally masked attention scores with the default
-// implementation; see (*Impl).MaskedScores.
-func MaskedScores(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int) {
-	current.Load().MaskedScores(tq, tk, d, scale, q, ldq, k, ldk, offset, s, lds)
-}

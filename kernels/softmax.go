@@ -44,15 +44,3 @@ func (p *Impl) SoftmaxBackward(m, n int, y []float32, ldy int, dy []float32, ldd
 	checkNoOverlap("SoftmaxBackward", "dx", dx, m, n, lddx, "y", y, m, n, ldy)
 	p.set.SoftmaxBackward(m, n, y, ldy, dy, lddy, dx, lddx)
 }
-
-// Softmax writes the row-wise softmax of x into y with the default
-// implementation; see (*Impl).Softmax.
-func Softmax(m, n int, x []float32, ldx int, y []float32, ldy int) {
-	current.Load().Softmax(m, n, x, ldx, y, ldy)
-}
-
-// SoftmaxBackward computes the gradient through a row-wise softmax with the
-// default implementation; see (*Impl).SoftmaxBackward.
-func SoftmaxBackward(m, n int, y []float32, ldy int, dy []float32, lddy int, dx []float32, lddx int) {
-	current.Load().SoftmaxBackward(m, n, y, ldy, dy, lddy, dx, lddx)
-}

@@ -36,21 +36,3 @@ func (p *Impl) Max(x []float32) float32 {
 	}
 	return p.set.Max(x)
 }
-
-// Dot returns the dot product of x and y with the default implementation.
-func Dot(x, y []float32) float32 { return current.Load().Dot(x, y) }
-
-// Axpy sets y[i] += alpha*x[i] with the default implementation.
-func Axpy(alpha float32, x, y []float32) { current.Load().Axpy(alpha, x, y) }
-
-// Scale sets x[i] *= alpha with the default implementation.
-func Scale(alpha float32, x []float32) { current.Load().Scale(alpha, x) }
-
-// Add sets dst[i] = x[i] + y[i] with the default implementation.
-func Add(dst, x, y []float32) { current.Load().Add(dst, x, y) }
-
-// Sum returns the sum of x with the default implementation.
-func Sum(x []float32) float32 { return current.Load().Sum(x) }
-
-// Max returns the largest element of x with the default implementation.
-func Max(x []float32) float32 { return current.Load().Max(x) }

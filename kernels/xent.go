@@ -58,10 +58,3 @@ func (p *Impl) SoftmaxCrossEntropy(m, n int, logits []float32, ldl int, targets 
 	checkNoOverlap(fn, "losses", losses, 1, m, m, "dlogits", dlogits, m, n, lddl)
 	p.set.SoftmaxCrossEntropy(m, n, logits, ldl, targets, scale, dlogits, lddl, losses)
 }
-
-// SoftmaxCrossEntropy computes the row-wise cross-entropy losses and their
-// gradient with the default implementation; see
-// (*Impl).SoftmaxCrossEntropy.
-func SoftmaxCrossEntropy(m, n int, logits []float32, ldl int, targets []int32, scale float32, dlogits []float32, lddl int, losses []float32) {
-	current.Load().SoftmaxCrossEntropy(m, n, logits, ldl, targets, scale, dlogits, lddl, losses)
-}

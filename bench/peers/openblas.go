@@ -129,8 +129,10 @@ func openBLAS() []*bench.Impl {
 		Peer:       true,
 		ISA:        bench.Widest(),
 		SetThreads: func(n int) { setThreads(0, n) },
-		Gemm: func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-			sgemm(0, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		KernelFuncs: bench.KernelFuncs{
+			Gemm: func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+				sgemm(0, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			},
 		},
 	}
 	avx2, err := kernels.Lookup("avx2")
@@ -149,8 +151,10 @@ func openBLAS() []*bench.Impl {
 		Peer:       true,
 		ISA:        avx2,
 		SetThreads: func(n int) { setThreads(1, n) },
-		Gemm: func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-			sgemm(1, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		KernelFuncs: bench.KernelFuncs{
+			Gemm: func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+				sgemm(1, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			},
 		},
 	}}
 }

@@ -34,8 +34,10 @@ func Gonum() *bench.Impl {
 		About: "gonum.org/v1/gonum " + moduleVersion("gonum.org/v1/gonum") + " blas/gonum Sgemm (pure Go)",
 		Peer:  true,
 		ISA:   bench.Widest(),
-		Gemm: func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-			impl.Sgemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		KernelFuncs: bench.KernelFuncs{
+			Gemm: func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+				impl.Sgemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			},
 		},
 	}
 }
@@ -60,8 +62,10 @@ func SimdBLAS() *bench.Impl {
 		Peer:     true,
 		ISA:      own.ISA,
 		MaxFlops: own.MaxFlops,
-		Gemm: func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-			impl.Sgemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		KernelFuncs: bench.KernelFuncs{
+			Gemm: func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+				impl.Sgemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			},
 		},
 	}
 }

@@ -5,7 +5,7 @@ package arm64
 import (
 	"math"
 
-	"github.com/simdgpt/simdgpt/kernels/generic"
+	"github.com/simdgpt/simdgpt/kernels/internal/generic"
 )
 
 // softmaxNEON computes each row in three passes: the maximum m (maxNEON),

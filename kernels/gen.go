@@ -1,0 +1,6 @@
+package kernels
+
+// The kernels' signatures are listed once, in internal/apigen/kernels.go;
+// the package-level functions (api_gen.go), genericSet (generic_gen.go),
+// kernelset.Set and bench.KernelFuncs are generated from that list.
+//go:generate go run ./internal/apigen
