@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/simdgpt/simdgpt/internal/impltest"
 	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/kernelstest"
 )
 
 // decodeTol is the documented agreement of Decode with Forward, relative
@@ -16,7 +16,7 @@ const decodeTol = 5e-6
 // followed by single tokens) and compares every output row with the full
 // forward pass.
 func TestDecodeEqualsForward(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		for _, tc := range []struct {
 			t, c, h int
 			prompt  int // tokens in the first Decode call
@@ -71,7 +71,7 @@ func TestDecodeEqualsForward(t *testing.T) {
 // that ran its sequence alone: the decoders share nothing but the
 // layer's shape.
 func TestDecodersAreIndependent(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		const T, c = 40, 32
 		l := newLayer(t, p, c, 4)
 		a, b := newProblem(refShape{1, T, c, 4}, 16), newProblem(refShape{1, T, c, 4}, 17)
@@ -125,7 +125,7 @@ func TestDecodeBadArguments(t *testing.T) {
 // TestDecodeNoAllocs decodes one token at a time, through Reset, as
 // sampling does.
 func TestDecodeNoAllocs(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		const c, T = 32, 64
 		l := newLayer(t, p, c, 4)
 		pr := newProblem(refShape{1, T, c, 4}, 10)

@@ -3,8 +3,8 @@ package attention
 import (
 	"testing"
 
-	"github.com/simdgpt/simdgpt/internal/impltest"
 	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/kernelstest"
 )
 
 // fusedTol is the documented agreement of Fused.Forward with
@@ -15,7 +15,7 @@ const fusedTol = 5e-6
 // TestFusedMatchesReference holds Fused.Forward to the explicit float64
 // reference for H in {1,2,4,8}, T = 1, odd T and T across the blocks.
 func TestFusedMatchesReference(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		for _, tc := range refCases {
 			s := tc.s
 			l := newLayer(t, p, s.c, tc.h)
@@ -33,7 +33,7 @@ func TestFusedMatchesReference(t *testing.T) {
 // TestFusedLongContext compares Fused.Forward with Layer.Forward at
 // contexts where the T×T matrices no longer fit in cache.
 func TestFusedLongContext(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		cases := []struct {
 			b, t, c, h int
 			long       bool // skipped under -short
@@ -68,7 +68,7 @@ func TestFusedLongContext(t *testing.T) {
 // decoding with a layer's Fused and Decoder between its Forward and
 // Backward change nothing Backward or Probs use.
 func TestInferenceLeavesForwardState(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		s := refShape{2, 40, 16, 2}
 		pr := newProblem(s, 13)
 		want := runFast(newLayer(t, p, s.c, 2), pr)
@@ -102,7 +102,7 @@ func TestFusedBadArgumentsAndAllocs(t *testing.T) {
 	mustPanic(t, func() { f.Forward(x, x, 2, 0, p) }, "attention.Fused.Forward: t = 0, must be >= 1")
 	mustPanic(t, func() { f.Forward(x, x, 2, 3, Params{}) }, "attention.Fused.Forward: len(p.WQKV) = 0, want 192")
 
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		s := refShape{2, 150, 32, 4}
 		pr := newProblem(s, 15)
 		out := make([]float32, s.b*s.t*s.c)

@@ -6,9 +6,9 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/simdgpt/simdgpt/internal/impltest"
 	"github.com/simdgpt/simdgpt/internal/parallel"
 	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/kernelstest"
 )
 
 // fdShapes are small enough for a finite difference per parameter.
@@ -73,7 +73,7 @@ func TestGradientsFiniteDifferences(t *testing.T) {
 				}
 			}
 
-			impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+			kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 				fast := runFast(newLayer(t, p, s.c, tc.h), pr)
 				for i, g := range [][]float32{fast.dx, fast.g.WQKV, fast.g.BQKV, fast.g.WProj, fast.g.BProj} {
 					if e := relErr(g, fd[i]); e > 1e-4 {
@@ -117,7 +117,7 @@ var refCases = []struct {
 // of the fast path of every implementation to the explicit float64
 // reference.
 func TestFastMatchesReference(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		for _, tc := range refCases {
 			s := tc.s
 			l := newLayer(t, p, s.c, tc.h)
@@ -140,7 +140,7 @@ func TestFastMatchesReference(t *testing.T) {
 // head the multi-head layer is the single-head layer, in output and in
 // every gradient of the cross-entropy loss, bit for bit.
 func TestMultiHeadOneEqualsSingleHead(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		for _, s := range []refShape{{1, 1, 4, 1}, {2, 7, 16, 1}, {3, 65, 24, 1}, {1, 128, 64, 1}} {
 			pr := newProblem(s, 3)
 			single := runFast(NewSingleHead(s.c, WithImpl(p)), pr)
@@ -153,7 +153,7 @@ func TestMultiHeadOneEqualsSingleHead(t *testing.T) {
 // TestCausality changes x at every position after t0 and checks that the
 // output at positions up to t0 does not change at all.
 func TestCausality(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		for _, tc := range []struct {
 			s refShape
 			h int
@@ -189,7 +189,7 @@ func TestCausality(t *testing.T) {
 // TestProbs checks that every probability row sums to 1, masked entries
 // are exactly 0 and unmasked ones positive.
 func TestProbs(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		for _, tc := range refCases {
 			s := tc.s
 			l := newLayer(t, p, s.c, tc.h)
@@ -232,7 +232,7 @@ func TestThreadCountDoesNotChangeResults(t *testing.T) {
 	pr := newProblem(s, 6)
 	ds := refShape{1, 160, 64, 4}
 	dpr := newProblem(ds, 7)
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		var first []namedF32
 		for _, procs := range []int{1, 2, 3, 8} {
 			runtime.GOMAXPROCS(procs)
@@ -342,7 +342,7 @@ func TestImplNotDefault(t *testing.T) {
 	defer kernels.SetDefault(kernels.Default().Name())
 	s := refShape{2, 70, 32, 4}
 	pr := newProblem(s, 42)
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		if err := kernels.SetDefault(p.Name()); err != nil {
 			t.Fatal(err)
 		}
@@ -467,7 +467,7 @@ func TestViewParams(t *testing.T) {
 // over several.
 func TestNoAllocs(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		for _, procs := range []int{1, 4} {
 			runtime.GOMAXPROCS(procs)
 			for _, tc := range []struct {
@@ -516,7 +516,7 @@ func TestConcurrentLayers(t *testing.T) {
 		want []namedF32
 	}
 	var jobs []*job
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		for i, tc := range []struct {
 			s refShape
 			h int
@@ -586,7 +586,7 @@ func TestNestedInParallelRun(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	s := refShape{2, 70, 32, 4}
 	pr := newProblem(s, 41)
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		for _, procs := range []int{1, 2, 4} {
 			runtime.GOMAXPROCS(procs)
 			want := runFast(newLayer(t, p, s.c, 4), pr).named()
@@ -607,7 +607,7 @@ func TestNestedInParallelRun(t *testing.T) {
 // Backward overwrites dx and adds into g, and may be called again after
 // one Forward.
 func TestBackwardAccumulates(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		s := refShape{2, 11, 16, 2}
 		pr := newProblem(s, 40)
 		l := newLayer(t, p, s.c, 2)

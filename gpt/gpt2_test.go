@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/simdgpt/simdgpt/gpt/rng"
-	"github.com/simdgpt/simdgpt/internal/impltest"
 	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/kernelstest"
 )
 
 // testGPT2 is the shape of the small GPT-2 the loader tests write.
@@ -76,7 +76,7 @@ func TestLoadGPT2MatchesReference(t *testing.T) {
 	want := Config{Vocab: s.V, BlockSize: s.T, Layers: s.L, Heads: s.H, Width: s.C, TieEmbeddings: true}
 	r := rng.New(5)
 	tok := randTokens(r, 2*s.T, s.V)
-	impltest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
 		for i, f := range files {
 			m, err := LoadGPT2(paths[i], WithImpl(k))
 			if err != nil {

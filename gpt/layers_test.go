@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/simdgpt/simdgpt/gpt/rng"
-	"github.com/simdgpt/simdgpt/internal/impltest"
 	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/kernelstest"
 )
 
 // Float64 references of each layer: their finite differences are exact
@@ -96,7 +96,7 @@ func gelu64(x float64) float64 {
 }
 
 func TestLayerNormGrad(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, k *kernels.Impl) { layerNormGrad(t, k) })
+	kernelstest.ForEach(t, func(t *testing.T, k *kernels.Impl) { layerNormGrad(t, k) })
 }
 
 func layerNormGrad(t *testing.T, k *kernels.Impl) {
@@ -125,7 +125,7 @@ func layerNormGrad(t *testing.T, k *kernels.Impl) {
 }
 
 func TestGeluGrad(t *testing.T) {
-	impltest.ForEach(t, testGeluGrad)
+	kernelstest.ForEach(t, testGeluGrad)
 }
 
 func testGeluGrad(t *testing.T, k *kernels.Impl) {
@@ -151,7 +151,7 @@ func testGeluGrad(t *testing.T, k *kernels.Impl) {
 }
 
 func TestLinearGrad(t *testing.T) {
-	impltest.ForEach(t, testLinearGrad)
+	kernelstest.ForEach(t, testLinearGrad)
 }
 
 func testLinearGrad(t *testing.T, k *kernels.Impl) {
@@ -188,7 +188,7 @@ func testLinearGrad(t *testing.T, k *kernels.Impl) {
 }
 
 func TestEmbedGrad(t *testing.T) {
-	impltest.ForEach(t, testEmbedGrad)
+	kernelstest.ForEach(t, testEmbedGrad)
 }
 
 func testEmbedGrad(t *testing.T, k *kernels.Impl) {
@@ -222,7 +222,7 @@ func testEmbedGrad(t *testing.T, k *kernels.Impl) {
 }
 
 func TestCrossEntropyGrad(t *testing.T) {
-	impltest.ForEach(t, testCrossEntropyGrad)
+	kernelstest.ForEach(t, testCrossEntropyGrad)
 }
 
 func testCrossEntropyGrad(t *testing.T, k *kernels.Impl) {

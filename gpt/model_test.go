@@ -15,8 +15,8 @@ import (
 
 	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/gpt/rng"
-	"github.com/simdgpt/simdgpt/internal/impltest"
 	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/kernelstest"
 )
 
 // refForward is the whole model in float64, written from the math: the
@@ -168,7 +168,7 @@ func TestModelGradient(t *testing.T) {
 		c.want, c.num = ref(), numGrad(ref, p64)
 		cases = append(cases, c)
 	}
-	impltest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
 		for _, c := range cases {
 			m, err := New(c.cfg, 1, WithImpl(k))
 			if err != nil {
@@ -242,7 +242,7 @@ func trainLosses(k *kernels.Impl, cfg Config, steps int) []float64 {
 }
 
 func TestDeterminism(t *testing.T) {
-	impltest.ForEach(t, testDeterminism)
+	kernelstest.ForEach(t, testDeterminism)
 }
 
 func testDeterminism(t *testing.T, k *kernels.Impl) {
@@ -272,7 +272,7 @@ func testDeterminism(t *testing.T, k *kernels.Impl) {
 // the batch spread over 3 replicas (uneven: 2, 1 and 1 sequences) equal
 // those of one replica up to float32 rounding.
 func TestReplicas(t *testing.T) {
-	impltest.ForEach(t, testReplicas)
+	kernelstest.ForEach(t, testReplicas)
 }
 
 func testReplicas(t *testing.T, k *kernels.Impl) {
@@ -471,7 +471,7 @@ func TestWithImpl(t *testing.T) {
 			t.Errorf("New(%d options): Impl() = %v, want %v", len(c.opts), m.Impl(), c.want)
 		}
 	}
-	impltest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
 		m, _ := New(cfg, 1, WithImpl(k))
 		if m.Impl() != k {
 			t.Fatalf("Impl() = %v, want %v", m.Impl(), k)
@@ -483,7 +483,7 @@ func TestWithImpl(t *testing.T) {
 // single-head path (Heads 1) and the multi-head path with one head agree
 // in loss and gradients.
 func TestSingleHeadMatchesOneHead(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
 		cfg := Config{Vocab: 11, BlockSize: 8, Layers: 2, Heads: 1, Width: 16}
 		r := rng.New(3)
 		tok, tg := randTokens(r, cfg.BlockSize, cfg.Vocab), randTokens(r, cfg.BlockSize, cfg.Vocab)
@@ -583,7 +583,7 @@ func TestTiedAllocations(t *testing.T) {
 // against one thread. GOMAXPROCS 4 with a batch of 2 is among the cases:
 // nested Runs there need every reserved helper slot served.
 func TestAnyThreadCount(t *testing.T) {
-	impltest.ForEach(t, testAnyThreadCount)
+	kernelstest.ForEach(t, testAnyThreadCount)
 }
 
 func testAnyThreadCount(t *testing.T, k *kernels.Impl) {

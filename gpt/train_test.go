@@ -10,8 +10,8 @@ import (
 
 	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/gpt/rng"
-	"github.com/simdgpt/simdgpt/internal/impltest"
 	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/kernelstest"
 )
 
 func smallRun(t *testing.T, heads int, tie bool) (*Model, *data.Dataset, TrainConfig) {
@@ -117,7 +117,7 @@ func TestCheckpointDamage(t *testing.T) {
 }
 
 func TestSamplerMatchesForward(t *testing.T) {
-	impltest.ForEach(t, testSamplerMatchesForward)
+	kernelstest.ForEach(t, testSamplerMatchesForward)
 }
 
 func testSamplerMatchesForward(t *testing.T, k *kernels.Impl) {
@@ -159,7 +159,7 @@ func testSamplerMatchesForward(t *testing.T, k *kernels.Impl) {
 }
 
 func TestGenerate(t *testing.T) {
-	impltest.ForEach(t, testGenerate)
+	kernelstest.ForEach(t, testGenerate)
 }
 
 func testGenerate(t *testing.T, k *kernels.Impl) {

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/cpu"
 
-	"github.com/simdgpt/simdgpt/internal/cpuexpect"
+	"github.com/simdgpt/simdgpt/kernels/internal/cpuexpect"
 )
 
 // expectedImpls is what this build must offer on this machine: a test

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/simdgpt/simdgpt/internal/cpuexpect"
+	"github.com/simdgpt/simdgpt/kernels/internal/cpuexpect"
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/blas/gonum"
 
-	"github.com/simdgpt/simdgpt/internal/impltest"
 	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/kernelstest"
 	"github.com/simdgpt/simdgpt/kernels/simdblas"
 )
 
@@ -25,7 +25,7 @@ var (
 // kernels.Dot, whose summation order differs: the tolerance is
 // 2·(n+1)·eps·Σ|x[i]·y[i]|. Other increments are gonum's code: equal bits.
 func TestSdotAgainstGonum(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		impl := simdblas.Implementation{Kernels: p}
 		var ref gonum.Implementation
 		rng := rand.New(rand.NewPCG(7, 8))
@@ -66,7 +66,7 @@ func TestSdotAgainstGonum(t *testing.T) {
 // the multiply and the add: each element within 2·eps·(|y|+|alpha·x|) of
 // gonum's. Elements of y between the n taken must not change.
 func TestSaxpyAgainstGonum(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		impl := simdblas.Implementation{Kernels: p}
 		var ref gonum.Implementation
 		rng := rand.New(rand.NewPCG(9, 10))
@@ -130,7 +130,7 @@ func TestSaxpyOverlap(t *testing.T) {
 	for i := range buf {
 		buf[i] = 2*rng.Float32() - 1
 	}
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		impl := simdblas.Implementation{Kernels: p}
 		for _, shift := range []int{1, 3, 5, 8} {
 			for _, yAhead := range []bool{false, true} {
@@ -162,7 +162,7 @@ func TestSaxpyOverlap(t *testing.T) {
 // rounds once, so the bits must be gonum's, and alpha = 0 must zero the
 // NaNs.
 func TestSscalAgainstGonum(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		impl := simdblas.Implementation{Kernels: p}
 		rng := rand.New(rand.NewPCG(13, 14))
 		for _, inc := range increments {
@@ -228,7 +228,7 @@ func TestLevel1Panics(t *testing.T) {
 			if got := panicValue(func() { tc.call(gonum.Implementation{}) }); got != tc.want {
 				t.Fatalf("gonum panicked with %#v, the table says %#v", got, tc.want)
 			}
-			impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+			kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 				if got := panicValue(func() { tc.call(simdblas.Implementation{Kernels: p}) }); got != tc.want {
 					t.Fatalf("panicked with %#v, gonum with %#v", got, tc.want)
 				}

@@ -9,8 +9,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 
-	"github.com/simdgpt/simdgpt/internal/impltest"
 	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/kernelstest"
 	"github.com/simdgpt/simdgpt/kernels/simdblas"
 )
 
@@ -41,7 +41,7 @@ func matLen(m, n, rows, cols, ld int) int {
 // holds NaNs whenever beta is 0, which must overwrite them. On every
 // kernel implementation.
 func TestSgemmAgainstGonum(t *testing.T) {
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		testSgemmAgainstGonum(t, simdblas.Implementation{Kernels: p})
 	})
 }
@@ -81,7 +81,7 @@ func TestSgemmLarge(t *testing.T) {
 	if testing.Short() {
 		t.Skip("70 MFLOP per call, four calls per implementation")
 	}
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		rng := rand.New(rand.NewPCG(17, 18))
 		for _, tA := range transposes[:2] {
 			for _, tB := range transposes[:2] {
@@ -239,7 +239,7 @@ func TestSgemmPanics(t *testing.T) {
 			if gonumPanic != tc.want {
 				t.Fatalf("gonum's Sgemm panicked with %v, the table says %v", gonumPanic, tc.want)
 			}
-			impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+			kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 				c := append([]float32(nil), a.c...)
 				ours := panicValue(func() {
 					simdblas.Implementation{Kernels: p}.Sgemm(a.tA, a.tB, a.m, a.n, a.k, a.alpha, a.a, a.lda, a.b, a.ldb, a.beta, c, a.ldc)
@@ -291,7 +291,7 @@ func TestSgemmOverlap(t *testing.T) {
 				return x
 			}
 			want := run(gonum.Implementation{})
-			impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+			kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 				if got := run(simdblas.Implementation{Kernels: p}); !same(got, want) {
 					t.Fatalf("buffer after Sgemm differs from gonum's:\n got %v\nwant %v", got, want)
 				}
@@ -305,7 +305,7 @@ func TestSgemmOverlap(t *testing.T) {
 // their NaNs do not reach C.
 func TestSgemmAlphaZeroReadsNoAB(t *testing.T) {
 	nan := float32(math.NaN())
-	impltest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		for _, tB := range transposes {
 			a := []float32{nan, nan, nan, nan}
 			b := []float32{nan, nan, nan, nan}

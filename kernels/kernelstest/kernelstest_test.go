@@ -1,4 +1,4 @@
-package impltest
+package kernelstest
 
 import (
 	"testing"

@@ -1,7 +1,7 @@
 // Package cpuexpect says which kernel implementations a test binary must
 // find on the machine it runs on, from the CPU's feature bits and the
 // build tags alone (not from package kernels, whose registry is what the
-// tests check). kernels' own tests and internal/impltest share it, so a
+// tests check). kernels' own tests and kernels/kernelstest share it, so a
 // test fails, rather than skips, when an implementation the CPU supports
 // is missing from the build.
 package cpuexpect

@@ -4,14 +4,14 @@
 // every package above kernels (attention, gpt) calls ForEach so that every
 // implementation this CPU can run is exercised by every layer on every
 // machine, not only the process-wide default.
-package impltest
+package kernelstest
 
 import (
 	"slices"
 	"testing"
 
-	"github.com/simdgpt/simdgpt/internal/cpuexpect"
 	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/internal/cpuexpect"
 )
 
 // Expected returns the implementations this build must offer on this
