@@ -52,7 +52,16 @@ func layerNormRow(s *x86.ISA) {
 		"normalises the row x (len(x) >= 1) into y = (x-mean)*rstd*gamma + beta and returns",
 		"mean and rstd = 1/sqrt(variance+eps). y, gamma and beta must be at least as long as x;",
 		"y may be x (the same slice).")
-	// Pass 1: the sum.
+	meanv, nf := meanPass(s, name)
+	rstdv := rstdPass(s, name, meanv, nf)
+	normPass(s, name, meanv, rstdv)
+	VZEROUPPER()
+	RET()
+}
+
+// meanPass emits pass 1 of layerNormRow: it stores the mean as result 0
+// and returns it in every lane of a vector, and n as a float32 (lane 0).
+func meanPass(s *x86.ISA, name string) (meanv reg.VecVirtual, nf reg.VecVirtual) {
 	x := x86.LoadGP(Param("x").Base())
 	n := x86.LoadGP(Param("x").Len())
 	acc := s.Zeros(unroll)
@@ -67,20 +76,24 @@ func layerNormRow(s *x86.ISA) {
 	}))
 	Label(name + "_sum_done")
 	total := s.ReduceLow(VADDPS, acc)
-	nf := XMM()
+	nf = XMM()
 	cnt := x86.LoadGP(Param("x").Len())
 	VXORPS(nf, nf, nf)
 	VCVTSI2SSQ(cnt, nf, nf)
 	mean := XMM()
 	VDIVSS(nf, total, mean)
-	VMOVSS(mean, x86.Addr(ReturnIndex(0)))
-	meanv := s.Vec()
+	VMOVSS(mean, x86.Ret(0))
+	meanv = s.Vec()
 	VBROADCASTSS(mean, meanv)
+	return meanv, nf
+}
 
-	// Pass 2: the sum of squared deviations.
-	x = x86.LoadGP(Param("x").Base())
-	n = x86.LoadGP(Param("x").Len())
-	acc = s.Zeros(unroll)
+// rstdPass emits pass 2 of layerNormRow, the sum of squared deviations:
+// it stores rstd as result 1 and returns it in every lane of a vector.
+func rstdPass(s *x86.ISA, name string, meanv, nf reg.VecVirtual) reg.VecVirtual {
+	x := x86.LoadGP(Param("x").Base())
+	n := x86.LoadGP(Param("x").Len())
+	acc := s.Zeros(unroll)
 	s.Loops(name+"_var", n, []reg.GPVirtual{x}, unroll, masks, x86.Split(func(k int) {
 		for j := 0; j < k; j++ {
 			t := s.Vec()
@@ -112,16 +125,19 @@ func layerNormRow(s *x86.ISA) {
 	VMOVD(bits, one)
 	rstd := XMM()
 	VDIVSS(v, one, rstd)
-	VMOVSS(rstd, x86.Addr(ReturnIndex(1)))
+	VMOVSS(rstd, x86.Ret(1))
 	rstdv := s.Vec()
 	VBROADCASTSS(rstd, rstdv)
+	return rstdv
+}
 
-	// Pass 3: the output.
+// normPass emits pass 3 of layerNormRow: y = gamma*((x-mean)*rstd) + beta.
+func normPass(s *x86.ISA, name string, meanv, rstdv reg.VecVirtual) {
 	y := x86.LoadGP(Param("y").Base())
-	x = x86.LoadGP(Param("x").Base())
+	x := x86.LoadGP(Param("x").Base())
 	g := x86.LoadGP(Param("gamma").Base())
 	b := x86.LoadGP(Param("beta").Base())
-	n = x86.LoadGP(Param("x").Len())
+	n := x86.LoadGP(Param("x").Len())
 	s.Loops(name+"_out", n, []reg.GPVirtual{y, x, g, b}, unroll, masks, x86.Split(func(k int) {
 		t := make([]reg.VecVirtual, k)
 		for j := range t {
@@ -147,8 +163,6 @@ func layerNormRow(s *x86.ISA) {
 		s.Store(t, s.At(y, 0), tl)
 	}))
 	Label(name + "_out_done")
-	VZEROUPPER()
-	RET()
 }
 
 // layerNormBackwardRow emits the backward pass of one row, the reference
@@ -165,8 +179,16 @@ func layerNormBackwardRow(s *x86.ISA) {
 		"(see generic.LayerNormBackwardRow); every other slice must be at least as long as x.")
 	meanv := s.Broadcast("mean")
 	rstdv := s.Broadcast("rstd")
+	sdv, sdxv := gradSums(s, name, meanv, rstdv)
+	dxPass(s, name, meanv, rstdv, sdv, sdxv)
+	VZEROUPPER()
+	RET()
+}
 
-	// Pass 1: the two sums and the parameter gradients.
+// gradSums emits pass 1 of layerNormBackwardRow: it adds the parameter
+// gradients into dgamma and dbeta and returns sd/n and sdx/n in every lane
+// of a vector each.
+func gradSums(s *x86.ISA, name string, meanv, rstdv reg.VecVirtual) (sdv, sdxv reg.VecVirtual) {
 	dy := x86.LoadGP(Param("dy").Base())
 	x := x86.LoadGP(Param("x").Base())
 	g := x86.LoadGP(Param("gamma").Base())
@@ -217,16 +239,20 @@ func layerNormBackwardRow(s *x86.ISA) {
 	VCVTSI2SSQ(x86.LoadGP(Param("x").Len()), nf, nf)
 	VDIVSS(nf, s1, s1)
 	VDIVSS(nf, s2, s2)
-	sdv, sdxv := s.Vec(), s.Vec()
+	sdv, sdxv = s.Vec(), s.Vec()
 	VBROADCASTSS(s1, sdv)
 	VBROADCASTSS(s2, sdxv)
+	return sdv, sdxv
+}
 
-	// Pass 2: dx.
+// dxPass emits pass 2 of layerNormBackwardRow: dx += rstd*(dn - sd/n -
+// xhat*sdx/n).
+func dxPass(s *x86.ISA, name string, meanv, rstdv, sdv, sdxv reg.VecVirtual) {
 	dx := x86.LoadGP(Param("dx").Base())
-	dy = x86.LoadGP(Param("dy").Base())
-	x = x86.LoadGP(Param("x").Base())
-	g = x86.LoadGP(Param("gamma").Base())
-	n = x86.LoadGP(Param("x").Len())
+	dy := x86.LoadGP(Param("dy").Base())
+	x := x86.LoadGP(Param("x").Base())
+	g := x86.LoadGP(Param("gamma").Base())
+	n := x86.LoadGP(Param("x").Len())
 	// grad turns xv (x) and dn (dy*gamma) into the increment of dx.
 	grad := func(xv, dn reg.VecVirtual) {
 		VSUBPS(meanv, xv, xv)
@@ -257,6 +283,4 @@ func layerNormBackwardRow(s *x86.ISA) {
 		s.Store(dn, s.At(dx, 0), tl)
 	}))
 	Label(name + "_dx_done")
-	VZEROUPPER()
-	RET()
 }
