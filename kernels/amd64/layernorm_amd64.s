@@ -41,9 +41,6 @@ DATA layernormMaskAVX512<>+30(SB)/2, $0x7fff
 DATA layernormMaskAVX512<>+32(SB)/2, $0xffff
 GLOBL layernormMaskAVX512<>(SB), RODATA|NOPTR, $34
 
-DATA layernormNegInf<>+0(SB)/4, $0xff800000
-GLOBL layernormNegInf<>(SB), RODATA|NOPTR, $4
-
 // func layerNormRowAVX2(y []float32, x []float32, gamma []float32, beta []float32, eps float32) (mean float32, rstd float32)
 // Requires: AVX, AVX2, FMA3
 TEXT ·layerNormRowAVX2(SB), NOSPLIT, $0-112

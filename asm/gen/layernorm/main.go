@@ -7,8 +7,6 @@
 package main
 
 import (
-	"math"
-
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
@@ -26,8 +24,6 @@ var masks *x86.Masks
 func main() {
 	ConstraintExpr("amd64,!purego")
 	masks = x86.NewMasks("layernormMaskAVX2", "layernormMaskAVX512", x86.MaskForm{})
-	GLOBL("layernormNegInf", RODATA|NOPTR)
-	DATA(0, U32(math.Float32bits(float32(math.Inf(-1)))))
 	for _, s := range x86.Both {
 		layerNormRow(s)
 		layerNormBackwardRow(s)
