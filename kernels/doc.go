@@ -50,14 +50,18 @@
 //	kernels/amd64/FAMILY_amd64.s   generated assembly (kernels/arm64/FAMILY_arm64.s)
 //	kernels/amd64/FAMILY.go        the wiring into the avx2 and avx512 sets (kernels/arm64/FAMILY.go: neon)
 //
-// MaskedScores (scores) runs on the GEMM micro-kernels: its driver is
-// kernels/internal/blocked/scores.go beside the GEMM driver (gemm.go), and
-// the vector operations are wired in kernels/amd64/amd64.go and
-// kernels/arm64/arm64.go, where each set is registered.
-// SoftmaxCrossEntropy (xent) has no generator of its own: it runs the
-// softmax's exponential pass (asm/gen/softmax's softmaxExpRow on amd64,
-// the NEON softmax's passes on arm64) and the Scale kernel under one row
-// loop, kernels/internal/xentrow.
+// The generators and the generated files exist for the families with
+// assembly of their own: gemm, softmax, vecops, optim, gelu and layernorm
+// (each amd64 generator writes FAMILY_amd64.s and FAMILY_stubs_amd64.go;
+// what they share is asm/gen/internal/x86). Two families run the kernels
+// of others and have no generator or assembly: MaskedScores (scores) runs
+// on the GEMM micro-kernels, its driver kernels/internal/blocked/scores.go
+// beside the GEMM driver (gemm.go); SoftmaxCrossEntropy (xent) runs the
+// softmax's exponential pass (softmaxExpRow on amd64, the NEON softmax's
+// passes on arm64) and the Scale kernel under one row loop,
+// kernels/internal/xentrow. The vector operations are wired in
+// kernels/amd64/amd64.go and kernels/arm64/arm64.go, where each set is
+// registered.
 //
 // The package-level functions are safe for concurrent use. Kernels do not
 // allocate per call once warm (Gemm keeps its packing buffers for reuse).

@@ -2,10 +2,15 @@
 // (github.com/mmcloughlin/avo). This is its own module so that avo never
 // becomes a dependency of github.com/simdgpt/simdgpt.
 //
-// Each subdirectory but neon is one program that writes one
+// Each subdirectory but neon and internal is one program that writes one
 // kernels/amd64/*_amd64.s file and its unexported Go stubs (gemm also the
 // driver's kernel tables, gemm_kernels_amd64.go); neon writes every
 // kernels/arm64/*_arm64.s and the Go constants and tables they need.
 // kernels/amd64/gen.go and kernels/arm64/gen.go run them through go
 // generate. Never edit the generated files by hand.
+//
+// The amd64 generators share internal/x86 (the two vector widths, function
+// headers, argument loads, tail masks, row loops, constant tables and
+// reductions) and internal/vexp (the vectorised exponential); the
+// exponential's constants, internal/expf, are shared with neon.
 package gen

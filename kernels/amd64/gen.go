@@ -8,7 +8,7 @@ package amd64
 //go:generate go -C ../../asm/gen run ./peak -out ../../kernels/amd64/peak_amd64.s -stubs ../../kernels/amd64/peak_stubs_amd64.go -pkg amd64
 //go:generate go -C ../../asm/gen run ./gemm -table ../../kernels/amd64/gemm_kernels_amd64.go -out ../../kernels/amd64/gemm_amd64.s -stubs ../../kernels/amd64/gemm_stubs_amd64.go -pkg amd64
 //go:generate go -C ../../asm/gen run ./vecops -out ../../kernels/amd64/vecops_amd64.s -stubs ../../kernels/amd64/vecops_stubs_amd64.go -pkg amd64
-//go:generate go -C ../../asm/gen run ./vecops -family layernorm -out ../../kernels/amd64/layernorm_amd64.s -stubs ../../kernels/amd64/layernorm_stubs_amd64.go -pkg amd64
+//go:generate go -C ../../asm/gen run ./layernorm -out ../../kernels/amd64/layernorm_amd64.s -stubs ../../kernels/amd64/layernorm_stubs_amd64.go -pkg amd64
 //go:generate go -C ../../asm/gen run ./softmax -out ../../kernels/amd64/softmax_amd64.s -stubs ../../kernels/amd64/softmax_stubs_amd64.go -pkg amd64
 //go:generate go -C ../../asm/gen run ./optim -out ../../kernels/amd64/optim_amd64.s -stubs ../../kernels/amd64/optim_stubs_amd64.go -pkg amd64
 //go:generate go -C ../../asm/gen run ./gelu -out ../../kernels/amd64/gelu_amd64.s -stubs ../../kernels/amd64/gelu_stubs_amd64.go -pkg amd64

@@ -46,7 +46,6 @@
 package main
 
 import (
-	"fmt"
 	"math"
 
 	. "github.com/mmcloughlin/avo/build"
@@ -54,8 +53,8 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 
 	"github.com/simdgpt/simdgpt/asm/gen/internal/expf"
-	"github.com/simdgpt/simdgpt/asm/gen/internal/masks"
 	"github.com/simdgpt/simdgpt/asm/gen/internal/vexp"
+	"github.com/simdgpt/simdgpt/asm/gen/internal/x86"
 )
 
 // GELU's constants.
@@ -68,8 +67,7 @@ const (
 // unroll is the number of vectors of a block.
 const unroll = 2
 
-// Constants of the table, each replicated 16 times (64 bytes) so that it
-// is a full-width memory operand of either width or can be broadcast.
+// Constants of the table (x86.Table: each replicated 16 times).
 const (
 	cNegClamp = iota // -20
 	cClamp           // 20
@@ -92,16 +90,27 @@ const (
 )
 
 var (
-	consts Mem
-	maskDW Mem
-	maskW  Mem
+	table x86.Table
+	// masks are the tail masks (the form: index 8-n, then the table
+	// address).
+	masks *x86.Masks
 )
-
-func cm(i int) Mem { return consts.Offset(64 * i) }
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	var vals [nConsts]uint32
+	table = x86.NewTable("geluConsts", constValues())
+	masks = x86.NewMasks("geluMaskDW", "geluMaskW", x86.MaskForm{IndexFirst: true})
+	for _, s := range x86.Both {
+		kernel(s, forward)
+		kernel(s, backward)
+		kernel(s, biased)
+	}
+	Generate()
+}
+
+// constValues returns the bits of the table's constants.
+func constValues() []uint32 {
+	vals := make([]uint32, nConsts)
 	f := func(i int, v float64) { vals[i] = math.Float32bits(float32(v)) }
 	f(cNegClamp, -clamp)
 	f(cClamp, clamp)
@@ -116,37 +125,8 @@ func main() {
 	for c := vexp.Log2e; c <= vexp.Poly0+vexp.Deg; c++ {
 		vals[cExp+int(c)] = math.Float32bits(vexp.Value(c))
 	}
-	consts = GLOBL("geluConsts", RODATA|NOPTR)
-	for i, v := range vals {
-		for j := 0; j < 16; j++ {
-			DATA(64*i+4*j, U32(v))
-		}
-	}
-	maskDW = masks.LanesAVX2("geluMaskDW")
-	maskW = masks.OpmasksAVX512("geluMaskW")
-
-	for _, s := range []*isa{avx2, avx512} {
-		kernel(s, forward)
-		kernel(s, backward)
-		kernel(s, biased)
-	}
-	Generate()
+	return vals
 }
-
-// isa describes one vector width.
-type isa struct {
-	name   string
-	req    string
-	lanes  int
-	newVec func() reg.VecVirtual
-}
-
-var (
-	avx2   = &isa{name: "AVX2", req: "AVX2 and FMA", lanes: 8, newVec: func() reg.VecVirtual { return YMM() }}
-	avx512 = &isa{name: "AVX512", req: "AVX-512F", lanes: 16, newVec: func() reg.VecVirtual { return ZMM() }}
-)
-
-func (s *isa) is512() bool { return s.lanes == 16 }
 
 // mode is the kernel emitted.
 type mode int
@@ -157,51 +137,13 @@ const (
 	biased
 )
 
-// tail holds the mask of the last elements.
-type tail struct {
-	k reg.OpmaskVirtual
-	y reg.VecVirtual
-}
-
-func (s *isa) tailMask(rem reg.GPVirtual) *tail {
-	base := GP64()
-	if s.is512() {
-		LEAQ(maskW, base)
-		k := K()
-		KMOVW(Mem{Base: base, Index: rem, Scale: 2}, k)
-		return &tail{k: k}
-	}
-	off := GP64()
-	MOVQ(U32(8), off)
-	SUBQ(rem, off)
-	LEAQ(maskDW, base)
-	m := YMM()
-	VMOVDQU(Mem{Base: base, Index: off, Scale: 4}, m)
-	return &tail{y: m}
-}
-
-func (s *isa) load(src Mem, t *tail) reg.VecVirtual {
-	v := s.newVec()
-	switch {
-	case t == nil:
-		VMOVUPS(src, v)
-	case s.is512():
-		VMOVUPS_Z(src, t.k, v)
-	default:
-		VMASKMOVPS(src, t.y, v)
-	}
-	return v
-}
-
-func (s *isa) store(v reg.VecVirtual, dst Mem, t *tail) {
-	switch {
-	case t == nil:
-		VMOVUPS(v, dst)
-	case s.is512():
-		VMOVUPS(v, t.k, dst)
-	default:
-		VMASKMOVPS(v, t.y, dst)
-	}
+// kern is the state of one kernel being emitted.
+type kern struct {
+	s             *x86.ISA
+	m             mode
+	pOut, pX, pIn reg.GPVirtual // output, x, and dy or bias
+	k             *x86.Consts
+	ex            *vexp.Emitter
 }
 
 // vec is the state of one vector.
@@ -211,224 +153,212 @@ type vec struct {
 	e                vexp.Vec
 }
 
-func kernel(s *isa, m mode) {
-	var name, sig string
-	var doc []string
-	switch m {
-	case forward:
-		name, sig = "geluRow"+s.name, "func(dst, x []float32)"
-		doc = []string{name + " sets dst[j] = gelu(x[j]) for j < len(x) (tanh form, see",
-			"asm/gen/gelu); dst must be at least as long as x and may be x itself."}
-	case backward:
-		name, sig = "geluBackwardRow"+s.name, "func(dx, dy, x []float32)"
-		doc = []string{name + " sets dx[j] = dy[j]·gelu'(x[j]) for j < len(x); dx and dy",
-			"must be at least as long as x, and dx may be dy itself."}
-	case biased:
-		name, sig = "biasGeluRow"+s.name, "func(y, x, bias []float32)"
-		doc = []string{name + " sets x[j] += bias[j] and then y[j] = gelu(x[j]) for",
-			"j < len(x); y and bias must be at least as long as x, and y may be x",
-			"itself (it then holds the GELU)."}
+func kernel(s *x86.ISA, m mode) {
+	g := &kern{s: s, m: m}
+	name := header(s, m)
+	n := g.loadArgs()
+	ptrs := []reg.GPVirtual{g.pX, g.pOut}
+	if g.pIn != nil {
+		ptrs = append(ptrs, g.pIn)
 	}
-	TEXT(name, NOSPLIT, sig)
-	Pragma("noescape")
-	Doc(append(doc, "Requires "+s.req+". Arguments are not checked.")...)
-
-	var pOut, pX, pIn reg.GPVirtual // output, x, and dy or bias
-	pX = GP64()
-	Load(Param("x").Base(), pX)
-	n := GP64()
-	Load(Param("x").Len(), n)
-	ptrs := []reg.GPVirtual{pX}
-	pOut = GP64()
-	switch m {
-	case forward:
-		Load(Param("dst").Base(), pOut)
-	case backward:
-		Load(Param("dx").Base(), pOut)
-		pIn = GP64()
-		Load(Param("dy").Base(), pIn)
-	case biased:
-		Load(Param("y").Base(), pOut)
-		pIn = GP64()
-		Load(Param("bias").Base(), pIn)
-	}
-	ptrs = append(ptrs, pOut)
-	if pIn != nil {
-		ptrs = append(ptrs, pIn)
-	}
-
-	// AVX-512 keeps the constants in registers; AVX2, with 16 registers,
-	// reads them from memory (VMAXPS, VMINPS and VDIVPS take a register
-	// first operand, loaded per use).
-	var kreg [nConsts]reg.VecVirtual
-	if s.is512() {
-		for _, i := range []int{cNegClamp, cClamp, cNegK2, cExpMin, cOne, cZero,
-			cExp + int(vexp.Log2e), cExp + int(vexp.Shifter), cExp + int(vexp.Ln2Hi), cExp + int(vexp.Ln2Lo)} {
-			kreg[i] = s.newVec()
-			VBROADCASTSS(cm(i), kreg[i])
-		}
-		if m == backward {
-			kreg[cK3] = s.newVec()
-			VBROADCASTSS(cm(cK3), kreg[cK3])
-		}
-	}
-	kc := func(i int) Op {
-		if kreg[i] != nil {
-			return kreg[i]
-		}
-		return cm(i)
-	}
-	loadConst := func(i int, v reg.VecVirtual) {
-		switch {
-		case kreg[i] != nil:
-			VMOVAPS(kreg[i], v)
-		case s.is512():
-			VBROADCASTSS(cm(i), v)
-		default:
-			VMOVUPS(cm(i), v)
-		}
-	}
-	// reg1 returns constant i in a register, for a first operand.
-	reg1 := func(i int) reg.VecVirtual {
-		if kreg[i] != nil {
-			return kreg[i]
-		}
-		v := s.newVec()
-		loadConst(i, v)
-		return v
-	}
-	ex := &vexp.Emitter{AVX512: s.is512(), NewVec: s.newVec,
-		Op:   func(c vexp.Const) Op { return kc(cExp + int(c)) },
-		Load: func(c vexp.Const, v reg.VecVirtual) { loadConst(cExp+int(c), v) }}
-
-	body := func(k int, t *tail) {
-		vs := make([]*vec, k)
-		for i := range vs {
-			vs[i] = &vec{off: 4 * s.lanes * i}
-		}
-		each := func(f func(v *vec)) {
-			for _, v := range vs {
-				f(v)
-			}
-		}
-		at := func(p reg.GPVirtual, v *vec) Mem { return Mem{Base: p, Disp: v.off} }
-		// x (plus bias, stored back); xs = max(x, -20), xc = min(xs, 20).
-		each(func(v *vec) {
-			x := s.load(at(pX, v), t)
-			if m == biased {
-				if t == nil {
-					VADDPS(at(pIn, v), x, x)
-				} else {
-					b := s.load(at(pIn, v), t)
-					VADDPS(b, x, x)
-				}
-				s.store(x, at(pX, v), t)
-			}
-			// The first (Intel second) source is returned when either is
-			// NaN: x, then xs.
-			v.xs = s.newVec()
-			VMAXPS(x, reg1(cNegClamp), v.xs)
-			v.xc = s.newVec()
-			VMINPS(v.xs, reg1(cClamp), v.xc)
-		})
-		// t = |xc|·(-2c - 2ca·xc²), in e.X.
-		each(func(v *vec) {
-			v.x2 = s.newVec()
-			VMULPS(v.xc, v.xc, v.x2)
-			g := s.newVec()
-			loadConst(cNegK1, g)
-			VFMADD231PS(kc(cNegK2), v.x2, g)
-			v.e.X = s.newVec()
-			VANDPS(cm(cAbs), v.xc, v.e.X)
-			VMULPS(g, v.e.X, v.e.X)
-		})
-		// keep: t >= expMin (false for NaN; masked-off tail lanes are 0).
-		each(func(v *vec) {
-			if s.is512() {
-				v.e.KeepK = K()
-				VCMPPS(Imm(cmpGEOQ), kc(cExpMin), v.e.X, v.e.KeepK)
-				return
-			}
-			v.e.KeepY = s.newVec()
-			VCMPPS(Imm(cmpGEOQ), kc(cExpMin), v.e.X, v.e.KeepY)
-		})
-		evs := make([]*vexp.Vec, k)
-		for i, v := range vs {
-			evs[i] = &v.e
-		}
-		ex.Exponent(evs, ex.InitShifter)
-		ex.ReduceHi(evs)
-		ex.ReduceLo(evs)
-		ex.Poly(evs)
-		ex.Scale(evs)
-		// s = 1/(1 + e); e becomes es = e·s; q = es·s (backward).
-		each(func(v *vec) {
-			d := s.newVec()
-			VADDPS(kc(cOne), v.e.P, d)
-			v.s = s.newVec()
-			VDIVPS(d, reg1(cOne), v.s)
-		})
-		each(func(v *vec) {
-			VMULPS(v.s, v.e.P, v.e.P)
-			if m == backward {
-				v.q = s.newVec()
-				VMULPS(v.s, v.e.P, v.q)
-			}
-		})
-		// σ = es where xc < 0, s elsewhere, in s's register.
-		each(func(v *vec) {
-			if s.is512() {
-				neg := K()
-				VCMPPS(Imm(cmpLTOQ), kc(cZero), v.xc, neg)
-				VMOVAPS(v.e.P, neg, v.s)
-				return
-			}
-			VBLENDVPS(v.xc, v.e.P, v.s, v.s)
-		})
-		if m != backward {
-			each(func(v *vec) {
-				VMULPS(v.xs, v.s, v.s)
-				s.store(v.s, at(pOut, v), t)
-			})
-			return
-		}
-		// gelu' = σ + (xc·q)·(2c + 6ca·xc²); dx = dy·gelu'.
-		each(func(v *vec) {
-			h := s.newVec()
-			loadConst(cK1, h)
-			VFMADD231PS(kc(cK3), v.x2, h)
-			VMULPS(v.xc, v.q, v.q)
-			VFMADD231PS(h, v.q, v.s)
-		})
-		each(func(v *vec) {
-			if t == nil {
-				VMULPS(at(pIn, v), v.s, v.s)
-			} else {
-				dy := s.load(at(pIn, v), t)
-				VMULPS(dy, v.s, v.s)
-			}
-			s.store(v.s, at(pOut, v), t)
-		})
-	}
-
-	step := func(k int, next string) {
-		Label(fmt.Sprintf("%s_loop%d", name, k))
-		CMPQ(n, U32(k*s.lanes))
-		JB(LabelRef(next))
-		body(k, nil)
-		for _, p := range ptrs {
-			ADDQ(U32(4*k*s.lanes), p)
-		}
-		SUBQ(U32(k*s.lanes), n)
-		JMP(LabelRef(fmt.Sprintf("%s_loop%d", name, k)))
-	}
-	step(unroll, name+"_loop1")
-	step(1, name+"_tail")
-	Label(name + "_tail")
-	TESTQ(n, n)
-	JZ(LabelRef(name + "_done"))
-	body(1, s.tailMask(n))
+	g.loadConsts()
+	s.Loops(name, n, ptrs, unroll, masks, g.body)
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// header starts the kernel of mode m and returns its name.
+func header(s *x86.ISA, m mode) string {
+	switch m {
+	case forward:
+		return s.Header("geluRow", "func(dst, x []float32)",
+			"sets dst[j] = gelu(x[j]) for j < len(x) (tanh form, see",
+			"asm/gen/gelu); dst must be at least as long as x and may be x itself.")
+	case backward:
+		return s.Header("geluBackwardRow", "func(dx, dy, x []float32)",
+			"sets dx[j] = dy[j]·gelu'(x[j]) for j < len(x); dx and dy",
+			"must be at least as long as x, and dx may be dy itself.")
+	}
+	return s.Header("biasGeluRow", "func(y, x, bias []float32)",
+		"sets x[j] += bias[j] and then y[j] = gelu(x[j]) for",
+		"j < len(x); y and bias must be at least as long as x, and y may be x",
+		"itself (it then holds the GELU).")
+}
+
+// loadArgs loads the pointers and returns the length n.
+func (g *kern) loadArgs() reg.GPVirtual {
+	g.pX = x86.LoadGP(Param("x").Base())
+	n := x86.LoadGP(Param("x").Len())
+	switch g.m {
+	case forward:
+		g.pOut = x86.LoadGP(Param("dst").Base())
+	case backward:
+		g.pOut = x86.LoadGP(Param("dx").Base())
+		g.pIn = x86.LoadGP(Param("dy").Base())
+	case biased:
+		g.pOut = x86.LoadGP(Param("y").Base())
+		g.pIn = x86.LoadGP(Param("bias").Base())
+	}
+	return n
+}
+
+// loadConsts sets up the constants: AVX-512 keeps them in registers;
+// AVX2, with 16 registers, reads them from memory (VMAXPS, VMINPS and
+// VDIVPS take a register first operand, loaded per use).
+func (g *kern) loadConsts() {
+	s := g.s
+	g.k = table.For(s)
+	if s.Is512() {
+		g.k.Keep(cNegClamp, cClamp, cNegK2, cExpMin, cOne, cZero,
+			cExp+int(vexp.Log2e), cExp+int(vexp.Shifter), cExp+int(vexp.Ln2Hi), cExp+int(vexp.Ln2Lo))
+		if g.m == backward {
+			g.k.Keep(cK3)
+		}
+	}
+	g.ex = &vexp.Emitter{AVX512: s.Is512(), NewVec: s.Vec,
+		Op:   func(c vexp.Const) Op { return g.k.Op(cExp + int(c)) },
+		Load: func(c vexp.Const, v reg.VecVirtual) { g.k.Set(cExp+int(c), v) }}
+}
+
+// body emits the kernel's work on k vectors, or on the tail under t.
+func (g *kern) body(k int, t *x86.Tail) {
+	vs := make([]*vec, k)
+	evs := make([]*vexp.Vec, k)
+	for i := range vs {
+		vs[i] = &vec{off: g.s.Bytes() * i}
+		evs[i] = &vs[i].e
+	}
+	g.loadClamped(vs, t)
+	g.expArg(vs)
+	g.keepMask(vs)
+	g.ex.Exponent(evs, g.ex.InitShifter)
+	g.ex.ReduceHi(evs)
+	g.ex.ReduceLo(evs)
+	g.ex.Poly(evs)
+	g.ex.Scale(evs)
+	g.sigmoid(vs)
+	g.selectSign(vs)
+	if g.m != backward {
+		g.storeGELU(vs, t)
+		return
+	}
+	g.storeBackward(vs, t)
+}
+
+func at(p reg.GPVirtual, v *vec) Mem { return Mem{Base: p, Disp: v.off} }
+
+// loadClamped loads x (plus bias, stored back) and sets xs = max(x, -20),
+// xc = min(xs, 20).
+func (g *kern) loadClamped(vs []*vec, t *x86.Tail) {
+	s := g.s
+	for _, v := range vs {
+		x := s.Load(at(g.pX, v), t)
+		if g.m == biased {
+			if t == nil {
+				VADDPS(at(g.pIn, v), x, x)
+			} else {
+				b := s.Load(at(g.pIn, v), t)
+				VADDPS(b, x, x)
+			}
+			s.Store(x, at(g.pX, v), t)
+		}
+		// The first (Intel second) source is returned when either is
+		// NaN: x, then xs.
+		v.xs = s.Vec()
+		VMAXPS(x, g.k.Reg(cNegClamp), v.xs)
+		v.xc = s.Vec()
+		VMINPS(v.xs, g.k.Reg(cClamp), v.xc)
+	}
+}
+
+// expArg sets the exponential's argument t = |xc|·(-2c - 2ca·xc²), in
+// e.X, and x2 = xc².
+func (g *kern) expArg(vs []*vec) {
+	s := g.s
+	for _, v := range vs {
+		v.x2 = s.Vec()
+		VMULPS(v.xc, v.xc, v.x2)
+		h := s.Vec()
+		g.k.Set(cNegK1, h)
+		VFMADD231PS(g.k.Op(cNegK2), v.x2, h)
+		v.e.X = s.Vec()
+		VANDPS(g.k.Mem(cAbs), v.xc, v.e.X)
+		VMULPS(h, v.e.X, v.e.X)
+	}
+}
+
+// keepMask sets the lanes whose exponential is kept: t >= expMin (false
+// for NaN; masked-off tail lanes are 0).
+func (g *kern) keepMask(vs []*vec) {
+	for _, v := range vs {
+		if g.s.Is512() {
+			v.e.KeepK = K()
+			VCMPPS(Imm(cmpGEOQ), g.k.Op(cExpMin), v.e.X, v.e.KeepK)
+			continue
+		}
+		v.e.KeepY = g.s.Vec()
+		VCMPPS(Imm(cmpGEOQ), g.k.Op(cExpMin), v.e.X, v.e.KeepY)
+	}
+}
+
+// sigmoid sets s = 1/(1 + e), turns e into es = e·s, and (backward) sets
+// q = es·s.
+func (g *kern) sigmoid(vs []*vec) {
+	s := g.s
+	for _, v := range vs {
+		d := s.Vec()
+		VADDPS(g.k.Op(cOne), v.e.P, d)
+		v.s = s.Vec()
+		VDIVPS(d, g.k.Reg(cOne), v.s)
+	}
+	for _, v := range vs {
+		VMULPS(v.s, v.e.P, v.e.P)
+		if g.m == backward {
+			v.q = s.Vec()
+			VMULPS(v.s, v.e.P, v.q)
+		}
+	}
+}
+
+// selectSign sets σ = es where xc < 0, s elsewhere, in s's register.
+func (g *kern) selectSign(vs []*vec) {
+	for _, v := range vs {
+		if g.s.Is512() {
+			neg := K()
+			VCMPPS(Imm(cmpLTOQ), g.k.Op(cZero), v.xc, neg)
+			VMOVAPS(v.e.P, neg, v.s)
+			continue
+		}
+		VBLENDVPS(v.xc, v.e.P, v.s, v.s)
+	}
+}
+
+// storeGELU stores gelu = xs·σ.
+func (g *kern) storeGELU(vs []*vec, t *x86.Tail) {
+	for _, v := range vs {
+		VMULPS(v.xs, v.s, v.s)
+		g.s.Store(v.s, at(g.pOut, v), t)
+	}
+}
+
+// storeBackward stores dx = dy·gelu', gelu' = σ + (xc·q)·(2c + 6ca·xc²).
+func (g *kern) storeBackward(vs []*vec, t *x86.Tail) {
+	s := g.s
+	for _, v := range vs {
+		h := s.Vec()
+		g.k.Set(cK1, h)
+		VFMADD231PS(g.k.Op(cK3), v.x2, h)
+		VMULPS(v.xc, v.q, v.q)
+		VFMADD231PS(h, v.q, v.s)
+	}
+	for _, v := range vs {
+		if t == nil {
+			VMULPS(at(g.pIn, v), v.s, v.s)
+		} else {
+			dy := s.Load(at(g.pIn, v), t)
+			VMULPS(dy, v.s, v.s)
+		}
+		s.Store(v.s, at(g.pOut, v), t)
+	}
 }

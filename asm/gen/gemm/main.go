@@ -32,20 +32,7 @@ import (
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 
-	"github.com/simdgpt/simdgpt/asm/gen/internal/masks"
-)
-
-// isa describes one vector width.
-type isa struct {
-	name   string // suffix of the kernel names
-	req    string // features, for the doc comment
-	lanes  int    // float32 lanes per register
-	newVec func() reg.VecVirtual
-}
-
-var (
-	avx2   = isa{"AVX2", "AVX2 and FMA", 8, func() reg.VecVirtual { return YMM() }}
-	avx512 = isa{"AVX512", "AVX-512F", 16, func() reg.VecVirtual { return ZMM() }}
+	"github.com/simdgpt/simdgpt/asm/gen/internal/x86"
 )
 
 // unroll is how many k steps one iteration of the main loop performs.
@@ -56,36 +43,36 @@ const unroll = 4
 // for a last row of tiles with fewer than MR rows: about rows/MR of the
 // full kernel's time instead of all of it).
 var configs = []struct {
-	s       isa
+	s       *x86.ISA
 	mr      int
 	varName string // of the kernel table in the generated Go file
 }{
-	{avx512, 14, "kernelsAVX512"},
-	{avx2, 6, "kernelsAVX2"},
+	{x86.AVX512, 14, "kernelsAVX512"},
+	{x86.AVX2, 6, "kernelsAVX2"},
 }
 
 func main() {
 	table := flag.String("table", "", "also write the driver's kernel tables (Go) to this file")
 	flag.Parse()
 	ConstraintExpr("amd64,!purego")
-	maskAVX2 := masks.LanesAVX2("gemmMaskAVX2")
-	maskAVX512 := masks.OpmasksAVX512("gemmMaskAVX512")
+	maskAVX2 := x86.LanesAVX2("gemmMaskAVX2")
+	maskAVX512 := x86.OpmasksAVX512("gemmMaskAVX512")
 	maskOf := map[string]Mem{"AVX2": maskAVX2, "AVX512": maskAVX512}
 
 	for _, packed := range []bool{false, true} {
 		for _, c := range configs {
-			kernel(c.s, c.mr, 2, maskOf[c.s.name], packed, c.mr)
-			kernel(c.s, c.mr, 1, maskOf[c.s.name], packed, c.mr)
+			kernel(c.s, c.mr, 2, maskOf[c.s.Name], packed, c.mr)
+			kernel(c.s, c.mr, 1, maskOf[c.s.Name], packed, c.mr)
 		}
 	}
 	for _, c := range configs {
 		for mr := 2; mr < c.mr; mr += 2 {
-			kernel(c.s, mr, 2, maskOf[c.s.name], true, c.mr)
-			kernel(c.s, mr, 1, maskOf[c.s.name], true, c.mr)
+			kernel(c.s, mr, 2, maskOf[c.s.Name], true, c.mr)
+			kernel(c.s, mr, 1, maskOf[c.s.Name], true, c.mr)
 		}
 	}
 	for _, c := range configs {
-		dotKernel(c.s, c.mr, maskOf[c.s.name])
+		dotKernel(c.s, c.mr, maskOf[c.s.Name])
 	}
 	for _, c := range configs {
 		colsKernel(c.s, c.mr)
@@ -96,7 +83,7 @@ func main() {
 		packPanels(c.mr, maskAVX2)
 	}
 	for _, c := range configs {
-		packPanels(2*c.s.lanes, maskAVX2) // B's panels of Wide.NR floats
+		packPanels(2*c.s.Lanes, maskAVX2) // B's panels of Wide.NR floats
 	}
 	Generate()
 	if *table != "" {
@@ -106,19 +93,19 @@ func main() {
 
 // Names of the generated functions (unexported: only kernels/amd64's
 // wiring calls them, through the tables).
-func kernelName(s isa, mr, nr int, packed bool, panelMR int) string {
+func kernelName(s *x86.ISA, mr, nr int, packed bool, panelMR int) string {
 	switch {
 	case !packed:
-		return fmt.Sprintf("gemmKernel%dx%d%s", mr, nr, s.name)
+		return fmt.Sprintf("gemmKernel%dx%d%s", mr, nr, s.Name)
 	case panelMR != mr:
-		return fmt.Sprintf("gemmKernel%dx%dPacked%dRows%s", mr, nr, panelMR, s.name)
+		return fmt.Sprintf("gemmKernel%dx%dPacked%dRows%s", mr, nr, panelMR, s.Name)
 	}
-	return fmt.Sprintf("gemmKernel%dx%dPacked%s", mr, nr, s.name)
+	return fmt.Sprintf("gemmKernel%dx%dPacked%s", mr, nr, s.Name)
 }
 
-func dotName(s isa, mr int) string  { return fmt.Sprintf("gemmDotKernel%d%s", mr, s.name) }
-func colsName(s isa, mr int) string { return fmt.Sprintf("gemmColsKernel%d%s", mr, s.name) }
-func packPanelsName(mr int) string  { return fmt.Sprintf("packPanels%dAVX2", mr) }
+func dotName(s *x86.ISA, mr int) string  { return fmt.Sprintf("gemmDotKernel%d%s", mr, s.Name) }
+func colsName(s *x86.ISA, mr int) string { return fmt.Sprintf("gemmColsKernel%d%s", mr, s.Name) }
+func packPanelsName(mr int) string       { return fmt.Sprintf("packPanels%dAVX2", mr) }
 
 const (
 	packTName = "packBTransAVX2"
@@ -135,7 +122,7 @@ func writeTable(path string) {
 	b.WriteString("import \"github.com/simdgpt/simdgpt/kernels/internal/blocked\"\n")
 	for _, c := range configs {
 		micro := func(nv int) string {
-			nr := nv * c.s.lanes
+			nr := nv * c.s.Lanes
 			edge := []string{"nil"}
 			for mr := 2; mr < c.mr; mr += 2 {
 				e := kernelName(c.s, mr, nr, true, c.mr)
@@ -144,9 +131,9 @@ func writeTable(path string) {
 			return fmt.Sprintf("blocked.MicroKernel{MR: %d, NR: %d, Strided: %s, Packed: %s,\nEdge: []blocked.KernelFunc{%s}}",
 				c.mr, nr, kernelName(c.s, c.mr, nr, false, c.mr), kernelName(c.s, c.mr, nr, true, c.mr), strings.Join(edge, ", "))
 		}
-		fmt.Fprintf(&b, "\n// %s are the %s GEMM kernels of %d rows, for the blocked driver.\n", c.varName, c.s.name, c.mr)
+		fmt.Fprintf(&b, "\n// %s are the %s GEMM kernels of %d rows, for the blocked driver.\n", c.varName, c.s.Name, c.mr)
 		fmt.Fprintf(&b, "var %s = blocked.Kernels{\nWide: %s,\nNarrow: %s,\n", c.varName, micro(2), micro(1))
-		fmt.Fprintf(&b, "PanelStride: %d,\nPackT: %s, PackN: %s, PackPanels: %s, PackBPanels: %s,\n", panelStride(c.mr), packTName, packNName, packPanelsName(c.mr), packPanelsName(2*c.s.lanes))
+		fmt.Fprintf(&b, "PanelStride: %d,\nPackT: %s, PackN: %s, PackPanels: %s, PackBPanels: %s,\n", panelStride(c.mr), packTName, packNName, packPanelsName(c.mr), packPanelsName(2*c.s.Lanes))
 		fmt.Fprintf(&b, "Dot: %s, Cols: %s, ColsMax: %d,\n}\n", dotName(c.s, c.mr), colsName(c.s, c.mr), colsMax)
 	}
 	src, err := format.Source([]byte(b.String()))
@@ -180,22 +167,16 @@ func rowAddr(bases []reg.GPVirtual, rs, rs3 reg.GPVirtual, i int) Mem {
 // mr rows: mr rounded up to a multiple of 8 (the packer's granule).
 func panelStride(mr int) int { return (mr + 7) &^ 7 }
 
-// kernel emits one micro-kernel. With packed false it reads A(i, p) at
-// a[i*rsa + p*csa] (any layout); with packed true it reads a packed panel
-// made for panelMR rows, A(i, p) at a[p*panelStride(panelMR) + i], with
-// constant displacements and one pointer increment per unrolled iteration
-// (rsa and csa are ignored). panelMR > mr gives an edge kernel, which
-// computes the first mr rows of a wider panel.
 // rowBases loads the matrix argument a and its row stride (in floats)
 // and sets up the registers rowAddr needs for mr rows: a base for rows 0,
 // 5, 10, ..., the stride rs in bytes and 3*rs.
 func rowBases(mr int, a, stride string) (bases []reg.GPVirtual, rs, rs3 reg.GPVirtual) {
-	rs = loadGP(stride)
+	rs = x86.Arg(stride)
 	SHLQ(U8(2), rs)
 	rs3 = GP64()
 	LEAQ(Mem{Base: rs, Index: rs, Scale: 2}, rs3)
 	bases = make([]reg.GPVirtual, (mr+4)/5)
-	bases[0] = loadGP(a)
+	bases[0] = x86.Arg(a)
 	five := GP64()
 	LEAQ(Mem{Base: rs, Index: rs, Scale: 4}, five) // 5*rs
 	for i := 1; i < len(bases); i++ {
@@ -204,930 +185,3 @@ func rowBases(mr int, a, stride string) (bases []reg.GPVirtual, rs, rs3 reg.GPVi
 	}
 	return bases, rs, rs3
 }
-
-func kernel(s isa, mr, nv int, maskTable Mem, packed bool, panelMR int) {
-	nr := nv * s.lanes
-	name := kernelName(s, mr, nr, packed, panelMR)
-	layout := fmt.Sprintf("A(i,p) at a[i*rsa+p*csa] for all %d rows and p < k", mr)
-	if packed {
-		layout = fmt.Sprintf("A a packed panel, A(i,p) at a[p*%d+i] for all %d rows and p < k (rsa, csa unused)", panelStride(panelMR), mr)
-	}
-	TEXT(name, NOSPLIT, "func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)")
-	Pragma("noescape")
-	Doc(
-		fmt.Sprintf("%s computes one %d×%d tile, C = alpha*A*B + beta*C, with", name, mr, nr),
-		layout+",",
-		fmt.Sprintf("B k rows of %d floats at a stride of ldb floats (all %d read), and only the first rows×cols corner of C", nr, nr),
-		fmt.Sprintf("(leading dimension ldc) read or written; C is not read when beta is ±0. Requires %s.", s.req),
-	)
-
-	// Accumulators.
-	acc := make([][]reg.VecVirtual, mr)
-	for i := range acc {
-		acc[i] = make([]reg.VecVirtual, nv)
-		for v := range acc[i] {
-			acc[i][v] = s.newVec()
-			VXORPS(acc[i][v], acc[i][v], acc[i][v])
-		}
-	}
-
-	k := loadGP("k")
-	// B row p+u of the current step is at b + u*ldb (u < 4); bpf runs
-	// unroll rows ahead of b for the prefetches.
-	b := loadGP("b")
-	ldb := loadGP("ldb")
-	SHLQ(U8(2), ldb)
-	ldb3 := GP64()
-	LEAQ(Mem{Base: ldb, Index: ldb, Scale: 2}, ldb3)
-	bpf := GP64()
-	LEAQ(Mem{Base: b, Index: ldb, Scale: 4}, bpf)
-	bRow := func(base reg.GPVirtual, u, disp int) Mem {
-		switch u {
-		case 0:
-			return Mem{Base: base, Disp: disp}
-		case 1:
-			return Mem{Base: base, Index: ldb, Scale: 1, Disp: disp}
-		case 2:
-			return Mem{Base: base, Index: ldb, Scale: 2, Disp: disp}
-		default:
-			return Mem{Base: base, Index: ldb3, Scale: 1, Disp: disp}
-		}
-	}
-	// aAddr(i, u) addresses A(i, p+u) for the current p; aNext(u) moves
-	// the A pointers on by u steps of p.
-	var aAddr func(i, u int) Mem
-	var aNext func(u int)
-	if packed {
-		a := loadGP("a")
-		ps := panelStride(panelMR)
-		aAddr = func(i, u int) Mem { return Mem{Base: a, Disp: 4 * (u*ps + i)} }
-		aNext = func(u int) { ADDQ(U32(4*u*ps), a) }
-	} else {
-		bases, rs, rs3 := rowBases(mr, "a", "rsa")
-		cs := loadGP("csa")
-		SHLQ(U8(2), cs)
-		// The strided layout has no constant displacement per step: the
-		// bases move after every step.
-		aAddr = func(i, u int) Mem { return rowAddr(bases, rs, rs3, i) }
-		aNext = func(int) {
-			for _, base := range bases {
-				ADDQ(cs, base)
-			}
-		}
-	}
-
-	// Prefetch the rows of the C tile so that they arrive during the k
-	// loop instead of stalling the stores at its end.
-	{
-		p := loadGP("c")
-		ldc := loadGP("ldc")
-		SHLQ(U8(2), ldc)
-		rows := loadGP("rows")
-		for i := 0; i < mr; i++ {
-			if i > 0 {
-				CMPQ(rows, U32(i))
-				JLE(LabelRef(name + "_prefetched"))
-				ADDQ(ldc, p)
-			}
-			for off := 0; off < 4*nr; off += 64 {
-				PREFETCHT0(Mem{Base: p, Disp: off})
-			}
-		}
-		Label(name + "_prefetched")
-	}
-
-	bv := make([]reg.VecVirtual, nv)
-	for v := range bv {
-		bv[v] = s.newVec()
-	}
-	step := func(u int) {
-		for v := 0; v < nv; v++ {
-			VMOVUPS(bRow(b, u, 4*v*s.lanes), bv[v])
-		}
-		for i := 0; i < mr; i++ {
-			t := s.newVec()
-			VBROADCASTSS(aAddr(i, u), t)
-			for v := 0; v < nv; v++ {
-				VFMADD231PS(t, bv[v], acc[i][v])
-			}
-		}
-		if !packed {
-			aNext(1)
-		}
-	}
-
-	n4 := GP64()
-	MOVQ(k, n4)
-	SHRQ(U8(2), n4)
-	ANDQ(U8(unroll-1), k)
-	TESTQ(n4, n4)
-	JZ(LabelRef(name + "_tail"))
-	Label(name + "_loop")
-	for u := 0; u < unroll; u++ {
-		for off := 0; off < 4*nr; off += 64 {
-			PREFETCHT0(bRow(bpf, u, off))
-		}
-		step(u)
-	}
-	if packed {
-		aNext(unroll)
-	}
-	LEAQ(Mem{Base: b, Index: ldb, Scale: 4}, b)
-	LEAQ(Mem{Base: bpf, Index: ldb, Scale: 4}, bpf)
-	DECQ(n4)
-	JNZ(LabelRef(name + "_loop"))
-
-	Label(name + "_tail")
-	TESTQ(k, k)
-	JZ(LabelRef(name + "_store"))
-	Label(name + "_tailloop")
-	step(0)
-	if packed {
-		aNext(1)
-	}
-	ADDQ(ldb, b)
-	DECQ(k)
-	JNZ(LabelRef(name + "_tailloop"))
-
-	Label(name + "_store")
-	alpha := s.newVec()
-	VBROADCASTSS(NewParamAddr("alpha", 80), alpha)
-	for i := range acc {
-		for v := range acc[i] {
-			VMULPS(alpha, acc[i][v], acc[i][v])
-		}
-	}
-
-	c := loadGP("c")
-	ldc := loadGP("ldc")
-	SHLQ(U8(2), ldc)
-	rows := loadGP("rows")
-	cols := loadGP("cols")
-
-	// Edge masks for the nv vectors of a row: lanes w_v = clamp(cols - v*lanes, 0, lanes).
-	masks := make([]mask, nv)
-	for v := 0; v < nv; v++ {
-		w := GP64()
-		MOVQ(cols, w)
-		if v > 0 {
-			SUBQ(U32(v*s.lanes), w)
-			zero := GP64()
-			XORQ(zero, zero)
-			CMPQ(w, zero)
-			CMOVQLT(zero, w)
-		}
-		lim := GP64()
-		MOVQ(U32(s.lanes), lim)
-		CMPQ(w, lim)
-		CMOVQGT(lim, w)
-		tbl := GP64()
-		LEAQ(maskTable, tbl)
-		if s.lanes == 16 {
-			masks[v].k = K()
-			KMOVW(Mem{Base: tbl, Index: w, Scale: 2}, masks[v].k)
-		} else {
-			// First w lanes: the 8 words at index 8-w.
-			NEGQ(w)
-			masks[v].y = s.newVec()
-			VMOVUPS(Mem{Base: tbl, Index: w, Scale: 4, Disp: 32}, masks[v].y)
-		}
-	}
-
-	// Store through the masks; AVX2 first takes a plain path for full
-	// tiles, as VMASKMOVPS stores are slower than plain ones.
-	stores := func(prefix string, masked bool) {
-		betaBits := GP32()
-		MOVL(NewParamAddr("beta", 84), betaBits)
-		ANDL(U32(0x7fffffff), betaBits)
-		JZ(LabelRef(prefix + "_beta0"))
-		beta := s.newVec()
-		VBROADCASTSS(NewParamAddr("beta", 84), beta)
-		storeRows(s, prefix+"_betaN", acc, c, ldc, rows, masks, masked, func(i, v int, m Mem) {
-			if !masked {
-				VFMADD231PS(m, beta, acc[i][v])
-				return
-			}
-			t := s.newVec()
-			if s.lanes == 16 {
-				VMOVUPS_Z(m, masks[v].k, t)
-			} else {
-				VMASKMOVPS(m, masks[v].y, t)
-			}
-			VFMADD231PS(t, beta, acc[i][v])
-		})
-		JMP(LabelRef(name + "_done"))
-		Label(prefix + "_beta0")
-		storeRows(s, prefix+"_beta0", acc, c, ldc, rows, masks, masked, nil)
-		JMP(LabelRef(name + "_done"))
-	}
-	if s.lanes == 8 {
-		CMPQ(cols, U32(nr))
-		JNE(LabelRef(name + "_edge"))
-		stores(name+"_full", false)
-		Label(name + "_edge")
-	}
-	stores(name+"_masked", true)
-
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
-}
-
-// mask is the edge mask of one vector column of a tile: an opmask
-// register for AVX-512, a lane-mask vector for AVX2.
-type mask struct {
-	k reg.Register
-	y reg.VecVirtual
-}
-
-// storeRows writes the accumulators of rows i < rows to C through the edge
-// masks, first calling update (if not nil) to fold in beta*C.
-func storeRows(s isa, prefix string, acc [][]reg.VecVirtual, c, ldc, rows reg.GPVirtual, masks []mask, masked bool, update func(i, v int, m Mem)) {
-	p := GP64()
-	MOVQ(c, p)
-	for i := range acc {
-		if i > 0 {
-			CMPQ(rows, U32(i))
-			JLE(LabelRef(prefix + "_end"))
-			ADDQ(ldc, p)
-		}
-		for v := range acc[i] {
-			m := Mem{Base: p, Disp: 4 * v * s.lanes}
-			if update != nil {
-				update(i, v, m)
-			}
-			switch {
-			case !masked:
-				VMOVUPS(acc[i][v], m)
-			case s.lanes == 16:
-				VMOVUPS(acc[i][v], masks[v].k, m)
-			default:
-				VMASKMOVPS(acc[i][v], masks[v].y, m)
-			}
-		}
-	}
-	Label(prefix + "_end")
-}
-
-// loadGP loads an integer or pointer argument into a new register.
-func loadGP(name string) reg.GPVirtual {
-	r := GP64()
-	Load(Param(name), r)
-	return r
-}
-
-// packTransposed generates PackBTransAVX2, which packs a transposed block
-// of B into a micro-kernel panel with 8×8 transposes:
-//
-//	dst[q*nr + j] = src[j*ldb + q]   for j < w, q < kc
-//	dst[q*nr + j] = 0                for w <= j < nr, q < kc
-//
-// nr must be a positive multiple of 8 and w <= nr. Only rows j < w of src,
-// and only their first kc elements, are read (masked loads at the end).
-func packTransposed(maskTable Mem) {
-	const name = packTName
-	TEXT(name, NOSPLIT, "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)")
-	Pragma("noescape")
-	Doc(
-		name+" packs w rows of a row-major block (leading dimension ldb) transposed into",
-		"a panel of kc rows of nr floats: dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc,",
-		"and 0 for w <= j < nr. nr is a positive multiple of 8 and w <= nr. Requires AVX2.",
-	)
-	dcol := loadGP("dst") // dst + j0 floats
-	srow := loadGP("src") // src + j0 rows
-	ldb := loadGP("ldb")
-	SHLQ(U8(2), ldb)
-	w := loadGP("w")
-	kc := loadGP("kc")
-	nrBytes := loadGP("nr")
-	SHLQ(U8(2), nrBytes)
-
-	// Outer loop over blocks of 8 columns of the panel (8 rows of src).
-	j0 := GP64()
-	XORQ(j0, j0)
-	Label(name + "_jloop")
-	CMPQ(j0, w)
-	JGE(LabelRef(name + "_zero"))
-	wv := GP64() // rows of src in this block: min(w-j0, 8)
-	MOVQ(w, wv)
-	SUBQ(j0, wv)
-	CMPQ(wv, U8(8))
-	JLE(LabelRef(name + "_wvok"))
-	MOVQ(U32(8), wv)
-	Label(name + "_wvok")
-
-	d := GP64() // walks down the panel
-	MOVQ(dcol, d)
-	q0 := GP64()
-	XORQ(q0, q0)
-	Label(name + "_qloop")
-	CMPQ(q0, kc)
-	JGE(LabelRef(name + "_qdone"))
-	qv := GP64() // min(8, kc-q0)
-	MOVQ(kc, qv)
-	SUBQ(q0, qv)
-	CMPQ(qv, U8(8))
-	JLE(LabelRef(name + "_qvok"))
-	MOVQ(U32(8), qv)
-	Label(name + "_qvok")
-	mask := YMM()
-	{
-		tbl := GP64()
-		LEAQ(maskTable, tbl)
-		negq := GP64()
-		MOVQ(qv, negq)
-		NEGQ(negq)
-		VMOVUPS(Mem{Base: tbl, Index: negq, Scale: 4, Disp: 32}, mask)
-	}
-
-	r := make([]reg.VecVirtual, 8)
-	p := GP64()
-	LEAQ(Mem{Base: srow, Index: q0, Scale: 4}, p)
-	for i := range r {
-		r[i] = YMM()
-		VXORPS(r[i], r[i], r[i])
-	}
-	for i := range r {
-		CMPQ(wv, U32(i))
-		JLE(LabelRef(name + "_loaded"))
-		VMASKMOVPS(Mem{Base: p}, mask, r[i])
-		if i < 7 {
-			ADDQ(ldb, p)
-		}
-	}
-	Label(name + "_loaded")
-
-	// 8×8 transpose: r[i] holds src row i; out[q] gets column q.
-	t := make([]reg.VecVirtual, 8)
-	for i := 0; i < 8; i += 2 {
-		t[i], t[i+1] = YMM(), YMM()
-		VUNPCKLPS(r[i+1], r[i], t[i])
-		VUNPCKHPS(r[i+1], r[i], t[i+1])
-	}
-	u := make([]reg.VecVirtual, 8)
-	for h := 0; h < 8; h += 4 {
-		for x := 0; x < 2; x++ {
-			u[h+2*x], u[h+2*x+1] = YMM(), YMM()
-			VSHUFPS(U8(0x44), t[h+2+x], t[h+x], u[h+2*x])
-			VSHUFPS(U8(0xEE), t[h+2+x], t[h+x], u[h+2*x+1])
-		}
-	}
-	out := make([]reg.VecVirtual, 8)
-	for q := 0; q < 4; q++ {
-		out[q], out[q+4] = YMM(), YMM()
-		VPERM2F128(U8(0x20), u[q+4], u[q], out[q])
-		VPERM2F128(U8(0x31), u[q+4], u[q], out[q+4])
-	}
-	for q := range out {
-		if q > 0 {
-			CMPQ(qv, U32(q))
-			JLE(LabelRef(name + "_stored"))
-		}
-		VMOVUPS(out[q], Mem{Base: d})
-		ADDQ(nrBytes, d)
-	}
-	Label(name + "_stored")
-	ADDQ(U8(8), q0)
-	JMP(LabelRef(name + "_qloop"))
-
-	Label(name + "_qdone")
-	ADDQ(U8(8), j0)
-	ADDQ(U8(32), dcol)
-	{
-		step := GP64()
-		MOVQ(ldb, step)
-		SHLQ(U8(3), step)
-		ADDQ(step, srow)
-	}
-	JMP(LabelRef(name + "_jloop"))
-
-	// Columns w..nr-1 of the panel (whole blocks of 8 past the last row of
-	// src) are zero. A partial block was zero-filled by its loads.
-	Label(name + "_zero")
-	nrCols := GP64()
-	MOVQ(nrBytes, nrCols)
-	SHRQ(U8(2), nrCols)
-	// Round j0 up: blocks start at multiples of 8 already.
-	z := YMM()
-	VXORPS(z, z, z)
-	Label(name + "_zloop")
-	CMPQ(j0, nrCols)
-	JGE(LabelRef(name + "_done"))
-	MOVQ(dcol, d)
-	MOVQ(kc, q0)
-	Label(name + "_zq")
-	TESTQ(q0, q0)
-	JZ(LabelRef(name + "_znext"))
-	VMOVUPS(z, Mem{Base: d})
-	ADDQ(nrBytes, d)
-	DECQ(q0)
-	JMP(LabelRef(name + "_zq"))
-	Label(name + "_znext")
-	ADDQ(U8(8), j0)
-	ADDQ(U8(32), dcol)
-	JMP(LabelRef(name + "_zloop"))
-
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
-}
-
-// packRows generates PackBAVX2, which copies a row-major block into a
-// panel, zero padding each row:
-//
-//	dst[q*nr + j] = src[q*ldb + j]   for j < w, q < kc
-//	dst[q*nr + j] = 0                for w <= j < nr, q < kc
-//
-// nr must be a positive multiple of 8 and w <= nr. Only the first w
-// elements of each of the kc rows of src are read (VMASKMOVPS does not
-// touch masked-off lanes).
-func packRows(maskTable Mem) {
-	const name = packNName
-	TEXT(name, NOSPLIT, "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)")
-	Pragma("noescape")
-	Doc(
-		name+" copies kc rows of w floats of a row-major block (leading dimension ldb)",
-		"into a panel of kc rows of nr floats: dst[q*nr+j] = src[q*ldb+j] for j < w, q < kc,",
-		"and 0 for w <= j < nr. nr is a positive multiple of 8 and w <= nr. Requires AVX2.",
-	)
-	dcol := loadGP("dst")
-	scol := loadGP("src")
-	ldb := loadGP("ldb")
-	SHLQ(U8(2), ldb)
-	w := loadGP("w")
-	kc := loadGP("kc")
-	nr := loadGP("nr")
-	nrBytes := GP64()
-	MOVQ(nr, nrBytes)
-	SHLQ(U8(2), nrBytes)
-
-	// One column block of 8 at a time, with a fixed lane mask.
-	j0 := GP64()
-	XORQ(j0, j0)
-	Label(name + "_jloop")
-	CMPQ(j0, nr)
-	JGE(LabelRef(name + "_done"))
-	mask := YMM()
-	{
-		wv := GP64() // clamp(w-j0, 0, 8)
-		MOVQ(w, wv)
-		SUBQ(j0, wv)
-		JGE(LabelRef(name + "_pos"))
-		XORQ(wv, wv)
-		Label(name + "_pos")
-		CMPQ(wv, U8(8))
-		JLE(LabelRef(name + "_wvok"))
-		MOVQ(U32(8), wv)
-		Label(name + "_wvok")
-		tbl := GP64()
-		LEAQ(maskTable, tbl)
-		NEGQ(wv)
-		VMOVUPS(Mem{Base: tbl, Index: wv, Scale: 4, Disp: 32}, mask)
-	}
-	sp, dp, q := GP64(), GP64(), GP64()
-	MOVQ(scol, sp)
-	MOVQ(dcol, dp)
-	MOVQ(kc, q)
-	Label(name + "_qloop")
-	TESTQ(q, q)
-	JZ(LabelRef(name + "_qdone"))
-	t := YMM()
-	VMASKMOVPS(Mem{Base: sp}, mask, t)
-	VMOVUPS(t, Mem{Base: dp})
-	ADDQ(ldb, sp)
-	ADDQ(nrBytes, dp)
-	DECQ(q)
-	JMP(LabelRef(name + "_qloop"))
-	Label(name + "_qdone")
-	ADDQ(U8(8), j0)
-	ADDQ(U8(32), scol)
-	ADDQ(U8(32), dcol)
-	JMP(LabelRef(name + "_jloop"))
-
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
-}
-
-// colsMax is the most columns colsKernel computes.
-const colsMax = 3
-
-// colsKernel generates GemmColsKernel{MR}{ISA}, which computes up to three
-// columns of a tile from a packed A panel, the rows along the vector:
-//
-//	dst[j*ps + i] = sum_{p<k} a[p*ps + i] * b[j*k + p],  i < ps, j < cols
-//
-// with ps = panelStride(MR) (one vector) and b holding the cols columns of
-// op(B) one after another. It serves a last panel of 1 to 3 columns when A
-// is packed (a transposed A): the panel kernels would spend NR lanes of
-// FMAs per row and k step on it, this kernel one vector FMA per column and
-// k step. The caller scales the results into C. Each column has four
-// accumulators (k steps in turn) to cover the FMA latency.
-func colsKernel(s isa, mr int) {
-	ps := panelStride(mr)
-	if ps != s.lanes {
-		panic("colsKernel: a panel row must be one vector")
-	}
-	name := colsName(s, mr)
-	TEXT(name, NOSPLIT, "func(k int, a *float32, b *float32, cols int, dst *float32)")
-	Pragma("noescape")
-	Doc(
-		fmt.Sprintf("%s sets dst[j*%d+i] = sum over p < k of a[p*%d+i]*b[j*k+p], for i < %d and", name, ps, ps, ps),
-		fmt.Sprintf("j < cols (1 <= cols <= %d): columns of C from a packed A panel. Requires %s.", colsMax, s.req),
-	)
-	k := loadGP("k")
-	a := loadGP("a")
-	cols := loadGP("cols")
-	dst := loadGP("dst")
-	// Column pointers: b, b + 4k, b + 8k.
-	kb := GP64()
-	MOVQ(k, kb)
-	SHLQ(U8(2), kb)
-	bp := make([]reg.GPVirtual, colsMax)
-	bp[0] = loadGP("b")
-	for j := 1; j < colsMax; j++ {
-		bp[j] = GP64()
-		LEAQ(Mem{Base: bp[j-1], Index: kb, Scale: 1}, bp[j])
-	}
-	for nc := 1; nc <= colsMax; nc++ {
-		CMPQ(cols, U32(nc))
-		JEQ(LabelRef(fmt.Sprintf("%s_cols%d", name, nc)))
-	}
-	RET() // cols out of range: the caller never does this
-	for nc := 1; nc <= colsMax; nc++ {
-		pre := fmt.Sprintf("%s_cols%d", name, nc)
-		Label(pre)
-		acc := make([][unroll]reg.VecVirtual, nc)
-		for j := range acc {
-			for u := range acc[j] {
-				acc[j][u] = s.newVec()
-				VXORPS(acc[j][u], acc[j][u], acc[j][u])
-			}
-		}
-		n := GP64()
-		MOVQ(k, n)
-		SHRQ(U8(2), n)
-		rem := GP64()
-		MOVQ(k, rem)
-		ANDQ(U8(unroll-1), rem)
-		q := GP64() // byte offset into the columns
-		XORQ(q, q)
-		pa := GP64()
-		MOVQ(a, pa)
-		TESTQ(n, n)
-		JZ(LabelRef(pre + "_tail"))
-		Label(pre + "_loop")
-		for u := 0; u < unroll; u++ {
-			av := s.newVec()
-			VMOVUPS(Mem{Base: pa, Disp: 4 * u * ps}, av)
-			for j := 0; j < nc; j++ {
-				t := s.newVec()
-				VBROADCASTSS(Mem{Base: bp[j], Index: q, Scale: 1, Disp: 4 * u}, t)
-				VFMADD231PS(av, t, acc[j][u])
-			}
-		}
-		ADDQ(U32(4*unroll*ps), pa)
-		ADDQ(U8(4*unroll), q)
-		DECQ(n)
-		JNZ(LabelRef(pre + "_loop"))
-		Label(pre + "_tail")
-		TESTQ(rem, rem)
-		JZ(LabelRef(pre + "_store"))
-		Label(pre + "_tailloop")
-		av := s.newVec()
-		VMOVUPS(Mem{Base: pa}, av)
-		for j := 0; j < nc; j++ {
-			t := s.newVec()
-			VBROADCASTSS(Mem{Base: bp[j], Index: q, Scale: 1}, t)
-			VFMADD231PS(av, t, acc[j][0])
-		}
-		ADDQ(U32(4*ps), pa)
-		ADDQ(U8(4), q)
-		DECQ(rem)
-		JNZ(LabelRef(pre + "_tailloop"))
-		Label(pre + "_store")
-		for j := range acc {
-			VADDPS(acc[j][1], acc[j][0], acc[j][0])
-			VADDPS(acc[j][3], acc[j][2], acc[j][2])
-			VADDPS(acc[j][2], acc[j][0], acc[j][0])
-			VMOVUPS(acc[j][0], Mem{Base: dst, Disp: 4 * j * ps})
-		}
-		VZEROUPPER()
-		RET()
-	}
-}
-
-// dotKernel generates GemmDotKernel{MR}{ISA}, which computes one column of
-// C for MR rows as dot products along k:
-//
-//	c[i*ldc] = alpha * sum_{p<k} a[i*lda+p]*b[p] + beta*c[i*ldc],  i < MR
-//
-// It serves the last column of a matrix whose width leaves one column past
-// the full panels (N = 65 in TinyGPT's LM head): the panel kernels would
-// spend a whole vector of FMAs per row and k step on it, this kernel one
-// FMA per row per vector of k. Each row of A and b is read for exactly k
-// floats (masked loads for the tail); C is not read when beta is ±0.
-func dotKernel(s isa, mr int, maskTable Mem) {
-	name := dotName(s, mr)
-	TEXT(name, NOSPLIT, "func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)")
-	Pragma("noescape")
-	Doc(
-		fmt.Sprintf("%s sets c[i*ldc] = alpha*dot(a[i*lda:i*lda+k], b[:k]) + beta*c[i*ldc] for i < %d,", name, mr),
-		fmt.Sprintf("reading exactly k floats of each row; c is not read when beta is ±0. Requires %s.", s.req),
-	)
-	acc := make([]reg.VecVirtual, mr)
-	for i := range acc {
-		acc[i] = s.newVec()
-		VXORPS(acc[i], acc[i], acc[i])
-	}
-	k := loadGP("k")
-	bases, rs, rs3 := rowBases(mr, "a", "lda")
-	b := loadGP("b")
-	bytes := 4 * s.lanes
-
-	n := GP64()
-	MOVQ(k, n)
-	SHRQ(U8(map[int]int{8: 3, 16: 4}[s.lanes]), n)
-	ANDQ(U8(s.lanes-1), k)
-	TESTQ(n, n)
-	JZ(LabelRef(name + "_tail"))
-	Label(name + "_loop")
-	bv := s.newVec()
-	VMOVUPS(Mem{Base: b}, bv)
-	for i := range acc {
-		VFMADD231PS(rowAddr(bases, rs, rs3, i), bv, acc[i])
-	}
-	ADDQ(U32(bytes), b)
-	for _, base := range bases {
-		ADDQ(U32(bytes), base)
-	}
-	DECQ(n)
-	JNZ(LabelRef(name + "_loop"))
-
-	Label(name + "_tail")
-	TESTQ(k, k)
-	JZ(LabelRef(name + "_reduce"))
-	tbl := GP64()
-	LEAQ(maskTable, tbl)
-	if s.lanes == 16 {
-		km := K()
-		KMOVW(Mem{Base: tbl, Index: k, Scale: 2}, km)
-		VMOVUPS_Z(Mem{Base: b}, km, bv)
-		for i := range acc {
-			t := s.newVec()
-			VMOVUPS_Z(rowAddr(bases, rs, rs3, i), km, t)
-			VFMADD231PS(t, bv, acc[i])
-		}
-	} else {
-		NEGQ(k)
-		m := s.newVec()
-		VMOVUPS(Mem{Base: tbl, Index: k, Scale: 4, Disp: 32}, m)
-		VMASKMOVPS(Mem{Base: b}, m, bv)
-		for i := range acc {
-			t := s.newVec()
-			VMASKMOVPS(rowAddr(bases, rs, rs3, i), m, t)
-			VFMADD231PS(t, bv, acc[i])
-		}
-	}
-
-	// Horizontal sums: each acc[i] ends with its total in lane 0.
-	Label(name + "_reduce")
-	for _, v := range acc {
-		if s.lanes == 16 {
-			hi := YMM()
-			VEXTRACTF64X4(U8(1), v, hi)
-			VADDPS(hi, v.AsY(), v.AsY())
-		}
-		x := XMM()
-		VEXTRACTF128(U8(1), v.AsY(), x)
-		VADDPS(x, v.AsX(), v.AsX())
-		VMOVHLPS(v.AsX(), v.AsX(), x)
-		VADDPS(x, v.AsX(), v.AsX())
-		VMOVSHDUP(v.AsX(), x)
-		VADDSS(x, v.AsX(), v.AsX())
-	}
-
-	alpha := XMM()
-	MOVSS(NewParamAddr("alpha", 48), alpha)
-	for _, v := range acc {
-		VMULSS(alpha, v.AsX(), v.AsX())
-	}
-	c := loadGP("c")
-	ldc := loadGP("ldc")
-	SHLQ(U8(2), ldc)
-	betaBits := GP32()
-	MOVL(NewParamAddr("beta", 52), betaBits)
-	ANDL(U32(0x7fffffff), betaBits)
-	JZ(LabelRef(name + "_beta0"))
-	beta := XMM()
-	MOVSS(NewParamAddr("beta", 52), beta)
-	p := GP64()
-	MOVQ(c, p)
-	for i, v := range acc {
-		if i > 0 {
-			ADDQ(ldc, p)
-		}
-		VFMADD231SS(Mem{Base: p}, beta, v.AsX())
-		VMOVSS(v.AsX(), Mem{Base: p})
-	}
-	JMP(LabelRef(name + "_done"))
-	Label(name + "_beta0")
-	for i, v := range acc {
-		if i > 0 {
-			ADDQ(ldc, c)
-		}
-		VMOVSS(v.AsX(), Mem{Base: c})
-	}
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
-}
-
-// packPanels generates PackPanels{MR}AVX2, which packs a block of a
-// transposed A (stored k×m, row q holding A(·, q)) into consecutive MR-row
-// panels of ps = panelStride(MR) floats per step, reading each stored row
-// once, front to back:
-//
-//	dst[t*kc*ps + q*ps + i] = src[q*lda + t*MR + i]   for i < min(MR, m-t*MR), q < kc
-//	dst[t*kc*ps + q*ps + i] = 0                       for the other i < ps
-//
-// for every panel t < ceil(m/MR). Packing panel by panel instead reads
-// the block in columns, a new line at a stride of lda per step, which the
-// caches serve badly.
-//
-// Rows go packRowsAtOnce at a time: for each panel, those rows' ps floats
-// are consecutive in dst (two or four whole cache lines), written in one
-// visit. Packing one row at a time wrote each line of a ps = 8 panel in
-// two visits, between which the writes to every other panel (kc·ps·4
-// bytes apart, often a multiple of 4 KiB: the same L1 set) had evicted
-// it. A panel whose ps floats lie inside the row is copied with plain
-// loads, the floats past MR cleared by a blend; the last panels of a row,
-// whose loads would pass its m floats, use masked loads.
-func packPanels(mr int, maskTable Mem) {
-	ps := panelStride(mr)
-	name := packPanelsName(mr)
-	TEXT(name, NOSPLIT, "func(dst *float32, src *float32, lda int, m int, kc int)")
-	Pragma("noescape")
-	Doc(
-		fmt.Sprintf("%s packs kc rows of m floats of a row-major block (leading dimension lda)", name),
-		fmt.Sprintf("into ceil(m/%d) panels of kc rows of %d floats: dst[t*kc*%d+q*%d+i] = src[q*lda+t*%d+i]", mr, ps, ps, ps, mr),
-		fmt.Sprintf("for i < min(%d, m-t*%d), and 0 for the other i < %d. Only the first m floats of each", mr, mr, ps),
-		"of the kc rows are read. Requires AVX2.",
-	)
-	const rows = packRowsAtOnce
-	drow := loadGP("dst")
-	srow := loadGP("src")
-	lda := loadGP("lda")
-	SHLQ(U8(2), lda)
-	mB := loadGP("m")
-	SHLQ(U8(2), mB)
-	q := loadGP("kc")
-	panelBytes := GP64()
-	MOVQ(q, panelBytes)
-	SHLQ(U8(2), panelBytes)
-	IMUL3Q(U32(ps), panelBytes, panelBytes)
-	// fastEnd: a panel starting at byte i0 < fastEnd loads its ps floats
-	// inside the row (i0 + 4·ps <= m·4).
-	fastEnd := GP64()
-	MOVQ(mB, fastEnd)
-	SUBQ(U32(4*ps), fastEnd)
-	zero := YMM()
-	VXORPS(zero, zero, zero)
-
-	// copyPanel copies one panel step of the rows at sp (row r at sp +
-	// r·lda, through sp2 = sp + 2·lda for r >= 2) to dp + r·ps·4.
-	copyPanel := func(sp, sp2 reg.GPVirtual, dp reg.GPVirtual, nrows int) {
-		for r := 0; r < nrows; r++ {
-			base := Mem{Base: sp}
-			switch r {
-			case 1:
-				base = Mem{Base: sp, Index: lda, Scale: 1}
-			case 2:
-				base = Mem{Base: sp2}
-			case 3:
-				base = Mem{Base: sp2, Index: lda, Scale: 1}
-			}
-			for c := 0; c < ps; c += 8 {
-				t := YMM()
-				src := base
-				src.Disp += 4 * c
-				VMOVUPS(src, t)
-				if live := mr - c; live < 8 {
-					// Clear lanes live..7: they belong to the next panel.
-					VBLENDPS(U8(0xff<<live&0xff), zero, t, t)
-				}
-				VMOVUPS(t, Mem{Base: dp, Disp: 4 * (r*ps + c)})
-			}
-		}
-	}
-	// maskedPanel copies one panel step of one row at srow+i0 (w bytes
-	// of it, clamped here) to dp, with masked loads.
-	maskedPanel := func(row Mem, i0, dp reg.GPVirtual, disp int, label string) {
-		w := GP64() // min(MR, m-i0) in bytes
-		MOVQ(mB, w)
-		SUBQ(i0, w)
-		CMPQ(w, U32(4*mr))
-		JLE(LabelRef(label + "_wok"))
-		MOVQ(U32(4*mr), w)
-		Label(label + "_wok")
-		for c := 0; c < ps; c += 8 {
-			wv := GP64() // clamp(w - 4c, 0, 32) bytes
-			MOVQ(w, wv)
-			if c > 0 {
-				SUBQ(U32(4*c), wv)
-				JGE(LabelRef(fmt.Sprintf("%s_pos%d", label, c)))
-				XORQ(wv, wv)
-				Label(fmt.Sprintf("%s_pos%d", label, c))
-			}
-			CMPQ(wv, U8(32))
-			JLE(LabelRef(fmt.Sprintf("%s_wv%d", label, c)))
-			MOVQ(U32(32), wv)
-			Label(fmt.Sprintf("%s_wv%d", label, c))
-			tbl := GP64()
-			LEAQ(maskTable, tbl)
-			NEGQ(wv)
-			mask := YMM()
-			VMOVUPS(Mem{Base: tbl, Index: wv, Scale: 1, Disp: 32}, mask)
-			t := YMM()
-			src := row
-			src.Index, src.Scale = i0, 1
-			src.Disp += 4 * c
-			VMASKMOVPS(src, mask, t)
-			VMOVUPS(t, Mem{Base: dp, Disp: disp + 4*c})
-		}
-	}
-
-	// Groups of `rows` rows.
-	Label(name + "_gloop")
-	CMPQ(q, U8(rows))
-	JL(LabelRef(name + "_qloop"))
-	{
-		i0 := GP64() // bytes into the rows
-		XORQ(i0, i0)
-		dp := GP64()
-		MOVQ(drow, dp)
-		sp, sp2 := GP64(), GP64()
-		MOVQ(srow, sp)
-		LEAQ(Mem{Base: srow, Index: lda, Scale: 2}, sp2)
-		Label(name + "_gfast")
-		CMPQ(i0, fastEnd)
-		JG(LabelRef(name + "_gtail"))
-		copyPanel(sp, sp2, dp, rows)
-		ADDQ(U32(4*mr), i0)
-		ADDQ(U32(4*mr), sp)
-		ADDQ(U32(4*mr), sp2)
-		ADDQ(panelBytes, dp)
-		JMP(LabelRef(name + "_gfast"))
-		Label(name + "_gtail")
-		CMPQ(i0, mB)
-		JGE(LabelRef(name + "_gdone"))
-		rp := GP64()
-		MOVQ(srow, rp)
-		for r := 0; r < rows; r++ {
-			if r > 0 {
-				ADDQ(lda, rp)
-			}
-			maskedPanel(Mem{Base: rp}, i0, dp, 4*r*ps, fmt.Sprintf("%s_g%d", name, r))
-		}
-		ADDQ(U32(4*mr), i0)
-		ADDQ(panelBytes, dp)
-		JMP(LabelRef(name + "_gtail"))
-		Label(name + "_gdone")
-		SUBQ(U8(rows), q)
-		for r := 0; r < rows; r++ {
-			ADDQ(lda, srow)
-		}
-		ADDQ(U32(4*rows*ps), drow)
-		JMP(LabelRef(name + "_gloop"))
-	}
-
-	// The last rows, one at a time.
-	Label(name + "_qloop")
-	TESTQ(q, q)
-	JZ(LabelRef(name + "_done"))
-	{
-		i0 := GP64()
-		XORQ(i0, i0)
-		dp := GP64()
-		MOVQ(drow, dp)
-		Label(name + "_tloop")
-		CMPQ(i0, mB)
-		JGE(LabelRef(name + "_tdone"))
-		maskedPanel(Mem{Base: srow}, i0, dp, 0, name+"_t")
-		ADDQ(U32(4*mr), i0)
-		ADDQ(panelBytes, dp)
-		JMP(LabelRef(name + "_tloop"))
-		Label(name + "_tdone")
-	}
-	DECQ(q)
-	ADDQ(lda, srow)
-	ADDQ(U32(4*ps), drow)
-	JMP(LabelRef(name + "_qloop"))
-
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
-}
-
-// packRowsAtOnce is how many stored rows PackPanels packs together.
-const packRowsAtOnce = 4

@@ -42,160 +42,40 @@
 package main
 
 import (
-	"fmt"
-
 	. "github.com/mmcloughlin/avo/build"
-	"github.com/mmcloughlin/avo/gotypes"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 
-	"github.com/simdgpt/simdgpt/asm/gen/internal/masks"
+	"github.com/simdgpt/simdgpt/asm/gen/internal/x86"
 )
 
-// Constant tables of the masked tails.
-var (
-	maskAVX2   Mem // VMASKMOVPS lane masks (masks.LanesAVX2)
-	maskAVX512 Mem // opmasks (masks.OpmasksAVX512)
-)
+// masks are the tail masks (the form: table address, then index).
+var masks *x86.Masks
 
-// isa describes one vector width.
-type isa struct {
-	suffix   string // function name suffix
-	lanes    int    // float32 lanes per vector
-	requires string // CPU features, for the doc comments
-	vec      func() reg.VecVirtual
-	// adamUnroll is the number of vectors of an AdamW block.
-	adamUnroll int
-
-	// Per-function state of the masked tail.
-	ymask reg.VecVirtual    // AVX2
-	kmask reg.OpmaskVirtual // AVX-512
-}
-
-func (a *isa) avx512() bool { return a.lanes == 16 }
-
-var isas = []*isa{
-	{suffix: "AVX2", lanes: 8, requires: "AVX2 and FMA", adamUnroll: 2, vec: func() reg.VecVirtual { return YMM() }},
-	{suffix: "AVX512", lanes: 16, requires: "AVX-512F", adamUnroll: 4, vec: func() reg.VecVirtual { return ZMM() }},
+// adamUnroll is the number of vectors of an AdamW block: AVX2 has too few
+// registers for more than two in flight.
+func adamUnroll(s *x86.ISA) int {
+	if s.Is512() {
+		return 4
+	}
+	return 2
 }
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	maskAVX2 = masks.LanesAVX2("optimMaskAVX2")
-	maskAVX512 = masks.OpmasksAVX512("optimMaskAVX512")
-	for _, a := range isas {
-		adamw(a)
-		sumSquares(a)
+	masks = x86.NewMasks("optimMaskAVX2", "optimMaskAVX512", x86.MaskForm{})
+	for _, s := range x86.Both {
+		adamw(s)
+		sumSquares(s)
 	}
 	Generate()
-}
-
-// header starts a function and its stub declaration.
-func (a *isa) header(op, signature string, doc ...string) string {
-	name := op + a.suffix
-	TEXT(name, NOSPLIT, signature)
-	Pragma("noescape")
-	doc = append(doc, "Requires "+a.requires+". Arguments are not checked.")
-	doc[0] = name + " " + doc[0]
-	Doc(doc...)
-	return name
-}
-
-func load(c gotypes.Component) reg.GPVirtual {
-	r := GP64()
-	Load(c, r)
-	return r
-}
-
-// addr returns the stack address of a scalar parameter or result.
-func addr(c gotypes.Component) Mem {
-	b, err := c.Resolve()
-	if err != nil {
-		panic(err)
-	}
-	return b.Addr
-}
-
-// at returns the address of vector j of the block starting at p.
-func (a *isa) at(p reg.GPVirtual, j int) Mem { return Mem{Base: p, Disp: 4 * a.lanes * j} }
-
-// loops emits the iteration over n elements of the arrays at ptrs, all
-// advanced together: blocks of unroll vectors, then single vectors (if
-// unroll > 1), then one masked step for the last 0 < n < lanes elements,
-// for which body gets tail = true after the mask has been prepared.
-// Control then reaches the label name+"_done", which the caller emits.
-func (a *isa) loops(name string, n reg.GPVirtual, ptrs []reg.GPVirtual, unroll int, body func(k int, tail bool)) {
-	step := func(k int, next string) {
-		Label(fmt.Sprintf("%s_loop%d", name, k))
-		CMPQ(n, U32(k*a.lanes))
-		JB(LabelRef(next))
-		body(k, false)
-		for _, p := range ptrs {
-			ADDQ(U32(4*k*a.lanes), p)
-		}
-		SUBQ(U32(k*a.lanes), n)
-		JMP(LabelRef(fmt.Sprintf("%s_loop%d", name, k)))
-	}
-	if unroll > 1 {
-		step(unroll, fmt.Sprintf("%s_loop%d", name, 1))
-	}
-	step(1, name+"_tail")
-
-	Label(name + "_tail")
-	TESTQ(n, n)
-	JZ(LabelRef(name + "_done"))
-	a.tailMask(n)
-	body(1, true)
-}
-
-// tailMask prepares the mask selecting the first n lanes, 0 < n < lanes.
-func (a *isa) tailMask(n reg.GPVirtual) {
-	table := GP64()
-	if a.avx512() {
-		LEAQ(maskAVX512, table)
-		a.kmask = K()
-		KMOVW(Mem{Base: table, Index: n, Scale: 2}, a.kmask)
-		return
-	}
-	LEAQ(maskAVX2, table)
-	idx := GP64()
-	MOVQ(U32(8), idx)
-	SUBQ(n, idx)
-	a.ymask = YMM()
-	VMOVDQU(Mem{Base: table, Index: idx, Scale: 4}, a.ymask)
-}
-
-// loadVec loads a whole vector, or the tail lanes (the others zeroed).
-func (a *isa) loadVec(m Mem, tail bool) reg.VecVirtual {
-	v := a.vec()
-	switch {
-	case !tail:
-		VMOVUPS(m, v)
-	case a.avx512():
-		VMOVUPS_Z(m, a.kmask, v)
-	default:
-		VMASKMOVPS(m, a.ymask, v)
-	}
-	return v
-}
-
-// storeVec stores a whole vector, or only its tail lanes.
-func (a *isa) storeVec(v reg.VecVirtual, m Mem, tail bool) {
-	switch {
-	case !tail:
-		VMOVUPS(v, m)
-	case a.avx512():
-		VMOVUPS(v, a.kmask, m)
-	default:
-		VMASKMOVPS(v, a.ymask, m)
-	}
 }
 
 // The scalars of adamw, in the order of its signature.
 var adamScalars = []string{"scale", "b1", "c1", "b2", "c2", "ic1", "ic2", "eps", "wd", "lr"}
 
-func adamw(a *isa) {
-	name := a.header("adamw", "func(p, g, m, v []float32, scale, b1, c1, b2, c2, ic1, ic2, eps, wd, lr float32)",
+func adamw(s *x86.ISA) {
+	name := s.Header("adamw", "func(p, g, m, v []float32, scale, b1, c1, b2, c2, ic1, ic2, eps, wd, lr float32)",
 		"applies one AdamW step to p[i], m[i] and v[i] for i < len(p) from the",
 		"gradients g (see generic.AdamW): g, m and v must be as long as p and no",
 		"two may overlap; c1 = 1-b1 and c2 = 1-b2 as float32. The weight-decay term",
@@ -205,30 +85,30 @@ func adamw(a *isa) {
 	// AVX2 (16 registers are too few for them and two vectors in flight).
 	k := map[string]Op{}
 	var local Mem
-	if !a.avx512() {
+	if !s.Is512() {
 		local = AllocLocal(32 * len(adamScalars))
 	}
-	for i, s := range adamScalars {
-		v := a.vec()
-		VBROADCASTSS(addr(Param(s)), v)
-		if a.avx512() {
-			k[s] = v
+	for i, sc := range adamScalars {
+		v := s.Vec()
+		VBROADCASTSS(x86.Addr(Param(sc)), v)
+		if s.Is512() {
+			k[sc] = v
 			continue
 		}
 		m := local.Offset(32 * i)
 		VMOVUPS(v, m)
-		k[s] = m
+		k[sc] = m
 	}
-	p := load(Param("p").Base())
-	g := load(Param("g").Base())
-	m := load(Param("m").Base())
-	v := load(Param("v").Base())
-	n := load(Param("p").Len())
+	p := x86.LoadGP(Param("p").Base())
+	g := x86.LoadGP(Param("g").Base())
+	m := x86.LoadGP(Param("m").Base())
+	v := x86.LoadGP(Param("v").Base())
+	n := x86.LoadGP(Param("p").Len())
 	ptrs := []reg.GPVirtual{p, g, m, v}
 
 	wd := XMM()
 	zero := XMM()
-	VMOVSS(addr(Param("wd")), wd)
+	VMOVSS(x86.Addr(Param("wd")), wd)
 	VXORPS(zero, zero, zero)
 	VUCOMISS(zero, wd)
 	JNE(LabelRef(name + "_decay")) // wd != 0, or NaN
@@ -239,9 +119,9 @@ func adamw(a *isa) {
 			Label(name + "_decay")
 			lname = name + "_decayed"
 		}
-		a.loops(lname, n, ptrs, a.adamUnroll, func(nv int, tail bool) {
+		s.Loops(lname, n, ptrs, adamUnroll(s), masks, func(nv int, t *x86.Tail) {
 			for j := 0; j < nv; j++ {
-				a.adamVec(k, p, g, m, v, j, tail, decay)
+				adamVec(s, k, p, g, m, v, j, t, decay)
 			}
 		})
 		Label(lname + "_done")
@@ -252,49 +132,49 @@ func adamw(a *isa) {
 
 // adamVec emits the update of vector j of the block at p, g, m, v (see
 // the package comment); k holds the scalars' operands.
-func (a *isa) adamVec(k map[string]Op, p, g, m, v reg.GPVirtual, j int, tail, decay bool) {
-	gv := a.loadVec(a.at(g, j), tail)
+func adamVec(s *x86.ISA, k map[string]Op, p, g, m, v reg.GPVirtual, j int, tl *x86.Tail, decay bool) {
+	gv := s.Load(s.At(g, j), tl)
 	VMULPS(k["scale"], gv, gv) // g
-	t := a.vec()
-	mv := a.loadVec(a.at(m, j), tail)
+	t := s.Vec()
+	mv := s.Load(s.At(m, j), tl)
 	VMULPS(k["b1"], mv, mv)
 	VMULPS(k["c1"], gv, t)
 	VADDPS(t, mv, mv) // mi
-	a.storeVec(mv, a.at(m, j), tail)
-	vv := a.loadVec(a.at(v, j), tail)
+	s.Store(mv, s.At(m, j), tl)
+	vv := s.Load(s.At(v, j), tl)
 	VMULPS(k["b2"], vv, vv)
 	VMULPS(k["c2"], gv, t)
 	VMULPS(gv, t, t)
 	VADDPS(t, vv, vv) // vi
-	a.storeVec(vv, a.at(v, j), tail)
+	s.Store(vv, s.At(v, j), tl)
 	VMULPS(k["ic2"], vv, vv)
 	VSQRTPS(vv, vv)
 	VADDPS(k["eps"], vv, vv) // denominator
 	VMULPS(k["ic1"], mv, mv)
 	VDIVPS(vv, mv, mv) // u = mi*ic1 / denominator
-	pv := a.loadVec(a.at(p, j), tail)
+	pv := s.Load(s.At(p, j), tl)
 	if decay {
 		VMULPS(k["wd"], pv, t)
 		VADDPS(t, mv, mv)
 	}
 	VMULPS(k["lr"], mv, mv)
 	VSUBPS(mv, pv, pv) // p - lr*u
-	a.storeVec(pv, a.at(p, j), tail)
+	s.Store(pv, s.At(p, j), tl)
 }
 
 // nacc is the number of float64 accumulators of sumSquares.
 const nacc = 8
 
-func sumSquares(a *isa) {
-	name := a.header("sumSquares", "func(x []float32) float64",
+func sumSquares(s *x86.ISA) {
+	name := s.Header("sumSquares", "func(x []float32) float64",
 		"returns the sum of x[i]*x[i], each square exact in float64 and summed in",
 		"float64 in eight vector accumulators (0 if x is empty).")
-	x := load(Param("x").Base())
-	n := load(Param("x").Len())
+	x := x86.LoadGP(Param("x").Base())
+	n := x86.LoadGP(Param("x").Len())
 	acc := make([]reg.VecVirtual, nacc)
 	for i := range acc {
-		acc[i] = a.vec()
-		if a.avx512() {
+		acc[i] = s.Vec()
+		if s.Is512() {
 			VPXORD(acc[i], acc[i], acc[i]) // VXORPD on ZMM would need AVX512DQ
 		} else {
 			VXORPD(acc[i], acc[i], acc[i])
@@ -302,16 +182,16 @@ func sumSquares(a *isa) {
 	}
 	// Vector j of a block: its low and high halves widened into two
 	// float64 vectors, squared into accumulators 2j%nacc and 2j%nacc+1.
-	half := 2 * a.lanes // bytes of half a float32 vector
-	a.loops(name, n, []reg.GPVirtual{x}, 4, func(nv int, tail bool) {
+	half := 2 * s.Lanes // bytes of half a float32 vector
+	s.Loops(name, n, []reg.GPVirtual{x}, 4, masks, func(nv int, t *x86.Tail) {
 		for j := 0; j < nv; j++ {
-			lo, hi := a.vec(), a.vec()
-			if !tail {
-				VCVTPS2PD(Mem{Base: x, Disp: 4 * a.lanes * j}, lo)
-				VCVTPS2PD(Mem{Base: x, Disp: 4*a.lanes*j + half}, hi)
+			lo, hi := s.Vec(), s.Vec()
+			if t == nil {
+				VCVTPS2PD(Mem{Base: x, Disp: 4 * s.Lanes * j}, lo)
+				VCVTPS2PD(Mem{Base: x, Disp: 4*s.Lanes*j + half}, hi)
 			} else {
-				f := a.loadVec(a.at(x, j), true)
-				if a.avx512() {
+				f := s.Load(s.At(x, j), t)
+				if s.Is512() {
 					h := YMM()
 					VCVTPS2PD(f.AsY(), lo)
 					VEXTRACTF64X4(U8(1), f, h)
@@ -330,24 +210,20 @@ func sumSquares(a *isa) {
 		}
 	})
 	Label(name + "_done")
-	for w := 1; w < nacc; w *= 2 {
-		for i := 0; i+w < nacc; i += 2 * w {
-			VADDPD(acc[i+w], acc[i], acc[i])
-		}
-	}
-	s := acc[0]
-	if a.avx512() {
+	x86.Tree(VADDPD, acc)
+	total := acc[0]
+	if s.Is512() {
 		h := YMM()
-		VEXTRACTF64X4(U8(1), s, h)
-		VADDPD(h, s.AsY(), s.AsY())
+		VEXTRACTF64X4(U8(1), total, h)
+		VADDPD(h, total.AsY(), total.AsY())
 	}
 	h := XMM()
-	VEXTRACTF128(U8(1), s.AsY(), h)
-	sx := s.AsX()
+	VEXTRACTF128(U8(1), total.AsY(), h)
+	sx := total.AsX()
 	VADDPD(h, sx, sx)
 	VPERMILPD(U8(1), sx, h) // swap the two doubles
 	VADDSD(h, sx, sx)
-	VMOVSD(sx, addr(ReturnIndex(0)))
+	VMOVSD(sx, x86.Ret(0))
 	VZEROUPPER()
 	RET()
 }

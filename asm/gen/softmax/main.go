@@ -113,8 +113,8 @@ import (
 	"github.com/mmcloughlin/avo/reg"
 
 	"github.com/simdgpt/simdgpt/asm/gen/internal/expf"
-	"github.com/simdgpt/simdgpt/asm/gen/internal/masks"
 	"github.com/simdgpt/simdgpt/asm/gen/internal/vexp"
+	"github.com/simdgpt/simdgpt/asm/gen/internal/x86"
 )
 
 // vexpConst maps the constants of the shared exponential to the table.
@@ -176,17 +176,29 @@ const (
 )
 
 var (
-	consts Mem // nConsts × 16 float32
-	maskDW Mem // 8 × 0xffffffff then 8 × 0: VMASKMOVPS masks
-	maskW  Mem // 16 uint16: (1<<i)-1, opmask for a tail of i lanes
+	table x86.Table // nConsts × 16 float32
+	// masks are the tail masks (the form: index 8-n, then the table
+	// address, VMOVUPS; the opmask through a 32-bit register).
+	masks *x86.Masks
 )
-
-// cm returns constant i as a memory operand.
-func cm(i int) Mem { return consts.Offset(64 * i) }
 
 func main() {
 	ConstraintExpr("amd64,!purego")
+	table = x86.NewTable("softmaxConsts", constValues())
+	masks = x86.NewMasks("softmaxMaskDW", "softmaxMaskW", x86.MaskForm{IndexFirst: true, ViaGP32: true, MovUPS: true})
 
+	forward(x86.AVX2, 1, false)
+	forward(x86.AVX512, 1, false)
+	forward(x86.AVX512, 2, false)
+	forward(x86.AVX2, 1, true)
+	forward(x86.AVX512, 1, true)
+	backward(x86.AVX2)
+	backward(x86.AVX512)
+	Generate()
+}
+
+// constValues returns the bits of the table's constants.
+func constValues() []uint32 {
 	var vals [nConsts]float32
 	vals[cLog2e] = log2e
 	vals[cLn2] = ln2
@@ -201,146 +213,23 @@ func main() {
 	for i, v := range poly {
 		vals[cPoly+i] = v
 	}
-	consts = GLOBL("softmaxConsts", RODATA|NOPTR)
+	bits := make([]uint32, nConsts)
 	for i, v := range vals {
-		for j := 0; j < 16; j++ {
-			DATA(64*i+4*j, U32(math.Float32bits(v)))
-		}
+		bits[i] = math.Float32bits(v)
 	}
-	maskDW = masks.LanesAVX2("softmaxMaskDW")
-	maskW = masks.OpmasksAVX512("softmaxMaskW")
-
-	forward(avx2, 1, false)
-	forward(avx512, 1, false)
-	forward(avx512, 2, false)
-	forward(avx2, 1, true)
-	forward(avx512, 1, true)
-	backward(avx2)
-	backward(avx512)
-	Generate()
-}
-
-// isa describes one vector width and how its tails are masked.
-type isa struct {
-	name   string // function name suffix
-	req    string // CPU features, for the doc comments
-	lanes  int
-	newVec func() reg.VecVirtual
-	// reduce leaves the reduction of v by op in every lane of v,
-	// using tmp.
-	reduce func(v, tmp reg.VecVirtual, op func(a, b, dst Op))
-}
-
-var avx2 = &isa{
-	name: "AVX2", req: "AVX2 and FMA", lanes: 8,
-	newVec: func() reg.VecVirtual { return YMM() },
-	reduce: func(v, tmp reg.VecVirtual, op func(a, b, dst Op)) {
-		VPERM2F128(Imm(1), v, v, tmp) // swap the 128-bit halves
-		op(tmp, v, v)
-		VPERMILPS(Imm(0x4e), v, tmp) // swap 64-bit pairs
-		op(tmp, v, v)
-		VPERMILPS(Imm(0xb1), v, tmp) // swap neighbours
-		op(tmp, v, v)
-	},
-}
-
-var avx512 = &isa{
-	name: "AVX512", req: "AVX-512F", lanes: 16,
-	newVec: func() reg.VecVirtual { return ZMM() },
-	reduce: func(v, tmp reg.VecVirtual, op func(a, b, dst Op)) {
-		VSHUFF32X4(Imm(0x4e), v, v, tmp) // swap the 256-bit halves
-		op(tmp, v, v)
-		VSHUFF32X4(Imm(0xb1), v, v, tmp) // swap 128-bit neighbours
-		op(tmp, v, v)
-		VPERMILPS(Imm(0x4e), v, tmp)
-		op(tmp, v, v)
-		VPERMILPS(Imm(0xb1), v, tmp)
-		op(tmp, v, v)
-	},
-}
-
-func maxOp(a, b, dst Op) { VMAXPS(a, b, dst) }
-func addOp(a, b, dst Op) { VADDPS(a, b, dst) }
-
-// loadConst loads constant i into every lane of v.
-func (s *isa) loadConst(i int, v reg.VecVirtual) {
-	if s.lanes == 16 {
-		VBROADCASTSS(cm(i), v)
-	} else {
-		VMOVUPS(cm(i), v)
-	}
-}
-
-// bcast loads constant i into every lane of a new register.
-func (s *isa) bcast(i int) reg.VecVirtual {
-	v := s.newVec()
-	VBROADCASTSS(cm(i), v)
-	return v
-}
-
-// tail holds the mask of the last n%lanes elements of a row.
-type tail struct {
-	k reg.OpmaskVirtual // AVX-512
-	y reg.VecVirtual    // AVX2
-}
-
-// tailMask builds the mask for rem (1..lanes-1) remaining elements.
-func (s *isa) tailMask(rem reg.GPVirtual) tail {
-	base := GP64()
-	if s.lanes == 16 {
-		LEAQ(maskW, base)
-		w := GP32()
-		MOVWLZX(Mem{Base: base, Index: rem, Scale: 2}, w)
-		k := K()
-		KMOVW(w, k)
-		return tail{k: k}
-	}
-	// Lanes j < rem must be set: load 8 dwords starting at maskDW[8-rem].
-	off := GP64()
-	MOVQ(U32(8), off)
-	SUBQ(rem, off)
-	LEAQ(maskDW, base)
-	m := YMM()
-	VMOVUPS(Mem{Base: base, Index: off, Scale: 4}, m)
-	return tail{y: m}
-}
-
-// load reads a full vector, or the tail of a row (0 in the other lanes).
-func (s *isa) load(src Mem, t *tail) reg.VecVirtual {
-	v := s.newVec()
-	switch {
-	case t == nil:
-		VMOVUPS(src, v)
-	case s.lanes == 16:
-		VMOVUPS_Z(src, t.k, v)
-	default:
-		VMASKMOVPS(src, t.y, v)
-	}
-	return v
-}
-
-// store writes a full vector, or only the lanes of the tail.
-func (s *isa) store(v reg.VecVirtual, dst Mem, t *tail) {
-	switch {
-	case t == nil:
-		VMOVUPS(v, dst)
-	case s.lanes == 16:
-		VMOVUPS(v, t.k, dst)
-	default:
-		VMASKMOVPS(v, t.y, dst)
-	}
+	return bits
 }
 
 // loop emits one pass over a row: blocks of unroll vectors, then single
 // vectors, then a masked tail. body gets the byte offsets, from the current
 // pointers, of the vectors to process and the tail mask (nil for full
 // vectors); step advances the pointers by a number of bytes.
-func (s *isa) loop(name string, n reg.Register, unroll int, step func(bytes int), body func(offs []int, t *tail)) {
-	s.loopFold(name, n, unroll, step, body, 0, nil)
+func loop(s *x86.ISA, name string, n reg.Register, unroll int, step func(bytes int), body func(offs []int, t *x86.Tail)) {
+	loopFold(s, name, n, unroll, step, body, 0, nil)
 }
 
 // loopFold is loop that also calls fold after every `every` blocks.
-func (s *isa) loopFold(name string, n reg.Register, unroll int, step func(bytes int), body func(offs []int, t *tail), every int, fold func()) {
+func loopFold(s *x86.ISA, name string, n reg.Register, unroll int, step func(bytes int), body func(offs []int, t *x86.Tail), every int, fold func()) {
 	cnt := GP64()
 	MOVQ(n, cnt)
 	var ctr reg.GPVirtual
@@ -348,10 +237,10 @@ func (s *isa) loopFold(name string, n reg.Register, unroll int, step func(bytes 
 		ctr = GP64()
 		MOVQ(U32(every), ctr)
 	}
-	block := unroll * s.lanes
+	block := unroll * s.Lanes
 	offs := make([]int, unroll)
 	for j := range offs {
-		offs[j] = 4 * s.lanes * j
+		offs[j] = s.Bytes() * j
 	}
 	Label(name + "_block")
 	CMPQ(cnt, U32(block))
@@ -368,18 +257,17 @@ func (s *isa) loopFold(name string, n reg.Register, unroll int, step func(bytes 
 	JMP(LabelRef(name + "_block"))
 
 	Label(name + "_single")
-	CMPQ(cnt, U32(s.lanes))
+	CMPQ(cnt, U32(s.Lanes))
 	JB(LabelRef(name + "_tail"))
 	body(offs[:1], nil)
-	step(4 * s.lanes)
-	SUBQ(U32(s.lanes), cnt)
+	step(s.Bytes())
+	SUBQ(U32(s.Lanes), cnt)
 	JMP(LabelRef(name + "_single"))
 
 	Label(name + "_tail")
 	TESTQ(cnt, cnt)
 	JZ(LabelRef(name + "_done"))
-	t := s.tailMask(cnt)
-	body(offs[:1], &t)
+	body(offs[:1], masks.Tail(s, cnt))
 	Label(name + "_done")
 }
 
@@ -405,175 +293,184 @@ type expVec struct {
 	vexp.Vec // x (X), the exponential's registers and keep mask
 }
 
-// expPass emits pass 2 over rows of a common length n, all with the near
-// or all with the far reduction (see the package comment); kc returns a
-// constant from a register or from memory.
-func (s *isa) expPass(name string, n reg.Register, rows []*row, near bool, units int, kc func(int) Op) {
-	avx512 := s.lanes == 16
-	// Every foldBlocks blocks the partial sums are added into total and
-	// restarted, so that no float32 accumulator lane adds more than
-	// foldBlocks terms into a running sum; total is a Kahan-compensated
-	// sum, so its error does not grow with n either. The rounding error of
-	// the whole sum is then bounded by about (foldBlocks + log2 of the
-	// lanes and accumulators + 2) half-ulps, whatever the row length.
-	fold := func() {
-		for _, r := range rows {
-			for _, v := range r.sums {
-				// y = v - comp; t = total + y; comp = (t - total) - y; total = t
-				VSUBPS(r.comp, v, v)
-				t := s.newVec()
-				VADDPS(v, r.total, t)
-				VSUBPS(r.total, t, r.total)
-				VSUBPS(v, r.total, r.comp)
-				VMOVAPS(t, r.total)
-				VXORPS(v, v, v)
-			}
-		}
-	}
+// pass2 emits pass 2 over rows of a common length, all with the near or
+// all with the far reduction (see the package comment).
+type pass2 struct {
+	s    *x86.ISA
+	rows []*row
+	near bool
+	k    *x86.Consts
+}
+
+// expPass emits pass 2 over rows of a common length n in blocks of units
+// vectors per row; k holds the constants kept in registers.
+func expPass(s *x86.ISA, name string, n reg.Register, rows []*row, near bool, units int, k *x86.Consts) {
+	p := &pass2{s: s, rows: rows, near: near, k: k}
 	step := func(b int) {
 		for _, r := range rows {
 			ADDQ(U32(b), r.ps)
 			ADDQ(U32(b), r.pd)
 		}
 	}
-	s.loopFold(name, n, units, step, func(offs []int, tl *tail) {
-		var vs []*expVec
-		for k, off := range offs {
-			for _, r := range rows {
-				vs = append(vs, &expVec{r: r, k: k, off: off})
-			}
-		}
-		each := func(f func(v *expVec)) {
-			for _, v := range vs {
-				f(v)
-			}
-		}
-		// x, and in the far reduction t = x - c in x's register.
-		each(func(v *expVec) {
-			v.X = s.load(mem(v.r.ps, v.off), tl)
-			if !near {
-				VSUBPS(v.r.mx, v.X, v.X)
-			}
-		})
-		// keep: the lanes whose exponential is computed, those with
-		// x - c >= expMin, and on AVX-512 also NaN lanes; tail lanes only.
-		each(func(v *expVec) {
-			var a, b Op = kc(cExpMin), v.X // far: t >= expMin
-			if near {
-				a = v.r.mx // near: x >= c + expMin
-			}
-			if avx512 {
-				v.KeepK = K()
-				if tl != nil {
-					VCMPPS(Imm(cmpNLTUQ), a, b, tl.k, v.KeepK)
-				} else {
-					VCMPPS(Imm(cmpNLTUQ), a, b, v.KeepK)
-				}
-				return
-			}
-			v.KeepY = s.newVec()
-			VCMPPS(Imm(cmpGEOQ), a, b, v.KeepY)
-			if tl != nil {
-				VANDPS(tl.y, v.KeepY, v.KeepY)
-			}
-		})
-		if !avx512 {
-			// NaN lanes of x (near) or t (far), two vectors of a row per
-			// compare. The masked-off lanes of a tail are 0.
-			for _, r := range rows {
-				var xs []reg.VecVirtual
-				for _, v := range vs {
-					if v.r == r {
-						xs = append(xs, v.X)
-					}
-				}
-				for g := 0; g < len(xs); g += 2 {
-					u := xs[g]
-					if g+1 < len(xs) {
-						u = xs[g+1]
-					}
-					m := s.newVec()
-					VCMPPS(Imm(cmpUNORDQ), u, xs[g], m)
-					VORPS(m, r.nan, r.nan)
-				}
-			}
-		}
-		// z = x*log2e + (1.5*2^23 - j) (near) or t*log2e + 1.5*2^23 (far):
-		// the low mantissa bits hold k; kf = z - 1.5*2^23 is k as a float.
-		ex := &vexp.Emitter{AVX512: avx512, NewVec: s.newVec,
-			Op:   func(c vexp.Const) Op { return kc(vexpConst[c]) },
-			Load: func(c vexp.Const, v reg.VecVirtual) { s.loadConst(vexpConst[c], v) }}
-		evs := make([]*vexp.Vec, len(vs))
-		rowOf := map[*vexp.Vec]*row{}
-		for i, v := range vs {
-			evs[i] = &v.Vec
-			rowOf[evs[i]] = v.r
-		}
-		ex.Exponent(evs, func(ev *vexp.Vec, z reg.VecVirtual) {
-			if near {
-				VBROADCASTSS(rowOf[ev].bMem, z)
-				return
-			}
-			ex.InitShifter(ev, z)
-		})
-		// r, in x's register.
-		if near {
-			each(func(v *expVec) {
-				w := s.newVec()
-				VBROADCASTSS(v.r.cMem, w)
-				VFMADD231PS(kc(cLn2Hi), v.KF, w) // w = c + k*ln2Hi, exact
-				VSUBPS(w, v.X, v.X)              // x - w, |x - w| < 0.38
-			})
-		} else {
-			ex.ReduceHi(evs) // t - k*ln2Hi, exact
-		}
-		ex.ReduceLo(evs)
-		// Horner: p = c5*r + c4, then p = p*r + c_i down to c0 = 1. On
-		// AVX-512 p takes a new register (kf is still needed) and the
-		// coefficients are registers (an FMA with an embedded-broadcast
-		// memory operand is slower: PERF.md, "Softmax"); on AVX2 p takes
-		// kf's register and the coefficients are memory operands.
-		ex.Poly(evs)
-		// e = 2^k * p, 0 outside keep.
-		ex.Scale(evs)
-		each(func(v *expVec) {
-			s.store(v.P, mem(v.r.pd, v.off), tl)
-			acc := v.r.sums[v.k%len(v.r.sums)]
-			VADDPS(v.P, acc, acc)
-		})
-	}, foldBlocks, fold)
+	loopFold(s, name, n, units, step, p.block, foldBlocks, p.fold)
 }
 
-// reduceAll reduces each of vs by op into all of its lanes, the rows'
-// steps interleaved so that their latencies overlap.
-func (s *isa) reduceAll(vs []reg.VecVirtual, op func(a, b, dst Op)) {
-	tmps := make([]reg.VecVirtual, len(vs))
-	for i := range tmps {
-		tmps[i] = s.newVec()
+// fold adds the partial sums into total and restarts them. It runs every
+// foldBlocks blocks, so that no float32 accumulator lane adds more than
+// foldBlocks terms into a running sum; total is a Kahan-compensated sum,
+// so its error does not grow with n either. The rounding error of the
+// whole sum is then bounded by about (foldBlocks + log2 of the lanes and
+// accumulators + 2) half-ulps, whatever the row length.
+func (p *pass2) fold() {
+	for _, r := range p.rows {
+		for _, v := range r.sums {
+			// y = v - comp; t = total + y; comp = (t - total) - y; total = t
+			VSUBPS(r.comp, v, v)
+			t := p.s.Vec()
+			VADDPS(v, r.total, t)
+			VSUBPS(r.total, t, r.total)
+			VSUBPS(v, r.total, r.comp)
+			VMOVAPS(t, r.total)
+			VXORPS(v, v, v)
+		}
 	}
-	var stages []func(v, tmp reg.VecVirtual)
-	if s.lanes == 16 {
-		stages = []func(v, tmp reg.VecVirtual){
-			func(v, tmp reg.VecVirtual) { VSHUFF32X4(Imm(0x4e), v, v, tmp) }, // swap 256-bit halves
-			func(v, tmp reg.VecVirtual) { VSHUFF32X4(Imm(0xb1), v, v, tmp) }, // swap 128-bit neighbours
+}
+
+// block emits pass 2 on the vectors at offs of every row, or on the tail
+// under tl.
+func (p *pass2) block(offs []int, tl *x86.Tail) {
+	var vs []*expVec
+	for k, off := range offs {
+		for _, r := range p.rows {
+			vs = append(vs, &expVec{r: r, k: k, off: off})
+		}
+	}
+	p.loadArgs(vs, tl)
+	p.keepMasks(vs, tl)
+	if !p.s.Is512() {
+		p.nanLanes(vs)
+	}
+	p.exp(vs)
+	for _, v := range vs {
+		p.s.Store(v.P, mem(v.r.pd, v.off), tl)
+		acc := v.r.sums[v.k%len(v.r.sums)]
+		VADDPS(v.P, acc, acc)
+	}
+}
+
+// loadArgs loads x, and in the far reduction sets t = x - c in x's
+// register.
+func (p *pass2) loadArgs(vs []*expVec, tl *x86.Tail) {
+	for _, v := range vs {
+		v.X = p.s.Load(mem(v.r.ps, v.off), tl)
+		if !p.near {
+			VSUBPS(v.r.mx, v.X, v.X)
+		}
+	}
+}
+
+// keepMasks sets keep: the lanes whose exponential is computed, those with
+// x - c >= expMin, and on AVX-512 also NaN lanes; tail lanes only.
+func (p *pass2) keepMasks(vs []*expVec, tl *x86.Tail) {
+	for _, v := range vs {
+		var a, b Op = p.k.Op(cExpMin), v.X // far: t >= expMin
+		if p.near {
+			a = v.r.mx // near: x >= c + expMin
+		}
+		if p.s.Is512() {
+			v.KeepK = K()
+			if tl != nil {
+				VCMPPS(Imm(cmpNLTUQ), a, b, tl.K, v.KeepK)
+			} else {
+				VCMPPS(Imm(cmpNLTUQ), a, b, v.KeepK)
+			}
+			continue
+		}
+		v.KeepY = p.s.Vec()
+		VCMPPS(Imm(cmpGEOQ), a, b, v.KeepY)
+		if tl != nil {
+			VANDPS(tl.Y, v.KeepY, v.KeepY)
+		}
+	}
+}
+
+// nanLanes (AVX2) ORs the NaN lanes of x (near) or t (far) into each row's
+// nan, two vectors of a row per compare. The masked-off lanes of a tail
+// are 0.
+func (p *pass2) nanLanes(vs []*expVec) {
+	for _, r := range p.rows {
+		var xs []reg.VecVirtual
+		for _, v := range vs {
+			if v.r == r {
+				xs = append(xs, v.X)
+			}
+		}
+		for g := 0; g < len(xs); g += 2 {
+			u := xs[g]
+			if g+1 < len(xs) {
+				u = xs[g+1]
+			}
+			m := p.s.Vec()
+			VCMPPS(Imm(cmpUNORDQ), u, xs[g], m)
+			VORPS(m, r.nan, r.nan)
+		}
+	}
+}
+
+// exp computes the exponentials, e = 2^k * p(r), 0 outside keep, in P.
+func (p *pass2) exp(vs []*expVec) {
+	s := p.s
+	// z = x*log2e + (1.5*2^23 - j) (near) or t*log2e + 1.5*2^23 (far):
+	// the low mantissa bits hold k; kf = z - 1.5*2^23 is k as a float.
+	ex := &vexp.Emitter{AVX512: s.Is512(), NewVec: s.Vec,
+		Op:   func(c vexp.Const) Op { return p.k.Op(vexpConst[c]) },
+		Load: func(c vexp.Const, v reg.VecVirtual) { p.k.Load(vexpConst[c], v) }}
+	evs := make([]*vexp.Vec, len(vs))
+	rowOf := map[*vexp.Vec]*row{}
+	for i, v := range vs {
+		evs[i] = &v.Vec
+		rowOf[evs[i]] = v.r
+	}
+	ex.Exponent(evs, func(ev *vexp.Vec, z reg.VecVirtual) {
+		if p.near {
+			VBROADCASTSS(rowOf[ev].bMem, z)
+			return
+		}
+		ex.InitShifter(ev, z)
+	})
+	// r, in x's register.
+	if p.near {
+		for _, v := range vs {
+			w := s.Vec()
+			VBROADCASTSS(v.r.cMem, w)
+			VFMADD231PS(p.k.Op(cLn2Hi), v.KF, w) // w = c + k*ln2Hi, exact
+			VSUBPS(w, v.X, v.X)                  // x - w, |x - w| < 0.38
 		}
 	} else {
-		stages = []func(v, tmp reg.VecVirtual){
-			func(v, tmp reg.VecVirtual) { VPERM2F128(Imm(1), v, v, tmp) }, // swap 128-bit halves
-		}
+		ex.ReduceHi(evs) // t - k*ln2Hi, exact
 	}
-	stages = append(stages,
-		func(v, tmp reg.VecVirtual) { VPERMILPS(Imm(0x4e), v, tmp) }, // swap 64-bit pairs
-		func(v, tmp reg.VecVirtual) { VPERMILPS(Imm(0xb1), v, tmp) }, // swap neighbours
-	)
-	for _, st := range stages {
-		for i, v := range vs {
-			st(v, tmps[i])
-		}
-		for i, v := range vs {
-			op(tmps[i], v, v)
-		}
-	}
+	ex.ReduceLo(evs)
+	// Horner: p = c5*r + c4, then p = p*r + c_i down to c0 = 1. On
+	// AVX-512 p takes a new register (kf is still needed) and the
+	// coefficients are registers (an FMA with an embedded-broadcast
+	// memory operand is slower: PERF.md, "Softmax"); on AVX2 p takes
+	// kf's register and the coefficients are memory operands.
+	ex.Poly(evs)
+	// e = 2^k * p, 0 outside keep.
+	ex.Scale(evs)
+}
+
+// fwd is the state of one forward kernel being emitted.
+type fwd struct {
+	s       *x86.ISA
+	nrows   int
+	expOnly bool
+	name    string
+	rows    []*row
+	n       reg.Register
+	k       *x86.Consts
+	units   int           // vectors per row of a pass-2 block
+	bits    reg.GPVirtual // scratch of isFar
 }
 
 // forward emits SoftmaxRow<ISA> (nrows = 1) or SoftmaxRows2<ISA>
@@ -581,146 +478,193 @@ func (s *isa) reduceAll(vs []reg.VecVirtual, op func(a, b, dst Op)) {
 // one row's reductions overlap the other's work). With expOnly (and
 // nrows = 1) it emits softmaxExpRow<ISA> instead: passes 1 and 2 only,
 // returning the shift c and the sum (for the cross-entropy).
-func forward(s *isa, nrows int, expOnly bool) {
-	avx512 := s.lanes == 16
-	var name string
-	var rows []*row
-	if expOnly {
-		name = "softmaxExpRow" + s.name
-		TEXT(name, NOSPLIT, "func(dst, src []float32) (c, sum float32)")
-		Pragma("noescape")
-		Doc(name+" is passes 1 and 2 of softmaxRow"+s.name+": it writes",
-			"dst[j] = exp(src[j] - c) for j < len(src) and returns c and the sum of",
-			"the dst[j], where c is the shift of the row's reduction: its maximum",
-			"m' = max(m, -MaxFloat32) (far), or within 0.35 of it (near). dst must be",
-			"at least as long as src (not checked) and may be src itself. An entry",
-			"of -Inf gives exactly 0; a row of only -Inf gives sum = 0, a row",
-			"holding NaN or +Inf a NaN sum; sum >= 0.7 otherwise. The relative error",
-			"of sum and of every dst[j] above 1e-30 is below 1.3e-6. An empty src",
-			"returns 0, 0. Requires "+s.req+".")
-		rows = []*row{{dst: Load(Param("dst").Base(), GP64()), src: Load(Param("src").Base(), GP64())}}
-		z := XMM()
-		VXORPS(z, z, z)
-		VMOVSS(z, retAddr(0))
-		VMOVSS(z, retAddr(1))
-	} else if nrows == 1 {
-		name = "softmaxRow" + s.name
-		TEXT(name, NOSPLIT, "func(dst, src []float32)")
-		Pragma("noescape")
-		Doc(name+" writes the softmax of src into dst[:len(src)]; dst must be at",
-			"least as long as src (not checked) and may be src itself. An entry of",
-			"-Inf gives exactly 0, a row of only -Inf gives all 0, and a row holding",
-			"NaN or +Inf gives all NaN. The relative error of every output above",
-			"1e-30 is below 2e-6; outputs below 1.2e-38/len(src) may be flushed",
-			"to 0. Requires "+s.req+".")
-		rows = []*row{{dst: Load(Param("dst").Base(), GP64()), src: Load(Param("src").Base(), GP64())}}
-	} else {
-		name = "softmaxRows2" + s.name
-		TEXT(name, NOSPLIT, "func(dst0, src0, dst1, src1 []float32)")
-		Pragma("noescape")
-		Doc(name+" does softmaxRow"+s.name+"(dst0, src0) and softmaxRow"+s.name+"(dst1, src1)",
-			"at once, for two rows of length len(src0): src1, dst0 and dst1 must be",
-			"at least as long (not checked), and dst0 may be src0, dst1 src1. The",
-			"results have the same accuracy and special values; the sums are",
-			"accumulated in another order, so they may differ in the last bit.",
-			"Requires "+s.req+".")
-		for i := 0; i < nrows; i++ {
-			d := Load(Param("dst"+itoa(i)).Base(), GP64())
-			sr := Load(Param("src"+itoa(i)).Base(), GP64())
-			rows = append(rows, &row{dst: d, src: sr})
-		}
+func forward(s *x86.ISA, nrows int, expOnly bool) {
+	f := &fwd{s: s, nrows: nrows, expOnly: expOnly, k: table.For(s)}
+	switch {
+	case expOnly:
+		f.headerExp()
+	case nrows == 1:
+		f.headerRow()
+	default:
+		f.headerRows2()
 	}
-	var n reg.Register
-	if nrows == 1 {
-		n = Load(Param("src").Len(), GP64())
-	} else {
-		n = Load(Param("src0").Len(), GP64())
-	}
-	TESTQ(n, n)
-	JZ(LabelRef(name + "_ret"))
+	f.loadLen()
 
 	Comment("Pass 1: row maximum.")
-	accs := make([][]reg.VecVirtual, nrows)
-	for ri, r := range rows {
+	f.maxPass()
+
+	Comment("Pass 2: exponentials into dst, and their sums.")
+	f.initSums()
+	f.keepConsts()
+	local := AllocLocal(8 * nrows)
+	for ri, r := range f.rows {
+		r.cMem, r.bMem = local.Offset(8*ri), local.Offset(8*ri+4)
+		r.ps, r.pd = GP64(), GP64()
+	}
+	f.bits = GP32()
+	f.expPasses()
+	Label(f.name + "_summed")
+	sums := f.totals()
+	if expOnly {
+		VMOVSS(sums[0].AsX(), x86.Ret(1))
+		VZEROUPPER()
+		Label(f.name + "_ret")
+		RET()
+		return
+	}
+	invs := f.reciprocals(sums)
+
+	Comment("Pass 3: dst *= 1/sum.")
+	f.scalePass(invs)
+	VZEROUPPER()
+	Label(f.name + "_ret")
+	RET()
+}
+
+// headerExp starts softmaxExpRow<ISA> and zeroes its results.
+func (f *fwd) headerExp() {
+	f.name = "softmaxExpRow" + f.s.Name
+	x86.Func(f.name, "func(dst, src []float32) (c, sum float32)",
+		f.name+" is passes 1 and 2 of softmaxRow"+f.s.Name+": it writes",
+		"dst[j] = exp(src[j] - c) for j < len(src) and returns c and the sum of",
+		"the dst[j], where c is the shift of the row's reduction: its maximum",
+		"m' = max(m, -MaxFloat32) (far), or within 0.35 of it (near). dst must be",
+		"at least as long as src (not checked) and may be src itself. An entry",
+		"of -Inf gives exactly 0; a row of only -Inf gives sum = 0, a row",
+		"holding NaN or +Inf a NaN sum; sum >= 0.7 otherwise. The relative error",
+		"of sum and of every dst[j] above 1e-30 is below 1.3e-6. An empty src",
+		"returns 0, 0. Requires "+f.s.Req+".")
+	f.rows = []*row{{dst: x86.LoadGP(Param("dst").Base()), src: x86.LoadGP(Param("src").Base())}}
+	z := XMM()
+	VXORPS(z, z, z)
+	VMOVSS(z, x86.Ret(0))
+	VMOVSS(z, x86.Ret(1))
+}
+
+// headerRow starts softmaxRow<ISA>.
+func (f *fwd) headerRow() {
+	f.name = "softmaxRow" + f.s.Name
+	x86.Func(f.name, "func(dst, src []float32)",
+		f.name+" writes the softmax of src into dst[:len(src)]; dst must be at",
+		"least as long as src (not checked) and may be src itself. An entry of",
+		"-Inf gives exactly 0, a row of only -Inf gives all 0, and a row holding",
+		"NaN or +Inf gives all NaN. The relative error of every output above",
+		"1e-30 is below 2e-6; outputs below 1.2e-38/len(src) may be flushed",
+		"to 0. Requires "+f.s.Req+".")
+	f.rows = []*row{{dst: x86.LoadGP(Param("dst").Base()), src: x86.LoadGP(Param("src").Base())}}
+}
+
+// headerRows2 starts softmaxRows2<ISA>.
+func (f *fwd) headerRows2() {
+	f.name = "softmaxRows2" + f.s.Name
+	x86.Func(f.name, "func(dst0, src0, dst1, src1 []float32)",
+		f.name+" does softmaxRow"+f.s.Name+"(dst0, src0) and softmaxRow"+f.s.Name+"(dst1, src1)",
+		"at once, for two rows of length len(src0): src1, dst0 and dst1 must be",
+		"at least as long (not checked), and dst0 may be src0, dst1 src1. The",
+		"results have the same accuracy and special values; the sums are",
+		"accumulated in another order, so they may differ in the last bit.",
+		"Requires "+f.s.Req+".")
+	for i := 0; i < f.nrows; i++ {
+		d := x86.LoadGP(Param("dst" + itoa(i)).Base())
+		sr := x86.LoadGP(Param("src" + itoa(i)).Base())
+		f.rows = append(f.rows, &row{dst: d, src: sr})
+	}
+}
+
+// loadLen loads the row length n and returns at once if it is 0.
+func (f *fwd) loadLen() {
+	if f.nrows == 1 {
+		f.n = x86.LoadGP(Param("src").Len())
+	} else {
+		f.n = x86.LoadGP(Param("src0").Len())
+	}
+	TESTQ(f.n, f.n)
+	JZ(LabelRef(f.name + "_ret"))
+}
+
+// maxPass emits pass 1: every row's m' = max(max(src), -MaxFloat32) in
+// every lane of its mx, four accumulators a row.
+func (f *fwd) maxPass() {
+	s := f.s
+	accs := make([][]reg.VecVirtual, f.nrows)
+	for ri, r := range f.rows {
 		for j := 0; j < 4; j++ {
-			accs[ri] = append(accs[ri], s.bcast(cNegInf))
+			accs[ri] = append(accs[ri], f.k.Bcast(cNegInf))
 		}
 		r.ps = GP64()
 		MOVQ(r.src, r.ps)
 	}
 	var negInf reg.VecVirtual
-	if !avx512 {
-		negInf = s.bcast(cNegInf) // for the masked-off lanes of the tail
+	if !s.Is512() {
+		negInf = f.k.Bcast(cNegInf) // for the masked-off lanes of the tail
 	}
-	s.loop(name+"_max", n, 4, func(b int) {
-		for _, r := range rows {
+	loop(s, f.name+"_max", f.n, 4, func(b int) {
+		for _, r := range f.rows {
 			ADDQ(U32(b), r.ps)
 		}
-	}, func(offs []int, t *tail) {
+	}, func(offs []int, t *x86.Tail) {
 		for j, off := range offs {
-			for ri, r := range rows {
+			for ri, r := range f.rows {
 				acc := accs[ri][j]
 				switch {
 				case t == nil:
 					VMAXPS(mem(r.ps, off), acc, acc)
-				case avx512:
-					VMAXPS(mem(r.ps, off), acc, t.k, acc) // masked-off lanes keep acc
+				case s.Is512():
+					VMAXPS(mem(r.ps, off), acc, t.K, acc) // masked-off lanes keep acc
 				default:
-					x := s.load(mem(r.ps, off), t)
-					VBLENDVPS(t.y, x, negInf, x) // masked-off lanes -Inf
+					x := s.Load(mem(r.ps, off), t)
+					VBLENDVPS(t.Y, x, negInf, x) // masked-off lanes -Inf
 					VMAXPS(x, acc, acc)
 				}
 			}
 		}
 	})
-	for _, pair := range [][2]int{{1, 0}, {3, 2}, {2, 0}} {
-		for ri := range rows {
-			VMAXPS(accs[ri][pair[0]], accs[ri][pair[1]], accs[ri][pair[1]])
-		}
-	}
+	x86.TreeAll(VMAXPS, accs)
 	var mxs []reg.VecVirtual
-	for ri, r := range rows {
+	for ri, r := range f.rows {
 		r.mx = accs[ri][0]
 		mxs = append(mxs, r.mx)
 	}
-	s.reduceAll(mxs, maxOp)
+	s.ReduceAll(mxs, VMAXPS)
 	// m' = max(m, -MaxFloat32): m is the second Intel-order source (the
 	// first here), which VMAXPS returns if either is NaN, so NaN passes;
 	// -Inf becomes -MaxFloat32, so that -Inf - m' = -Inf.
-	negMaxV := s.bcast(cNegMax)
-	for _, r := range rows {
+	negMaxV := f.k.Bcast(cNegMax)
+	for _, r := range f.rows {
 		VMAXPS(r.mx, negMaxV, r.mx)
 	}
+}
 
-	Comment("Pass 2: exponentials into dst, and their sums.")
-	units, nsum := 4, 4
-	switch {
-	case !avx512:
-		units, nsum = 2, 2
-	case nrows == 2:
-		units, nsum = 2, 2
+// initSums zeroes the accumulators of pass 2 and chooses its block size:
+// four vectors and sums for one AVX-512 row, two otherwise.
+func (f *fwd) initSums() {
+	f.units = 4
+	if !f.s.Is512() || f.nrows == 2 {
+		f.units = 2
 	}
-	for _, r := range rows {
-		if !avx512 {
-			r.nan = s.newVec()
+	for _, r := range f.rows {
+		if !f.s.Is512() {
+			r.nan = f.s.Vec()
 			VXORPS(r.nan, r.nan, r.nan)
 		}
-		for i := 0; i < nsum; i++ {
-			v := s.newVec()
+		for i := 0; i < f.units; i++ {
+			v := f.s.Vec()
 			VXORPS(v, v, v)
 			r.sums = append(r.sums, v)
 		}
-		r.total = s.newVec()
+		r.total = f.s.Vec()
 		VXORPS(r.total, r.total, r.total)
-		r.comp = s.newVec()
+		r.comp = f.s.Vec()
 		VXORPS(r.comp, r.comp, r.comp)
 	}
-	// AVX-512 keeps the constants of pass 2 in registers, but for c4, which
-	// is loaded into p; AVX2, with 16 registers, only log2e (the FMA that
-	// uses it has a register-only operand in the near reduction).
-	var kreg [nConsts]reg.VecVirtual
+}
+
+// keepConsts keeps constants of pass 2 in registers: on AVX-512 all but
+// c4, which is loaded into p; on AVX2, with 16 registers, only log2e (the
+// FMA that uses it has a register-only operand in the near reduction).
+func (f *fwd) keepConsts() {
 	inReg := []int{cLog2e}
-	if avx512 {
+	if f.s.Is512() {
 		inReg = []int{cLog2e, cShifter, cLn2Hi, cLn2Lo, cExpMin}
 		for i := range poly {
 			if i != len(poly)-2 { // c4 is loaded into p, not an operand
@@ -728,104 +672,99 @@ func forward(s *isa, nrows int, expOnly bool) {
 			}
 		}
 	}
-	for _, i := range inReg {
-		kreg[i] = s.bcast(i)
-	}
-	kc := func(i int) Op {
-		if kreg[i] != nil {
-			return kreg[i]
-		}
-		return cm(i)
-	}
-	local := AllocLocal(8 * nrows)
-	for ri, r := range rows {
-		r.cMem, r.bMem = local.Offset(8*ri), local.Offset(8*ri+4)
-		r.ps, r.pd = GP64(), GP64()
-	}
-	// nearSetup turns m' into c + expMin for the near reduction and
-	// stores c and 1.5*2^23 - j: j = round(m'*log2e),
-	// c = round(j*ln2 * 2^9) / 2^9.
-	nearSetup := func(rs []*row) {
-		jfs := make([]reg.VecVirtual, len(rs))
-		for i, r := range rs {
-			jfs[i] = s.bcast(cShifter)
-			VFMADD231PS(kc(cLog2e), r.mx, jfs[i])
-		}
-		for i := range rs {
-			VSUBPS(cm(cShifter), jfs[i], jfs[i]) // j
-		}
-		for i, r := range rs {
-			b := s.bcast(cShifter)
-			VSUBPS(jfs[i], b, b)
-			VMOVSS(b.AsX(), r.bMem)
-			s.loadConst(cShifter9, r.mx)
-			VFMADD231PS(cm(cLn2), jfs[i], r.mx)
-		}
-		for _, r := range rs {
-			VSUBPS(cm(cShifter9), r.mx, r.mx) // c
-			VMOVSS(r.mx.AsX(), r.cMem)
-		}
-		for _, r := range rs {
-			VADDPS(cm(cExpMin), r.mx, r.mx) // c + expMin
-		}
-	}
-	start := func(rs []*row) {
-		for _, r := range rs {
-			MOVQ(r.src, r.ps)
-			MOVQ(r.dst, r.pd)
-		}
-	}
-	// isFar jumps to label if |m'| >= nearMax (or m' is NaN or ±Inf).
-	bits := GP32()
-	isFar := func(r *row, label string) {
-		VMOVD(r.mx.AsX(), bits)
-		ANDL(U32(0x7fffffff), bits)
-		CMPL(bits, U32(math.Float32bits(nearMax)))
-		JAE(LabelRef(label))
-	}
-	// onePass emits pass 2 of one row, near or far as its maximum says.
-	onePass := func(r *row, prefix string, units int) {
-		isFar(r, prefix+"_far")
-		nearSetup([]*row{r})
-		if expOnly {
-			c := XMM()
-			VMOVSS(r.cMem, c)
-			VMOVSS(c, retAddr(0))
-		}
-		start([]*row{r})
-		s.expPass(prefix+"_near", n, []*row{r}, true, units, kc)
-		JMP(LabelRef(prefix + "_done"))
-		Label(prefix + "_far")
-		if expOnly {
-			VMOVSS(r.mx.AsX(), retAddr(0))
-		}
-		start([]*row{r})
-		s.expPass(prefix+"_far", n, []*row{r}, false, units, kc)
-		Label(prefix + "_done")
-	}
-	if nrows == 1 {
-		onePass(rows[0], name, units)
-	} else {
-		// Both rows near: one interleaved loop. Otherwise one row after
-		// the other.
-		for _, r := range rows {
-			isFar(r, name+"_apart")
-		}
-		nearSetup(rows)
-		start(rows)
-		s.expPass(name+"_near", n, rows, true, units, kc)
-		JMP(LabelRef(name + "_summed"))
-		Label(name + "_apart")
-		for ri, r := range rows {
-			onePass(r, name+"_row"+itoa(ri), 2*units)
-		}
-	}
-	Label(name + "_summed")
+	f.k.Keep(inReg...)
+}
 
-	// sum, then inv = 1/sum, or 0 if sum is 0 (every entry was -Inf and
-	// every exponential is already 0). A NaN sum gives a NaN inv.
+// nearSetup turns m' into c + expMin for the near reduction and stores c
+// and 1.5*2^23 - j: j = round(m'*log2e), c = round(j*ln2 * 2^9) / 2^9.
+func (f *fwd) nearSetup(rs []*row) {
+	jfs := make([]reg.VecVirtual, len(rs))
+	for i, r := range rs {
+		jfs[i] = f.k.Bcast(cShifter)
+		VFMADD231PS(f.k.Op(cLog2e), r.mx, jfs[i])
+	}
+	for i := range rs {
+		VSUBPS(f.k.Mem(cShifter), jfs[i], jfs[i]) // j
+	}
+	for i, r := range rs {
+		b := f.k.Bcast(cShifter)
+		VSUBPS(jfs[i], b, b)
+		VMOVSS(b.AsX(), r.bMem)
+		f.k.Load(cShifter9, r.mx)
+		VFMADD231PS(f.k.Mem(cLn2), jfs[i], r.mx)
+	}
+	for _, r := range rs {
+		VSUBPS(f.k.Mem(cShifter9), r.mx, r.mx) // c
+		VMOVSS(r.mx.AsX(), r.cMem)
+	}
+	for _, r := range rs {
+		VADDPS(f.k.Mem(cExpMin), r.mx, r.mx) // c + expMin
+	}
+}
+
+// start sets the running pointers of rs to the rows' starts.
+func start(rs []*row) {
+	for _, r := range rs {
+		MOVQ(r.src, r.ps)
+		MOVQ(r.dst, r.pd)
+	}
+}
+
+// isFar jumps to label if |m'| >= nearMax (or m' is NaN or ±Inf).
+func (f *fwd) isFar(r *row, label string) {
+	VMOVD(r.mx.AsX(), f.bits)
+	ANDL(U32(0x7fffffff), f.bits)
+	CMPL(f.bits, U32(math.Float32bits(nearMax)))
+	JAE(LabelRef(label))
+}
+
+// onePass emits pass 2 of one row, near or far as its maximum says.
+func (f *fwd) onePass(r *row, prefix string, units int) {
+	f.isFar(r, prefix+"_far")
+	f.nearSetup([]*row{r})
+	if f.expOnly {
+		c := XMM()
+		VMOVSS(r.cMem, c)
+		VMOVSS(c, x86.Ret(0))
+	}
+	start([]*row{r})
+	expPass(f.s, prefix+"_near", f.n, []*row{r}, true, units, f.k)
+	JMP(LabelRef(prefix + "_done"))
+	Label(prefix + "_far")
+	if f.expOnly {
+		VMOVSS(r.mx.AsX(), x86.Ret(0))
+	}
+	start([]*row{r})
+	expPass(f.s, prefix+"_far", f.n, []*row{r}, false, units, f.k)
+	Label(prefix + "_done")
+}
+
+// expPasses emits pass 2 of every row. Two rows both near run in one
+// interleaved loop; otherwise one row after the other.
+func (f *fwd) expPasses() {
+	if f.nrows == 1 {
+		f.onePass(f.rows[0], f.name, f.units)
+		return
+	}
+	for _, r := range f.rows {
+		f.isFar(r, f.name+"_apart")
+	}
+	f.nearSetup(f.rows)
+	start(f.rows)
+	expPass(f.s, f.name+"_near", f.n, f.rows, true, f.units, f.k)
+	JMP(LabelRef(f.name + "_summed"))
+	Label(f.name + "_apart")
+	for ri, r := range f.rows {
+		f.onePass(r, f.name+"_row"+itoa(ri), 2*f.units)
+	}
+}
+
+// totals adds each row's compensated total and partial sums (and, on
+// AVX2, its NaN lanes) into the sum, in every lane of the vector returned
+// for the row.
+func (f *fwd) totals() []reg.VecVirtual {
 	var sums []reg.VecVirtual
-	for _, r := range rows {
+	for _, r := range f.rows {
 		VSUBPS(r.comp, r.total, r.total)
 		VADDPS(r.total, r.sums[0], r.sums[0])
 		for len(r.sums) > 1 {
@@ -835,156 +774,146 @@ func forward(s *isa, nrows int, expOnly bool) {
 			}
 			r.sums = r.sums[:h]
 		}
-		if !avx512 {
+		if !f.s.Is512() {
 			VORPS(r.nan, r.sums[0], r.sums[0]) // all-ones lanes are NaN
 		}
 		sums = append(sums, r.sums[0])
 	}
-	s.reduceAll(sums, addOp)
-	if expOnly {
-		VMOVSS(sums[0].AsX(), retAddr(1))
-		VZEROUPPER()
-		Label(name + "_ret")
-		RET()
-		return
-	}
-	invs := make([]reg.VecVirtual, nrows)
-	zero := s.newVec()
+	f.s.ReduceAll(sums, VADDPS)
+	return sums
+}
+
+// reciprocals returns inv = 1/sum, or 0 if sum is 0 (every entry was -Inf
+// and every exponential is already 0), for each sum. A NaN sum gives a NaN
+// inv.
+func (f *fwd) reciprocals(sums []reg.VecVirtual) []reg.VecVirtual {
+	s := f.s
+	invs := make([]reg.VecVirtual, f.nrows)
+	zero := s.Vec()
 	VXORPS(zero, zero, zero)
 	for i, sum := range sums {
-		invs[i] = s.newVec()
-		if avx512 {
+		invs[i] = s.Vec()
+		if s.Is512() {
 			// 1/sum to 14 bits, then one Newton step: inv*(1 + (1 - sum*inv)).
-			e := s.newVec()
+			e := s.Vec()
 			VRCP14PS(sum, invs[i])
-			s.loadConst(cOne, e)
+			f.k.Load(cOne, e)
 			VFNMADD231PS(invs[i], sum, e)
 			VFMADD231PS(e, invs[i], invs[i])
 			kz := K()
 			VCMPPS(Imm(cmpEQOQ), zero, sum, kz)
 			VMOVAPS(zero, kz, invs[i])
 		} else {
-			s.loadConst(cOne, invs[i])
+			f.k.Load(cOne, invs[i])
 			VDIVPS(sum, invs[i], invs[i])
-			m := s.newVec()
+			m := s.Vec()
 			VCMPPS(Imm(cmpEQOQ), zero, sum, m)
 			VANDNPS(invs[i], m, invs[i])
 		}
 	}
+	return invs
+}
 
-	Comment("Pass 3: dst *= 1/sum.")
-	for _, r := range rows {
+// scalePass emits pass 3: every row's dst *= its inv.
+func (f *fwd) scalePass(invs []reg.VecVirtual) {
+	s := f.s
+	for _, r := range f.rows {
 		MOVQ(r.dst, r.pd)
 	}
-	s.loop(name+"_scale", n, 4, func(b int) {
-		for _, r := range rows {
+	loop(s, f.name+"_scale", f.n, 4, func(b int) {
+		for _, r := range f.rows {
 			ADDQ(U32(b), r.pd)
 		}
-	}, func(offs []int, tl *tail) {
+	}, func(offs []int, tl *x86.Tail) {
 		// All loads of a block before its stores: the rows of a pair are
 		// often 4 KiB apart, and a load issued after a store to the same
 		// address modulo 4096 waits for it (4K aliasing).
 		var vs []reg.VecVirtual
 		var ms []Mem
 		for _, off := range offs {
-			for ri, r := range rows {
-				v := s.newVec()
+			for ri, r := range f.rows {
+				v := s.Vec()
 				switch {
 				case tl == nil:
 					VMULPS(mem(r.pd, off), invs[ri], v)
-				case avx512:
-					VMULPS_Z(mem(r.pd, off), invs[ri], tl.k, v)
+				case s.Is512():
+					VMULPS_Z(mem(r.pd, off), invs[ri], tl.K, v)
 				default:
-					v = s.load(mem(r.pd, off), tl)
+					v = s.Load(mem(r.pd, off), tl)
 					VMULPS(invs[ri], v, v)
 				}
 				vs, ms = append(vs, v), append(ms, mem(r.pd, off))
 			}
 		}
 		for i, v := range vs {
-			s.store(v, ms[i], tl)
+			s.Store(v, ms[i], tl)
 		}
 	})
-	VZEROUPPER()
-	Label(name + "_ret")
-	RET()
-}
-
-// retAddr returns the stack address of result i.
-func retAddr(i int) Mem {
-	b, err := ReturnIndex(i).Resolve()
-	if err != nil {
-		panic(err)
-	}
-	return b.Addr
 }
 
 func itoa(i int) string { return string(rune('0' + i)) }
 
-func backward(s *isa) {
-	name := "softmaxBackwardRow" + s.name
-	TEXT(name, NOSPLIT, "func(dx, y, dy []float32)")
-	Pragma("noescape")
-	Doc(name+" sets dx[j] = y[j]*(dy[j] - s) for j < len(y), where",
+func backward(s *x86.ISA) {
+	name := "softmaxBackwardRow" + s.Name
+	x86.Func(name, "func(dx, y, dy []float32)",
+		name+" sets dx[j] = y[j]*(dy[j] - s) for j < len(y), where",
 		"s = sum_k y[k]*dy[k]. dx and dy must be at least as long as y (not",
-		"checked); dx may be dy itself. Requires "+s.req+".")
-	dxBase := Load(Param("dx").Base(), GP64())
-	yBase := Load(Param("y").Base(), GP64())
-	dyBase := Load(Param("dy").Base(), GP64())
-	n := Load(Param("y").Len(), GP64())
+		"checked); dx may be dy itself. Requires "+s.Req+".")
+	dxBase := x86.LoadGP(Param("dx").Base())
+	yBase := x86.LoadGP(Param("y").Base())
+	dyBase := x86.LoadGP(Param("dy").Base())
+	n := x86.LoadGP(Param("y").Len())
 	TESTQ(n, n)
 	JZ(LabelRef(name + "_ret"))
 
 	Comment("Pass 1: s = sum(y*dy).")
 	acc := make([]reg.VecVirtual, 4)
 	for i := range acc {
-		acc[i] = s.newVec()
+		acc[i] = s.Vec()
 		VXORPS(acc[i], acc[i], acc[i])
 	}
 	py, pdy := GP64(), GP64()
 	MOVQ(yBase, py)
 	MOVQ(dyBase, pdy)
-	s.loop(name+"_dot", n, 4, func(b int) { ADDQ(U32(b), py); ADDQ(U32(b), pdy) }, func(offs []int, tl *tail) {
+	loop(s, name+"_dot", n, 4, func(b int) { ADDQ(U32(b), py); ADDQ(U32(b), pdy) }, func(offs []int, tl *x86.Tail) {
 		for j, off := range offs {
-			yv := s.load(mem(py, off), tl)
+			yv := s.Load(mem(py, off), tl)
 			if tl == nil {
 				VFMADD231PS(mem(pdy, off), yv, acc[j])
 			} else {
-				dyv := s.load(mem(pdy, off), tl)
+				dyv := s.Load(mem(pdy, off), tl)
 				VFMADD231PS(dyv, yv, acc[j])
 			}
 		}
 	})
-	VADDPS(acc[1], acc[0], acc[0])
-	VADDPS(acc[3], acc[2], acc[2])
-	VADDPS(acc[2], acc[0], acc[0])
+	x86.Tree(VADDPS, acc)
 	sv := acc[0]
-	s.reduce(sv, s.newVec(), addOp)
+	s.ReduceAll([]reg.VecVirtual{sv}, VADDPS)
 
 	Comment("Pass 2: dx = y*(dy - s).")
 	pdx := GP64()
 	MOVQ(yBase, py)
 	MOVQ(dyBase, pdy)
 	MOVQ(dxBase, pdx)
-	s.loop(name+"_out", n, 4, func(b int) { ADDQ(U32(b), py); ADDQ(U32(b), pdy); ADDQ(U32(b), pdx) }, func(offs []int, tl *tail) {
+	loop(s, name+"_out", n, 4, func(b int) { ADDQ(U32(b), py); ADDQ(U32(b), pdy); ADDQ(U32(b), pdx) }, func(offs []int, tl *x86.Tail) {
 		// Loads of a block before its stores (see pass 3 of forward).
 		ds := make([]reg.VecVirtual, len(offs))
 		for i, off := range offs {
-			d := s.load(mem(pdy, off), tl)
+			d := s.Load(mem(pdy, off), tl)
 			VSUBPS(sv, d, d)
 			switch {
 			case tl == nil:
 				VMULPS(mem(py, off), d, d)
-			case s.lanes == 16:
-				VMULPS_Z(mem(py, off), d, tl.k, d)
+			case s.Is512():
+				VMULPS_Z(mem(py, off), d, tl.K, d)
 			default:
-				yv := s.load(mem(py, off), tl)
+				yv := s.Load(mem(py, off), tl)
 				VMULPS(yv, d, d)
 			}
 			ds[i] = d
 		}
 		for i, off := range offs {
-			s.store(ds[i], mem(pdx, off), tl)
+			s.Store(ds[i], mem(pdx, off), tl)
 		}
 	})
 	VZEROUPPER()
