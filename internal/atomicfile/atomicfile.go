@@ -8,10 +8,11 @@
 // Only regular files are written. A path that is a symbolic link is
 // followed, and the file it leads to replaced (the link stays; a link to
 // nothing yet gets its file created). A path that exists and is not a
-// regular file (a directory, a FIFO, a device such as /dev/null or
-// /dev/stdout, a socket) is refused before anything is written, and left
-// as it is: replacing it would take the name away from what it was, and
-// writing through it would lose the all-or-nothing guarantee.
+// regular file (a directory, a FIFO, a device such as /dev/null, a
+// socket, or a link to one, as /dev/stdout is to a terminal or a pipe) is
+// refused before anything is written, and left as it is: replacing it
+// would take the name away from what it was, and writing through it would
+// lose the all-or-nothing guarantee.
 package atomicfile
 
 import (
@@ -64,6 +65,19 @@ const maxLinks = 40
 // regular file to replace, or the name to create. Anything else that
 // exists is an error wrapping readfile.ErrNotRegular.
 func target(path string) (string, error) {
+	// The kernel's view first: it also follows the links of /proc
+	// (/dev/stdout leads to a terminal, a pipe or a file), which name no
+	// file to follow by hand.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		kind := readfile.Kind(st.Mode())
+		if lst, err := os.Lstat(path); err == nil && lst.Mode().Type() == fs.ModeSymlink {
+			if to, err := filepath.EvalSymlinks(path); err == nil {
+				return "", fmt.Errorf("%w (%s, which it links to, is %s)", readfile.ErrNotRegular, to, kind)
+			}
+			return "", fmt.Errorf("%w (a link to %s)", readfile.ErrNotRegular, kind)
+		}
+		return "", fmt.Errorf("%w (%s)", readfile.ErrNotRegular, kind)
+	}
 	p := path
 	for range maxLinks {
 		st, err := os.Lstat(p)

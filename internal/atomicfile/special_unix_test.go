@@ -4,9 +4,11 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -44,6 +46,15 @@ func TestNotRegular(t *testing.T) {
 		{"link to a FIFO", p("tofifo"), "not a regular file (" + p("fifo") + ", which it links to, is a named pipe (FIFO))", fs.ModeSymlink},
 		{"link to a directory", p("todir"), "not a regular file (" + p("dir") + ", which it links to, is a directory)", fs.ModeSymlink},
 		{"link loop", p("loop"), "too many levels of symbolic links", fs.ModeSymlink},
+	}
+	if r, w, err := os.Pipe(); err == nil && runtime.GOOS == "linux" {
+		// What /dev/stdout leads to when the output is piped.
+		defer r.Close()
+		defer w.Close()
+		cases = append(cases, struct {
+			name, path, want string
+			mode             fs.FileMode
+		}{"/proc link to a pipe", fmt.Sprintf("/proc/self/fd/%d", w.Fd()), "not a regular file (a link to a named pipe (FIFO))", fs.ModeSymlink})
 	}
 	if os.Geteuid() != 0 {
 		cases = append(cases, struct {
