@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"math"
 	"strconv"
 
 	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/gpt/safetensors"
 	"github.com/simdgpt/simdgpt/internal/atomicfile"
+	"github.com/simdgpt/simdgpt/internal/readfile"
 )
 
 // CheckpointFile is the file name of a checkpoint in its directory.
@@ -120,7 +121,9 @@ func (t *Trainer) SaveWith(path string, vocab *data.Vocab, extra map[string]stri
 // WriteFileAtomic writes b to path so that path holds either its old
 // contents or all of b, whatever happens: a temporary file in the same
 // directory is written and fsynced, renamed over path, and the directory
-// fsynced so the rename itself is durable.
+// fsynced so the rename itself is durable. A link to a regular file
+// replaces that file; a path that exists and is not a regular file (a
+// directory, a FIFO, a device) is an error, and left as it is.
 func WriteFileAtomic(path string, b []byte) error {
 	return atomicfile.Write(path, b)
 }
@@ -133,30 +136,21 @@ func WriteFileAtomic(path string, b []byte) error {
 // the model is allocated. A checkpoint of an older version without the
 // whole-file checksum loads with Checkpoint.Warning set.
 func Load(path string) (*Checkpoint, error) {
-	// Stat before opening: opening a FIFO would block.
-	if st, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("checkpoint %s: not a regular file (%s)", path, st.Mode().Type())
+	// The size limit is the memory check below.
+	f, size, err := readfile.Open(path, math.MaxInt64)
+	if errors.Is(err, readfile.ErrNotRegular) {
+		return nil, fmt.Errorf("checkpoint %w", err)
 	}
-	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("checkpoint %s: not a regular file (%s)", path, st.Mode().Type())
-	}
 	// The bytes, the tensors decoded from them and the model built from
 	// those: about three times the file.
-	if err := CheckMemory(fmt.Sprintf("checkpoint %s: loading its %s", path, FormatBytes(st.Size())), 3*st.Size()); err != nil {
+	if err := CheckMemory(fmt.Sprintf("checkpoint %s: loading its %s", path, FormatBytes(size)), 3*size); err != nil {
 		return nil, err
 	}
-	b := make([]byte, st.Size())
+	b := make([]byte, size)
 	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %v", path, err)
 	}

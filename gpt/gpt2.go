@@ -9,6 +9,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/simdgpt/simdgpt/internal/readfile"
 )
 
 // GPT-2 checkpoints: LoadGPT2 reads the weights of a GPT-2 family model
@@ -53,20 +55,17 @@ func LoadGPT2(path string, opts ...Option) (*Model, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, HFFile)
 	}
-	f, err := os.Open(path)
+	// Streamed: sizes are checked against the file's as it is read.
+	f, size, err := readfile.Open(path, math.MaxInt64)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
 	configJSON, err := readConfigJSON(filepath.Join(filepath.Dir(path), HFConfigFile))
 	if err != nil {
 		return nil, fmt.Errorf("gpt.LoadGPT2 %s: %w", path, err)
 	}
-	m, err := loadGPT2(f, st.Size(), configJSON, opts...)
+	m, err := loadGPT2(f, size, configJSON, opts...)
 	if err != nil {
 		return nil, fmt.Errorf("gpt.LoadGPT2 %s: %w", path, err)
 	}
@@ -74,24 +73,14 @@ func LoadGPT2(path string, opts ...Option) (*Model, error) {
 }
 
 // readConfigJSON returns the contents of the config.json at path, or nil
-// when there is none.
+// when there is none; one that is not a regular file of at most
+// maxConfigJSON bytes is an error.
 func readConfigJSON(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	b, err := readfile.Read(path, maxConfigJSON)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxConfigJSON+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if len(b) > maxConfigJSON {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, maxConfigJSON)
-	}
-	return b, nil
+	return b, err
 }
 
 // loadGPT2 is LoadGPT2 on the size bytes of r, with configJSON the

@@ -7,7 +7,6 @@ import (
 	"io"
 	iofs "io/fs"
 	"math"
-	"os"
 	"runtime"
 	"strings"
 
@@ -16,6 +15,7 @@ import (
 
 	"github.com/simdgpt/simdgpt/bench"
 	"github.com/simdgpt/simdgpt/internal/atomicfile"
+	"github.com/simdgpt/simdgpt/internal/readfile"
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
@@ -58,6 +58,9 @@ func writeBenchFile(path string, cfg *config, results []*bench.Result) error {
 			}
 		}
 	}
+	if buf.Len() > maxBenchFileBytes {
+		return fmt.Errorf("-o %s: %d bytes, more than the limit of %d -compare reads", path, buf.Len(), maxBenchFileBytes)
+	}
 	return writeFileAtomic(path, buf.Bytes())
 }
 
@@ -87,26 +90,12 @@ const (
 // that is not a positive finite number (naming the line), on more than
 // maxSamples samples of one benchmark and on a file with no ns/op results.
 func readBenchFile(path string) (*benchFile, error) {
-	st, err := os.Stat(path) // before opening: opening a FIFO blocks
+	f, _, err := readfile.Open(path, maxBenchFileBytes)
 	if err != nil {
 		var pe *iofs.PathError
 		if errors.As(err, &pe) {
-			err = pe.Err
+			err = fmt.Errorf("%s: %v", path, pe.Err)
 		}
-		return nil, fmt.Errorf("-compare: %s: %v", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		what := "a directory"
-		if !st.IsDir() {
-			what = "a " + st.Mode().Type().String() + " file"
-		}
-		return nil, fmt.Errorf("-compare: %s: not a regular file (%s)", path, what)
-	}
-	if st.Size() > maxBenchFileBytes {
-		return nil, fmt.Errorf("-compare: %s: %d bytes, more than the limit of %d for a benchmark file", path, st.Size(), maxBenchFileBytes)
-	}
-	f, err := os.Open(path)
-	if err != nil {
 		return nil, fmt.Errorf("-compare: %v", err)
 	}
 	defer f.Close()

@@ -52,6 +52,7 @@ import (
 
 	"github.com/simdgpt/simdgpt/bench"
 	"github.com/simdgpt/simdgpt/bench/peers"
+	"github.com/simdgpt/simdgpt/internal/atomicfile"
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
@@ -214,6 +215,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 		if st, err := os.Stat(f.path); err == nil && st.IsDir() {
 			return nil, fmt.Errorf("%s %s: is a directory", f.flag, f.path)
+		}
+		// A FIFO or a device (or a link to one) is refused, not replaced.
+		if err := atomicfile.Check(f.path); err != nil {
+			return nil, fmt.Errorf("%s %s: %v", f.flag, f.path, errors.Unwrap(err))
 		}
 		// And that a file can be created there (permissions, read-only
 		// file system).

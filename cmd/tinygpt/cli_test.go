@@ -4,9 +4,11 @@ package main
 
 import (
 	"bytes"
+	"context"
 	encbin "encoding/binary"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +16,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/data"
@@ -57,13 +60,23 @@ func binary(t *testing.T, name string) string {
 	return filepath.Join(binDir, name)
 }
 
-// runBinary runs a built binary and returns its exit status and output.
+// hang bounds a run of the bad-input table: one still running after it
+// waits on something (a FIFO) and fails the test instead of hanging it.
+const hang = 2 * time.Minute
+
+// runBinary runs a built binary and returns its exit status and output;
+// a run longer than hang is killed and fails the test.
 func runBinary(t *testing.T, name string, args ...string) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(binary(t, name), args...)
+	ctx, cancel := context.WithTimeout(context.Background(), hang)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary(t, name), args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s %q still running after %v (blocked?), killed; stderr %q", name, args, hang, errb.String())
+	}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:
@@ -83,7 +96,16 @@ type fixtures struct {
 	hugeDir           string // a checkpoint directory holding huge
 	text, magic, fifo string // data files
 	nan               string // a -compare file with NaN ns/op
-	lossPNGDir        string // a checkpoint directory whose loss.png is a directory
+	lossPNGDir        string // a checkpoint directory whose loss.png links into a missing directory
+	lossPNGIsDir      string // a checkpoint directory whose loss.png is a directory
+	ckFIFODir         string // a checkpoint directory whose checkpoint.safetensors is a FIFO
+	zero              string // a link to /dev/zero
+	nullDir           string // a checkpoint directory whose loss.csv links to /dev/null
+	csvFIFO, csvZero  string // copies of good whose loss.csv is a FIFO, a link to /dev/zero
+	csvHuge           string // a copy of good whose loss.csv is above maxLossCSV
+	configFIFO        string // GPT-2 weights whose config.json is a FIFO
+	configZero        string // GPT-2 weights whose config.json links to /dev/zero
+	tokFIFO           string // a tokenizer directory whose encoder.json is a FIFO
 	missing           string // a path that does not exist
 	g                 *gpt2Fixture
 	otherTok          string // a BPE tokenizer directory of 256 tokens
@@ -147,10 +169,45 @@ func makeFixtures(t *testing.T) *fixtures {
 	if err := syscall.Mkfifo(f.fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(filepath.Join(f.lossPNGDir, lossPNG), 0o755); err != nil {
+	f.lossPNGIsDir, f.ckFIFODir, f.zero, f.nullDir = filepath.Join(dir, "losspngisdir"), filepath.Join(dir, "ckfifo"), filepath.Join(dir, "zero"), filepath.Join(dir, "nulldir")
+	f.csvFIFO, f.csvZero, f.csvHuge = filepath.Join(dir, "csvfifo"), filepath.Join(dir, "csvzero"), filepath.Join(dir, "csvhuge")
+	if err := os.MkdirAll(filepath.Join(f.lossPNGIsDir, lossPNG), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A log write that fails during the run (checked beforehand, the link
+	// leads to a file that could be created): the checkpoint must be saved.
+	mustSymlink(t, filepath.Join("gone", lossPNG), filepath.Join(f.lossPNGDir, lossPNG))
+	mustFIFO(t, filepath.Join(f.ckFIFODir, gpt.CheckpointFile))
+	mustSymlink(t, "/dev/zero", f.zero)
+	mustSymlink(t, "/dev/null", filepath.Join(f.nullDir, lossCSV))
+	for _, d := range []string{f.csvFIFO, f.csvZero, f.csvHuge} {
+		mustWrite(t, filepath.Join(d, gpt.CheckpointFile), good)
+	}
+	mustFIFO(t, filepath.Join(f.csvFIFO, lossCSV))
+	mustSymlink(t, "/dev/zero", filepath.Join(f.csvZero, lossCSV))
+	mustWrite(t, filepath.Join(f.csvHuge, lossCSV), nil)
+	if err := os.Truncate(filepath.Join(f.csvHuge, lossCSV), maxLossCSV+1); err != nil { // sparse: no disk used
 		t.Fatal(err)
 	}
 	f.g = newGPT2Fixture(t)
+	f.configFIFO, f.configZero, f.tokFIFO = filepath.Join(dir, "configfifo"), filepath.Join(dir, "configzero"), filepath.Join(dir, "tokfifo")
+	for _, d := range []string{f.configFIFO, f.configZero} {
+		for _, name := range []string{gpt.HFFile, "vocab.json", "merges.txt"} {
+			b, err := os.ReadFile(filepath.Join(f.g.hfDir, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustWrite(t, filepath.Join(d, name), b)
+		}
+	}
+	mustFIFO(t, filepath.Join(f.configFIFO, gpt.HFConfigFile))
+	mustSymlink(t, "/dev/zero", filepath.Join(f.configZero, gpt.HFConfigFile))
+	vb, err := os.ReadFile(filepath.Join(f.g.tokDir, "vocab.bpe"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, filepath.Join(f.tokFIFO, "vocab.bpe"), vb)
+	mustFIFO(t, filepath.Join(f.tokFIFO, "encoder.json"))
 	f.otherTok, f.notGPT2 = filepath.Join(dir, "othertok"), filepath.Join(dir, "notgpt2", gpt.HFFile)
 	bytesOnly := map[string]int{}
 	for b := range 256 {
@@ -162,6 +219,28 @@ func makeFixtures(t *testing.T) *fixtures {
 	hdr := []byte(`{"__metadata__":{"format":"pt"},"foo":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}`)
 	mustWrite(t, f.notGPT2, append(append(encbin.LittleEndian.AppendUint64(nil, uint64(len(hdr))), hdr...), 0, 0, 0, 0))
 	return f
+}
+
+// mustFIFO makes a FIFO at path, and its directory.
+func mustFIFO(t *testing.T, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mustSymlink makes a symbolic link at path to to, and its directory.
+func mustSymlink(t *testing.T, to, path string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(to, path); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestBadInputs runs the built binaries over bad inputs of every kind
@@ -182,6 +261,24 @@ func TestBadInputs(t *testing.T) {
 	train := func(args ...string) []string {
 		return append([]string{"train", "--checkpoint_dir", f.missing}, args...)
 	}
+	// unchanged checks that path is still of type mode (a FIFO, a link, a
+	// device) and, for a regular file, still size bytes long.
+	unchanged := func(path string, mode fs.FileMode, size int64) func(t *testing.T) {
+		return func(t *testing.T) {
+			st, err := os.Lstat(path)
+			if err != nil || st.Mode().Type() != mode || (mode.IsRegular() && st.Size() != size) {
+				t.Errorf("%s afterwards: %v, %v; want type %v (size %d)", path, st, err, mode, size)
+			}
+			if st, err := os.Stat("/dev/null"); err != nil || st.Mode().Type() != fs.ModeDevice|fs.ModeCharDevice {
+				t.Errorf("/dev/null afterwards: %v, %v", st, err)
+			}
+		}
+	}
+	goodSize := int64(0)
+	if st, err := os.Stat(filepath.Join(f.good, gpt.CheckpointFile)); err == nil {
+		goodSize = st.Size()
+	}
+	configFIFO, configZero := filepath.Join(f.configFIFO, gpt.HFConfigFile), filepath.Join(f.configZero, gpt.HFConfigFile)
 	rows := []row{
 		{name: "unknown command", args: []string{"fly"}, status: 2, want: []string{`unknown command "fly"`}},
 		{name: "unknown flag", args: train("--bogus"), status: 2, want: []string{"-bogus"}},
@@ -200,7 +297,42 @@ func TestBadInputs(t *testing.T) {
 		{name: "data /dev/zero", args: train("--data", "/dev/zero"), status: 1, want: []string{"/dev/zero", "device"}},
 		{name: "data FIFO", args: train("--data", f.fifo), status: 1, want: []string{f.fifo, "named pipe"}},
 		{name: "data missing", args: train("--data", f.missing), status: 1, want: []string{f.missing, "no such file"}},
-		{name: "data directory", args: train("--data", f.dir), status: 1, want: []string{f.dir, "is a directory"}},
+		{name: "data directory", args: train("--data", f.dir), status: 1, want: []string{f.dir, "not a regular file (a directory)"}},
+		{name: "data link to /dev/zero", args: train("--data", f.zero), status: 1, want: []string{f.zero + ": not a regular file (a character device)"}},
+		{name: "sample checkpoint link to /dev/zero", args: []string{"sample", "--checkpoint", f.zero}, status: 1, want: []string{f.zero + ": not a regular file (a character device)"}},
+		{name: "sample config.json FIFO", args: []string{"sample", "--checkpoint", f.configFIFO}, status: 1, want: []string{configFIFO + ": not a regular file (a named pipe (FIFO))"},
+			after: unchanged(configFIFO, fs.ModeNamedPipe, 0)},
+		{name: "sample config.json link to /dev/zero", args: []string{"sample", "--checkpoint", f.configZero}, status: 1, want: []string{configZero + ": not a regular file (a character device)"}},
+		{name: "eval config.json FIFO", args: []string{"eval", "--checkpoint", f.configFIFO, "--data", f.g.text}, status: 1, want: []string{configFIFO + ": not a regular file (a named pipe (FIFO))"},
+			after: unchanged(configFIFO, fs.ModeNamedPipe, 0)},
+		{name: "init config.json FIFO", args: train("--init", f.configFIFO, "--data", f.g.text), status: 1, want: []string{configFIFO + ": not a regular file (a named pipe (FIFO))"},
+			after: unchanged(configFIFO, fs.ModeNamedPipe, 0)},
+		{name: "sample tokenizer FIFO", args: []string{"sample", "--checkpoint", f.g.noTok, "--tokenizer_dir", f.tokFIFO}, status: 1, want: []string{filepath.Join(f.tokFIFO, "encoder.json") + ": not a regular file (a named pipe (FIFO))"},
+			after: unchanged(filepath.Join(f.tokFIFO, "encoder.json"), fs.ModeNamedPipe, 0)},
+		{name: "resume loss.csv FIFO", args: []string{"train", "--checkpoint_dir", f.csvFIFO, "--resume", "--max_iters", "20"}, status: 1, want: []string{filepath.Join(f.csvFIFO, lossCSV) + ": not a regular file (a named pipe (FIFO))"},
+			after: func(t *testing.T) {
+				unchanged(filepath.Join(f.csvFIFO, lossCSV), fs.ModeNamedPipe, 0)(t)
+				unchanged(filepath.Join(f.csvFIFO, gpt.CheckpointFile), 0, goodSize)(t)
+			}},
+		{name: "resume loss.csv link to /dev/zero", args: []string{"train", "--checkpoint_dir", f.csvZero, "--resume", "--max_iters", "20"}, status: 1,
+			want:  []string{filepath.Join(f.csvZero, lossCSV) + ": not a regular file (/dev/zero, which it links to, is a character device)"},
+			after: unchanged(filepath.Join(f.csvZero, lossCSV), fs.ModeSymlink, 0)},
+		{name: "resume loss.csv too large", args: []string{"train", "--checkpoint_dir", f.csvHuge, "--resume", "--max_iters", "20"}, status: 1,
+			want: []string{filepath.Join(f.csvHuge, lossCSV) + ": 268435457 bytes, more than the limit of 268435456"},
+			after: func(t *testing.T) {
+				unchanged(filepath.Join(f.csvHuge, lossCSV), 0, maxLossCSV+1)(t)
+				unchanged(filepath.Join(f.csvHuge, gpt.CheckpointFile), 0, goodSize)(t)
+			}},
+		{name: "train over a FIFO checkpoint", args: tiny(f.ckFIFODir, "--force"), status: 1, want: []string{filepath.Join(f.ckFIFODir, gpt.CheckpointFile) + ": not a regular file (a named pipe (FIFO))"},
+			after: unchanged(filepath.Join(f.ckFIFODir, gpt.CheckpointFile), fs.ModeNamedPipe, 0)},
+		{name: "train with loss.csv a link to /dev/null", args: tiny(f.nullDir), status: 1, want: []string{filepath.Join(f.nullDir, lossCSV) + ": not a regular file (/dev/null, which it links to, is a character device)"},
+			after: unchanged(filepath.Join(f.nullDir, lossCSV), fs.ModeSymlink, 0)},
+		{name: "loss.png is a directory", args: tiny(f.lossPNGIsDir, "--max_iters", "3"), status: 1, want: []string{filepath.Join(f.lossPNGIsDir, lossPNG) + ": not a regular file (a directory)"},
+			after: func(t *testing.T) {
+				if _, err := os.Stat(filepath.Join(f.lossPNGIsDir, gpt.CheckpointFile)); err == nil {
+					t.Error("a refused run wrote a checkpoint")
+				}
+			}},
 		{name: "sample huge config", args: []string{"sample", "--checkpoint", f.huge}, status: 1, want: []string{f.huge, "Config.Width = 1000000000 is above the limit"}},
 		{name: "attn huge config", args: []string{"attn", "--checkpoint", f.huge, "--prompt", "ab"}, status: 1, want: []string{f.huge, "above the limit"}},
 		{name: "sample flipped bit", args: []string{"sample", "--checkpoint", f.flipped}, status: 1, want: []string{f.flipped, "checksum"}},
@@ -224,7 +356,7 @@ func TestBadInputs(t *testing.T) {
 		{name: "resume max_iters behind", args: []string{"train", "--checkpoint_dir", f.finished, "--resume", "--max_iters", "5"}, status: 2, want: []string{"--max_iters 5: the checkpoint is at step 10"}},
 		{name: "resume other data", args: []string{"train", "--checkpoint_dir", f.good, "--resume", "--data", f.text}, status: 2, want: []string{"--data " + f.text + " is not the file the checkpoint was trained on"}},
 		{name: "train over a checkpoint", args: tiny(f.good), status: 1, want: []string{f.good, "already holds a checkpoint at step 10"}},
-		{name: "loss.png is a directory", args: tiny(f.lossPNGDir, "--max_iters", "3"), status: 1,
+		{name: "loss.png cannot be written", args: tiny(f.lossPNGDir, "--max_iters", "3"), status: 1,
 			want: []string{"writing the loss log", filepath.Join(f.lossPNGDir, lossPNG), "checkpoint of step 0 saved"},
 			after: func(t *testing.T) {
 				if ck, err := gpt.Load(filepath.Join(f.lossPNGDir, gpt.CheckpointFile)); err != nil || ck.Step != 0 {
@@ -272,6 +404,11 @@ func TestBadInputs(t *testing.T) {
 		{name: "kernelbench NaN", bin: "kernelbench", args: []string{"-kernels", "dot", "-short", "-compare", f.nan}, status: 1, want: []string{f.nan + ":2:", "NaN is not a positive finite number"}},
 		{name: "kernelbench -o missing dir", bin: "kernelbench", args: []string{"-kernels", "dot", "-o", filepath.Join(f.missing, "x.txt")}, status: 1, want: []string{"-o " + filepath.Join(f.missing, "x.txt"), "no directory"}},
 		{name: "kernelbench -compare FIFO", bin: "kernelbench", args: []string{"-kernels", "dot", "-compare", f.fifo}, status: 1, want: []string{f.fifo, "not a regular file"}},
+		{name: "kernelbench -o FIFO", bin: "kernelbench", args: []string{"-kernels", "dot", "-o", f.fifo}, status: 1, want: []string{"-o " + f.fifo + ": not a regular file (a named pipe (FIFO))"},
+			after: unchanged(f.fifo, fs.ModeNamedPipe, 0)},
+		{name: "kernelbench -o link to /dev/null", bin: "kernelbench", args: []string{"-kernels", "dot", "-o", filepath.Join(f.nullDir, lossCSV)}, status: 1,
+			want:  []string{"-o " + filepath.Join(f.nullDir, lossCSV) + ": not a regular file (/dev/null, which it links to, is a character device)"},
+			after: unchanged(filepath.Join(f.nullDir, lossCSV), fs.ModeSymlink, 0)},
 		{name: "kernelbench bad flag", bin: "kernelbench", args: []string{"-nosuchflag"}, status: 2, want: []string{"-nosuchflag"}},
 		{name: "kernelbench -count", bin: "kernelbench", args: []string{"-count", "0"}, status: 2, want: []string{"-count 0"}},
 	}
@@ -287,7 +424,16 @@ func TestBadInputs(t *testing.T) {
 				}
 				st, out, errs = runBinary(t, bin, r.args...)
 			case r.bin == "":
-				st, out, errs = runCmd(r.args...)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					st, out, errs = runCmd(r.args...)
+				}()
+				select {
+				case <-done:
+				case <-time.After(hang):
+					t.Fatalf("%q still running after %v (blocked?)", r.args, hang)
+				}
 			default:
 				t.Skip("kernelbench's binary is not built under -short")
 			}

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
 	"github.com/simdgpt/simdgpt/gpt"
+	"github.com/simdgpt/simdgpt/internal/readfile"
 )
 
 // model is a model read by sample, eval or train --init: one of our
@@ -54,11 +56,7 @@ func modelFile(p string) (string, error) {
 // header whose metadata does not say "tinygpt/1". Anything else (not a
 // regular file, unreadable, damaged) is left to gpt.Load to report.
 func isGPT2File(path string) bool {
-	st, err := os.Stat(path)
-	if err != nil || !st.Mode().IsRegular() {
-		return false
-	}
-	f, err := os.Open(path)
+	f, size, err := readfile.Open(path, math.MaxInt64)
 	if err != nil {
 		return false
 	}
@@ -71,7 +69,7 @@ func isGPT2File(path string) bool {
 		return true
 	}
 	hl := encbin.LittleEndian.Uint64(pre[:])
-	if hl < 2 || hl > 100<<20 || int64(hl) > st.Size()-8 {
+	if hl < 2 || hl > 100<<20 || int64(hl) > size-8 {
 		return false
 	}
 	hdr := make([]byte, hl)

@@ -123,10 +123,11 @@ func TestWatchSignalsRelease(t *testing.T) {
 	}
 }
 
-// TestLossLogFailureKeepsTraining: loss.png replaced by a directory in the
-// middle of a run (here between a run and its resumption) costs no
-// training: the checkpoint of the step is saved, the run stops with the
-// reason and the command that continues it, which then works.
+// TestLossLogFailureKeepsTraining: a loss.png that cannot be written in
+// the middle of a run (here a link into a missing directory, which the
+// check at the start lets pass, made between a run and its resumption)
+// costs no training: the checkpoint of the step is saved, the run stops
+// with the reason and the command that continues it, which then works.
 func TestLossLogFailureKeepsTraining(t *testing.T) {
 	dir := t.TempDir()
 	if st, _, errs := runCmd(tiny(dir, "--max_iters", "5", "--eval_interval", "4", "--checkpoint_every", "0")...); st != 0 {
@@ -134,7 +135,9 @@ func TestLossLogFailureKeepsTraining(t *testing.T) {
 	}
 	png := filepath.Join(dir, lossPNG)
 	os.Remove(png)
-	os.Mkdir(png, 0o755)
+	if err := os.Symlink(filepath.Join("gone", lossPNG), png); err != nil {
+		t.Fatal(err)
+	}
 	st, _, errs := runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "12")
 	if st != 1 || !strings.Contains(errs, png) || !strings.Contains(errs, "checkpoint of step 8 saved") || !strings.Contains(errs, "--resume") {
 		t.Fatalf("status %d, stderr %q; want 1 and the checkpoint of step 8 saved", st, errs)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/simdgpt/simdgpt/gpt/bpe"
 	"github.com/simdgpt/simdgpt/gpt/data"
+	"github.com/simdgpt/simdgpt/internal/readfile"
 )
 
 // How a model's text becomes tokens and back: a character vocabulary (our
@@ -108,26 +109,7 @@ func encoding(t *tokenizer, vocab int) (data.Encoding, error) {
 // readSmall reads a tokenizer file: a regular file of at most
 // bpe.MaxFileSize bytes.
 func readSmall(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, bpe.MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	if len(b) > bpe.MaxFileSize {
-		return nil, fmt.Errorf("%s: larger than %d bytes", path, bpe.MaxFileSize)
-	}
-	return b, nil
+	return readfile.Read(path, bpe.MaxFileSize)
 }
 
 func isFile(path string) bool {

@@ -23,6 +23,7 @@ import (
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/internal/atomicfile"
+	"github.com/simdgpt/simdgpt/internal/readfile"
 	"github.com/simdgpt/simdgpt/viz"
 )
 
@@ -315,6 +316,12 @@ type trainRun struct {
 // size against the limits and the memory available before allocating the
 // model.
 func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, error) {
+	// The files a run writes, refused now rather than at its first save.
+	for _, name := range []string{gpt.CheckpointFile, lossCSV, lossPNG} {
+		if err := atomicfile.Check(filepath.Join(f.dir, name)); err != nil {
+			return nil, err
+		}
+	}
 	existing, statErr := os.Stat(ckPath)
 	if f.resume {
 		if statErr != nil {
@@ -537,7 +544,11 @@ func resumeRun(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, er
 		return nil, err
 	}
 	r.tr.Cfg.MaxIters = total
-	r.rows, _ = readCSV(filepath.Join(f.dir, lossCSV), ck.Step)
+	// A log that does not parse starts afresh; one that is not a regular
+	// file or too large to read is the user's to fix before it is replaced.
+	if r.rows, err = readCSV(filepath.Join(f.dir, lossCSV), ck.Step); errors.Is(err, readfile.ErrNotRegular) || errors.Is(err, readfile.ErrTooLarge) {
+		return nil, err
+	}
 	fmt.Fprintf(out, "resuming %s at step %d of %d (%s)\n", ckPath, ck.Step, r.tr.Cfg.MaxIters, describe(cfg))
 	if note != "" {
 		fmt.Fprintln(out, note)
@@ -730,6 +741,10 @@ type lossLog struct {
 	rows [][]string
 }
 
+// maxLossCSV bounds the loss log, read whole on resume (about 50 bytes a
+// row: 5 million evaluations).
+const maxLossCSV = 256 << 20
+
 var csvHeader = []string{"step", "train_loss", "val_loss", "lr", "tokens_per_s", "elapsed_s"}
 
 func (l *lossLog) add(step int, train, val, lr, tps, elapsed float64) error {
@@ -739,6 +754,9 @@ func (l *lossLog) add(step int, train, val, lr, tps, elapsed float64) error {
 	w := csv.NewWriter(&b)
 	w.Write(csvHeader)
 	w.WriteAll(l.rows)
+	if b.Len() > maxLossCSV {
+		return fmt.Errorf("%s: %d bytes, more than the limit of %d it is read back with", filepath.Join(l.dir, lossCSV), b.Len(), maxLossCSV)
+	}
 	if err := gpt.WriteFileAtomic(filepath.Join(l.dir, lossCSV), b.Bytes()); err != nil {
 		return err
 	}
@@ -770,9 +788,10 @@ func fmtLoss(x float64) string {
 }
 
 // readCSV returns the rows of an existing loss log up to step (to continue
-// it on resume); a missing or unreadable log starts afresh.
+// it on resume); a missing log has none. The log must be a regular file of
+// at most maxLossCSV bytes.
 func readCSV(path string, upTo int) ([][]string, error) {
-	fh, err := os.Open(path)
+	fh, _, err := readfile.Open(path, maxLossCSV)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
@@ -780,7 +799,7 @@ func readCSV(path string, upTo int) ([][]string, error) {
 		return nil, err
 	}
 	defer fh.Close()
-	all, err := csv.NewReader(fh).ReadAll()
+	all, err := csv.NewReader(io.LimitReader(fh, maxLossCSV)).ReadAll()
 	if err != nil || len(all) == 0 {
 		return nil, err
 	}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/simdgpt/simdgpt/internal/readfile"
 )
 
 // Limits on the files the loaders accept, checked before allocating.
@@ -189,12 +191,12 @@ func LoadDir(dir string) (*Tokenizer, error) {
 		if !exists(vocabPath) || !exists(mergesPath) {
 			continue
 		}
-		vf, err := os.Open(vocabPath)
+		vf, _, err := readfile.Open(vocabPath, MaxFileSize)
 		if err != nil {
 			return nil, fmt.Errorf("bpe: LoadDir: %w", err)
 		}
 		defer vf.Close()
-		mf, err := os.Open(mergesPath)
+		mf, _, err := readfile.Open(mergesPath, MaxFileSize)
 		if err != nil {
 			return nil, fmt.Errorf("bpe: LoadDir: %w", err)
 		}

@@ -2,13 +2,11 @@ package data
 
 import (
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/simdgpt/simdgpt/gpt/rng"
+	"github.com/simdgpt/simdgpt/internal/readfile"
 )
 
 // Dataset is a token stream split into training and validation parts. Vocab
@@ -52,59 +50,9 @@ func Load(path string, blockSize int) (*Dataset, error) {
 }
 
 // readFile returns the bytes of path if it is a regular file of at most
-// MaxFileBytes (checked before it is opened, and again once open).
+// MaxFileBytes.
 func readFile(path string) ([]byte, error) {
-	st, err := os.Stat(path) // before opening: opening a FIFO blocks
-	if err != nil {
-		return nil, err
-	}
-	if err := checkFile(path, st); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if st, err = f.Stat(); err != nil {
-		return nil, err
-	}
-	if err := checkFile(path, st); err != nil {
-		return nil, err
-	}
-	// Read at most one byte more than the size seen, in case it grows.
-	b, err := io.ReadAll(io.LimitReader(f, min(st.Size(), MaxFileBytes)+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	if int64(len(b)) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: larger than the limit of %d bytes", path, MaxFileBytes)
-	}
-	return b, nil
-}
-
-// checkFile refuses what Load does not read: anything but a regular file,
-// and a file above MaxFileBytes.
-func checkFile(path string, st os.FileInfo) error {
-	if !st.Mode().IsRegular() {
-		what := "a directory"
-		if !st.IsDir() {
-			what = "a " + strings.TrimPrefix(st.Mode().Type().String(), "-") + " file, not a regular one"
-			switch t := st.Mode().Type(); {
-			case t&os.ModeNamedPipe != 0:
-				what = "a named pipe (FIFO), not a regular file"
-			case t&os.ModeDevice != 0:
-				what = "a device, not a regular file"
-			case t&os.ModeSocket != 0:
-				what = "a socket, not a regular file"
-			}
-		}
-		return fmt.Errorf("%s: is %s", path, what)
-	}
-	if st.Size() > MaxFileBytes {
-		return fmt.Errorf("%s: %d bytes, more than the limit of %d", path, st.Size(), MaxFileBytes)
-	}
-	return nil
+	return readfile.Read(path, MaxFileBytes)
 }
 
 // Parse is Load on a file's bytes b, whose file name (for its extension)

@@ -37,7 +37,7 @@ func TestLoadRefuses(t *testing.T) {
 		{"bad_magic.tok", badMagic, "magic number is 20240521, not 20240520"},
 		{"model.bin", model, "llm.c model checkpoint"},
 		{"model.dat", model, ""}, // not .bin/.tok: read as text, which it is not
-		{"subdir", nil, "is a directory"},
+		{"subdir", nil, "not a regular file (a directory)"},
 		{"huge.txt", nil, "more than the limit"},
 	}
 	if err := os.Mkdir(filepath.Join(dir, "subdir"), 0o755); err != nil {

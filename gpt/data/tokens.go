@@ -3,7 +3,8 @@ package data
 import (
 	"encoding/binary"
 	"fmt"
-	"os"
+
+	"github.com/simdgpt/simdgpt/internal/atomicfile"
 )
 
 // llm.c's token file header: 256 little-endian int32 words, the magic
@@ -99,7 +100,17 @@ func EncodeTokens(tokens []uint16, llmc bool) []byte {
 	return b
 }
 
-// WriteTokens writes tokens to path (see EncodeTokens).
+// WriteTokens replaces path with a token file of tokens (see
+// EncodeTokens), atomically (the old file or the new one, never a part);
+// path must be a regular file, a link to one or new. A file Load would
+// refuse, above MaxFileBytes, is not written.
 func WriteTokens(path string, tokens []uint16, llmc bool) error {
-	return os.WriteFile(path, EncodeTokens(tokens, llmc), 0o644)
+	n := 2 * int64(len(tokens))
+	if llmc {
+		n += llmcHeaderLen
+	}
+	if n > MaxFileBytes {
+		return fmt.Errorf("write %s: %d tokens make %d bytes, more than the limit of %d a token file is read with", path, len(tokens), n, MaxFileBytes)
+	}
+	return atomicfile.Write(path, EncodeTokens(tokens, llmc))
 }

@@ -86,7 +86,9 @@ func numel(shape []int) int {
 
 // Encode returns the safetensors bytes of tensors (in the given order) with
 // metadata (may be nil; ChecksumKey is added). Names must be unique, not
-// "__metadata__", and each Data must match its Shape.
+// "__metadata__", and each Data must match its Shape. What Decode would
+// refuse is an error: a tensor of more than math.MaxInt32 elements, a
+// header (names, shapes and metadata) above 100 MiB.
 func Encode(tensors []Tensor, metadata map[string]string) ([]byte, error) {
 	header := map[string]any{}
 	seen := map[string]bool{}
@@ -103,6 +105,9 @@ func Encode(tensors []Tensor, metadata map[string]string) ([]byte, error) {
 		}
 		if n := numel(t.Shape); n != len(t.Data) {
 			return nil, fmt.Errorf("safetensors: tensor %q has shape %v (%d elements) but %d values", t.Name, t.Shape, n, len(t.Data))
+		}
+		if int64(len(t.Data)) > math.MaxInt32 {
+			return nil, fmt.Errorf("safetensors: tensor %q has %d elements, more than the limit of %d a reader accepts", t.Name, len(t.Data), math.MaxInt32)
 		}
 		shape := t.Shape
 		if shape == nil {
@@ -133,6 +138,9 @@ func Encode(tensors []Tensor, metadata map[string]string) ([]byte, error) {
 	// Pad the header with spaces so the data starts 8-byte aligned.
 	for len(js)%8 != 0 {
 		js = append(js, ' ')
+	}
+	if len(js) > maxHeader {
+		return nil, fmt.Errorf("safetensors: a header of %d bytes, more than the limit of %d a reader accepts", len(js), maxHeader)
 	}
 	out := make([]byte, 8, 8+len(js)+len(data))
 	binary.LittleEndian.PutUint64(out, uint64(len(js)))

@@ -145,6 +145,16 @@ func TestEncodeRejects(t *testing.T) {
 	}
 }
 
+// TestEncodeRejectsLargeHeader: a header Decode would refuse (metadata
+// above maxHeader) is not encoded.
+func TestEncodeRejectsLargeHeader(t *testing.T) {
+	ts := []Tensor{{Name: "x", Shape: []int{1}, Data: []float32{1}}}
+	_, err := Encode(ts, map[string]string{"notes": strings.Repeat("n", maxHeader)})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("more than the limit of %d a reader accepts", maxHeader)) {
+		t.Errorf("err = %v, want the header limit", err)
+	}
+}
+
 func ExampleEncode() {
 	b, _ := Encode([]Tensor{{Name: "bias", Shape: []int{2}, Data: []float32{0.5, -1}}}, map[string]string{"step": "3"})
 	ts, meta, err := Decode(b)

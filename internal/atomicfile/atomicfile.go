@@ -4,6 +4,15 @@
 // A reader sees the old file or the new one, never a partial one, and a
 // crash leaves the old file in place (and possibly a temporary file, which
 // RemoveStale deletes).
+//
+// Only regular files are written. A path that is a symbolic link is
+// followed, and the file it leads to replaced (the link stays; a link to
+// nothing yet gets its file created). A path that exists and is not a
+// regular file (a directory, a FIFO, a device such as /dev/null, a
+// socket, or a link to one, as /dev/stdout is to a terminal or a pipe) is
+// refused before anything is written, and left as it is: replacing it
+// would take the name away from what it was, and writing through it would
+// lose the all-or-nothing guarantee.
 package atomicfile
 
 import (
@@ -16,6 +25,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/simdgpt/simdgpt/internal/readfile"
 )
 
 // Perm is the permission of the files written (os.CreateTemp's 0600 would
@@ -35,12 +46,81 @@ func Write(path string, b []byte) error {
 // ".<base>.tmp" and random digits.
 func tempPattern(path string) string { return "." + filepath.Base(path) + ".tmp*" }
 
-// WriteFunc replaces path with what write writes. If write fails, path is
-// left as it was and the temporary file is removed. Errors name path (never
-// the temporary file) and what went wrong, and wrap the underlying error.
+// Check returns the error WriteFunc would return at once for path, nil if
+// path is a regular file, a link to one or nothing yet: it lets a command
+// refuse an output file before its work rather than after.
+func Check(path string) error {
+	if _, err := target(path); err != nil {
+		return fmt.Errorf("write %s: %w", path, cause(err))
+	}
+	return nil
+}
+
+// maxLinks bounds the symbolic links followed from a path (Linux's
+// MAXSYMLINKS).
+const maxLinks = 40
+
+// target returns the file path leads to, following symbolic links (of the
+// last element: the directories' links are the kernel's to follow): the
+// regular file to replace, or the name to create. Anything else that
+// exists is an error wrapping readfile.ErrNotRegular.
+func target(path string) (string, error) {
+	// The kernel's view first: it also follows the links of /proc
+	// (/dev/stdout leads to a terminal, a pipe or a file), which name no
+	// file to follow by hand.
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		kind := readfile.Kind(st.Mode())
+		if lst, err := os.Lstat(path); err == nil && lst.Mode().Type() == fs.ModeSymlink {
+			if to, err := filepath.EvalSymlinks(path); err == nil {
+				return "", fmt.Errorf("%w (%s, which it links to, is %s)", readfile.ErrNotRegular, to, kind)
+			}
+			return "", fmt.Errorf("%w (a link to %s)", readfile.ErrNotRegular, kind)
+		}
+		return "", fmt.Errorf("%w (%s)", readfile.ErrNotRegular, kind)
+	}
+	p := path
+	for range maxLinks {
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		}
+		if err != nil {
+			return "", err
+		}
+		m := st.Mode()
+		if m.IsRegular() {
+			return p, nil
+		}
+		if m.Type() != fs.ModeSymlink {
+			if p != path {
+				return "", fmt.Errorf("%w (%s, which it links to, is %s)", readfile.ErrNotRegular, p, readfile.Kind(m))
+			}
+			return "", fmt.Errorf("%w (%s)", readfile.ErrNotRegular, readfile.Kind(m))
+		}
+		link, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(link) {
+			link = filepath.Join(filepath.Dir(p), link)
+		}
+		p = link
+	}
+	return "", syscall.ELOOP
+}
+
+// WriteFunc replaces path (or the regular file it links to) with what
+// write writes. If write fails, path is left as it was and the temporary
+// file is removed. Errors name path (never the temporary file) and what
+// went wrong, and wrap the underlying error; a path that is not a regular
+// file is refused before write is called (see the package comment).
 func WriteFunc(path string, write func(io.Writer) error) (err error) {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, tempPattern(path))
+	dst, err := target(path)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, cause(err))
+	}
+	dir := filepath.Dir(dst)
+	f, err := os.CreateTemp(dir, tempPattern(dst))
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, cause(err))
 	}
@@ -68,7 +148,7 @@ func WriteFunc(path string, write func(io.Writer) error) (err error) {
 	if err = f.Close(); err != nil {
 		return err
 	}
-	if err = os.Rename(tmp, path); err != nil {
+	if err = os.Rename(tmp, dst); err != nil {
 		return err
 	}
 	d, err := os.Open(dir)
@@ -98,9 +178,13 @@ func cause(err error) error {
 }
 
 // RemoveStale deletes the temporary files that writes of path interrupted
-// by a crash or a kill left in its directory (".<base>.tmp<digits>") and
-// returns their names. Call it only while no other process writes path.
+// by a crash or a kill left in its directory, or in that of the file it
+// links to (".<base>.tmp<digits>"), and returns their names. Call it only
+// while no other process writes path.
 func RemoveStale(path string) ([]string, error) {
+	if dst, err := target(path); err == nil {
+		path = dst
+	}
 	dir, base := filepath.Dir(path), filepath.Base(path)
 	ents, err := os.ReadDir(dir)
 	if err != nil {
