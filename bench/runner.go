@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"math"
 	"runtime"
 	"time"
@@ -44,6 +45,15 @@ type prepared struct {
 // sample's operations, and the sample's percent of peak is its rate over
 // that loop's. Implementations that do not support c are left out.
 func Run(c Case, impls []*Impl, opt Options) []*Result {
+	rs, _ := RunContext(context.Background(), c, impls, opt)
+	return rs
+}
+
+// RunContext is Run that checks ctx before each implementation's
+// calibration and each sample: once ctx is done it returns ctx's error
+// and the samples taken so far (fewer than opt.Count: not a complete
+// measurement).
+func RunContext(ctx context.Context, c Case, impls []*Impl, opt Options) ([]*Result, error) {
 	var ps []*prepared
 	for _, im := range impls {
 		op := c.Kernel.Setup(c.Shape, im)
@@ -52,13 +62,26 @@ func Run(c Case, impls []*Impl, opt Options) []*Result {
 		}
 		ps = append(ps, &prepared{res: &Result{Case: c, Impl: im}, op: op})
 	}
+	results := func() []*Result {
+		out := make([]*Result, len(ps))
+		for i, p := range ps {
+			out[i] = p.res
+		}
+		return out
+	}
 	for _, p := range ps {
+		if err := ctx.Err(); err != nil {
+			return results(), err
+		}
 		p.iters = calibrate(p.op, opt.Time)
 	}
 	w := c.Work()
 	cores := float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
 	for round := range opt.Count {
 		for i := range ps {
+			if err := ctx.Err(); err != nil {
+				return results(), err
+			}
 			p := ps[(round+i)%len(ps)]
 			t0 := time.Now()
 			for range p.iters {
@@ -75,11 +98,7 @@ func Run(c Case, impls []*Impl, opt Options) []*Result {
 			}
 		}
 	}
-	out := make([]*Result, len(ps))
-	for i, p := range ps {
-		out[i] = p.res
-	}
-	return out
+	return results(), nil
 }
 
 // minPeakFlops is the least work of an interleaved peak measurement

@@ -1,6 +1,9 @@
 package gpt
 
-import "fmt"
+import (
+	"context"
+	"fmt"
+)
 
 // SequentialBatches returns how many batches of b sequences of t tokens
 // a stream of n tokens holds when read in order without overlap, as
@@ -21,24 +24,37 @@ func SequentialBatches(n, b, t int) int {
 // vocabulary; toks must hold the batches. It errs, naming the numbers,
 // before running anything.
 func (m *Model) EvalSequential(toks []uint16, b, t, batches int) (float64, error) {
+	loss, _, err := m.EvalSequentialContext(context.Background(), toks, b, t, batches)
+	return loss, err
+}
+
+// EvalSequentialContext is EvalSequential that checks ctx before each
+// batch and returns the number of batches it evaluated. Once ctx is done
+// it returns ctx's error, with the mean over the batches evaluated (NaN
+// for none): a partial result. A run that completes returns
+// EvalSequential's result, bit for bit.
+func (m *Model) EvalSequentialContext(ctx context.Context, toks []uint16, b, t, batches int) (loss float64, done int, err error) {
 	switch {
 	case b < 1 || t < 1 || batches < 1:
-		return 0, fmt.Errorf("gpt: EvalSequential: batch size %d, sequence length %d and batches %d must be at least 1", b, t, batches)
+		return 0, 0, fmt.Errorf("gpt: EvalSequential: batch size %d, sequence length %d and batches %d must be at least 1", b, t, batches)
 	case t > m.Config.BlockSize:
-		return 0, fmt.Errorf("gpt: EvalSequential: sequence length %d is above the model's block size %d", t, m.Config.BlockSize)
+		return 0, 0, fmt.Errorf("gpt: EvalSequential: sequence length %d is above the model's block size %d", t, m.Config.BlockSize)
 	}
 	if have := SequentialBatches(len(toks), b, t); have < batches {
-		return 0, fmt.Errorf("gpt: EvalSequential: %d tokens hold %d batches of %d×%d (and the next token), not %d", len(toks), have, b, t, batches)
+		return 0, 0, fmt.Errorf("gpt: EvalSequential: %d tokens hold %d batches of %d×%d (and the next token), not %d", len(toks), have, b, t, batches)
 	}
 	used := toks[:batches*b*t+1]
 	for i, tok := range used {
 		if int(tok) >= m.Config.Vocab {
-			return 0, fmt.Errorf("gpt: EvalSequential: token %d at position %d is outside the model's vocabulary of %d", tok, i, m.Config.Vocab)
+			return 0, 0, fmt.Errorf("gpt: EvalSequential: token %d at position %d is outside the model's vocabulary of %d", tok, i, m.Config.Vocab)
 		}
 	}
 	x, y := make([]int32, b*t), make([]int32, b*t)
 	var sum float64
 	for k := 0; k < batches; k++ {
+		if err := ctx.Err(); err != nil {
+			return sum / float64(k), k, err
+		}
 		for i := 0; i < b; i++ {
 			start := (k*b + i) * t
 			for j := 0; j < t; j++ {
@@ -48,7 +64,7 @@ func (m *Model) EvalSequential(toks []uint16, b, t, batches int) (float64, error
 		}
 		sum += m.Forward(x, y, b, t)
 	}
-	return sum / float64(batches), nil
+	return sum / float64(batches), batches, nil
 }
 
 // EvalBytes estimates the memory of evaluating a model of config c on

@@ -1,6 +1,7 @@
 package gpt
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/simdgpt/simdgpt/gpt/data"
@@ -92,12 +93,24 @@ func (t *Trainer) TrainStep() float64 {
 // so every evaluation of a run sees the same batches and training is not
 // disturbed.
 func (t *Trainer) Eval(split []uint16, iters int) float64 {
+	loss, _ := t.EvalContext(context.Background(), split, iters)
+	return loss
+}
+
+// EvalContext is Eval that checks ctx before each batch: once ctx is done
+// it returns ctx's error (the evaluation is incomplete; the loss returned
+// is the mean over the batches it ran, NaN for none). The result of an
+// evaluation that completes is Eval's, bit for bit.
+func (t *Trainer) EvalContext(ctx context.Context, split []uint16, iters int) (float64, error) {
 	T := t.Model.Config.BlockSize
 	r := rng.New(evalSeed(t.Cfg.Seed))
 	var s float64
 	for i := 0; i < iters; i++ {
+		if err := ctx.Err(); err != nil {
+			return s / float64(i), err
+		}
 		data.Batch(r, split, t.Cfg.BatchSize, T, t.ex, t.ey)
 		s += t.Model.Forward(t.ex, t.ey, t.Cfg.BatchSize, T)
 	}
-	return s / float64(max(iters, 1))
+	return s / float64(max(iters, 1)), nil
 }

@@ -34,6 +34,7 @@ import array
 import ctypes
 import json
 import math
+import signal
 import struct
 import sys
 import time
@@ -503,6 +504,11 @@ def main(argv):
         ts, meta = read_safetensors(cfg.roundtrip[0])
         write_safetensors(cfg.roundtrip[1], [(n, s, a) for n, (s, a) in ts.items()], meta)
         return 0
+    if cfg.check or cfg.serve:
+        # cmd/trainbench runs these modes and stops them itself: Ctrl-C at
+        # a terminal reaches the whole process group, and must not end
+        # this process with a traceback while trainbench is stopping.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch = import_torch()
     set_threads(torch, cfg.threads)
     model = build(torch, cfg)

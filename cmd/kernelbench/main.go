@@ -35,10 +35,14 @@
 //
 // Unknown kernel, shape or implementation names print the valid names and
 // exit with status 2; an unreadable or malformed -compare file is an error
-// (status 1) before anything runs.
+// (status 1) before anything runs. Ctrl-C or SIGTERM stops the run before
+// the next sample (a second signal at once) with one line on stderr and
+// exit status 130 (SIGINT) or 143 (SIGTERM): no tables are printed and no
+// -o or -plot file is written from an incomplete run.
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -53,6 +57,7 @@ import (
 	"github.com/simdgpt/simdgpt/bench"
 	"github.com/simdgpt/simdgpt/bench/peers"
 	"github.com/simdgpt/simdgpt/internal/atomicfile"
+	"github.com/simdgpt/simdgpt/internal/interrupt"
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
@@ -107,7 +112,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		printList(stdout, cfg)
 		return 0
 	}
-	if err := measure(cfg, stdout, stderr); err != nil {
+	w := interrupt.Start(func(sig os.Signal) {
+		fmt.Fprintf(stderr, "kernelbench: stopped by a second %s\n", interrupt.Name(sig))
+		os.Exit(interrupt.ExitStatus(sig))
+	})
+	defer w.Stop()
+	if err := measure(w.Context(), cfg, stdout, stderr); err != nil {
+		var st stopped
+		if errors.As(err, &st) && errors.Is(err, context.Canceled) {
+			sig := w.Signal()
+			fmt.Fprintf(stderr, "kernelbench: interrupted by %s in %s: no results printed or written\n", interrupt.Name(sig), st.where)
+			return interrupt.ExitStatus(sig)
+		}
 		fmt.Fprintf(stderr, "kernelbench: %v\n", err)
 		return 1
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -25,8 +26,11 @@ const peakSamples = 5
 var peakFlops = 2e9
 
 // measure runs the selected cases and prints the header, the tables and
-// the comparison, then writes the -o file and the chart.
-func measure(cfg *config, stdout, stderr io.Writer) error {
+// the comparison, then writes the -o file and the chart. Once ctx is done
+// it stops before the next sample and returns ctx's error, printing and
+// writing nothing more: an interrupted run's samples are not a
+// measurement.
+func measure(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.procs))
 	for _, im := range cfg.selected {
 		if im.SetThreads != nil {
@@ -55,7 +59,11 @@ func measure(cfg *config, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "kernelbench: [%d/%d] %s (%s elapsed, about %s in all)\n",
 				i+1, len(cfg.cases), c, el.Round(time.Second), max(total, el).Round(time.Second))
 		}
-		results = append(results, bench.Run(c, cfg.selected, bench.Options{Count: cfg.count, Time: cfg.time})...)
+		rs, err := bench.RunContext(ctx, c, cfg.selected, bench.Options{Count: cfg.count, Time: cfg.time})
+		if err != nil {
+			return stopped{fmt.Sprintf("case [%d/%d] %s", i+1, len(cfg.cases), c), err}
+		}
+		results = append(results, rs...)
 		runtime.GC() // not during the next case's samples
 	}
 	if progress {
@@ -89,6 +97,15 @@ func measure(cfg *config, stdout, stderr io.Writer) error {
 	}
 	return nil
 }
+
+// stopped is the error of a run whose context was done during case where.
+type stopped struct {
+	where string
+	err   error
+}
+
+func (s stopped) Error() string { return s.where + ": " + s.err.Error() }
+func (s stopped) Unwrap() error { return s.err }
 
 // isaPeak is the measured FMA peak of one implementation.
 type isaPeak struct {

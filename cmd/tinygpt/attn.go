@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/heads"
+	"github.com/simdgpt/simdgpt/internal/interrupt"
 )
 
 // checkpointPath returns the checkpoint file of p, a checkpoint directory
@@ -48,6 +51,9 @@ Runs the model over the prompt and draws, for every layer and head, a
 heatmap of the attention probabilities (rows are queries, columns keys,
 both labelled with the prompt's characters): layer<L>_head<H>.png, and one
 grid of all the heads of a layer on a common colour scale: layer<L>.png.
+Ctrl-C or SIGTERM stops it after the image in progress (a second signal
+at once), with a line on stderr; the exit status is 130 (SIGINT) or 143
+(SIGTERM).
 
 flags:
 `)
@@ -59,6 +65,8 @@ flags:
 	if *prompt == "" {
 		return report(stderr, "attn", usageError{"--prompt is empty"})
 	}
+	w := watch("attn", stderr)
+	defer w.Stop()
 	ck, err := loadCheckpoint(*ckpt, "attn", stderr)
 	if err != nil {
 		return report(stderr, "attn", err)
@@ -95,7 +103,12 @@ flags:
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return report(stderr, "attn", err)
 	}
-	paths, err := heads.Write(*out, maps)
+	paths, err := heads.WriteContext(w.Context(), *out, maps)
+	if errors.Is(err, context.Canceled) {
+		sig := w.Signal()
+		fmt.Fprintf(stderr, "tinygpt attn: interrupted by %s after writing %d images to %s\n", interrupt.Name(sig), len(paths), *out)
+		return interrupt.ExitStatus(sig)
+	}
 	if err != nil {
 		return report(stderr, "attn", err)
 	}

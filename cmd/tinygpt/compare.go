@@ -42,7 +42,8 @@ parameters), each as 'tinygpt train' would into a subdirectory of
 --checkpoint_dir. Then writes compare.png (both validation-loss curves)
 and compare.csv (every evaluation of both runs) there, and prints both
 final validation losses. On the built-in task the multi-head run ends
-clearly lower.
+clearly lower. Ctrl-C or SIGTERM stops the run in progress as it stops
+'tinygpt train' (its checkpoint saved, status 130 or 143).
 
 flags:
 `)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/data"
+	"github.com/simdgpt/simdgpt/internal/interrupt"
 )
 
 func runEval(args []string, stdout, stderr io.Writer) int {
@@ -29,6 +32,11 @@ its tokens [i·T, (i+1)·T), each predicting the next token; batch k is
 sequences k·B to k·B+B-1. The whole file is evaluated (it is not split
 into training and validation parts).
 
+Ctrl-C or SIGTERM stops it at the end of the batch in progress (a second
+signal at once) with a line on stderr giving the batches done and their
+partial mean, and no result; the exit status is 130 (SIGINT) or 143
+(SIGTERM).
+
 flags:
 `)
 		fs.PrintDefaults()
@@ -36,11 +44,7 @@ flags:
 	if done, st := parseFlags(fs, args, stdout, stderr); done {
 		return st
 	}
-	err := eval(*ckpt, *tokDir, *dataPath, *batch, *block, *batches, *threads, stdout, stderr)
-	if err != nil {
-		return report(stderr, "eval", err)
-	}
-	return 0
+	return finish(stderr, "eval", eval(*ckpt, *tokDir, *dataPath, *batch, *block, *batches, *threads, stdout, stderr))
 }
 
 func eval(ckpt, tokDir, dataPath string, batch, block, batches, threads int, stdout, stderr io.Writer) error {
@@ -56,6 +60,8 @@ func eval(ckpt, tokDir, dataPath string, batch, block, batches, threads int, std
 	case threads < 0 || threads > gpt.MaxThreads:
 		return usageError{fmt.Sprintf("--threads %d must be in [0, %d]", threads, gpt.MaxThreads)}
 	}
+	w := watch("eval", stderr)
+	defer w.Stop()
 	if threads > 0 {
 		runtime.GOMAXPROCS(threads)
 	}
@@ -70,7 +76,7 @@ func eval(ckpt, tokDir, dataPath string, batch, block, batches, threads int, std
 	if block > cfg.BlockSize {
 		return usageError{fmt.Sprintf("--block_size %d is above the model's block size of %d", block, cfg.BlockSize)}
 	}
-	enc, err := encoding(lm.tok, cfg.Vocab)
+	enc, err := lm.encoding()
 	if err != nil {
 		return err
 	}
@@ -96,7 +102,16 @@ func eval(ckpt, tokDir, dataPath string, batch, block, batches, threads int, std
 	if err := gpt.CheckMemory(what, gpt.EvalBytes(evalCfg, batch, runtime.GOMAXPROCS(0))); err != nil {
 		return err
 	}
-	loss, err := lm.m.EvalSequential(toks, batch, block, batches)
+	loss, done, err := lm.m.EvalSequentialContext(w.Context(), toks, batch, block, batches)
+	if errors.Is(err, context.Canceled) {
+		sig := w.Signal()
+		partial := ""
+		if done > 0 {
+			partial = fmt.Sprintf(" (their partial mean %.6f nats per token is not the result)", loss)
+		}
+		fmt.Fprintf(stderr, "tinygpt eval: interrupted by %s after %d of %d batches%s\n", interrupt.Name(sig), done, batches, partial)
+		return interruptedError{sig}
+	}
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/simdgpt/simdgpt/gpt"
+	"github.com/simdgpt/simdgpt/gpt/data"
 )
 
 // snapshotWriter copies the checkpoint of dir into snap when the output
@@ -116,6 +117,42 @@ func TestFineTuneGPT2(t *testing.T) {
 		if st != 0 || !strings.Contains(out, "over 128 tokens (2 batches of 4×16)") {
 			t.Errorf("%s: eval of the fine-tuned checkpoint: status %d %q %q", c.name, st, out, errs)
 		}
+	}
+}
+
+// TestFineTuneGPT2TokenFile fine-tunes GPT-2 weights that have no
+// tokenizer beside them on a token file, which needs none: the run
+// resumes bit for bit and its checkpoint, a model of token ids, evaluates
+// the file and samples token ids. Text data is still refused, naming the
+// directory and --tokenizer_dir.
+func TestFineTuneGPT2TokenFile(t *testing.T) {
+	f := newGPT2Fixture(t)
+	var toks []uint16
+	for _, id := range testTokenizer(t).EncodeWithSpecial(string(must(os.ReadFile(f.text)))) {
+		toks = append(toks, uint16(id))
+	}
+	tokFile := filepath.Join(f.dir, "toks.bin")
+	if err := data.WriteTokens(tokFile, toks, true); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(f.dir, "ft")
+	ck, out := trainAndResume(t, dir, "--init", f.noTok, "--data", tokFile, "--block_size", "16", "--lr", "1e-6")
+	if !strings.Contains(out, "fine-tuning GPT-2 weights") {
+		t.Errorf("output\n%s", out)
+	}
+	if ck.Vocab != nil || ck.Extra[metaTokenizer] != "" || ck.Model.Config.Vocab != testVocab {
+		t.Fatalf("checkpoint: vocabulary %v, tokenizer %q, %d tokens; want a model of %d token ids", ck.Vocab, ck.Extra[metaTokenizer], ck.Model.Config.Vocab, testVocab)
+	}
+	full := filepath.Join(dir, "full")
+	if st, out, errs := runCmd("eval", "--checkpoint", full, "--data", tokFile, "--batches", "2"); st != 0 || !strings.Contains(out, "over 128 tokens (2 batches of 4×16)") {
+		t.Errorf("eval of the fine-tuned checkpoint: status %d %q %q", st, out, errs)
+	}
+	if st, out, errs := runCmd("sample", "--checkpoint", full, "--prompt", "1 2", "-n", "3"); st != 0 || len(strings.Fields(out)) != 5 {
+		t.Errorf("sample of the fine-tuned checkpoint: status %d %q %q", st, out, errs)
+	}
+	st, _, errs := runCmd("train", "--checkpoint_dir", filepath.Join(f.dir, "text"), "--init", f.noTok, "--data", f.text)
+	if st != 1 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "no tokenizer for") || !strings.Contains(errs, f.noTok) || !strings.Contains(errs, "--tokenizer_dir") {
+		t.Errorf("--init on text without a tokenizer: status %d %q", st, errs)
 	}
 }
 

@@ -222,6 +222,7 @@ func TestEval(t *testing.T) {
 		{"hf text", []string{"--checkpoint", f.hfDir, "--data", f.text, "--batch_size", "3", "--block_size", "16", "--batches", "4"}, f.m, bpeToks, 3, 16, 4},
 		{"llmc text, model's block", []string{"--checkpoint", f.llmcBin, "--data", f.text, "--batch_size", "2", "--batches", "3"}, f.m, bpeToks, 2, 32, 3},
 		{"token file, every batch", []string{"--checkpoint", f.llmcOnly, "--data", tokFile, "--batch_size", "4", "--block_size", "32"}, f.m, bpeToks, 4, 32, gpt.SequentialBatches(len(bpeToks), 4, 32)},
+		{"token file, no tokenizer", []string{"--checkpoint", f.noTok, "--data", tokFile, "--batch_size", "2", "--block_size", "16", "--batches", "6"}, f.m, bpeToks, 2, 16, 6},
 		{"our checkpoint", []string{"--checkpoint", ck, "--data", f.text, "--batch_size", "2", "--block_size", "16", "--batches", "5"}, ours.Model, charToks, 2, 16, 5},
 	} {
 		st, out, errs := runCmd(append([]string{"eval"}, c.args...)...)

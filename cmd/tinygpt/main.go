@@ -41,7 +41,9 @@ Run 'tinygpt <command> --help' for a command's flags.
 `
 
 // run is the whole program: it returns the exit status (0 ok, 1 failure,
-// 2 bad usage, 130 interrupted).
+// 2 bad usage, 130 stopped by SIGINT, 143 by SIGTERM). Every command
+// stops at the end of the batch, step, token or image in progress when one
+// of those signals arrives, saves what it has to save and prints one line.
 func run(args []string, stdout, stderr io.Writer) int {
 	if err := kernels.EnvError(); err != nil {
 		// The library fell back to the automatic choice; a program asked

@@ -1,15 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/simdgpt/simdgpt/gpt"
@@ -180,62 +176,6 @@ func TestDataErrors(t *testing.T) {
 		if st != 1 || !strings.Contains(errs, c.want) || !strings.Contains(errs, p) || strings.Count(errs, "\n") != 1 {
 			t.Errorf("%s: status %d stderr %q; want 1 and one line naming the file with %q", c.name, st, errs, c.want)
 		}
-	}
-}
-
-// TestInterrupt builds the binary, stops a run with SIGTERM and checks that
-// it saved a checkpoint a --resume run continues from.
-func TestInterrupt(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "tinygpt")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	dir := t.TempDir()
-	args := tiny(dir)
-	args[len(args)-1] = "1000000" // --max_iters: never finishes by itself
-	cmd := exec.Command(bin, args...)
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(stdout)
-	var out strings.Builder
-	for sc.Scan() {
-		out.WriteString(sc.Text() + "\n")
-		if strings.HasPrefix(sc.Text(), "step 10/") {
-			cmd.Process.Signal(syscall.SIGTERM)
-			break
-		}
-	}
-	done := make(chan error, 1)
-	go func() {
-		for sc.Scan() {
-			out.WriteString(sc.Text() + "\n")
-		}
-		done <- cmd.Wait()
-	}()
-	select {
-	case err := <-done:
-		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
-			t.Fatalf("exit: %v, want status 130\n%s", err, out.String())
-		}
-	case <-time.After(60 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("no exit 60 s after SIGTERM\n%s", out.String())
-	}
-	if !strings.Contains(out.String(), "interrupted at step") {
-		t.Fatalf("output:\n%s", out.String())
-	}
-	ck, err := gpt.Load(filepath.Join(dir, gpt.CheckpointFile))
-	if err != nil || ck.Step < 10 {
-		t.Fatalf("checkpoint after SIGTERM: %v (step %v)", err, ck)
-	}
-	st, o, errs := runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "45", "--eval_interval", "10")
-	if st != 0 || !strings.Contains(o, "resuming") || !strings.Contains(o, "done: 45 steps") {
-		t.Fatalf("resume after SIGTERM: status %d\n%s\n%s", st, o, errs)
 	}
 }
 

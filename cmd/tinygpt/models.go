@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/simdgpt/simdgpt/gpt"
+	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/internal/readfile"
 )
 
@@ -22,6 +23,29 @@ type model struct {
 	ck    *gpt.Checkpoint // our checkpoint, else nil
 	tok   *tokenizer      // nil: a model of token ids
 	isGPT bool            // GPT-2 weights
+	// noTok, for GPT-2 weights without a tokenizer (tok nil), is the
+	// directory where none was found: token files need none, text and
+	// printed tokens do.
+	noTok string
+}
+
+// needTokenizer is the error of a command that must encode text or print
+// tokens (what) with a model loaded without its tokenizer.
+func (lm *model) needTokenizer(what string) error {
+	return fmt.Errorf("no tokenizer for %s: %s needs one, and %s holds neither encoder.json and vocab.bpe, nor vocab.json and merges.txt, nor %s; put them there or give their directory with --tokenizer_dir (token files need none)",
+		lm.path, what, lm.noTok, llmcTokenizer)
+}
+
+// encoding returns how data files are tokenized for lm (see encoding):
+// without a tokenizer, token files are read and text is refused with
+// needTokenizer's error.
+func (lm *model) encoding() (data.Encoding, error) {
+	if lm.tok == nil && lm.noTok != "" {
+		return data.Encoding{Name: fmt.Sprintf("GPT-2's vocabulary of %d token ids", lm.m.Config.Vocab), Size: lm.m.Config.Vocab, Encode: func(string) ([]uint16, error) {
+			return nil, lm.needTokenizer("reading text")
+		}}, nil
+	}
+	return encoding(lm.tok, lm.m.Config.Vocab)
 }
 
 // describe says what was loaded.
@@ -88,9 +112,10 @@ func isGPT2File(path string) bool {
 // loadModel reads the model of --checkpoint (or --init) p and its
 // tokenizer: the one named by tokDir when given, else our checkpoint's
 // own (its character vocabulary or embedded BPE files), else for GPT-2
-// weights the tokenizer files beside them. A GPT-2 model without a
-// tokenizer is an error; so is a tokenizer of another size than the
-// model's vocabulary.
+// weights the tokenizer files beside them. GPT-2 weights without a
+// tokenizer load with tok nil and noTok set (a command that needs one
+// says so with needTokenizer); a tokenizer of another size than the
+// model's vocabulary is an error.
 func loadModel(p, tokDir, cmd string, stderr io.Writer) (*model, error) {
 	path, err := modelFile(p)
 	if err != nil {
@@ -131,7 +156,7 @@ func loadModel(p, tokDir, cmd string, stderr io.Writer) (*model, error) {
 			return nil, err
 		}
 		if lm.tok == nil {
-			return nil, fmt.Errorf("no tokenizer for %s: %s holds neither encoder.json and vocab.bpe, nor vocab.json and merges.txt, nor %s; put them there or give their directory with --tokenizer_dir", path, dir, llmcTokenizer)
+			lm.noTok = dir
 		}
 	}
 	if lm.tok != nil && lm.tok.size() != lm.m.Config.Vocab {

@@ -4,13 +4,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/simdgpt/simdgpt/gpt"
 )
@@ -88,41 +87,6 @@ func TestResumeWithoutLossLog(t *testing.T) {
 	}
 }
 
-// TestWatchSignalsRelease: signals arriving while the watch is released
-// never reach a closed channel (train closed the channel before stopping
-// the delivery: a signal in between was a "send on closed channel" panic).
-func TestWatchSignalsRelease(t *testing.T) {
-	// Keep SIGUSR1 caught by a channel of our own all along, so that one
-	// delivered after the release does not end the process.
-	keep := make(chan os.Signal, 1)
-	signal.Notify(keep, syscall.SIGUSR1)
-	defer signal.Stop(keep)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			default:
-				syscall.Kill(os.Getpid(), syscall.SIGUSR1)
-			}
-		}
-	}()
-	deadline := time.Now().Add(500 * time.Millisecond)
-	n := 0
-	for ; time.Now().Before(deadline); n++ {
-		stop, release := watchSignals(syscall.SIGUSR1)
-		for !stop.Load() && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Microsecond)
-		}
-		release()
-	}
-	close(done)
-	if n < 10 {
-		t.Errorf("only %d watches in 500 ms", n)
-	}
-}
-
 // TestLossLogFailureKeepsTraining: a loss.png that cannot be written in
 // the middle of a run (here a link into a missing directory, which the
 // check at the start lets pass, made between a run and its resumption)
@@ -153,5 +117,70 @@ func TestLossLogFailureKeepsTraining(t *testing.T) {
 	os.Remove(png)
 	if st, out, errs := runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "12"); st != 0 || !strings.Contains(out, "done: 12 steps") {
 		t.Fatalf("resume after the fix: status %d\n%s\n%s", st, out, errs)
+	}
+}
+
+// TestResumeThreads: the thread count a resumed run takes when the memory
+// here cannot hold the run's own.
+func TestResumeThreads(t *testing.T) {
+	cpus := runtime.NumCPU()
+	for _, c := range []struct {
+		name      string
+		saved     int
+		given     bool
+		fits      int // the most threads the memory holds (0: none)
+		want      int
+		wantNote  bool
+		wantError bool
+	}{
+		{"fits", 64, false, 64, 64, false, false},
+		{"this machine's CPUs", cpus + 62, false, cpus, cpus, true, false},
+		{"one thread", cpus + 62, false, 1, 1, true, false},
+		{"nothing fits", cpus + 62, false, 0, cpus + 62, false, true},
+		{"given is kept", cpus + 62, true, 1, cpus + 62, false, true},
+	} {
+		check := func(n int) error {
+			if n > c.fits {
+				return fmt.Errorf("%d threads need too much", n)
+			}
+			return nil
+		}
+		got, note, err := resumeThreads(c.saved, c.given, check)
+		if got != c.want || (note != "") != c.wantNote || (err != nil) != c.wantError {
+			t.Errorf("%s: %d threads, note %q, error %v; want %d, note %v, error %v", c.name, got, note, err, c.want, c.wantNote, c.wantError)
+		}
+	}
+}
+
+// TestResumeAnyEnvironment: checkpoints the program wrote resume whatever
+// the environment was: a GOMAXPROCS above --threads' limit (--threads 0
+// takes it), and a --data path relative to another working directory,
+// resumed from elsewhere with no --data and with --data relative to the
+// new one.
+func TestResumeAnyEnvironment(t *testing.T) {
+	root := t.TempDir()
+	text := strings.Repeat("the quick brown fox jumps over the lazy dog. ", 40)
+	if err := os.MkdirAll(filepath.Join(root, "a", "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "a", "data", "t.txt"), []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(root, "ck")
+	t.Chdir(filepath.Join(root, "a"))
+	old := runtime.GOMAXPROCS(gpt.MaxThreads + 7)
+	st, _, errs := runCmd(tiny(dir, "--max_iters", "10", "--data", "data/t.txt", "--threads", "0")...)
+	runtime.GOMAXPROCS(old)
+	if st != 0 {
+		t.Fatalf("train: status %d %q", st, errs)
+	}
+	t.Chdir(root)
+	st, out, errs := runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "20")
+	if st != 0 || !strings.Contains(out, "above the limit of") || !strings.Contains(out, "done: 20 steps") {
+		t.Fatalf("resume above the thread limit: status %d\n%s\n%s", st, out, errs)
+	}
+	st, out, errs = runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "30", "--data", filepath.Join("a", "data", "t.txt"))
+	if st != 0 || !strings.Contains(out, "done: 30 steps") {
+		t.Fatalf("resume with --data relative to another directory: status %d\n%s\n%s", st, out, errs)
 	}
 }

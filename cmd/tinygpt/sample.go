@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/rng"
+	"github.com/simdgpt/simdgpt/internal/interrupt"
 )
 
 func runSample(args []string, stdout, stderr io.Writer) int {
@@ -27,7 +30,9 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 
 Streams the prompt and then each generated token as it is drawn (the
 bytes of a character split across BPE tokens once it is complete), using
-a key/value cache per layer.
+a key/value cache per layer. Ctrl-C or SIGTERM stops it after the token
+in progress (a second signal at once), ending the text with a newline and
+a line on stderr; the exit status is 130 (SIGINT) or 143 (SIGTERM).
 
 flags:
 `)
@@ -46,9 +51,15 @@ flags:
 	case !(*topP > 0 && *topP <= 1):
 		return report(stderr, "sample", usageError{fmt.Sprintf("--top_p %g must be in (0, 1]", *topP)})
 	}
+	w := watch("sample", stderr)
+	defer w.Stop()
+	ctx := w.Context()
 	lm, err := loadModel(*ckpt, *tokDir, "sample", stderr)
 	if err != nil {
 		return report(stderr, "sample", err)
+	}
+	if lm.noTok != "" {
+		return report(stderr, "sample", lm.needTokenizer("printing the tokens drawn"))
 	}
 	m := lm.m
 	if err := gpt.CheckMemory("sampling from "+describe(m.Config), gpt.SampleBytes(m.Config)); err != nil {
@@ -66,7 +77,12 @@ flags:
 	}
 	out := &utf8Stream{w: stdout}
 	s := m.NewSampler()
+	drawn := 0
 	err = s.GenerateWith(toks, *n, gpt.SampleOptions{Temperature: *temp, TopK: *topK, TopP: *topP}, rng.New(*seed), func(id int32) error {
+		if err := ctx.Err(); err != nil {
+			return err // the token drawn after the signal is not shown
+		}
+		drawn++
 		if tok == nil {
 			_, err := fmt.Fprintf(stdout, " %d", id)
 			return err
@@ -77,6 +93,11 @@ flags:
 		err = ferr
 	}
 	fmt.Fprintln(stdout)
+	if errors.Is(err, context.Canceled) {
+		sig := w.Signal()
+		fmt.Fprintf(stderr, "tinygpt sample: interrupted by %s after %d of %d tokens\n", interrupt.Name(sig), drawn, *n)
+		return interrupt.ExitStatus(sig)
+	}
 	if err != nil {
 		return report(stderr, "sample", err)
 	}

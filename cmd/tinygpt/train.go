@@ -11,18 +11,16 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/internal/atomicfile"
+	"github.com/simdgpt/simdgpt/internal/interrupt"
 	"github.com/simdgpt/simdgpt/internal/readfile"
 	"github.com/simdgpt/simdgpt/viz"
 )
@@ -68,7 +66,11 @@ func runTrain(args []string, stdout, stderr io.Writer) int {
 
 Trains a GPT and writes checkpoint.safetensors, loss.csv and loss.png into
 --checkpoint_dir (all rewritten atomically as training goes). Ctrl-C or
-SIGTERM saves a checkpoint before exiting; --resume continues it exactly.
+SIGTERM stops the run at the end of the step or evaluation batch in
+progress and saves a checkpoint of the last completed step before exiting
+with status 130 (SIGINT) or 143 (SIGTERM); later signals do not cut the
+save short. --resume continues it exactly (an interrupted evaluation is
+run again first).
 --init fine-tunes a checkpoint or GPT-2 weights instead of starting from
 random ones; --tokenizer gpt2 trains a new model on GPT-2's BPE tokens.
 
@@ -96,14 +98,16 @@ func (f *trainFlags) parse(fs *flag.FlagSet, args []string, stdout, stderr io.Wr
 	return false, 0
 }
 
-// finish returns the exit status of a training command that ended with
-// err: 0, 130 when interrupted, else what report gives.
+// finish returns the exit status of a command that ended with err: 0,
+// interrupt.ExitStatus when a signal stopped it (it has printed its own
+// message), else what report gives.
 func finish(stderr io.Writer, cmd string, err error) int {
+	var ie interruptedError
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, errInterrupted):
-		return 130
+	case errors.As(err, &ie):
+		return interrupt.ExitStatus(ie.sig)
 	}
 	return report(stderr, cmd, err)
 }
@@ -137,7 +141,21 @@ func (f *trainFlags) registerTrainOnly(fs *flag.FlagSet) {
 	fs.BoolVar(&f.tie, "tie_embeddings", false, "new model: the LM head is the transposed token embedding (GPT-2's layout) instead of a matrix of its own")
 }
 
-var errInterrupted = errors.New("interrupted")
+// interruptedError ends a command that a signal stopped, once it has
+// saved what there was to save and said so.
+type interruptedError struct{ sig os.Signal }
+
+func (e interruptedError) Error() string { return "interrupted by " + interrupt.Name(e.sig) }
+
+// watch catches SIGINT and SIGTERM for command cmd (see package
+// interrupt); a signal after the first ends the process at once, with a
+// line on stderr, until the command calls SetAgain(nil) on the watch.
+func watch(cmd string, stderr io.Writer) *interrupt.Watch {
+	return interrupt.Start(func(sig os.Signal) {
+		fmt.Fprintf(stderr, "tinygpt %s: stopped by a second %s\n", cmd, interrupt.Name(sig))
+		os.Exit(interrupt.ExitStatus(sig))
+	})
+}
 
 func (f *trainFlags) validate() error {
 	lim := []struct {
@@ -233,6 +251,9 @@ type runSettings struct {
 	// Init is the checkpoint a fine-tuned run started from (for the
 	// record).
 	Init string `json:"init,omitempty"`
+	// PendingEval is set when a signal interrupted the evaluation of the
+	// checkpoint's step: a resumed run evaluates that step first.
+	PendingEval bool `json:"pending_eval,omitempty"`
 }
 
 // adopt takes over the saved settings of a resumed run for the flags not
@@ -243,9 +264,16 @@ func (f *trainFlags) adopt(ck *gpt.Checkpoint) (note string, rs runSettings, err
 	if !ok {
 		return "", rs, nil // written by an older version
 	}
-	if err := json.Unmarshal([]byte(js), &rs); err != nil || rs.Threads < 0 || rs.Threads > gpt.MaxThreads ||
+	if err := json.Unmarshal([]byte(js), &rs); err != nil || rs.Threads < 0 ||
 		rs.EvalInterval < 1 || rs.EvalIters < 1 || rs.EvalIters > maxEvalIters || rs.CheckpointEvery < 0 {
 		return "", rs, fmt.Errorf("bad %s metadata %q", runMeta, js)
+	}
+	if rs.Threads > gpt.MaxThreads && !f.set["threads"] {
+		// The run's GOMAXPROCS (--threads 0 takes the environment's) may
+		// be above what --threads accepts: continue at the limit.
+		f.threads = gpt.MaxThreads
+		note = fmt.Sprintf("note: the run's %d threads are above the limit of %d: training on %d; the results may differ from an uninterrupted run's in the last bits", rs.Threads, gpt.MaxThreads, gpt.MaxThreads)
+		rs.Threads = gpt.MaxThreads
 	}
 	for _, s := range []struct {
 		name      string
@@ -365,7 +393,7 @@ func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, error)
 		} else if f.block > cfg.BlockSize {
 			return nil, usageError{fmt.Sprintf("--block_size %d is above the --init model's block size of %d", f.block, cfg.BlockSize)}
 		}
-		enc, err := encoding(lm.tok, cfg.Vocab)
+		enc, err := lm.encoding()
 		if err != nil {
 			return nil, err
 		}
@@ -534,11 +562,15 @@ func resumeRun(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, er
 			}
 			return nil, usageError{fmt.Sprintf("%s: the checkpoint is at step %d already; ask for more steps to continue it", what, ck.Step)}
 		}
-	} else if ck.Step >= total {
+	} else if ck.Step >= total && !rs.PendingEval {
 		return nil, usageError{fmt.Sprintf("--resume: the run in %s is finished (step %d of %d); give --max_iters above %d to train it further", f.dir, ck.Step, total, ck.Step)}
 	}
-	if err := checkTrainMemory(cfg, ck.Train.BatchSize, f.threads); err != nil {
+	threads, memNote, err := resumeThreads(f.threads, f.set["threads"], func(n int) error { return checkTrainMemory(cfg, ck.Train.BatchSize, n) })
+	if err != nil {
 		return nil, err
+	}
+	if memNote != "" {
+		f.threads, note = threads, memNote
 	}
 	if r.tr, err = ck.Resume(r.d); err != nil {
 		return nil, err
@@ -554,6 +586,30 @@ func resumeRun(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, er
 		fmt.Fprintln(out, note)
 	}
 	return r, nil
+}
+
+// resumeThreads returns the thread count a resumed run trains on: saved
+// (the run's, 0 for all CPUs; given: --threads on the command line) when
+// check, the memory check at a thread count, passes. A saved count the
+// memory here cannot hold (the replicas' gradients grow with it) falls
+// back to the CPUs of this machine, then to 1, with a note: a checkpoint
+// written on a larger machine still resumes. A count given with
+// --threads is never changed.
+func resumeThreads(saved int, given bool, check func(threads int) error) (int, string, error) {
+	err := check(saved)
+	if err == nil || given {
+		return saved, "", err
+	}
+	from := saved
+	if from == 0 {
+		from = runtime.GOMAXPROCS(0)
+	}
+	for _, n := range []int{min(from, runtime.NumCPU()), 1} {
+		if n < from && check(n) == nil {
+			return n, fmt.Sprintf("note: the run's %d threads need more memory than is available here; training on %d (--threads sets it): the results will differ from an uninterrupted run's in the last bits", from, n), nil
+		}
+	}
+	return saved, "", err
 }
 
 // checkTrainMemory refuses a run whose model, optimizer and activations
@@ -579,27 +635,6 @@ func itersFor(f *trainFlags, d *data.Dataset) (int, error) {
 	return f.maxIters, nil
 }
 
-// watchSignals returns a flag set when one of sigs arrives, and the
-// function that stops watching: it stops the delivery before closing the
-// channel, so that a late signal is never sent on a closed channel.
-func watchSignals(sigs ...os.Signal) (*atomic.Bool, func()) {
-	var stop atomic.Bool
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, sigs...)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if _, ok := <-sig; ok {
-			stop.Store(true)
-		}
-	}()
-	return &stop, func() {
-		signal.Stop(sig)
-		close(sig)
-		<-done
-	}
-}
-
 // shellQuote quotes s for a POSIX shell when it needs it.
 func shellQuote(s string) string {
 	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%") == "" {
@@ -609,6 +644,11 @@ func shellQuote(s string) string {
 }
 
 func train(f trainFlags, stdout, stderr io.Writer) error {
+	// Until training starts there is nothing to save: a second signal
+	// ends the process at once.
+	w := watch("train", stderr)
+	defer w.Stop()
+	ctx := w.Context()
 	if f.threads > 0 {
 		runtime.GOMAXPROCS(f.threads)
 	}
@@ -617,6 +657,13 @@ func train(f trainFlags, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if sig := w.Signal(); sig != nil {
+		fmt.Fprintf(stderr, "tinygpt train: interrupted by %s before the first step: nothing saved\n", interrupt.Name(sig))
+		return interruptedError{sig}
+	}
+	// From here on a signal stops the run at the next step or evaluation
+	// batch, which saves it; later signals are ignored.
+	w.SetAgain(nil)
 	tr, d, rows := r.tr, r.d, r.rows
 	if f.threads > 0 { // a resumed run's saved thread count
 		runtime.GOMAXPROCS(f.threads)
@@ -625,21 +672,21 @@ func train(f trainFlags, stdout, stderr io.Writer) error {
 	for _, name := range []string{gpt.CheckpointFile, lossCSV, lossPNG} {
 		atomicfile.RemoveStale(filepath.Join(f.dir, name))
 	}
-	stop, release := watchSignals(os.Interrupt, syscall.SIGTERM)
-	defer release()
-
 	p := newProgress(stdout, isTerminal(stdout))
 	log := lossLog{dir: f.dir, rows: rows}
 	rs := r.rs
+	pendingEval := rs.PendingEval
+	rs.PendingEval = false
 	rs.Threads, rs.EvalInterval, rs.EvalIters, rs.CheckpointEvery = runtime.GOMAXPROCS(0), f.evalInterval, f.evalIters, f.every
-	settings, _ := json.Marshal(rs)
-	extra := map[string]string{runMeta: string(settings)}
-	if r.tok != nil {
-		for k, v := range r.tok.meta {
-			extra[k] = v
-		}
-	}
 	save := func() error {
+		defer w.Hold()()
+		settings, _ := json.Marshal(rs)
+		extra := map[string]string{runMeta: string(settings)}
+		if r.tok != nil {
+			for k, v := range r.tok.meta {
+				extra[k] = v
+			}
+		}
 		if err := tr.SaveWith(ckPath, d.Vocab, extra); err != nil {
 			return fmt.Errorf("saving the checkpoint: %v", err)
 		}
@@ -654,8 +701,27 @@ func train(f trainFlags, stdout, stderr io.Writer) error {
 	var sumLoss float64
 	var nLoss int
 	lastVal := math.NaN()
+	// stop saves the checkpoint of the last completed step after a
+	// signal; duringEval marks its evaluation as still to be done.
+	stop := func(duringEval bool) error {
+		p.done()
+		rs.PendingEval = duringEval
+		if err := save(); err != nil {
+			return err
+		}
+		what := ""
+		if duringEval {
+			what = " during its evaluation (the resumed run evaluates it first)"
+		}
+		sig := w.Signal()
+		fmt.Fprintf(stdout, "interrupted by %s at step %d of %d%s: checkpoint saved to %s; continue with: %s\n", interrupt.Name(sig), tr.Step(), total, what, ckPath, resumeCmd)
+		return interruptedError{sig}
+	}
 	evaluate := func() error {
-		val := tr.Eval(d.Val, f.evalIters)
+		val, err := tr.EvalContext(ctx, d.Val, f.evalIters)
+		if err != nil {
+			return stop(true) // the partial loss is not logged
+		}
 		lastVal = val
 		train := math.NaN()
 		if nLoss > 0 {
@@ -667,7 +733,7 @@ func train(f trainFlags, stdout, stderr io.Writer) error {
 			tps = float64((tr.Step()-startStep)*tokensPerStep) / trainTime.Seconds()
 		}
 		p.event(tr.Step(), total, train, val, tps, eta(start, startStep, tr.Step(), total))
-		err := log.add(tr.Step(), train, val, float64(tr.Schedule().At(max(tr.Step()-1, 0))), tps, time.Since(start).Seconds())
+		err = log.add(tr.Step(), train, val, float64(tr.Schedule().At(max(tr.Step()-1, 0))), tps, time.Since(start).Seconds())
 		if err == nil {
 			return nil
 		}
@@ -682,19 +748,14 @@ func train(f trainFlags, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("writing the loss log: %v; checkpoint of step %d saved to %s; fix it and continue with: %s", err, tr.Step(), ckPath, resumeCmd)
 	}
-	if tr.Step() == 0 {
+	if tr.Step() == 0 || pendingEval {
 		if err := evaluate(); err != nil {
 			return err
 		}
 	}
 	for tr.Step() < total {
-		if stop.Load() {
-			p.done()
-			if err := save(); err != nil {
-				return err
-			}
-			fmt.Fprintf(stdout, "interrupted at step %d of %d: checkpoint saved to %s; continue with: %s\n", tr.Step(), total, ckPath, resumeCmd)
-			return errInterrupted
+		if ctx.Err() != nil {
+			return stop(false)
 		}
 		t0 := time.Now()
 		loss := tr.TrainStep()

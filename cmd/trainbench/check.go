@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -84,12 +85,12 @@ type checkResult struct {
 // runCheck runs one gpt step from a fresh model and the same step in
 // PyTorch from gpt's checkpoint on gpt's batch, and returns the script's
 // comparison. Its files go into dir.
-func runCheck(o options, python, script string, d *data.Dataset, dir string, stderr io.Writer) (checkResult, error) {
+func runCheck(ctx context.Context, o options, python, script string, d *data.Dataset, dir string, stderr io.Writer) (checkResult, error) {
 	args, err := prepareCheck(o, script, d, dir)
 	if err != nil {
 		return checkResult{}, err
 	}
-	return execCheck(python, args, torchEnv(o.ompWait), stderr)
+	return execCheck(ctx, python, args, torchEnv(o.ompWait), stderr)
 }
 
 // prepareCheck runs and records one gpt step from a fresh model, writes
@@ -115,9 +116,9 @@ func prepareCheck(o options, script string, d *data.Dataset, dir string) ([]stri
 
 // execCheck runs python with args (train_gpt.py --check) and returns its
 // verdict; an error means the script failed otherwise than by reporting a
-// disagreement.
-func execCheck(python string, args, env []string, stderr io.Writer) (checkResult, error) {
-	cmd := exec.Command(python, args...)
+// disagreement. The script is killed when ctx is done.
+func execCheck(ctx context.Context, python string, args, env []string, stderr io.Writer) (checkResult, error) {
+	cmd := exec.CommandContext(ctx, python, args...)
 	cmd.Env = env
 	var out bytes.Buffer
 	cmd.Stdout = &out

@@ -21,11 +21,16 @@
 // parameters after the AdamW step within its stated tolerances
 // (bench/torch/README.md); a disagreement is a failure (exit status 1).
 //
+// Ctrl-C or SIGTERM stops the comparison at the end of simdgpt's step in
+// progress, ends the Python process at once, prints one line and no table,
+// and exits with status 130 (SIGINT) or 143 (SIGTERM).
+//
 //	go run ./cmd/trainbench -config a -rounds 5 -steps 10 -threads 1,2
 //	go run ./cmd/trainbench -config a -steps 3 -rounds 1 -check -require-torch
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -35,6 +40,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/simdgpt/simdgpt/internal/interrupt"
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
@@ -44,7 +50,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 const noTorchLine = "python3 with torch not found (apt-get install python3-torch); measuring simdgpt alone"
 
 // run is the command: it returns the exit status (0 done, 1 failure,
-// 2 bad command line).
+// 2 bad command line, 130 or 143 stopped by SIGINT or SIGTERM).
 func run(args []string, stdout, stderr io.Writer) int {
 	o, err := parseOptions(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -57,7 +63,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		return 2
 	}
-	if err := compare(o, stdout, stderr); err != nil {
+	w := interrupt.Start(nil) // the first signal stops everything promptly
+	defer w.Stop()
+	if err := compare(w.Context(), o, stdout, stderr); err != nil {
+		if sig := w.Signal(); sig != nil && errors.Is(err, context.Canceled) {
+			fmt.Fprintf(stderr, "trainbench: interrupted by %s: no table printed\n", interrupt.Name(sig))
+			return interrupt.ExitStatus(sig)
+		}
 		fmt.Fprintln(stderr, "trainbench:", err)
 		return 1
 	}
@@ -77,8 +89,9 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	return l.w.Write(p)
 }
 
-// compare runs the whole comparison.
-func compare(o options, stdout, stderr io.Writer) error {
+// compare runs the whole comparison; once ctx is done it stops at the
+// next step and returns an error wrapping ctx's.
+func compare(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if _, isFile := stderr.(*os.File); !isFile {
 		stderr = &lockedWriter{w: stderr}
 	}
@@ -94,7 +107,10 @@ func compare(o options, stdout, stderr io.Writer) error {
 
 	var script, version string
 	if !o.noTorch {
-		version, err = torchVersion(o.python)
+		version, err = torchVersion(ctx, o.python)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		if err != nil {
 			if o.requireTorch {
 				return fmt.Errorf("-require-torch: %s cannot import torch (%v); apt-get install python3-torch", o.python, err)
@@ -120,7 +136,10 @@ func compare(o options, stdout, stderr io.Writer) error {
 	}
 
 	if o.check && haveTorch {
-		res, err := runCheck(o, o.python, script, d, dir, stderr)
+		res, err := runCheck(ctx, o, o.python, script, d, dir, stderr)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		for _, l := range res.lines {
 			fmt.Fprintln(stdout, l)
 		}
@@ -132,7 +151,7 @@ func compare(o options, stdout, stderr io.Writer) error {
 		}
 	}
 
-	r, err := measure(o, d, dir, script, stderr)
+	r, err := measure(ctx, o, d, dir, script, stderr)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -273,7 +274,7 @@ func needTorch(t *testing.T) (python, script string) {
 	if python == "" {
 		t.Skip("no python3: apt-get install python3-torch to run this test")
 	}
-	torchOnce.Do(func() { _, torchErr = torchVersion(python) })
+	torchOnce.Do(func() { _, torchErr = torchVersion(context.Background(), python) })
 	if torchErr != nil {
 		t.Skipf("%s cannot import torch (%v): apt-get install python3-torch to run this test", python, torchErr)
 	}
@@ -297,7 +298,7 @@ func TestCheckAgainstTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := execCheck(python, args, nil, os.Stderr)
+	res, err := execCheck(context.Background(), python, args, nil, os.Stderr)
 	if err != nil || !res.pass || len(res.lines) != 4 {
 		t.Fatalf("check: %v, pass %v:\n%s", err, res.pass, strings.Join(res.lines, "\n"))
 	}
@@ -342,7 +343,7 @@ func TestCheckAgainstTorch(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, checkExpect), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err = execCheck(python, args, nil, io.Discard)
+	res, err = execCheck(context.Background(), python, args, nil, io.Discard)
 	if err != nil || res.pass {
 		t.Fatalf("a tampered record: %v, pass %v:\n%s", err, res.pass, strings.Join(res.lines, "\n"))
 	}

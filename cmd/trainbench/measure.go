@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -15,8 +16,14 @@ const benchWeights = "bench_init.safetensors"
 
 // measure runs o.rounds rounds; in each, at every thread count, one
 // untimed step and o.steps timed steps of simdgpt (then its FMA peak),
-// then the same for PyTorch when script is set.
-func measure(o options, d *data.Dataset, dir, script string, stderr io.Writer) (*results, error) {
+// then the same for PyTorch when script is set. Once ctx is done it stops
+// at the next step (killing the script) and returns ctx's error.
+func measure(ctx context.Context, o options, d *data.Dataset, dir, script string, stderr io.Writer) (res *results, err error) {
+	defer func() {
+		if ctx.Err() != nil { // the script's failure is its killing
+			res, err = nil, ctx.Err()
+		}
+	}()
 	counts := o.threads
 	if script != "" {
 		counts = o.torchThreads
@@ -31,7 +38,7 @@ func measure(o options, d *data.Dataset, dir, script string, stderr io.Writer) (
 	var tp *torchProc
 	if script != "" {
 		args := scriptArgs(o.cfg, tr.Cfg, weights, filepath.Join(dir, tokensFile))
-		if tp, err = startTorch(o.python, script, args, torchEnv(o.ompWait), o.cfg.NumParams(), stderr); err != nil {
+		if tp, err = startTorch(ctx, o.python, script, args, torchEnv(o.ompWait), o.cfg.NumParams(), stderr); err != nil {
 			return nil, err
 		}
 		defer tp.close()
@@ -53,9 +60,13 @@ func measure(o options, d *data.Dataset, dir, script string, stderr io.Writer) (
 				var peak float64
 				withProcs(n, func() {
 					tr.TrainStep()
-					ms = runOurs(tr, o.steps)
-					peak = fmaPeak(impl, n, peakFlops)
+					if ms, err = runOurs(ctx, tr, o.steps); err == nil {
+						peak = fmaPeak(impl, n, peakFlops)
+					}
 				})
+				if err != nil {
+					return nil, err
+				}
 				s.ms = append(s.ms, ms...)
 				if peak > 0 {
 					s.peak = append(s.peak, peak)

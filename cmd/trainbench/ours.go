@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -53,15 +54,19 @@ func newRun(cfg gpt.Config, d *data.Dataset, batch, maxIters int, lr float64, se
 }
 
 // runOurs times n training steps at the current GOMAXPROCS and returns
-// their milliseconds.
-func runOurs(tr *gpt.Trainer, n int) []float64 {
+// their milliseconds; once ctx is done it stops before the next step and
+// returns ctx's error.
+func runOurs(ctx context.Context, tr *gpt.Trainer, n int) ([]float64, error) {
 	ms := make([]float64, n)
 	for i := range ms {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		t0 := time.Now()
 		tr.TrainStep()
 		ms[i] = float64(time.Since(t0).Nanoseconds()) / 1e6
 	}
-	return ms
+	return ms, nil
 }
 
 // stepFlops counts the floating-point operations of one training step's

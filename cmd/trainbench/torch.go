@@ -16,9 +16,9 @@ import (
 )
 
 // torchVersion returns torch's version as python imports it, or an error
-// when python is missing or cannot import torch.
-func torchVersion(python string) (string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+// when python is missing or cannot import torch (or ctx is done first).
+func torchVersion(ctx context.Context, python string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, python, "-c", "import torch; print(torch.__version__)").Output()
 	if err != nil {
@@ -68,9 +68,10 @@ type torchProc struct {
 }
 
 // startTorch starts the script in serve mode and waits until it is ready;
-// want is the number of parameters it must report.
-func startTorch(python, script string, args []string, env []string, want int, stderr io.Writer) (*torchProc, error) {
-	cmd := exec.Command(python, append(append([]string{script}, args...), "--serve")...)
+// want is the number of parameters it must report. The script is killed
+// when ctx is done.
+func startTorch(ctx context.Context, python, script string, args []string, env []string, want int, stderr io.Writer) (*torchProc, error) {
+	cmd := exec.CommandContext(ctx, python, append(append([]string{script}, args...), "--serve")...)
 	cmd.Env = env
 	cmd.Stderr = stderr
 	in, err := cmd.StdinPipe()

@@ -4,6 +4,7 @@
 package heads
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -61,9 +62,19 @@ func Maps(m *gpt.Model, tokens []int32, labels []string) ([][]viz.AttentionMap, 
 // layer<L>.png, on a common colour scale. It returns the paths written, in
 // order. Existing files of those names are replaced atomically.
 func Write(dir string, maps [][]viz.AttentionMap) ([]string, error) {
+	return WriteContext(context.Background(), dir, maps)
+}
+
+// WriteContext is Write that checks ctx before each image: once ctx is
+// done it returns the paths written so far (each file complete) and ctx's
+// error.
+func WriteContext(ctx context.Context, dir string, maps [][]viz.AttentionMap) ([]string, error) {
 	var paths []string
 	for l, layer := range maps {
 		for h, m := range layer {
+			if err := ctx.Err(); err != nil {
+				return paths, err
+			}
 			img, err := viz.RenderAttention(m)
 			if err != nil {
 				return paths, err
@@ -73,6 +84,9 @@ func Write(dir string, maps [][]viz.AttentionMap) ([]string, error) {
 				return paths, err
 			}
 			paths = append(paths, path)
+		}
+		if err := ctx.Err(); err != nil {
+			return paths, err
 		}
 		cols := int(math.Ceil(math.Sqrt(float64(len(layer)))))
 		img, err := viz.RenderAttentionGrid(fmt.Sprintf("layer %d: %d heads", l, len(layer)), layer, cols)
