@@ -206,6 +206,7 @@ func TestBadInputs(t *testing.T) {
 			}},
 		{name: "eval memory for a long word", args: []string{"eval", "--checkpoint", f.g.hfDir, "--data", f.longWord}, mem: "200000000", status: 1, want: []string{f.longWord, "tokenizing 2.0 MiB of text with GPT-2 BPE needs about"}},
 		{name: "eval memory for the data", args: []string{"eval", "--checkpoint", f.g.hfDir, "--data", f.longWord}, mem: "10000000", status: 1, want: []string{"reading " + f.longWord, "needs about"}},
+		{name: "attn memory", args: []string{"attn", "--checkpoint", f.good, "--prompt", "the quick", "--out", f.missing}, mem: "1000", status: 1, want: []string{"needs about", "only 1000 B is available"}},
 		{name: "epochs Inf", args: train("--epochs", "Inf"), status: 2, want: []string{"--epochs +Inf must be a finite number"}},
 		{name: "epochs NaN", args: train("--epochs", "NaN"), status: 2, want: []string{"--epochs NaN"}},
 		{name: "epochs 1e300", args: train("--epochs", "1e300"), status: 2, want: []string{"--epochs 1e+300 means", "more than the limit"}},
