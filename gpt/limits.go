@@ -101,10 +101,21 @@ func saturate(x float64) int64 {
 	return int64(x)
 }
 
+// MemoryEnv names the environment variable that, for tests, sets the
+// memory AvailableMemory reports: a number of bytes. Tests of the
+// commands set it low to see a size refused that fits the machine.
+const MemoryEnv = "SIMDGPT_TEST_MEMAVAILABLE"
+
 // AvailableMemory returns the memory a new allocation can use, in bytes,
-// and where the figure comes from: MemAvailable in /proc/meminfo on Linux,
-// else a fixed cap of 8 GiB.
+// and where the figure comes from: the environment variable MemoryEnv
+// when it is set to a number of bytes (for tests), else MemAvailable in
+// /proc/meminfo on Linux, else a fixed cap of 8 GiB.
 func AvailableMemory() (int64, string) {
+	if v, ok := os.LookupEnv(MemoryEnv); ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
+			return n, MemoryEnv + " in the environment"
+		}
+	}
 	if runtime.GOOS == "linux" || runtime.GOOS == "android" {
 		if b, err := os.ReadFile("/proc/meminfo"); err == nil {
 			if n, ok := parseMemAvailable(b); ok {

@@ -96,6 +96,9 @@ flags:
 	if len(toks) > m.Config.BlockSize {
 		return report(stderr, "attn", usageError{fmt.Sprintf("--prompt has %d tokens, more than the model's block size %d", len(toks), m.Config.BlockSize)})
 	}
+	if err := gpt.CheckMemory(fmt.Sprintf("drawing the attention of %d tokens (%s)", len(toks), describe(m.Config)), attnBytes(m.Config, len(toks))); err != nil {
+		return report(stderr, "attn", err)
+	}
 	maps, err := heads.Maps(m, toks, labels)
 	if err != nil {
 		return report(stderr, "attn", err)
@@ -125,4 +128,14 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// attnBytes estimates the memory that drawing the attention of t tokens
+// takes besides the model: the activations of one sequence of t tokens
+// and a t×t map of float32 for every layer and head.
+func attnBytes(c gpt.Config, t int) int64 {
+	ct := c
+	ct.BlockSize = t
+	L, H, T := int64(c.Layers), int64(max(c.Heads, 1)), int64(t)
+	return gpt.EvalBytes(ct, 1, 1) - gpt.ModelBytes(ct, false) + 4*L*H*T*T
 }

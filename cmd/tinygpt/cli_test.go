@@ -95,6 +95,7 @@ type fixtures struct {
 	huge, flipped     string // checkpoint files: width edited to 1e9 (valid checksum); a header bit flipped
 	hugeDir           string // a checkpoint directory holding huge
 	text, magic, fifo string // data files
+	longWord          string // a data file of one 2 MiB pre-token
 	nan               string // a -compare file with NaN ns/op
 	lossPNGDir        string // a checkpoint directory whose loss.png links into a missing directory
 	lossPNGIsDir      string // a checkpoint directory whose loss.png is a directory
@@ -118,7 +119,7 @@ func makeFixtures(t *testing.T) *fixtures {
 	f := &fixtures{dir: dir, good: filepath.Join(dir, "good"), finished: filepath.Join(dir, "finished"),
 		huge: filepath.Join(dir, "huge.safetensors"), flipped: filepath.Join(dir, "flipped.safetensors"),
 		text: filepath.Join(dir, "text.txt"), magic: filepath.Join(dir, "magic.bin"), fifo: filepath.Join(dir, "fifo.txt"),
-		nan: filepath.Join(dir, "nan.txt"), hugeDir: filepath.Join(dir, "hugedir"), lossPNGDir: filepath.Join(dir, "losspng"), missing: filepath.Join(dir, "missing")}
+		nan: filepath.Join(dir, "nan.txt"), longWord: filepath.Join(dir, "long.txt"), hugeDir: filepath.Join(dir, "hugedir"), lossPNGDir: filepath.Join(dir, "losspng"), missing: filepath.Join(dir, "missing")}
 	if st, _, errs := runCmd(tiny(f.good, "--max_iters", "10", "--threads", "1")...); st != 0 {
 		t.Fatalf("train: %s", errs)
 	}
@@ -153,8 +154,9 @@ func makeFixtures(t *testing.T) *fixtures {
 	magic[0] ^= 1
 	for p, b := range map[string][]byte{
 		f.huge: huge, f.flipped: flipped, f.magic: magic,
-		f.text: []byte(strings.Repeat("the quick brown fox jumps over the lazy dog. ", 40)),
-		f.nan:  []byte("BenchmarkDot/shape=n=256/impl=generic 100 12 ns/op\nBenchmarkDot/shape=n=256/impl=generic 100 NaN ns/op\n"),
+		f.text:     []byte(strings.Repeat("the quick brown fox jumps over the lazy dog. ", 40)),
+		f.longWord: bytes.Repeat([]byte("a"), 2<<20),
+		f.nan:      []byte("BenchmarkDot/shape=n=256/impl=generic 100 12 ns/op\nBenchmarkDot/shape=n=256/impl=generic 100 NaN ns/op\n"),
 	} {
 		if err := os.WriteFile(p, b, 0o644); err != nil {
 			t.Fatal(err)
@@ -257,6 +259,7 @@ func TestBadInputs(t *testing.T) {
 		status int
 		want   []string // substrings of the stderr line
 		after  func(t *testing.T)
+		mem    string // the memory available (gpt.MemoryEnv), or "" for the machine's
 	}
 	train := func(args ...string) []string {
 		return append([]string{"train", "--checkpoint_dir", f.missing}, args...)
@@ -290,6 +293,17 @@ func TestBadInputs(t *testing.T) {
 		{name: "threads 1e5", args: train("--threads", "100000"), status: 2, want: []string{"--threads 100000"}},
 		{name: "max_iters", args: train("--max_iters", "2000000000"), status: 2, want: []string{"--max_iters 2000000000 is above the limit"}},
 		{name: "memory", args: train("--d_model", "16384", "--n_layers", "1024"), status: 1, want: []string{"needs about", "available"}},
+		{name: "memory for the data", args: train("--data", f.text), mem: "100000", status: 1, want: []string{"reading " + f.text, "needs about", "only 97.7 KiB is available"}},
+		{name: "memory for a long word", args: train("--tokenizer", "gpt2", "--tokenizer_dir", f.g.tokDir, "--data", f.longWord), mem: "200000000", status: 1,
+			want: []string{f.longWord, "tokenizing 2.0 MiB of text with GPT-2 BPE needs about", "available"},
+			after: func(t *testing.T) {
+				if _, err := os.Stat(f.missing); err == nil {
+					t.Errorf("a refused run created %s", f.missing)
+				}
+			}},
+		{name: "eval memory for a long word", args: []string{"eval", "--checkpoint", f.g.hfDir, "--data", f.longWord}, mem: "200000000", status: 1, want: []string{f.longWord, "tokenizing 2.0 MiB of text with GPT-2 BPE needs about"}},
+		{name: "eval memory for the data", args: []string{"eval", "--checkpoint", f.g.hfDir, "--data", f.longWord}, mem: "10000000", status: 1, want: []string{"reading " + f.longWord, "needs about"}},
+		{name: "attn memory", args: []string{"attn", "--checkpoint", f.good, "--prompt", "the quick", "--out", f.missing}, mem: "1000", status: 1, want: []string{"needs about", "only 1000 B is available"}},
 		{name: "epochs Inf", args: train("--epochs", "Inf"), status: 2, want: []string{"--epochs +Inf must be a finite number"}},
 		{name: "epochs NaN", args: train("--epochs", "NaN"), status: 2, want: []string{"--epochs NaN"}},
 		{name: "epochs 1e300", args: train("--epochs", "1e300"), status: 2, want: []string{"--epochs 1e+300 means", "more than the limit"}},
@@ -414,6 +428,9 @@ func TestBadInputs(t *testing.T) {
 	}
 	for _, r := range rows {
 		t.Run(r.name, func(t *testing.T) {
+			if r.mem != "" {
+				t.Setenv(gpt.MemoryEnv, r.mem)
+			}
 			var st int
 			var out, errs string
 			switch {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"unicode/utf8"
 
+	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/bpe"
 	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/internal/readfile"
@@ -99,7 +100,20 @@ func encoding(t *tokenizer, vocab int) (data.Encoding, error) {
 	case t.chars != nil:
 		return data.CharEncoding(t.chars), nil
 	case t.bpe != nil:
-		return data.BPEEncoding(t.bpe)
+		enc, err := data.BPEEncoding(t.bpe)
+		if err != nil {
+			return enc, err
+		}
+		encode := enc.Encode
+		enc.Encode = func(text string) ([]uint16, error) {
+			// A text's longest pre-token sets the merge loop's memory:
+			// checked once the text is read, before it is encoded.
+			if err := gpt.CheckMemory(fmt.Sprintf("tokenizing %s of text with GPT-2 BPE", gpt.FormatBytes(int64(len(text)))), enc.Bytes(text)); err != nil {
+				return nil, err
+			}
+			return encode(text)
+		}
+		return enc, nil
 	}
 	return data.Encoding{Name: t.describe(), Size: t.size(), Encode: func(string) ([]uint16, error) {
 		return nil, t.errDecodeOnly("text")

@@ -310,8 +310,9 @@ func sameData(p, saved string) bool {
 	return errA == nil && errB == nil && os.SameFile(a, b)
 }
 
-// checkDataFile refuses a --data path that is not a regular file, and one
-// whose contents would not fit in memory, before it is read.
+// checkDataFile refuses a --data path whose contents would not fit in
+// memory, before it is read (data.TextBytes; a fixed vocabulary's
+// encoding checks its own memory before it runs: see encoding).
 func checkDataFile(path string) error {
 	if path == "" {
 		return nil
@@ -321,9 +322,7 @@ func checkDataFile(path string) error {
 		return err
 	}
 	if st.Mode().IsRegular() {
-		// The bytes, the text as a string, the tokens and the vocabulary's
-		// work: about four times the file.
-		return gpt.CheckMemory(fmt.Sprintf("reading %s (%s)", path, gpt.FormatBytes(st.Size())), 4*st.Size())
+		return gpt.CheckMemory(fmt.Sprintf("reading %s (%s)", path, gpt.FormatBytes(st.Size())), data.TextBytes(st.Size()))
 	}
 	return nil // data.Load names what it is
 }

@@ -95,6 +95,9 @@ func compare(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if _, isFile := stderr.(*os.File); !isFile {
 		stderr = &lockedWriter{w: stderr}
 	}
+	if err := checkMemory(o); err != nil {
+		return err
+	}
 	dir, err := os.MkdirTemp("", "trainbench")
 	if err != nil {
 		return err

@@ -51,6 +51,17 @@ func TestParseOptions(t *testing.T) {
 		{args: []string{"-steps", "0"}, err: "-steps 0 and -rounds 5 must be at least 1"},
 		{args: []string{"-lr", "0"}, err: "-lr 0 must be positive"},
 		{args: []string{"extra"}, err: `unexpected argument "extra"`},
+		{args: []string{"-batch", "100000"}, err: "-batch 100000 is above the limit of 65536"},
+		{args: []string{"-block", "100000"}, err: "Config.BlockSize = 100000 is above the limit of 32768"},
+		{args: []string{"-block", "20000"}, err: "-block 20000: the token stream's validation part has 20000 tokens"},
+		{args: []string{"-layers", "100000"}, err: "Config.Layers = 100000 is above the limit of 1024"},
+		{args: []string{"-width", "1000000"}, err: "Config.Width = 1000000 is above the limit of 16384"},
+		{args: []string{"-heads", "100000", "-width", "100000"}, err: "above the limit"},
+		{args: []string{"-vocab", "100000"}, err: "Config.Vocab = 100000 is above the limit of 65536"},
+		{args: []string{"-threads", "100000"}, err: "100000 is above the limit of 1024 threads"},
+		{args: []string{"-torch-threads", "1,5000"}, err: "5000 is above the limit of 1024 threads"},
+		{args: []string{"-steps", "10000000"}, err: "-steps 10000000 and -rounds 5 must be at most 1048576"},
+		{args: []string{"-steps", "100000", "-rounds", "100"}, err: "above the limit of 1048576"},
 	} {
 		o, err := parseOptions(tc.args, io.Discard)
 		if tc.err != "" {
@@ -386,6 +397,37 @@ func TestRunWithoutTorch(t *testing.T) {
 	}
 	if st := run([]string{"-config", "z"}, &out, &errOut); st != 2 {
 		t.Errorf("bad flag: exit status %d, want 2", st)
+	}
+}
+
+// TestRunMemory checks that a run whose training would not fit in the
+// memory available is refused with one line and exit status 1 before
+// anything is allocated, for the presets in little memory and for shapes
+// within the limits but far beyond the machine.
+func TestRunMemory(t *testing.T) {
+	for _, c := range []struct {
+		mem  string
+		args []string
+	}{
+		{"1000000", []string{"-config", "a"}},
+		{"100000000", []string{"-config", "b"}},
+		{"", []string{"-batch", "65536", "-block", "16384", "-width", "4096"}},
+		{"", []string{"-layers", "1024", "-width", "16384", "-heads", "16"}},
+	} {
+		if c.mem != "" {
+			t.Setenv(gpt.MemoryEnv, c.mem)
+		} else {
+			os.Unsetenv(gpt.MemoryEnv)
+		}
+		var out, errOut bytes.Buffer
+		args := append(c.args, "-no-torch", "-steps", "1", "-rounds", "1", "-threads", "1")
+		st := run(args, &out, &errOut)
+		if e := errOut.String(); st != 1 || strings.Count(e, "\n") != 1 || !strings.Contains(e, "needs about") || !strings.Contains(e, "available") {
+			t.Errorf("%s=%s %q: exit status %d, stderr %q; want 1 and one line saying what needs how much memory", gpt.MemoryEnv, c.mem, args, st, e)
+		}
+		if out.Len() != 0 {
+			t.Errorf("%q: printed %q before refusing", args, out.String())
+		}
 	}
 }
 

@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/simdgpt/simdgpt/gpt"
+	"github.com/simdgpt/simdgpt/gpt/data"
 )
 
 // preset is one of the named shapes: gpt/bench_test.go's benchConfigs,
@@ -119,11 +121,20 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 			o.name = "custom"
 		}
 	}
-	if err := o.cfg.Validate(); err != nil {
+	if err := o.cfg.CheckLimits(); err != nil {
 		return o, usageError{err.Error()}
+	}
+	if o.batch > gpt.MaxBatch {
+		return o, usageError{fmt.Sprintf("-batch %d is above the limit of %d", o.batch, gpt.MaxBatch)}
+	}
+	if nval := int(numTokens * data.ValFraction); o.cfg.BlockSize >= nval {
+		return o, usageError{fmt.Sprintf("-block %d: the token stream's validation part has %d tokens, room for blocks of at most %d", o.cfg.BlockSize, nval, nval-1)}
 	}
 	if o.steps < 1 || o.rounds < 1 {
 		return o, usageError{fmt.Sprintf("-steps %d and -rounds %d must be at least 1", o.steps, o.rounds)}
+	}
+	if o.steps > maxTimedSteps || o.rounds > maxTimedSteps {
+		return o, usageError{fmt.Sprintf("-steps %d and -rounds %d must be at most %d", o.steps, o.rounds, maxTimedSteps)}
 	}
 	if !(o.lr > 0) {
 		return o, usageError{fmt.Sprintf("-lr %g must be positive", o.lr)}
@@ -140,7 +151,23 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	o.torchThreads = union(o.threads, extra)
+	if total := int64(o.rounds) * int64(len(o.torchThreads)) * int64(o.steps+1); total > maxTimedSteps {
+		return o, usageError{fmt.Sprintf("-rounds %d × %d thread counts × (-steps %d + 1) is %d steps a side, above the limit of %d", o.rounds, len(o.torchThreads), o.steps, total, maxTimedSteps)}
+	}
 	return o, nil
+}
+
+// maxTimedSteps bounds the steps a side of a run (rounds × thread counts ×
+// steps and one untimed step), whose times are all kept.
+const maxTimedSteps = 1 << 20
+
+// checkMemory refuses a run whose model, optimizer and activations would
+// not fit in the memory available, before anything is allocated: the
+// largest thread count's (one trainer lives at a time).
+func checkMemory(o options) error {
+	threads := slices.Max(o.threads)
+	what := fmt.Sprintf("training %d layers of width %d, block %d, batch %d on %d threads", o.cfg.Layers, o.cfg.Width, o.cfg.BlockSize, o.batch, threads)
+	return gpt.CheckMemory(what, gpt.TrainBytes(o.cfg, o.batch, threads)+2*numTokens)
 }
 
 // parseThreads parses a comma-separated list of positive thread counts,
@@ -154,6 +181,9 @@ func parseThreads(flagName, s string) ([]int, error) {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
 			return nil, usageError{fmt.Sprintf("-%s %q: %q is not a thread count (a positive integer)", flagName, s, f)}
+		}
+		if n > gpt.MaxThreads {
+			return nil, usageError{fmt.Sprintf("-%s %q: %d is above the limit of %d threads", flagName, s, n, gpt.MaxThreads)}
 		}
 		out = union(out, []int{n})
 	}

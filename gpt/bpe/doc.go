@@ -22,7 +22,10 @@
 // Each pre-token's UTF-8 bytes then start as one token per byte, and the
 // merges of vocab.bpe are applied, lowest rank first, every occurrence of a
 // pair left to right, exactly as encoder.py's loop does but in O(n log n)
-// for a pre-token of n bytes. A bounded cache remembers short pre-tokens.
+// time and 44·n bytes of memory for a pre-token of n bytes, however long
+// (a text of one repeated letter is one pre-token). A bounded cache
+// remembers short pre-tokens. EncodeBytes bounds the memory encoding a
+// text takes, for callers that check it before encoding.
 //
 // Character classes: \s is Unicode's White_Space property in Python's
 // regex module, which is exactly Go's unicode.IsSpace (not Python's

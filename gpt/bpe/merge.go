@@ -1,6 +1,7 @@
 package bpe
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 )
@@ -9,41 +10,51 @@ import (
 // adjacent symbols with the lowest rank, then merge every occurrence of
 // that pair, left to right without overlap. Done literally that is
 // quadratic in the length of a word. bpe below does the same work in
-// O(n log n): the symbols are a linked list, every adjacent pair that has a
-// merge sits in a heap ordered by (rank, position), and one round pops all
-// the entries of the lowest rank before merging any of them, so that a
-// pair made by this round's merges (which has another rank: a merged
-// symbol differs from both its halves) waits for the next round, exactly
-// as in encoder.py even when its rank is lower. Entries whose symbols have
-// changed since they were pushed are skipped.
+// O(n log n) time and O(n) memory: the symbols are a linked list, every
+// adjacent pair that has a merge sits in a heap ordered by (rank,
+// position), and one round pops all the entries of the lowest rank before
+// merging any of them, so that a pair made by this round's merges (which
+// has another rank: a merged symbol differs from both its halves) waits
+// for the next round, exactly as in encoder.py even when its rank is
+// lower.
+//
+// Each node records the rank of the pair it starts. The pair that starts
+// at a node never comes back once it changes (its two symbols only grow,
+// and together cover more bytes after every change), and each rank is one
+// pair, so a heap entry is current exactly when its node is still a
+// symbol whose pair has the entry's rank; other entries are skipped.
+//
+// Memory: a word of n bytes has n nodes of mergeNodeBytes and at most
+// 3(n-1) heap entries of 8 bytes: the n-1 pairs at the start, and at most
+// two new pairs for each of the at most n-1 merges. The heap's backing
+// array has that capacity from the start and never grows; the entries of
+// the current round sit at its far end, which the heap cannot reach
+// (every entry ever pushed is in the heap, in this round or dropped, so
+// the heap and the round together hold at most 3(n-1)).
 
 // mergeState is the scratch space of one bpe call.
 type mergeState struct {
 	nodes []mergeNode
-	heap  []mergeEntry
-	round []mergeEntry
+	heap  []uint64 // rank<<32 | position
 }
 
 // mergeNode is a symbol of the word being merged; nodes are never moved,
 // so a node's index is its position, and a merged pair keeps its left node.
 type mergeNode struct {
 	sym        int32 // token id; -1 once merged into its left neighbour
-	prev, next int   // neighbours, -1 at the ends
+	prev, next int32 // neighbours, -1 at the ends
+	rank       int32 // the rank of the merge of this symbol and the next; -1: none
+	result     int32 // the token that merge makes
 }
 
-// mergeEntry is a candidate merge of the pair that starts at node pos.
-type mergeEntry struct {
-	rank, left, right, result int32
-	pos                       int
-}
-
-func (a mergeEntry) less(b mergeEntry) bool {
-	return a.rank < b.rank || (a.rank == b.rank && a.pos < b.pos)
-}
-
-// maxKeptState is the largest word (in bytes) whose scratch space is kept
-// for reuse.
-const maxKeptState = 1 << 16
+// Sizes of the merge loop's scratch space, per byte of a word.
+const (
+	mergeNodeBytes  = 20    // one mergeNode
+	mergeHeapBytes  = 3 * 8 // at most three heap entries
+	maxPieceBytes   = 1 << 31
+	maxKeptState    = 1 << 16 // the largest word (in bytes) whose scratch space is kept for reuse
+	mergeStateBytes = mergeNodeBytes + mergeHeapBytes
+)
 
 func (t *Tokenizer) getState() *mergeState {
 	if st, ok := t.states.Get().(*mergeState); ok {
@@ -58,93 +69,121 @@ func (t *Tokenizer) putState(st *mergeState) {
 	}
 }
 
-// push adds the pair starting at node p to the heap if it has a merge.
-func (t *Tokenizer) push(st *mergeState, p int) {
-	q := st.nodes[p].next
-	left, right := st.nodes[p].sym, st.nodes[q].sym
-	m, ok := t.merges[pairKey(left, right)]
-	if !ok {
+// pair sets the rank and result of the pair that starts at node p (whose
+// next node is q, or -1) and pushes it to the heap if it has a merge.
+func (t *Tokenizer) pair(st *mergeState, p, q int32) {
+	nd := &st.nodes[p]
+	if q < 0 {
+		nd.rank = -1
 		return
 	}
-	h := append(st.heap, mergeEntry{rank: m.rank, left: left, right: right, result: m.result, pos: p})
+	m, ok := t.merges[pairKey(nd.sym, st.nodes[q].sym)]
+	if !ok {
+		nd.rank = -1
+		return
+	}
+	nd.rank, nd.result = m.rank, m.result
+	key := uint64(m.rank)<<32 | uint64(p)
+	h := append(st.heap, key)
 	// Sift up.
 	for i := len(h) - 1; i > 0; {
 		parent := (i - 1) / 2
-		if !h[i].less(h[parent]) {
+		if h[parent] <= key {
 			break
 		}
-		h[i], h[parent] = h[parent], h[i]
+		h[i] = h[parent]
 		i = parent
+		h[i] = key
 	}
 	st.heap = h
 }
 
 // pop removes and returns the heap's smallest entry.
-func (st *mergeState) pop() mergeEntry {
+func (st *mergeState) pop() uint64 {
 	h := st.heap
 	top := h[0]
 	last := len(h) - 1
-	h[0] = h[last]
+	x := h[last]
 	h = h[:last]
 	// Sift down.
-	for i := 0; ; {
+	i := 0
+	for {
 		l := 2*i + 1
 		if l >= len(h) {
 			break
 		}
 		m := l
-		if r := l + 1; r < len(h) && h[r].less(h[l]) {
+		if r := l + 1; r < len(h) && h[r] < h[l] {
 			m = r
 		}
-		if !h[m].less(h[i]) {
+		if h[m] >= x {
 			break
 		}
-		h[i], h[m] = h[m], h[i]
+		h[i] = h[m]
 		i = m
+	}
+	if i < len(h) {
+		h[i] = x
 	}
 	st.heap = h
 	return top
 }
 
-// bpe appends the token ids of one pre-token (at least 2 bytes) to dst.
+// bpe appends the token ids of one pre-token (at least 2 bytes, at most
+// maxPieceBytes) to dst.
 func (t *Tokenizer) bpe(st *mergeState, piece string, dst []int) []int {
 	n := len(piece)
-	nodes := st.nodes[:0]
-	for i := 0; i < n; i++ {
-		nodes = append(nodes, mergeNode{sym: t.byteID[piece[i]], prev: i - 1, next: i + 1})
+	if n > maxPieceBytes {
+		panic(fmt.Sprintf("bpe: Encode: a pre-token of %d bytes is longer than the limit of %d", n, maxPieceBytes))
+	}
+	if cap(st.nodes) < n {
+		st.nodes = make([]mergeNode, n)
+	}
+	if c := 3 * (n - 1); cap(st.heap) < c {
+		st.heap = make([]uint64, 0, c)
+	}
+	nodes := st.nodes[:n]
+	for i := range nodes {
+		nodes[i] = mergeNode{sym: t.byteID[piece[i]], prev: int32(i - 1), next: int32(i + 1)}
 	}
 	nodes[n-1].next = -1
 	st.nodes = nodes
 	st.heap = st.heap[:0]
-	for i := 0; i+1 < n; i++ {
-		t.push(st, i)
+	for i := int32(0); int(i) < n; i++ {
+		t.pair(st, i, nodes[i].next)
 	}
+	all := st.heap[:cap(st.heap)]
 	for len(st.heap) > 0 {
-		rank := st.heap[0].rank
-		round := st.round[:0]
-		for len(st.heap) > 0 && st.heap[0].rank == rank {
-			round = append(round, st.pop())
+		rank := st.heap[0] >> 32
+		// The round, in the order popped (increasing positions), at
+		// all[end-1], all[end-2], ... down to all[start].
+		end := len(all)
+		start := end
+		for len(st.heap) > 0 && st.heap[0]>>32 == rank {
+			start--
+			all[start] = st.pop()
 		}
-		st.round = round
-		for _, e := range round {
-			p := e.pos
-			q := nodes[p].next
-			if nodes[p].sym != e.left || q < 0 || nodes[q].sym != e.right {
+		for k := end - 1; k >= start; k-- {
+			p := int32(all[k])
+			nd := &nodes[p]
+			if nd.sym < 0 || nd.rank != int32(rank) {
 				continue // stale: one of the two symbols was merged since
 			}
-			nodes[p].sym = e.result
-			nodes[p].next = nodes[q].next
+			q := nd.next
+			nd.sym = nd.result
+			r := nodes[q].next
+			nd.next = r
 			nodes[q].sym = -1
-			if r := nodes[p].next; r >= 0 {
+			if r >= 0 {
 				nodes[r].prev = p
-				t.push(st, p)
 			}
-			if l := nodes[p].prev; l >= 0 {
-				t.push(st, l)
+			t.pair(st, p, r)
+			if l := nd.prev; l >= 0 {
+				t.pair(st, l, p)
 			}
 		}
 	}
-	for p := 0; p >= 0; p = nodes[p].next {
+	for p := int32(0); p >= 0; p = nodes[p].next {
 		dst = append(dst, int(nodes[p].sym))
 	}
 	return dst

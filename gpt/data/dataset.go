@@ -24,8 +24,8 @@ type Dataset struct {
 const ValFraction = 0.1
 
 // MaxFileBytes is the largest data file Load reads (2 GiB: a billion
-// uint16 tokens). The caller checks that the memory is there (about four
-// times the file for text: the bytes, the string, the tokens).
+// uint16 tokens). The caller checks that the memory is there (TextBytes,
+// and Encoding.Bytes for a fixed vocabulary).
 const MaxFileBytes int64 = 2 << 30
 
 // Load reads path as a dataset for blocks of blockSize tokens: an llm.c token
