@@ -13,12 +13,14 @@ import (
 // row-parallel layers.
 const rowChunk = 16
 
-// embedForward: x[i] = wte[tok[i]] + wpe[i mod t], x [n,c], n = b·t.
-func embedForward(x, wte, wpe []float32, tok []int32, n, t, c int) {
+// embedForward: x[i] = wte[tok[i]] + wpe[pos + i mod t], x [n,c]: b = n/t
+// sequences of t tokens from position pos (training: pos 0; decoding: t =
+// n tokens following the pos already in the cache).
+func embedForward(x, wte, wpe []float32, tok []int32, n, t, pos, c int) {
 	parallelFor(n, rowChunk, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			te := wte[int(tok[i])*c:][:c]
-			pe := wpe[(i%t)*c:][:c]
+			pe := wpe[(pos+i%t)*c:][:c]
 			xi := x[i*c:][:c]
 			for j := range xi {
 				xi[j] = te[j] + pe[j]
@@ -98,14 +100,10 @@ func biasGrad(k *kernels.Impl, db, dout []float32, n, o int) {
 	})
 }
 
-// geluForward (tanh form): out = 0.5·x·(1+tanh(√(2/π)(x+0.044715x³)))
-// (kernels.GELU); out may be x. Spans are split over goroutines.
-func geluForward(k *kernels.Impl, out, x []float32, n int) {
-	parallelFor(n, 4096, func(lo, hi int) { k.GELU(out[lo:hi], x[lo:hi]) })
-}
-
 // geluBackward: dx = dout·gelu'(x), OVERWRITTEN (dx may be dout), gelu'
-// recomputed from x (kernels.GELUBackward).
+// recomputed from x (kernels.GELUBackward); gelu is the tanh form
+// 0.5·x·(1+tanh(√(2/π)(x+0.044715x³))), applied in the forward pass by
+// kernels.GemmBiasGELU.
 func geluBackward(k *kernels.Impl, dx, dout, x []float32, n int) {
 	parallelFor(n, 4096, func(lo, hi int) { k.GELUBackward(dx[lo:hi], dout[lo:hi], x[lo:hi]) })
 }

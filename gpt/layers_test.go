@@ -1,6 +1,7 @@
 package gpt
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -134,7 +135,7 @@ func testGeluGrad(t *testing.T, k *kernels.Impl) {
 	x := randVec(r, n, 3)
 	x[0], x[1], x[2], x[3], x[4] = 0, 12, -12, 60, -60
 	out, dx := make([]float32, n), make([]float32, n)
-	geluForward(k, out, x, n)
+	k.GELU(out, x)
 	dout := randVec(r, n, 1)
 	geluBackward(k, dx, dout, x, n)
 	for i := range x {
@@ -192,33 +193,41 @@ func TestEmbedGrad(t *testing.T) {
 }
 
 func testEmbedGrad(t *testing.T, k *kernels.Impl) {
-	r := rng.New(4)
-	const v, tt, c, b = 7, 5, 4, 3
-	n := b * tt
-	wte, wpe := randVec(r, v*c, 1), randVec(r, tt*c, 1)
-	tok := make([]int32, n)
-	for i := range tok {
-		tok[i] = int32(r.Intn(v))
-	}
-	x := make([]float32, n*c)
-	embedForward(x, wte, wpe, tok, n, tt, c)
-	te64, pe64 := to64(wte), to64(wpe)
-	ref := func() []float64 {
-		out := make([]float64, n*c)
-		for i := 0; i < n; i++ {
-			for j := 0; j < c; j++ {
-				out[i*c+j] = te64[int(tok[i])*c+j] + pe64[(i%tt)*c+j]
-			}
+	// pos 0 is training's case (b sequences of tt tokens); pos 3 with one
+	// sequence is the decoder's (tokens after the 3 in its cache).
+	for _, cs := range []struct{ b, tt, pos int }{{3, 5, 0}, {1, 5, 3}, {1, 1, 7}} {
+		r := rng.New(4)
+		const v, c, maxT = 7, 4, 8
+		b, tt, pos := cs.b, cs.tt, cs.pos
+		n := b * tt
+		wte, wpe := randVec(r, v*c, 1), randVec(r, maxT*c, 1)
+		tok := make([]int32, n)
+		for i := range tok {
+			tok[i] = int32(r.Intn(v))
 		}
-		return out
+		x := make([]float32, n*c)
+		embedForward(x, wte, wpe, tok, n, tt, pos, c)
+		te64, pe64 := to64(wte), to64(wpe)
+		ref := func() []float64 {
+			out := make([]float64, n*c)
+			for i := 0; i < n; i++ {
+				for j := 0; j < c; j++ {
+					out[i*c+j] = te64[int(tok[i])*c+j] + pe64[(pos+i%tt)*c+j]
+				}
+			}
+			return out
+		}
+		closeGrad(t, fmt.Sprintf("%+v: embed out", cs), x, ref(), 1e-6)
+		if pos != 0 {
+			continue // embedBackward is training's, from position 0
+		}
+		dx := randVec(r, n*c, 1)
+		dwte, dwpe := make([]float32, v*c), make([]float32, maxT*c)
+		embedBackward(k, dwte, dwpe, dx, tok, n, tt, c)
+		f := func() float64 { return dot64(ref(), dx) }
+		closeGrad(t, "dwte", dwte, numGrad(f, te64), 1e-5)
+		closeGrad(t, "dwpe", dwpe, numGrad(f, pe64), 1e-5)
 	}
-	closeGrad(t, "embed out", x, ref(), 1e-6)
-	dx := randVec(r, n*c, 1)
-	dwte, dwpe := make([]float32, v*c), make([]float32, tt*c)
-	embedBackward(k, dwte, dwpe, dx, tok, n, tt, c)
-	f := func() float64 { return dot64(ref(), dx) }
-	closeGrad(t, "dwte", dwte, numGrad(f, te64), 1e-5)
-	closeGrad(t, "dwpe", dwpe, numGrad(f, pe64), 1e-5)
 }
 
 func TestCrossEntropyGrad(t *testing.T) {

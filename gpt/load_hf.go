@@ -1,7 +1,6 @@
 package gpt
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/simdgpt/simdgpt/gpt/safetensors"
 )
 
 // Hugging Face GPT-2 safetensors: tensors named wte.weight, wpe.weight,
@@ -17,10 +18,6 @@ import (
 // and ln_f.{weight,bias}, each possibly prefixed "transformer.". Their
 // Conv1D weights are stored in×out, which is this package's layout, so
 // nothing is transposed.
-
-// maxHFHeader bounds a safetensors JSON header (as the reference
-// implementation does).
-const maxHFHeader = 100 << 20
 
 // hfBlockNames maps the name of a block's tensor in GPT-2's safetensors
 // (after "h.N.") to its name in Config.Tensors (after "h.N.").
@@ -51,12 +48,10 @@ var hfTopNames = map[string]string{
 // has it, it must equal wte.weight.
 const hfLMHead = "lm_head.weight"
 
-// hfEntry is one tensor of a safetensors header.
-type hfEntry struct {
-	name       string // as in the file
-	dt         dtype
-	shape      []int
-	start, end int64 // within the data section
+// hfTensor is one tensor of a safetensors header and its element type.
+type hfTensor struct {
+	safetensors.Entry
+	dt dtype
 }
 
 // hfConfig is what LoadGPT2 reads of a Hugging Face config.json.
@@ -98,140 +93,62 @@ func hfName(name string) (ours string, block int, ignore bool, ok bool) {
 	return "h." + num + "." + o, l, false, true
 }
 
-// parseHFHeader reads and checks the header of a safetensors file of size
-// bytes: every tensor's dtype, shape and offsets, the offsets inside the
-// data section and no two tensors' bytes overlapping. It returns the
-// entries, the metadata and where the data section starts.
-func parseHFHeader(r io.ReaderAt, size int64) ([]hfEntry, map[string]string, int64, error) {
-	var pre [8]byte
-	if _, err := r.ReadAt(pre[:], 0); err != nil {
-		return nil, nil, 0, fmt.Errorf("reading the header length: %v", err)
-	}
-	hl := binary.LittleEndian.Uint64(pre[:])
-	if hl > maxHFHeader || hl > uint64(size-8) {
-		return nil, nil, 0, fmt.Errorf("safetensors header of %d bytes in a file of %d (at most %d)", hl, size, min(maxHFHeader, size-8))
-	}
-	hdr := make([]byte, hl)
-	if _, err := r.ReadAt(hdr, 8); err != nil {
-		return nil, nil, 0, fmt.Errorf("reading the header: %v", err)
-	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(hdr, &raw); err != nil {
-		return nil, nil, 0, fmt.Errorf("safetensors header is not a JSON object: %v", err)
-	}
-	dataStart := 8 + int64(hl)
-	dataLen := size - dataStart
-	var meta map[string]string
-	if m, ok := raw["__metadata__"]; ok {
-		if err := json.Unmarshal(m, &meta); err != nil {
-			return nil, nil, 0, fmt.Errorf("safetensors __metadata__ is not an object of strings: %v", err)
-		}
-	}
-	var es []hfEntry
-	for name, msg := range raw {
-		if name == "__metadata__" {
-			continue
-		}
-		var e struct {
-			Dtype       string  `json:"dtype"`
-			Shape       []int   `json:"shape"`
-			DataOffsets []int64 `json:"data_offsets"`
-		}
-		if err := json.Unmarshal(msg, &e); err != nil {
-			return nil, nil, 0, fmt.Errorf("tensor %q: bad header entry: %v", name, err)
-		}
-		if len(e.DataOffsets) != 2 {
-			return nil, nil, 0, fmt.Errorf("tensor %q: data_offsets %v, want [start, end]", name, e.DataOffsets)
-		}
-		ent := hfEntry{name: name, shape: e.Shape, start: e.DataOffsets[0], end: e.DataOffsets[1]}
-		if ent.start < 0 || ent.end < ent.start || ent.end > dataLen {
-			return nil, nil, 0, fmt.Errorf("tensor %q: data_offsets [%d, %d] outside the %d bytes of data", name, ent.start, ent.end, dataLen)
-		}
-		switch e.Dtype {
+// hfTensors returns the tensors of the checked safetensors header h
+// (safetensors.ReadHeader), each with its dtype's decoder: a zero dtype
+// (size 0, name the file's) for one LoadGPT2 does not read, which is an
+// error only for a tensor it loads (the mask buffers may be of any type).
+func hfTensors(h *safetensors.Header) []hfTensor {
+	ts := make([]hfTensor, len(h.Tensors))
+	for i, e := range h.Tensors {
+		ts[i].Entry = e
+		switch e.DType {
 		case "F32":
-			ent.dt = dtypeF32
+			ts[i].dt = dtypeF32
 		case "F16":
-			ent.dt = dtypeF16
+			ts[i].dt = dtypeF16
 		case "BF16":
-			ent.dt = dtypeBF16
+			ts[i].dt = dtypeBF16
 		default:
-			// Checked only for the tensors loaded (the mask buffers may be
-			// of any type).
-			ent.dt = dtype{name: e.Dtype}
-		}
-		if ent.dt.size > 0 {
-			n := int64(1)
-			for _, d := range e.Shape {
-				if d < 0 || (d > 0 && n > dataLen/int64(d)) {
-					return nil, nil, 0, fmt.Errorf("tensor %q: shape %v does not fit in %d bytes of data", name, e.Shape, dataLen)
-				}
-				n *= int64(d)
-			}
-			if n*int64(ent.dt.size) != ent.end-ent.start {
-				return nil, nil, 0, fmt.Errorf("tensor %q: %s of shape %v needs %d bytes, data_offsets give %d", name, e.Dtype, e.Shape, n*int64(ent.dt.size), ent.end-ent.start)
-			}
-		}
-		es = append(es, ent)
-	}
-	// No two tensors share bytes: the tensors loaded then total at most
-	// the file's data, which bounds the model allocated from them.
-	slices.SortFunc(es, func(a, b hfEntry) int {
-		if a.start != b.start {
-			return compareInt64(a.start, b.start)
-		}
-		return compareInt64(a.end, b.end)
-	})
-	for i := 1; i < len(es); i++ {
-		if es[i].start < es[i-1].end {
-			return nil, nil, 0, fmt.Errorf("tensors %q and %q overlap (data_offsets [%d, %d] and [%d, %d])", es[i-1].name, es[i].name, es[i-1].start, es[i-1].end, es[i].start, es[i].end)
+			ts[i].dt = dtype{name: e.DType}
 		}
 	}
-	return es, meta, dataStart, nil
-}
-
-func compareInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return ts
 }
 
 // loadHF loads a Hugging Face GPT-2 model.safetensors of size bytes.
 func loadHF(r io.ReaderAt, size int64, configJSON []byte, opts ...Option) (*Model, error) {
-	es, meta, dataStart, err := parseHFHeader(r, size)
+	h, err := safetensors.ReadHeader(r, size)
 	if err != nil {
 		return nil, err
 	}
-	if meta["format"] == formatName {
+	es, dataStart := hfTensors(h), h.DataStart
+	if h.Metadata["format"] == formatName {
 		return nil, errors.New("a TinyGPT checkpoint, not a GPT-2 one: read it with gpt.Load")
 	}
-	byName := map[string]*hfEntry{}
-	var lmHead *hfEntry
+	byName := map[string]*hfTensor{}
+	var lmHead *hfTensor
 	layers := 0
 	for i := range es {
 		e := &es[i]
-		if strings.TrimPrefix(e.name, "transformer.") == hfLMHead {
+		if strings.TrimPrefix(e.Name, "transformer.") == hfLMHead {
 			if lmHead != nil {
-				return nil, fmt.Errorf("tensors %q and %q are the same", lmHead.name, e.name)
+				return nil, fmt.Errorf("tensors %q and %q are the same", lmHead.Name, e.Name)
 			}
 			lmHead = e
 			continue
 		}
-		ours, block, ignore, ok := hfName(e.name)
+		ours, block, ignore, ok := hfName(e.Name)
 		if !ok {
-			return nil, fmt.Errorf("tensor %q is not part of GPT-2's layout", e.name)
+			return nil, fmt.Errorf("tensor %q is not part of GPT-2's layout", e.Name)
 		}
 		if ignore {
 			continue
 		}
 		if prev, dup := byName[ours]; dup {
-			return nil, fmt.Errorf("tensors %q and %q are the same", prev.name, e.name)
+			return nil, fmt.Errorf("tensors %q and %q are the same", prev.Name, e.Name)
 		}
 		if e.dt.size == 0 {
-			return nil, fmt.Errorf("tensor %q has dtype %s; F32, F16 and BF16 are read", e.name, e.dt.name)
+			return nil, fmt.Errorf("tensor %q has dtype %s; F32, F16 and BF16 are read", e.Name, e.DType)
 		}
 		byName[ours] = e
 		layers = max(layers, block+1)
@@ -242,17 +159,17 @@ func loadHF(r io.ReaderAt, size int64, configJSON []byte, opts ...Option) (*Mode
 		return nil, errors.New("no tensor wte.weight: not a GPT-2 checkpoint")
 	case wpe == nil:
 		return nil, errors.New("no tensor wpe.weight: not a GPT-2 checkpoint")
-	case len(wte.shape) != 2 || len(wpe.shape) != 2 || wte.shape[1] != wpe.shape[1]:
-		return nil, fmt.Errorf("wte.weight of shape %v and wpe.weight of shape %v: want [vocab, width] and [positions, width]", wte.shape, wpe.shape)
+	case len(wte.Shape) != 2 || len(wpe.Shape) != 2 || wte.Shape[1] != wpe.Shape[1]:
+		return nil, fmt.Errorf("wte.weight of shape %v and wpe.weight of shape %v: want [vocab, width] and [positions, width]", wte.Shape, wpe.Shape)
 	case layers == 0:
 		return nil, errors.New("no blocks (tensors h.0.*)")
 	case (layers-1)*len(hfBlockNames) > len(byName):
 		// Before Config.Tensors lists them all.
 		return nil, fmt.Errorf("tensors of block h.%d, but only %d tensors in all: blocks are missing", layers-1, len(byName))
 	case lmHead != nil && lmHead.dt.size == 0:
-		return nil, fmt.Errorf("tensor %q has dtype %s; F32, F16 and BF16 are read", lmHead.name, lmHead.dt.name)
+		return nil, fmt.Errorf("tensor %q has dtype %s; F32, F16 and BF16 are read", lmHead.Name, lmHead.DType)
 	}
-	cfg := Config{Vocab: wte.shape[0], BlockSize: wpe.shape[0], Layers: layers, Width: wte.shape[1], TieEmbeddings: true}
+	cfg := Config{Vocab: wte.Shape[0], BlockSize: wpe.Shape[0], Layers: layers, Width: wte.Shape[1], TieEmbeddings: true}
 	if cfg.Heads, err = hfHeads(configJSON, cfg); err != nil {
 		return nil, err
 	}
@@ -265,12 +182,12 @@ func loadHF(r io.ReaderAt, size int64, configJSON []byte, opts ...Option) (*Mode
 		if e == nil {
 			return nil, fmt.Errorf("tensor %s (our %s) is missing", hfFileName(t.Name), t.Name)
 		}
-		if !slices.Equal(e.shape, t.Shape) {
-			return nil, fmt.Errorf("tensor %q has shape %v, the model (%s) needs %v", e.name, e.shape, cfg.describe(), t.Shape)
+		if !slices.Equal(e.Shape, t.Shape) {
+			return nil, fmt.Errorf("tensor %q has shape %v, the model (%s) needs %v", e.Name, e.Shape, cfg.describe(), t.Shape)
 		}
 	}
-	if lmHead != nil && !slices.Equal(lmHead.shape, wte.shape) {
-		return nil, fmt.Errorf("tensor %q has shape %v, wte.weight %v: GPT-2's head is tied to wte", lmHead.name, lmHead.shape, wte.shape)
+	if lmHead != nil && !slices.Equal(lmHead.Shape, wte.Shape) {
+		return nil, fmt.Errorf("tensor %q has shape %v, wte.weight %v: GPT-2's head is tied to wte", lmHead.Name, lmHead.Shape, wte.Shape)
 	}
 	// Every size is checked: allocate and read.
 	m, err := newModel(cfg, opts...)
@@ -279,8 +196,8 @@ func loadHF(r io.ReaderAt, size int64, configJSON []byte, opts ...Option) (*Mode
 	}
 	for _, t := range ts {
 		e := byName[t.Name]
-		tr := newTensorReader(bufferedSection(r, dataStart+e.start, e.end-e.start), e.dt, 0)
-		if err := tr.read(e.name, m.Params[t.Offset:t.Offset+t.Size()]); err != nil {
+		tr := newTensorReader(bufferedSection(r, dataStart+e.Start, e.End-e.Start), e.dt, 0)
+		if err := tr.read(e.Name, m.Params[t.Offset:t.Offset+t.Size()]); err != nil {
 			return nil, err
 		}
 	}
@@ -294,18 +211,18 @@ func loadHF(r io.ReaderAt, size int64, configJSON []byte, opts ...Option) (*Mode
 
 // checkTied reads the lm_head tensor e in chunks and refuses it unless it
 // equals wte, as GPT-2's tied head does.
-func checkTied(r io.ReaderAt, dataStart int64, e *hfEntry, wte []float32, width int) error {
-	tr := newTensorReader(bufferedSection(r, dataStart+e.start, e.end-e.start), e.dt, 0)
+func checkTied(r io.ReaderAt, dataStart int64, e *hfTensor, wte []float32, width int) error {
+	tr := newTensorReader(bufferedSection(r, dataStart+e.Start, e.End-e.Start), e.dt, 0)
 	chunk := make([]float32, 1<<12)
 	for done := 0; done < len(wte); {
 		c := chunk[:min(len(chunk), len(wte)-done)]
-		if err := tr.read(e.name, c); err != nil {
+		if err := tr.read(e.Name, c); err != nil {
 			return err
 		}
 		for i, v := range c {
 			if v != wte[done+i] {
 				k := done + i
-				return fmt.Errorf("tensor %q differs from wte.weight at [%d, %d] (%g, %g): an untied head, which GPT-2 does not have", e.name, k/width, k%width, v, wte[k])
+				return fmt.Errorf("tensor %q differs from wte.weight at [%d, %d] (%g, %g): an untied head, which GPT-2 does not have", e.Name, k/width, k%width, v, wte[k])
 			}
 		}
 		done += len(c)

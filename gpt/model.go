@@ -546,26 +546,9 @@ func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
 	m.ensure(r, b, t)
 	a := &r.acts
 	a.tokens, a.targets = tokens, targets
-	embedForward(a.res[0], m.p.wte, m.p.wpe, tokens, n, t, C)
+	embedForward(a.res[0], m.p.wte, m.p.wpe, tokens, n, t, 0, C)
 	for l := range m.p.blocks {
-		w, k, x := &m.p.blocks[l], &a.blocks[l], a.res[l]
-		layerNormForward(m.k, k.ln1, k.ln1Mean, k.ln1Rstd, x, w.ln1W, w.ln1B, n, C)
-		r.attn[l].Forward(k.attnOut, k.ln1, b, t, w.attn)
-		addLayerNormForward(m.k, k.mid, k.ln2, k.ln2Mean, k.ln2Rstd, x, k.attnOut, w.ln2W, w.ln2B, n, C)
-		// fcPre = ln2·w_fc + b_fc, fcAct = gelu(fcPre), the bias and GELU
-		// applied as the GEMM's epilogue while its result is in cache.
-		m.k.GemmBiasGELU(false, false, n, 4*C, C, k.ln2, C, w.wfc, 4*C, w.bfc, k.fcPre, 4*C, k.fcAct, 4*C)
-		// res[l+1] = mid + fcAct·w_out + b_out
-		out := a.res[l+1]
-		parallelFor(n, rowChunk, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				o, mi := out[i*C:][:C], k.mid[i*C:][:C]
-				for j := range o {
-					o[j] = mi[j] + w.bout[j]
-				}
-			}
-		})
-		m.k.Gemm(false, false, n, C, 4*C, 1, k.fcAct, 4*C, w.wout, C, 1, out, C)
+		m.blockForward(l, a.res[l+1], a.res[l], &a.blocks[l], n, r)
 	}
 	layerNormForward(m.k, a.lnf, a.lnfMean, a.lnfRstd, a.res[cfg.Layers], m.p.lnfW, m.p.lnfB, n, C)
 	m.headForward(a.logits, a.lnf, n)
@@ -624,18 +607,75 @@ func (m *Model) backward(r *replica) {
 	clear(a.dres)
 	layerNormBackward(m.k, a.dres, g.lnfW, g.lnfB, a.dln, a.res[cfg.Layers], a.lnfMean, a.lnfRstd, m.p.lnfW, n, C)
 	for l := cfg.Layers - 1; l >= 0; l-- {
-		w, gb, k := &m.p.blocks[l], &g.blocks[l], &a.blocks[l]
-		// MLP: dres is d(res[l+1]) and also d(mid) through the residual.
-		linearBackward(m.k, a.dfc, gb.wout, gb.bout, a.dres, k.fcAct, w.wout, n, 4*C, C)
-		geluBackward(m.k, a.dfc, a.dfc, k.fcPre, n*4*C)
-		linearBackward(m.k, a.dln, gb.wfc, gb.bfc, a.dfc, k.ln2, w.wfc, n, C, 4*C)
-		layerNormBackward(m.k, a.dres, gb.ln2W, gb.ln2B, a.dln, k.mid, k.ln2Mean, k.ln2Rstd, w.ln2W, n, C)
-		// Attention: dres is now d(mid), which is also d(res[l]) through
-		// the residual.
-		r.attn[l].Backward(a.dln, a.dres, w.attn, gb.attn)
-		layerNormBackward(m.k, a.dres, gb.ln1W, gb.ln1B, a.dln, a.res[l], k.ln1Mean, k.ln1Rstd, w.ln1W, n, C)
+		m.blockBackward(l, r)
 	}
 	embedBackward(m.k, g.wte, g.wpe, a.dres, a.tokens, n, a.t, C)
+}
+
+// attender is the attention step of a block's forward pass, the one part
+// of it that differs between training and decoding: attend writes out
+// [n,C], the attention of block l with parameters p over the rows x
+// [n,C]. A replica attends causally within each of its sequences, keeping
+// what the backward pass needs (replica.attend); a Sampler attends over
+// its key/value cache (Sampler.attend).
+type attender interface {
+	attend(l int, out, x []float32, n int, p attention.Params)
+}
+
+// attend is full causal attention over the replica's b sequences of t
+// tokens (n = b·t rows), with the attention layer of block l.
+func (r *replica) attend(l int, out, x []float32, _ int, p attention.Params) {
+	r.attn[l].Forward(out, x, r.acts.b, r.acts.t, p)
+}
+
+// blockForward runs transformer block l (pre-LayerNorm, GPT-2's layout)
+// over n rows:
+//
+//	ln1 = LayerNorm(x)            mid = x + attention(ln1)
+//	ln2 = LayerNorm(mid)          out = mid + gelu(ln2·w_fc + b_fc)·w_out + b_out
+//
+// writing every intermediate into k (what blockBackward reads) and the
+// attention by att. It is the block of both the training forward and the
+// decoder. out may be x, and k.mid may be x (the decoder's residual stream
+// is updated in place); k.ln2 may be k.ln1 and k.ln2Mean, k.ln2Rstd may be
+// k.ln1Mean, k.ln1Rstd (the decoder keeps nothing for a backward pass).
+func (m *Model) blockForward(l int, out, x []float32, k *blockActs, n int, att attender) {
+	C := m.Config.Width
+	w := &m.p.blocks[l]
+	layerNormForward(m.k, k.ln1, k.ln1Mean, k.ln1Rstd, x, w.ln1W, w.ln1B, n, C)
+	att.attend(l, k.attnOut, k.ln1, n, w.attn)
+	addLayerNormForward(m.k, k.mid, k.ln2, k.ln2Mean, k.ln2Rstd, x, k.attnOut, w.ln2W, w.ln2B, n, C)
+	// fcPre = ln2·w_fc + b_fc, fcAct = gelu(fcPre), the bias and GELU
+	// applied as the GEMM's epilogue while its result is in cache.
+	m.k.GemmBiasGELU(false, false, n, 4*C, C, k.ln2, C, w.wfc, 4*C, w.bfc, k.fcPre, 4*C, k.fcAct, 4*C)
+	// out = mid + fcAct·w_out + b_out
+	parallelFor(n, rowChunk, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			o, mi := out[i*C:][:C], k.mid[i*C:][:C]
+			for j := range o {
+				o[j] = mi[j] + w.bout[j]
+			}
+		}
+	})
+	m.k.Gemm(false, false, n, C, 4*C, 1, k.fcAct, 4*C, w.wout, C, 1, out, C)
+}
+
+// blockBackward is blockForward's backward pass for block l of replica r:
+// on entry r.acts.dres is the gradient of the block's output, on return
+// that of its input; the block's parameter gradients ACCUMULATE into r.g.
+func (m *Model) blockBackward(l int, r *replica) {
+	a := &r.acts
+	C, n := m.Config.Width, a.n
+	w, gb, k := &m.p.blocks[l], &r.g.blocks[l], &a.blocks[l]
+	// MLP: dres is d(out) and also d(mid) through the residual.
+	linearBackward(m.k, a.dfc, gb.wout, gb.bout, a.dres, k.fcAct, w.wout, n, 4*C, C)
+	geluBackward(m.k, a.dfc, a.dfc, k.fcPre, n*4*C)
+	linearBackward(m.k, a.dln, gb.wfc, gb.bfc, a.dfc, k.ln2, w.wfc, n, C, 4*C)
+	layerNormBackward(m.k, a.dres, gb.ln2W, gb.ln2B, a.dln, k.mid, k.ln2Mean, k.ln2Rstd, w.ln2W, n, C)
+	// Attention: dres is now d(mid), which is also d(x) through the
+	// residual.
+	r.attn[l].Backward(a.dln, a.dres, w.attn, gb.attn)
+	layerNormBackward(m.k, a.dres, gb.ln1W, gb.ln1B, a.dln, a.res[l], k.ln1Mean, k.ln1Rstd, w.ln1W, n, C)
 }
 
 // headForward writes the logits [n,V] of the final LayerNorm's output x

@@ -11,27 +11,39 @@ import (
 
 // Sampler generates text from a model one token at a time, with a key/value
 // cache per layer (attention.Decoder), so each new token costs one
-// row of work instead of a forward pass over the whole context.
+// row of work instead of a forward pass over the whole context. It runs
+// the model's own blocks (Model.blockForward) with attention over the
+// caches.
 type Sampler struct {
 	m      *Model
 	caches []*attention.Decoder // one per block, each with its own layer state and KV cache
-	// scratch for up to BlockSize rows
-	x, h, att, fc []float32
-	mean, rstd    []float32
-	logits        []float32
-	order         []int
-	probs         []float64
-	history       []int32
+	// Scratch for up to BlockSize rows: x is the residual stream, which
+	// the blocks update in place, and blk the blocks' intermediates (one
+	// set, shared by the blocks in turn; see NewSampler).
+	x       []float32
+	blk     blockActs
+	logits  []float32
+	order   []int
+	probs   []float64
+	history []int32
 }
 
 // NewSampler returns a sampler for m (which it only reads).
 func (m *Model) NewSampler() *Sampler {
 	cfg := m.Config
 	T, C := cfg.BlockSize, cfg.Width
-	s := &Sampler{m: m,
-		x: make([]float32, T*C), h: make([]float32, T*C), att: make([]float32, T*C),
-		fc:   make([]float32, 4*T*C),
-		mean: make([]float32, T), rstd: make([]float32, T),
+	x, ln := make([]float32, T*C), make([]float32, T*C)
+	mean, rstd := make([]float32, T), make([]float32, T)
+	s := &Sampler{m: m, x: x,
+		// Nothing is kept for a backward pass: mid is the residual stream
+		// itself, and both LayerNorms share one output and statistics.
+		blk: blockActs{
+			ln1: ln, ln1Mean: mean, ln1Rstd: rstd,
+			attnOut: make([]float32, T*C),
+			mid:     x,
+			ln2:     ln, ln2Mean: mean, ln2Rstd: rstd,
+			fcPre: make([]float32, 4*T*C), fcAct: make([]float32, 4*T*C),
+		},
 		logits: make([]float32, cfg.Vocab), order: make([]int, cfg.Vocab), probs: make([]float64, cfg.Vocab)}
 	for range cfg.Layers {
 		a, err := m.newAttention()
@@ -43,33 +55,27 @@ func (m *Model) NewSampler() *Sampler {
 	return s
 }
 
+// attend is attention over block l's key/value cache: x [n,C] are the
+// next n positions of the sequence (see attention.Decoder.Decode).
+func (s *Sampler) attend(l int, out, x []float32, n int, p attention.Params) {
+	s.caches[l].Decode(out, x, n, p)
+}
+
 // feed runs the tokens through the model at the next positions of the
 // caches and leaves the logits of the last one in s.logits.
 func (s *Sampler) feed(toks []int32) {
 	m := s.m
 	C := m.Config.Width
-	n, pos := len(toks), s.caches[0].Len()
-	for i, tok := range toks {
-		te, pe := m.p.wte[int(tok)*C:][:C], m.p.wpe[(pos+i)*C:][:C]
-		xi := s.x[i*C:][:C]
-		for j := range xi {
-			xi[j] = te[j] + pe[j]
-		}
-	}
-	x, h, att, fc := s.x[:n*C], s.h[:n*C], s.att[:n*C], s.fc[:4*n*C]
+	n := len(toks)
+	x := s.x[:n*C]
+	embedForward(x, m.p.wte, m.p.wpe, toks, n, n, s.caches[0].Len(), C)
 	for l := range m.p.blocks {
-		w := &m.p.blocks[l]
-		layerNormForward(m.k, h, s.mean, s.rstd, x, w.ln1W, w.ln1B, n, C)
-		s.caches[l].Decode(att, h, n, w.attn)
-		addLayerNormForward(m.k, x, h, s.mean, s.rstd, x, att, w.ln2W, w.ln2B, n, C)
-		linearForward(m.k, fc, h, w.wfc, w.bfc, n, C, 4*C)
-		geluForward(m.k, fc, fc, 4*n*C)
-		linearForward(m.k, att, fc, w.wout, w.bout, n, 4*C, C)
-		m.k.Add(x, x, att)
+		m.blockForward(l, x, x, &s.blk, n, s)
 	}
-	last := x[(n-1)*C:][:C]
-	layerNormForward(m.k, h[:C], s.mean, s.rstd, last, m.p.lnfW, m.p.lnfB, 1, C)
-	m.headForward(s.logits, h[:C], 1)
+	// Only the last row's logits are needed.
+	last, h := x[(n-1)*C:][:C], s.blk.ln1[:C]
+	layerNormForward(m.k, h, s.blk.ln1Mean, s.blk.ln1Rstd, last, m.p.lnfW, m.p.lnfB, 1, C)
+	m.headForward(s.logits, h, 1)
 }
 
 // Logits returns the logits of the next token after feeding toks to a fresh

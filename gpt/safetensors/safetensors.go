@@ -19,18 +19,25 @@
 // everything else it can too (header length, JSON, dtypes, shapes against
 // offsets, offsets covering the data exactly) and returns an error, never a
 // partial result.
+//
+// ReadHeader reads only the header of a file of any dtypes, checked with
+// the same parser, for readers that then read the tensors they want from
+// the file themselves.
 package safetensors
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"math"
-	"sort"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // ChecksumKey is the metadata key of the whole file's CRC-32C (see the
@@ -190,11 +197,11 @@ func fileChecksum(b []byte, at int) uint32 {
 // metadata. Any inconsistency is an error naming what is wrong.
 func Decode(b []byte) ([]Tensor, map[string]string, error) {
 	if len(b) < 8 {
-		return nil, nil, fmt.Errorf("safetensors: %d bytes, too short for the 8-byte header length (truncated file?)", len(b))
+		return nil, nil, tooShort(int64(len(b)))
 	}
-	hl := binary.LittleEndian.Uint64(b)
-	if hl > maxHeader || hl > uint64(len(b)-8) {
-		return nil, nil, fmt.Errorf("safetensors: header length %d does not fit in a %d-byte file (truncated or not a safetensors file)", hl, len(b))
+	hl, err := headerLength(b[:8], int64(len(b)))
+	if err != nil {
+		return nil, nil, err
 	}
 	// The checksum first: a damaged file is reported as such, whatever the
 	// damage would make of the header.
@@ -211,50 +218,23 @@ func Decode(b []byte) ([]Tensor, map[string]string, error) {
 			return nil, nil, fmt.Errorf("safetensors: the file's checksum %08x does not match the %s %s in its header (truncated or corrupted file)", got, ChecksumKey, sum)
 		}
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(b[8:8+hl], &raw); err != nil {
-		return nil, nil, fmt.Errorf("safetensors: header is not valid JSON: %v", err)
+	h, err := parseHeader(b[8:8+hl], int64(len(b)), "F32")
+	if err != nil {
+		return nil, nil, err
 	}
 	data := b[8+hl:]
-	meta := map[string]string{}
-	type named struct {
-		name string
-		e    entry
-	}
-	var es []named
-	for k, v := range raw {
-		if k == "__metadata__" {
-			if err := json.Unmarshal(v, &meta); err != nil {
-				return nil, nil, fmt.Errorf("safetensors: __metadata__ is not an object of strings: %v", err)
-			}
-			continue
-		}
-		var e entry
-		if err := json.Unmarshal(v, &e); err != nil {
-			return nil, nil, fmt.Errorf("safetensors: tensor %q: bad header entry: %v", k, err)
-		}
-		if e.DType != "F32" {
-			return nil, nil, fmt.Errorf("safetensors: tensor %q has dtype %q, only F32 is supported", k, e.DType)
-		}
-		es = append(es, named{k, e})
-	}
-	sort.Slice(es, func(i, j int) bool { return es[i].e.Offsets[0] < es[j].e.Offsets[0] })
+	// parseHeader leaves no overlaps: the tensors cover the data exactly
+	// when each starts where the one before it ends and the last ends at
+	// the end.
 	pos := 0
-	tensors := make([]Tensor, 0, len(es))
-	for _, x := range es {
-		n := 1
-		for _, d := range x.e.Shape {
-			if d < 0 || (d > 0 && n > math.MaxInt32/d) {
-				return nil, nil, fmt.Errorf("safetensors: tensor %q has an impossible shape %v", x.name, x.e.Shape)
-			}
-			n *= d
+	tensors := make([]Tensor, 0, len(h.Tensors))
+	for _, e := range h.Tensors {
+		s, end := int(e.Start), int(e.End)
+		if s != pos {
+			return nil, nil, fmt.Errorf("safetensors: tensor %q: data_offsets [%d, %d] do not follow the previous tensor (at %d) (corrupted file)", e.Name, s, end, pos)
 		}
-		s, e := x.e.Offsets[0], x.e.Offsets[1]
-		if s != pos || e-s != 4*n || e > len(data) {
-			return nil, nil, fmt.Errorf("safetensors: tensor %q: data_offsets [%d,%d] for shape %v do not follow the previous tensor (at %d) within the %d data bytes (truncated or corrupted file)", x.name, s, e, x.e.Shape, pos, len(data))
-		}
-		pos = e
-		t := Tensor{Name: x.name, Shape: x.e.Shape, Data: make([]float32, n)}
+		pos = end
+		t := Tensor{Name: e.Name, Shape: e.Shape, Data: make([]float32, (end-s)/4)}
 		for i := range t.Data {
 			t.Data[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[s+4*i:]))
 		}
@@ -263,6 +243,7 @@ func Decode(b []byte) ([]Tensor, map[string]string, error) {
 	if pos != len(data) {
 		return nil, nil, fmt.Errorf("safetensors: the tensors cover %d of the %d data bytes (corrupted file)", pos, len(data))
 	}
+	meta := h.Metadata
 	if c, ok := meta[ChecksumKey]; ok != (at >= 0) || (ok && c != sum) {
 		return nil, nil, fmt.Errorf("safetensors: the header's %s is not in the form Encode writes (corrupted file?)", ChecksumKey)
 	}
@@ -280,4 +261,157 @@ func Decode(b []byte) ([]Tensor, map[string]string, error) {
 		}
 	}
 	return tensors, meta, nil
+}
+
+// Header is a safetensors file's header, checked: every tensor's bytes lie
+// within the data section, no two tensors share a byte, and a tensor of a
+// dtype whose element size DTypeSize knows spans exactly its shape's bytes.
+type Header struct {
+	Tensors   []Entry           // ordered by data offsets (then by name)
+	Metadata  map[string]string // "__metadata__"; empty, not nil, without it
+	DataStart int64             // where the data section starts in the file: 8 + the header length
+	DataLen   int64             // bytes in the data section, to the end of the file
+}
+
+// Entry is one tensor of a Header.
+type Entry struct {
+	Name       string
+	DType      string // as in the file: "F32", "F16", "BF16", ...
+	Shape      []int
+	Start, End int64 // data_offsets: its bytes are the data section's [Start, End)
+}
+
+// DTypeSize returns the bytes per element of the safetensors dtype name,
+// or 0 for a name it does not know.
+func DTypeSize(dtype string) int {
+	switch dtype {
+	case "BOOL", "U8", "I8", "F8_E5M2", "F8_E4M3":
+		return 1
+	case "U16", "I16", "F16", "BF16":
+		return 2
+	case "U32", "I32", "F32":
+		return 4
+	case "U64", "I64", "F64":
+		return 8
+	}
+	return 0
+}
+
+// ReadHeader reads and checks the header of the safetensors file r of size
+// bytes (see Header), without reading its data: the tensors' bytes are
+// then r's [DataStart+Start, DataStart+End). Any inconsistency is an error
+// naming what is wrong.
+func ReadHeader(r io.ReaderAt, size int64) (*Header, error) {
+	if size < 8 {
+		return nil, tooShort(size)
+	}
+	var pre [8]byte
+	if _, err := r.ReadAt(pre[:], 0); err != nil {
+		return nil, fmt.Errorf("safetensors: reading the header length: %v", err)
+	}
+	hl, err := headerLength(pre[:], size)
+	if err != nil {
+		return nil, err
+	}
+	hdr := make([]byte, hl)
+	if _, err := r.ReadAt(hdr, 8); err != nil {
+		return nil, fmt.Errorf("safetensors: reading the header: %v", err)
+	}
+	return parseHeader(hdr, size, "")
+}
+
+func tooShort(size int64) error {
+	return fmt.Errorf("safetensors: %d bytes, too short for the 8-byte header length (truncated file?)", size)
+}
+
+// headerLength returns the header length stored in pre, the first 8 bytes
+// of a file of size bytes, after checking that the header fits in it and
+// in maxHeader.
+func headerLength(pre []byte, size int64) (int64, error) {
+	hl := binary.LittleEndian.Uint64(pre)
+	if hl > maxHeader || hl > uint64(size-8) {
+		return 0, fmt.Errorf("safetensors header of %d bytes does not fit in a %d-byte file (at most %d: truncated or not a safetensors file)", hl, size, min(maxHeader, size-8))
+	}
+	return int64(hl), nil
+}
+
+// parseHeader parses and checks hdr, the JSON header of a safetensors file
+// of size bytes (see Header). A non-empty only is the one dtype allowed:
+// another is an error before anything else about its tensor.
+func parseHeader(hdr []byte, size int64, only string) (*Header, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(hdr, &raw); err != nil {
+		return nil, fmt.Errorf("safetensors: the header is not a JSON object: %v", err)
+	}
+	h := &Header{Metadata: map[string]string{}, DataStart: 8 + int64(len(hdr))}
+	h.DataLen = size - h.DataStart
+	for name, msg := range raw {
+		if name == "__metadata__" {
+			if err := json.Unmarshal(msg, &h.Metadata); err != nil {
+				return nil, fmt.Errorf("safetensors: __metadata__ is not an object of strings: %v", err)
+			}
+			continue
+		}
+		e, err := parseEntry(name, msg, h.DataLen, only)
+		if err != nil {
+			return nil, err
+		}
+		h.Tensors = append(h.Tensors, e)
+	}
+	// No two tensors share bytes: the tensors then total at most the
+	// file's data, which bounds what a reader allocates from them.
+	slices.SortFunc(h.Tensors, func(a, b Entry) int {
+		if a.Start != b.Start {
+			return cmp.Compare(a.Start, b.Start)
+		}
+		if a.End != b.End {
+			return cmp.Compare(a.End, b.End)
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+	for i := 1; i < len(h.Tensors); i++ {
+		a, b := h.Tensors[i-1], h.Tensors[i]
+		if b.Start < a.End {
+			return nil, fmt.Errorf("safetensors: tensors %q and %q overlap (data_offsets [%d, %d] and [%d, %d])", a.Name, b.Name, a.Start, a.End, b.Start, b.End)
+		}
+	}
+	return h, nil
+}
+
+// parseEntry parses and checks the header entry msg of tensor name, in a
+// file with dataLen bytes of data (only: as in parseHeader).
+func parseEntry(name string, msg json.RawMessage, dataLen int64, only string) (Entry, error) {
+	var e struct {
+		DType       string  `json:"dtype"`
+		Shape       []int   `json:"shape"`
+		DataOffsets []int64 `json:"data_offsets"`
+	}
+	if err := json.Unmarshal(msg, &e); err != nil {
+		return Entry{}, fmt.Errorf("safetensors: tensor %q: bad header entry: %v", name, err)
+	}
+	if only != "" && e.DType != only {
+		return Entry{}, fmt.Errorf("safetensors: tensor %q has dtype %q, only %s is supported", name, e.DType, only)
+	}
+	if len(e.DataOffsets) != 2 {
+		return Entry{}, fmt.Errorf("safetensors: tensor %q: data_offsets %v, want [start, end]", name, e.DataOffsets)
+	}
+	ent := Entry{Name: name, DType: e.DType, Shape: e.Shape, Start: e.DataOffsets[0], End: e.DataOffsets[1]}
+	if ent.Start < 0 || ent.End < ent.Start || ent.End > dataLen {
+		return Entry{}, fmt.Errorf("safetensors: tensor %q: data_offsets [%d, %d] outside the %d bytes of data (truncated or corrupted file)", name, ent.Start, ent.End, dataLen)
+	}
+	// A dtype of unknown size is left to the reader, which may ignore
+	// the tensor.
+	if size := int64(DTypeSize(e.DType)); size > 0 {
+		n := int64(1)
+		for _, d := range e.Shape {
+			if d < 0 || (d > 0 && n > dataLen/int64(d)) {
+				return Entry{}, fmt.Errorf("safetensors: tensor %q: shape %v does not fit in %d bytes of data", name, e.Shape, dataLen)
+			}
+			n *= int64(d)
+		}
+		if n*size != ent.End-ent.Start {
+			return Entry{}, fmt.Errorf("safetensors: tensor %q: %s of shape %v needs %d bytes, data_offsets [%d, %d] give %d", name, e.DType, e.Shape, n*size, ent.Start, ent.End, ent.End-ent.Start)
+		}
+	}
+	return ent, nil
 }

@@ -1,7 +1,9 @@
 package safetensors
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"math"
@@ -160,4 +162,165 @@ func ExampleEncode() {
 	ts, meta, err := Decode(b)
 	fmt.Println(ts[0].Name, ts[0].Shape, ts[0].Data, meta["step"], err)
 	// Output: bias [2] [0.5 -1] 3 <nil>
+}
+
+// file returns a safetensors file of header h (no checksum) and n data
+// bytes.
+func file(h string, n int) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, uint64(len(h)))
+	return append(append(b, h...), make([]byte, n)...)
+}
+
+// failingReader fails every read.
+type failingReader struct{}
+
+func (failingReader) ReadAt([]byte, int64) (int, error) { return 0, errors.New("device on fire") }
+
+func TestReadHeaderRejects(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"empty", nil, "too short"},
+		{"7 bytes", make([]byte, 7), "too short"},
+		{"header length past the end", file(`{}`, 0)[:9], "safetensors header of 2 bytes does not fit in a 9-byte file"},
+		{"huge header length", binary.LittleEndian.AppendUint64(nil, 1<<62), "does not fit"},
+		{"not JSON", file(`{x}`, 0), "not a JSON object"},
+		{"JSON array", file(`[1]`, 0), "not a JSON object"},
+		{"metadata not strings", file(`{"__metadata__":{"a":1}}`, 0), "__metadata__ is not an object of strings"},
+		{"entry not an object", file(`{"x":3}`, 4), `tensor "x": bad header entry`},
+		{"shape not numbers", file(`{"x":{"dtype":"F32","shape":["a"],"data_offsets":[0,4]}}`, 4), `tensor "x": bad header entry`},
+		{"one offset", file(`{"x":{"dtype":"F32","shape":[1],"data_offsets":[4]}}`, 4), "want [start, end]"},
+		{"three offsets", file(`{"x":{"dtype":"F32","shape":[1],"data_offsets":[0,4,8]}}`, 8), "want [start, end]"},
+		{"no offsets", file(`{"x":{"dtype":"F32","shape":[1]}}`, 4), "want [start, end]"},
+		{"end past the data", file(`{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, 4), `tensor "x": data_offsets [0, 8] outside the 4 bytes of data`},
+		{"negative start", file(`{"x":{"dtype":"F32","shape":[1],"data_offsets":[-4,0]}}`, 4), "outside the 4 bytes"},
+		{"end before start", file(`{"x":{"dtype":"U8","shape":[1],"data_offsets":[3,2]}}`, 4), "outside the 4 bytes"},
+		{"negative dimension", file(`{"x":{"dtype":"F32","shape":[-1,-4],"data_offsets":[0,4]}}`, 4), "shape [-1 -4] does not fit"},
+		{"huge shape", file(`{"x":{"dtype":"I8","shape":[65536,65536,65536,65536],"data_offsets":[0,0]}}`, 4), "does not fit in 4 bytes"},
+		{"bytes for the shape", file(`{"x":{"dtype":"BF16","shape":[3],"data_offsets":[0,4]}}`, 4), "BF16 of shape [3] needs 6 bytes, data_offsets [0, 4] give 4"},
+		{"overlap", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"U8","shape":[2],"data_offsets":[6,8]}}`, 8), `tensors "a" and "b" overlap`},
+		{"empty tensor inside another", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}}`, 8), "overlap"},
+	} {
+		h, err := ReadHeader(bytes.NewReader(c.b), int64(len(c.b)))
+		if err == nil || h != nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "safetensors") {
+			t.Errorf("%s: ReadHeader = %+v, %v; want nil and a safetensors error containing %q", c.name, h, err, c.want)
+		}
+	}
+	if _, err := ReadHeader(failingReader{}, 100); err == nil || !strings.Contains(err.Error(), "device on fire") {
+		t.Errorf("failing reader: err = %v, want the read error", err)
+	}
+}
+
+// TestReadHeader reads the header of an encoded file and of files with
+// what only ReadHeader accepts: other dtypes, gaps between tensors, no
+// checksum.
+func TestReadHeader(t *testing.T) {
+	enc, err := Encode(sample(), map[string]string{"step": "12"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl := int64(binary.LittleEndian.Uint64(enc))
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want []Entry
+		meta map[string]string
+	}{
+		{"encoded", enc, []Entry{
+			{"w", "F32", []int{2, 3}, 0, 24}, {"b", "F32", []int{3}, 24, 36},
+			{"scalar", "F32", []int{}, 36, 40}, {"empty", "F32", []int{0, 4}, 40, 40},
+		}, nil},
+		{"mixed dtypes, a gap, an unknown dtype", file(`{"__metadata__":{"format":"pt"},"m":{"dtype":"F16","shape":[2,2],"data_offsets":[2,10]},"odd":{"dtype":"Q4","shape":[7],"data_offsets":[10,13]},"i":{"dtype":"I64","shape":[],"data_offsets":[16,24]}}`, 24), []Entry{
+			{"m", "F16", []int{2, 2}, 2, 10}, {"odd", "Q4", []int{7}, 10, 13}, {"i", "I64", []int{}, 16, 24},
+		}, map[string]string{"format": "pt"}},
+		{"empty tensors at one offset, ordered by name", file(`{"z":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},"a":{"dtype":"F32","shape":[0],"data_offsets":[0,0]}}`, 0), []Entry{
+			{"a", "F32", []int{0}, 0, 0}, {"z", "F32", []int{0}, 0, 0},
+		}, map[string]string{}},
+		{"no tensors", file(`{}`, 0), nil, map[string]string{}},
+	} {
+		h, err := ReadHeader(bytes.NewReader(c.b), int64(len(c.b)))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if fmt.Sprint(h.Tensors) != fmt.Sprint(c.want) {
+			t.Errorf("%s: tensors %v, want %v", c.name, h.Tensors, c.want)
+		}
+		hlen := int64(binary.LittleEndian.Uint64(c.b))
+		if h.DataStart != 8+hlen || h.DataLen != int64(len(c.b))-8-hlen {
+			t.Errorf("%s: DataStart %d, DataLen %d; want %d, %d", c.name, h.DataStart, h.DataLen, 8+hlen, int64(len(c.b))-8-hlen)
+		}
+		if c.meta != nil && fmt.Sprint(h.Metadata) != fmt.Sprint(c.meta) {
+			t.Errorf("%s: metadata %v, want %v", c.name, h.Metadata, c.meta)
+		}
+		if h.Metadata == nil {
+			t.Errorf("%s: nil metadata", c.name)
+		}
+	}
+	// The encoded tensors' bytes are where the header says.
+	h, _ := ReadHeader(bytes.NewReader(enc), int64(len(enc)))
+	if h.DataStart != 8+hl {
+		t.Fatalf("DataStart %d, want %d", h.DataStart, 8+hl)
+	}
+	for i, e := range h.Tensors {
+		for j, v := range sample()[i].Data {
+			if got := math.Float32frombits(binary.LittleEndian.Uint32(enc[h.DataStart+e.Start+4*int64(j):])); got != v {
+				t.Fatalf("tensor %s element %d: %g at its offset, want %g", e.Name, j, got, v)
+			}
+		}
+	}
+}
+
+func TestDTypeSize(t *testing.T) {
+	for _, c := range []struct {
+		dtype string
+		size  int
+	}{{"F32", 4}, {"F16", 2}, {"BF16", 2}, {"F64", 8}, {"I64", 8}, {"U8", 1}, {"BOOL", 1}, {"I32", 4}, {"f32", 0}, {"", 0}, {"Q4", 0}} {
+		if got := DTypeSize(c.dtype); got != c.size {
+			t.Errorf("DTypeSize(%q) = %d, want %d", c.dtype, got, c.size)
+		}
+	}
+}
+
+// FuzzReadHeader: ReadHeader never panics, what it accepts satisfies
+// Header's contract, and every file Decode accepts has a header
+// ReadHeader accepts with the same tensors.
+func FuzzReadHeader(f *testing.F) {
+	good, _ := Encode(sample(), map[string]string{"step": "1"})
+	f.Add(good)
+	f.Add(file(`{"m":{"dtype":"F16","shape":[2,2],"data_offsets":[2,10]},"odd":{"dtype":"Q4","shape":[7],"data_offsets":[10,13]}}`, 16))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		h, err := ReadHeader(bytes.NewReader(b), int64(len(b)))
+		ts, _, derr := Decode(b)
+		if err != nil {
+			if derr == nil {
+				t.Fatalf("Decode accepts a file whose header ReadHeader refuses: %v", err)
+			}
+			return
+		}
+		end := int64(0)
+		for _, e := range h.Tensors {
+			if e.Start < end || e.End < e.Start || e.End > h.DataLen {
+				t.Fatalf("tensor %q at [%d, %d] after %d in %d data bytes", e.Name, e.Start, e.End, end, h.DataLen)
+			}
+			end = e.End
+			if s := int64(DTypeSize(e.DType)); s > 0 && int64(numel(e.Shape))*s != e.End-e.Start {
+				t.Fatalf("tensor %q: %s %v in %d bytes", e.Name, e.DType, e.Shape, e.End-e.Start)
+			}
+		}
+		if h.DataStart+h.DataLen != int64(len(b)) {
+			t.Fatalf("DataStart %d + DataLen %d != %d bytes", h.DataStart, h.DataLen, len(b))
+		}
+		if derr == nil {
+			if len(ts) != len(h.Tensors) {
+				t.Fatalf("Decode: %d tensors, ReadHeader %d", len(ts), len(h.Tensors))
+			}
+			for i, x := range ts {
+				if e := h.Tensors[i]; x.Name != e.Name || fmt.Sprint(x.Shape) != fmt.Sprint(e.Shape) {
+					t.Fatalf("tensor %d: Decode %s %v, ReadHeader %s %v", i, x.Name, x.Shape, e.Name, e.Shape)
+				}
+			}
+		}
+	})
 }
