@@ -36,12 +36,16 @@ type Decoder struct {
 
 // NewDecoder returns a Decoder with an empty cache for sequences of at
 // most maxT positions of l's shape and implementation. It panics if maxT
-// is less than 1.
+// is less than 1 or if the cache, 4·C·(maxT+32) floats at most, would not
+// fit in an int.
 func (l *Layer) NewDecoder(maxT int) *Decoder {
 	if maxT < 1 {
 		panic(fmt.Sprintf("attention.Layer.NewDecoder: maxT = %d, must be >= 1", maxT))
 	}
 	c := l.c
+	if maxT > math.MaxInt/4/c-32 {
+		panic(fmt.Sprintf("attention.Layer.NewDecoder: maxT = %d, must be <= %d for C = %d (the cache's size must be an int)", maxT, math.MaxInt/4/c-32, c))
+	}
 	// Rows of kt start on cache lines and are not 4 KiB apart (see
 	// kernels.Gemm's in-place B).
 	ldk := (maxT + 15) &^ 15
@@ -82,7 +86,9 @@ func (dh *decodeHeads) RunPart(_, h int) { (*Decoder)(dh).decodeHead(h) }
 // prompt with one call of n = its length, then one token per call. out
 // may be the same slice as x. It panics if n < 1, if x or out is shorter
 // than n*C, if the cache has no room for n more positions, or if a slice
-// of p does not have its exact size; the cache is unchanged then.
+// of p does not have its exact size, or if the score workspace
+// (4·n·(Len()+n)·C floats at most) would not fit in an int; the cache is
+// unchanged then.
 func (d *Decoder) Decode(out, x []float32, n int, p Params) {
 	const fn = "Decoder.Decode"
 	C := d.c
@@ -98,6 +104,7 @@ func (d *Decoder) Decode(out, x []float32, n int, p Params) {
 	if len(out) < n*C {
 		panic(fmt.Sprintf("attention.%s: len(out) = %d, want >= n*C = %d*%d = %d", fn, len(out), n, C, n*C))
 	}
+	checkProduct(fn, "the score workspace", "4*n*(Len()+n)*C", 4, n, d.n+n, C)
 	p.check(fn, "p", C)
 
 	past := d.n

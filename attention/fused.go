@@ -66,6 +66,7 @@ func (f *Fused) Forward(out, x []float32, b, t int, p Params) {
 	C := f.c
 	checkRows(fn, "x", x, b, t, C)
 	checkRows(fn, "out", out, b, t, C)
+	checkProduct(fn, "the qkv workspace", "3*b*t*C", 3, b, t, C)
 	p.check(fn, "p", C)
 
 	f.t = t

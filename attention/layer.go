@@ -46,7 +46,8 @@ func (bw *backwardHeads) RunPart(worker, i int) { (*Layer)(bw).backwardHead(work
 // of x, qkv, the probabilities (see Probs) and the concatenated heads.
 // out may be the same slice as x. Only the first b*t*C elements of x and
 // out are used; it panics if either is shorter, if b or t is less than 1,
-// or if a slice of p does not have its exact size.
+// if the probabilities (b·H·t² of them, or 3·b·t·C for qkv) would not fit
+// in an int, or if a slice of p does not have its exact size.
 func (l *Layer) Forward(out, x []float32, b, t int, p Params) {
 	const fn = "Layer.Forward"
 	checkBT(fn, b, t)
@@ -54,6 +55,8 @@ func (l *Layer) Forward(out, x []float32, b, t int, p Params) {
 	C := l.c
 	checkRows(fn, "x", x, b, t, C)
 	checkRows(fn, "out", out, b, t, C)
+	checkProduct(fn, "the qkv workspace", "3*b*t*C", 3, b, t, C)
+	checkProduct(fn, "the probabilities", "b*H*t*t", b, l.h, t, t)
 	p.check(fn, "p", C)
 
 	l.ready = false

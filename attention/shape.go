@@ -68,21 +68,29 @@ func newShape(c, h, d int, opts []Option) shape {
 }
 
 // NewSingleHead returns the single-head layer of width c: Q, K and V are
-// used whole and the scores are scaled by 1/sqrt(c). It panics if c < 1.
+// used whole and the scores are scaled by 1/sqrt(c). It panics if c < 1
+// or if NumParams(c) is not an int.
 func NewSingleHead(c int, opts ...Option) *Layer {
 	if c < 1 {
 		panic(fmt.Sprintf("attention.NewSingleHead: c = %d, must be >= 1", c))
+	}
+	if c > maxC {
+		panic(fmt.Sprintf("attention.NewSingleHead: c = %d, must be <= %d (NumParams(c) must be an int)", c, maxC))
 	}
 	return &Layer{shape: newShape(c, 1, c, opts)}
 }
 
 // NewMultiHead returns the layer of width c with h heads of size
 // d = c/h; the scores of each head are scaled by 1/sqrt(d). It returns an
-// error if c or h is less than 1 or if h does not divide c. With h = 1
-// it computes exactly what NewSingleHead(c) does.
+// error if c or h is less than 1, if h does not divide c or if
+// NumParams(c) is not an int. With h = 1 it computes exactly what
+// NewSingleHead(c) does.
 func NewMultiHead(c, h int, opts ...Option) (*Layer, error) {
 	if c < 1 || h < 1 {
 		return nil, fmt.Errorf("attention.NewMultiHead: C = %d and H = %d must both be >= 1", c, h)
+	}
+	if c > maxC {
+		return nil, fmt.Errorf("attention.NewMultiHead: C = %d, must be <= %d (NumParams(C) must be an int)", c, maxC)
 	}
 	if c%h != 0 {
 		return nil, fmt.Errorf("attention.NewMultiHead: C = %d is not divisible by H = %d heads (C must be H*D)", c, h)
@@ -125,9 +133,47 @@ func checkBT(fn string, b, t int) {
 	}
 }
 
-// checkRows panics unless len(s) >= b*t*c.
+// checkRows panics unless len(s) >= b*t*c (b, t, c >= 1), without
+// computing a product that overflows.
 func checkRows(fn, name string, s []float32, b, t, c int) {
-	if need := b * t * c; len(s) < need {
-		panic(fmt.Sprintf("attention.%s: len(%s) = %d, want >= b*t*C = %d*%d*%d = %d", fn, name, len(s), b, t, c, need))
+	if need, ok := product(b, t, c); !ok || len(s) < need {
+		panic(fmt.Sprintf("attention.%s: len(%s) = %d, want >= b*t*C = %d*%d*%d = %s", fn, name, len(s), b, t, c, productString(b, t, c)))
 	}
+}
+
+// checkProduct panics unless the product of vals (each >= 1), the size
+// of a workspace named what, is an int.
+func checkProduct(fn, what, expr string, vals ...int) {
+	if _, ok := product(vals...); !ok {
+		panic(fmt.Sprintf("attention.%s: %s %s = %s overflows int", fn, what, expr, productString(vals...)))
+	}
+}
+
+// product returns the product of vals (each >= 0) and whether it is an
+// int; it never overflows.
+func product(vals ...int) (int, bool) {
+	p := 1
+	for _, v := range vals {
+		if v != 0 && p > math.MaxInt/v {
+			return 0, false
+		}
+		p *= v
+	}
+	return p, true
+}
+
+// productString formats the product of vals (each >= 0), or the factors
+// themselves where the product is not an int.
+func productString(vals ...int) string {
+	if p, ok := product(vals...); ok {
+		return fmt.Sprint(p)
+	}
+	s := ""
+	for i, v := range vals {
+		if i > 0 {
+			s += "*"
+		}
+		s += fmt.Sprint(v)
+	}
+	return s + " (more than an int holds)"
 }

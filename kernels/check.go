@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"unsafe"
 )
@@ -87,27 +88,87 @@ func checkGemm(fn string, transA, transB bool, m, n, k int, a []float32, lda int
 // each matrix's first element to its last, so two matrices interleaved
 // in one buffer count as overlapping even where no element is shared.
 func checkNoOverlap(fn, wn string, w []float32, wr, wc, wld int, rn string, r []float32, rr, rc, rld int) {
+	if overlaps(w, wr, wc, wld, r, rr, rc, rld) {
+		panic(fmt.Sprintf("kernels.%s: %s overlaps %s in memory (%s must be apart from %s)", fn, wn, rn, wn, rn))
+	}
+}
+
+// overlaps reports whether the memory spans, first element to last, of
+// the matrices w and r overlap; both fit their slices, so no span
+// overflows.
+func overlaps(w []float32, wr, wc, wld int, r []float32, rr, rc, rld int) bool {
 	if wr == 0 || wc == 0 || rr == 0 || rc == 0 {
-		return
+		return false
 	}
 	w0 := uintptr(unsafe.Pointer(unsafe.SliceData(w)))
 	w1 := w0 + uintptr((wr-1)*wld+wc)*4
 	r0 := uintptr(unsafe.Pointer(unsafe.SliceData(r)))
 	r1 := r0 + uintptr((rr-1)*rld+rc)*4
-	if w0 < r1 && r0 < w1 {
-		panic(fmt.Sprintf("kernels.%s: %s overlaps %s in memory (%s must be a separate matrix)", fn, wn, rn, wn))
-	}
+	return w0 < r1 && r0 < w1
 }
 
 // checkInPlaceOrApart panics unless the written matrix w is either the
 // read matrix r itself (same first element, same leading dimension) or
-// apart from it in memory; both are rows×cols and fit their slices.
+// apart from it in memory; both are rows×cols and fit their slices. It is
+// the one rule of every kernel that may work in place: exactly in place,
+// or not overlapping at all, because a partly overlapping output gives
+// results that differ between implementations.
 func checkInPlaceOrApart(fn, wn string, w []float32, wld int, rn string, r []float32, rld int, rows, cols int) {
 	if unsafe.SliceData(w) == unsafe.SliceData(r) && wld == rld {
 		return
 	}
-	checkNoOverlap(fn, wn, w, rows, cols, wld, rn, r, rows, cols, rld)
+	if overlaps(w, rows, cols, wld, r, rows, cols, rld) {
+		panic(fmt.Sprintf("kernels.%s: %s overlaps %s in memory (%s must be %s itself, the same first element and leading dimension, or apart from it)", fn, wn, rn, wn, rn))
+	}
 }
+
+// panicVecOverlap is the panic of the vector form of checkInPlaceOrApart,
+// which every kernel writing a vector it also reads applies as
+//
+//	if partlyOverlaps(w, r) {
+//		panicVecOverlap(fn, "w", "r")
+//	}
+//
+// (two calls, so that the test is inlined: the vector operations take a
+// few nanoseconds).
+func panicVecOverlap(fn, wn, rn string) {
+	panic(fmt.Sprintf("kernels.%s: %s overlaps %s in memory (%s must be %s itself, the same first element, or apart from it)", fn, wn, rn, wn, rn))
+}
+
+// partlyOverlaps reports whether the vectors w and r, of equal lengths,
+// overlap in memory without starting at the same element: w is neither
+// r itself nor apart from it.
+func partlyOverlaps(w, r []float32) bool {
+	w0 := uintptr(unsafe.Pointer(unsafe.SliceData(w)))
+	r0 := uintptr(unsafe.Pointer(unsafe.SliceData(r)))
+	size := uintptr(len(w)) * 4
+	return w0 != r0 && w0 < r0+size && r0 < w0+size
+}
+
+// checkVecApart panics if the first wn elements of the written vector w
+// overlap the first rn elements of the vector r (both fit their slices).
+func checkVecApart(fn, wname string, w []float32, wn int, rname string, r []float32, rn int) {
+	checkNoOverlap(fn, wname, w, 1, wn, wn, rname, r, 1, rn, rn)
+}
+
+// checkVecMatApart panics if the first wn elements of the vector w
+// overlap the rows×cols matrix r (leading dimension ld); both fit their
+// slices.
+func checkVecMatApart(fn, wname string, w []float32, wn int, rname string, r []float32, rows, cols, ld int) {
+	checkNoOverlap(fn, wname, w, 1, wn, wn, rname, r, rows, cols, ld)
+}
+
+// checkOffset panics unless i+offset, the position of query i, is an int
+// for every query i < rows: offset <= MaxInt - rows.
+func checkOffset(fn string, offset, rows int) {
+	if offset > math.MaxInt-rows {
+		panic(fmt.Sprintf("kernels.%s: offset = %d with tq = %d overflows int (offset+tq = %s, want <= %d)", fn, offset, rows, bigSum(offset, rows), math.MaxInt))
+	}
+}
+
+// bigSum formats a+b exactly for a, b >= 0, even where it does not fit
+// in an int (it fits in a uint64).
+func bigSum(a, b int) string { return fmt.Sprint(uint64(a) + uint64(b)) }
 
 // checkSameLen panics unless two lengths are equal.
 func checkSameLen(fn, xn, yn string, lx, ly int) {

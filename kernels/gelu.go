@@ -40,7 +40,9 @@ func (p *Impl) GELU(dst, x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	checkInPlaceOrApart("GELU", "dst", dst, len(dst), "x", x, len(x), 1, len(x))
+	if partlyOverlaps(dst, x) {
+		panicVecOverlap("GELU", "dst", "x")
+	}
 	p.set.GELU(dst, x)
 }
 
@@ -70,8 +72,10 @@ func (p *Impl) GELUBackward(dx, dy, x []float32) {
 	if len(x) == 0 {
 		return
 	}
-	checkInPlaceOrApart("GELUBackward", "dx", dx, len(dx), "dy", dy, len(dy), 1, len(x))
-	checkNoOverlap("GELUBackward", "dx", dx, 1, len(dx), len(dx), "x", x, 1, len(x), len(x))
+	if partlyOverlaps(dx, dy) {
+		panicVecOverlap("GELUBackward", "dx", "dy")
+	}
+	checkVecApart("GELUBackward", "dx", dx, len(dx), "x", x, len(x))
 	p.set.GELUBackward(dx, dy, x)
 }
 

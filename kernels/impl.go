@@ -1,6 +1,8 @@
 package kernels
 
 import (
+	"fmt"
+	"math"
 	"sync/atomic"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
@@ -35,10 +37,14 @@ func (p *Impl) Requires() string { return p.set.Requires }
 // FMAs in this implementation's widest registers and returns the number of
 // floating-point operations it performed (0 for generic, which has none).
 // Timing it gives the CPU's peak float32 FMA rate for this instruction set,
-// the yardstick for every GEMM figure.
+// the yardstick for every GEMM figure. It panics if that number of
+// operations does not fit in an int.
 func (p *Impl) FMAPeakLoop(iters int) (flops int) {
 	if p.set.FMALoop == nil || iters <= 0 {
 		return 0
+	}
+	if iters > math.MaxInt/p.set.FMAFlops {
+		panic(fmt.Sprintf("kernels.Impl.FMAPeakLoop: iters = %d times %d operations per iteration overflows int (%s: at most %d iterations)", iters, p.set.FMAFlops, p.set.Name, math.MaxInt/p.set.FMAFlops))
 	}
 	p.set.FMALoop(iters)
 	return iters * p.set.FMAFlops

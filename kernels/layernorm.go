@@ -13,8 +13,9 @@ import "unsafe"
 // gamma and beta must hold at least n values. When mean and rstd are not
 // nil they must hold at least m values and receive mean_i and rstd_i,
 // which LayerNormBackward needs. y may be x itself (the same slice with
-// the same leading dimension); otherwise the two must not overlap (it
-// panics if they do).
+// the same leading dimension); otherwise the two must not overlap, and
+// no written matrix or vector (y, mean, rstd) may overlap another
+// argument (it panics if they do).
 //
 // Accuracy against a float64 computation (TestLayerNormSweep, rows of up
 // to 1031 with means far from 0): the SIMD implementations, which sum in
@@ -37,6 +38,13 @@ func (p *Impl) LayerNorm(m, n int, x []float32, ldx int, gamma, beta []float32, 
 		return
 	}
 	checkInPlaceOrApart(fn, "y", y, ldy, "x", x, ldx, m, n)
+	checkStatsApart(fn, m, n, gamma, beta, mean, rstd)
+	checkNoOverlap(fn, "y", y, m, n, ldy, "gamma", gamma, 1, n, n)
+	checkNoOverlap(fn, "y", y, m, n, ldy, "beta", beta, 1, n, n)
+	checkVecMatApart(fn, "mean", mean, m, "x", x, m, n, ldx)
+	checkVecMatApart(fn, "rstd", rstd, m, "x", x, m, n, ldx)
+	checkVecMatApart(fn, "mean", mean, m, "y", y, m, n, ldy)
+	checkVecMatApart(fn, "rstd", rstd, m, "y", y, m, n, ldy)
 	p.set.LayerNorm(m, n, x, ldx, gamma, beta, eps, y, ldy, mean, rstd)
 }
 
@@ -50,7 +58,8 @@ func (p *Impl) LayerNorm(m, n int, x []float32, ldx int, gamma, beta []float32, 
 //	dgamma[j] += sum_i dy[i,j]*xhat[i,j]
 //	dbeta[j]  += sum_i dy[i,j]
 //
-// dx must not overlap dy or x, nor dgamma dbeta (it panics if they do).
+// No written matrix or vector (dx, dgamma, dbeta) may overlap another
+// argument (it panics if one does).
 // Rows are added into dgamma and dbeta in index order. Accuracy as for
 // LayerNorm: within a few float32 roundings of generic relative to each
 // sum's terms (TestLayerNormBackwardSweep).
@@ -71,6 +80,24 @@ func (p *Impl) LayerNormBackward(m, n int, dy []float32, lddy int, x []float32, 
 	checkNoOverlap(fn, "dx", dx, m, n, lddx, "dy", dy, m, n, lddy)
 	checkNoOverlap(fn, "dx", dx, m, n, lddx, "x", x, m, n, ldx)
 	checkNoOverlap(fn, "dgamma", dgamma, 1, n, n, "dbeta", dbeta, 1, n, n)
+	reads := [...]struct {
+		name string
+		s    []float32
+		n    int
+	}{{"mean", mean, m}, {"rstd", rstd, m}, {"gamma", gamma, n}}
+	for _, r := range reads {
+		checkNoOverlap(fn, "dx", dx, m, n, lddx, r.name, r.s, 1, r.n, r.n)
+		checkVecApart(fn, "dgamma", dgamma, n, r.name, r.s, r.n)
+		checkVecApart(fn, "dbeta", dbeta, n, r.name, r.s, r.n)
+	}
+	for _, g := range [...]struct {
+		name string
+		s    []float32
+	}{{"dgamma", dgamma}, {"dbeta", dbeta}} {
+		checkVecMatApart(fn, g.name, g.s, n, "dx", dx, m, n, lddx)
+		checkVecMatApart(fn, g.name, g.s, n, "dy", dy, m, n, lddy)
+		checkVecMatApart(fn, g.name, g.s, n, "x", x, m, n, ldx)
+	}
 	p.set.LayerNormBackward(m, n, dy, lddy, x, ldx, mean, rstd, gamma, dx, lddx, dgamma, dbeta)
 }
 
@@ -91,7 +118,9 @@ func (p *Impl) LayerNormBackward(m, n int, dy []float32, lddy int, x []float32, 
 // dimensions are ldx, ldr, ldsum and ldy. sum may be x or r (the same
 // slice with the same leading dimension) and y may be sum (even when sum
 // is x or r); otherwise the
-// written matrices must not overlap the others (it panics if they do).
+// written matrices must not overlap the others, and no written matrix or
+// vector (sum, y, mean, rstd) may overlap another argument (it panics if
+// one does).
 func (p *Impl) AddLayerNorm(m, n int, x []float32, ldx int, r []float32, ldr int, sum []float32, ldsum int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32) {
 	const fn = "AddLayerNorm"
 	checkDims(fn, []string{"m", "n"}, m, n)
@@ -113,6 +142,23 @@ func (p *Impl) AddLayerNorm(m, n int, x []float32, ldx int, r []float32, ldr int
 		checkNoOverlap(fn, "y", y, m, n, ldy, "sum", sum, m, n, ldsum)
 		checkNoOverlap(fn, "y", y, m, n, ldy, "x", x, m, n, ldx)
 		checkNoOverlap(fn, "y", y, m, n, ldy, "r", r, m, n, ldr)
+	}
+	checkStatsApart(fn, m, n, gamma, beta, mean, rstd)
+	for _, w := range [...]struct {
+		name string
+		s    []float32
+		ld   int
+	}{{"sum", sum, ldsum}, {"y", y, ldy}} {
+		checkNoOverlap(fn, w.name, w.s, m, n, w.ld, "gamma", gamma, 1, n, n)
+		checkNoOverlap(fn, w.name, w.s, m, n, w.ld, "beta", beta, 1, n, n)
+	}
+	for _, a := range [...]struct {
+		name string
+		s    []float32
+		ld   int
+	}{{"x", x, ldx}, {"r", r, ldr}, {"sum", sum, ldsum}, {"y", y, ldy}} {
+		checkVecMatApart(fn, "mean", mean, m, a.name, a.s, m, n, a.ld)
+		checkVecMatApart(fn, "rstd", rstd, m, a.name, a.s, m, n, a.ld)
 	}
 	// Rows go in chunks of about addLNChunkFloats: the chunk's sums are
 	// written, then normalised by one LayerNorm call while still in L1.
@@ -141,3 +187,18 @@ func (p *Impl) AddLayerNorm(m, n int, x []float32, ldx int, r []float32, ldr int
 // before normalising them: 16 KiB, half of the smallest L1 data cache of
 // the CPUs it runs on, so the sums are read back from L1.
 const addLNChunkFloats = 4096
+
+// checkStatsApart panics if the optional outputs mean and rstd (m values
+// each, or nil) overlap each other or the parameters gamma and beta (n
+// values each) of a LayerNorm.
+func checkStatsApart(fn string, m, n int, gamma, beta, mean, rstd []float32) {
+	checkVecApart(fn, "mean", mean, min(m, len(mean)), "rstd", rstd, min(m, len(rstd)))
+	for _, w := range [...]struct {
+		name string
+		s    []float32
+	}{{"mean", mean}, {"rstd", rstd}} {
+		k := min(m, len(w.s))
+		checkVecApart(fn, w.name, w.s, k, "gamma", gamma, n)
+		checkVecApart(fn, w.name, w.s, k, "beta", beta, n)
+	}
+}

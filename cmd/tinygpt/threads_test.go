@@ -45,7 +45,7 @@ func TestCommandsAnyGOMAXPROCS(t *testing.T) {
 		}
 		for _, r := range runs {
 			if r.bin == "kernelbench" && buildTags == "purego" {
-				r.args[5] = "generic"
+				r.args[7] = "generic"
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			cmd := exec.CommandContext(ctx, binary(t, r.bin), r.args...)

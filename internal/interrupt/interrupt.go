@@ -25,6 +25,7 @@ type Watch struct {
 	cancel context.CancelFunc
 	ch     chan os.Signal
 	done   chan struct{}
+	sigs   []os.Signal
 
 	mu      sync.Mutex
 	first   os.Signal       // the signal that cancelled ctx
@@ -41,7 +42,7 @@ func Start(again func(os.Signal)) *Watch { return start(again, Signals...) }
 
 func start(again func(os.Signal), sigs ...os.Signal) *Watch {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &Watch{ctx: ctx, cancel: cancel, ch: make(chan os.Signal, 2), done: make(chan struct{}), again: again}
+	w := &Watch{ctx: ctx, cancel: cancel, ch: make(chan os.Signal, 2), done: make(chan struct{}), again: again, sigs: sigs}
 	signal.Notify(w.ch, sigs...)
 	go func() {
 		defer close(w.done)
@@ -126,10 +127,16 @@ func (w *Watch) Hold() (release func()) {
 	}
 }
 
-// Stop ends the watch: the signals' default actions are restored before
-// the delivery channel is closed, so a late signal is never sent on a
-// closed channel. The context stays as it is.
+// Stop ends the watch before the delivery channel is closed, so a late
+// signal is never sent on a closed channel. If no signal has arrived, the
+// signals' default actions are restored; if one has, the command is on its
+// way out after saving its work, and later signals are ignored, so that a
+// flood of them cannot end it by the signal before it exits with its own
+// status. The context stays as it is.
 func (w *Watch) Stop() {
+	if w.Signal() != nil {
+		signal.Ignore(w.sigs...)
+	}
 	signal.Stop(w.ch)
 	close(w.ch)
 	<-w.done
