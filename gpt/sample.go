@@ -79,8 +79,18 @@ func (s *Sampler) feed(toks []int32) {
 }
 
 // Logits returns the logits of the next token after feeding toks to a fresh
-// context (at most BlockSize tokens).
+// context: 1 to BlockSize tokens, each in [0, Vocab). It panics, naming the
+// argument, on any other toks.
 func (s *Sampler) Logits(toks []int32) []float32 {
+	cfg := s.m.Config
+	if len(toks) < 1 || len(toks) > cfg.BlockSize {
+		panic(fmt.Sprintf("gpt.Sampler.Logits: len(toks)=%d, need 1 to BlockSize=%d", len(toks), cfg.BlockSize))
+	}
+	for i, t := range toks {
+		if t < 0 || int(t) >= cfg.Vocab {
+			panic(fmt.Sprintf("gpt.Sampler.Logits: toks[%d]=%d is outside the vocabulary of %d", i, t, cfg.Vocab))
+		}
+	}
 	for _, c := range s.caches {
 		c.Reset()
 	}

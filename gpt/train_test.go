@@ -252,3 +252,35 @@ func TestConfigJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplerLogitsBadTokens: a prompt that is empty, longer than the
+// block or holds a token outside the vocabulary panics with a message
+// naming Logits and the argument, never an index error.
+func TestSamplerLogitsBadTokens(t *testing.T) {
+	m, err := New(Config{Vocab: 7, BlockSize: 4, Layers: 1, Heads: 1, Width: 8}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.NewSampler()
+	for _, c := range []struct {
+		toks []int32
+		want string
+	}{
+		{nil, "len(toks)=0"},
+		{[]int32{1, 2, 3, 4, 5}, "len(toks)=5"},
+		{[]int32{1, 7}, "toks[1]=7"},
+		{[]int32{-1}, "toks[0]=-1"},
+	} {
+		msg := func() (msg string) {
+			defer func() { msg, _ = recover().(string) }()
+			s.Logits(c.toks)
+			return ""
+		}()
+		if !strings.HasPrefix(msg, "gpt.Sampler.Logits: ") || !strings.Contains(msg, c.want) {
+			t.Errorf("Logits(%v): panic %q, want one naming %q", c.toks, msg, c.want)
+		}
+	}
+	if got := s.Logits([]int32{1, 2, 3, 4}); len(got) != 7 {
+		t.Fatalf("Logits of a full block: %d values, want 7", len(got))
+	}
+}
