@@ -26,6 +26,9 @@ type Watch struct {
 	ch     chan os.Signal
 	done   chan struct{}
 	sigs   []os.Signal
+	// ignoreLate: Stop after a signal ignores later ones instead of
+	// restoring their default action (see Stop).
+	ignoreLate bool
 
 	mu      sync.Mutex
 	first   os.Signal       // the signal that cancelled ctx
@@ -38,7 +41,11 @@ type Watch struct {
 // Start catches Signals until Stop. again, when not nil, is called once,
 // on its own goroutine, with the first signal that arrives after the one
 // that cancelled the context, and is meant to end the process.
-func Start(again func(os.Signal)) *Watch { return start(again, Signals...) }
+func Start(again func(os.Signal)) *Watch {
+	w := start(again, Signals...)
+	w.ignoreLate = true
+	return w
+}
 
 func start(again func(os.Signal), sigs ...os.Signal) *Watch {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -129,12 +136,12 @@ func (w *Watch) Hold() (release func()) {
 
 // Stop ends the watch before the delivery channel is closed, so a late
 // signal is never sent on a closed channel. If no signal has arrived, the
-// signals' default actions are restored; if one has, the command is on its
-// way out after saving its work, and later signals are ignored, so that a
-// flood of them cannot end it by the signal before it exits with its own
-// status. The context stays as it is.
+// signals' default actions are restored. If one has, the command is on its
+// way out after saving its work: a Watch made by Start then ignores later
+// signals instead, so that a flood of them cannot end the process by the
+// signal before it exits with its own status. The context stays as it is.
 func (w *Watch) Stop() {
-	if w.Signal() != nil {
+	if w.ignoreLate && w.Signal() != nil {
 		signal.Ignore(w.sigs...)
 	}
 	signal.Stop(w.ch)
