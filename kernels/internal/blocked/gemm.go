@@ -133,6 +133,10 @@ type Driver struct {
 	// bRowsMax is the largest m for which B is read in place
 	// (bInPlaceMaxRows).
 	bRowsMax int
+
+	// skinny are the kernels of Gemv and of the small-M products
+	// (skinny.go); none until WithSkinny.
+	skinny Skinny
 }
 
 // New returns the driver named name (the implementation's name, such as
@@ -217,6 +221,8 @@ type gemmWork struct {
 
 	// For a parallel call: the strips.
 	task gemmTask
+	// For a parallel skinny product: its columns.
+	skinny skinnyTask
 }
 
 // workPool hands out gemmWorks; it never frees them, so after warm-up no
