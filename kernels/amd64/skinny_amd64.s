@@ -2685,8 +2685,112 @@ skinnyAxpys6AVX2_done:
 // func skinnyAxpys7AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, FMA3
 TEXT ·skinnyAxpys7AVX2(SB), NOSPLIT, $0-80
-	MOVQ    b+40(FP), AX
-	MOVQ    c+56(FP), CX
+	MOVQ b+40(FP), AX
+	MOVQ c+56(FP), CX
+
+skinnyAxpys7AVX2_cols1:
+	CMPQ   n+8(FP), $0x00000008
+	JB     skinnyAxpys7AVX2_tail
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	MOVQ   a+16(FP), DX
+	MOVQ   rsa+24(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   csa+32(FP), SI
+	SHLQ   $0x02, SI
+	LEAQ   (BX)(BX*2), DI
+	LEAQ   (DX)(BX*4), R8
+	MOVQ   AX, R9
+	MOVQ   ldb+48(FP), R10
+	SHLQ   $0x02, R10
+	MOVQ   k+0(FP), R11
+
+skinnyAxpys7AVX2_b1_k:
+	VMOVUPS      (R9), Y7
+	VBROADCASTSS (DX), Y8
+	VFMADD231PS  Y7, Y8, Y0
+	VBROADCASTSS (DX)(BX*1), Y8
+	VFMADD231PS  Y7, Y8, Y1
+	VBROADCASTSS (DX)(BX*2), Y8
+	VFMADD231PS  Y7, Y8, Y2
+	VBROADCASTSS (DX)(DI*1), Y8
+	VFMADD231PS  Y7, Y8, Y3
+	VBROADCASTSS (DX)(BX*4), Y8
+	VFMADD231PS  Y7, Y8, Y4
+	VBROADCASTSS (R8)(BX*1), Y8
+	VFMADD231PS  Y7, Y8, Y5
+	VBROADCASTSS (R8)(BX*2), Y8
+	VFMADD231PS  Y7, Y8, Y6
+	ADDQ         R10, R9
+	ADDQ         SI, DX
+	ADDQ         SI, R8
+	DECQ         R11
+	JNZ          skinnyAxpys7AVX2_b1_k
+	VBROADCASTSS alpha+72(FP), Y7
+	VMULPS       Y7, Y0, Y0
+	VMULPS       Y7, Y1, Y1
+	VMULPS       Y7, Y2, Y2
+	VMULPS       Y7, Y3, Y3
+	VMULPS       Y7, Y4, Y4
+	VMULPS       Y7, Y5, Y5
+	VMULPS       Y7, Y6, Y6
+	MOVQ         ldc+64(FP), DX
+	SHLQ         $0x02, DX
+	MOVL         beta+76(FP), BX
+	ANDL         $0x7fffffff, BX
+	JZ           skinnyAxpys7AVX2_b1_beta0
+	VBROADCASTSS beta+76(FP), Y7
+	MOVQ         CX, BX
+	VFMADD231PS  (BX), Y7, Y0
+	VMOVUPS      Y0, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Y7, Y1
+	VMOVUPS      Y1, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Y7, Y2
+	VMOVUPS      Y2, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Y7, Y3
+	VMOVUPS      Y3, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Y7, Y4
+	VMOVUPS      Y4, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Y7, Y5
+	VMOVUPS      Y5, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Y7, Y6
+	VMOVUPS      Y6, (BX)
+	JMP          skinnyAxpys7AVX2_b1_stored
+
+skinnyAxpys7AVX2_b1_beta0:
+	MOVQ    CX, BX
+	VMOVUPS Y0, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Y1, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Y2, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Y3, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Y4, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Y5, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Y6, (BX)
+
+skinnyAxpys7AVX2_b1_stored:
+	ADDQ $0x00000020, AX
+	ADDQ $0x00000020, CX
+	SUBQ $0x00000008, n+8(FP)
+	JMP  skinnyAxpys7AVX2_cols1
+
+skinnyAxpys7AVX2_tail:
 	MOVQ    n+8(FP), DX
 	TESTQ   DX, DX
 	JZ      skinnyAxpys7AVX2_done
@@ -2799,8 +2903,121 @@ skinnyAxpys7AVX2_done:
 // func skinnyAxpys8AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, FMA3
 TEXT ·skinnyAxpys8AVX2(SB), NOSPLIT, $0-80
-	MOVQ    b+40(FP), AX
-	MOVQ    c+56(FP), CX
+	MOVQ b+40(FP), AX
+	MOVQ c+56(FP), CX
+
+skinnyAxpys8AVX2_cols1:
+	CMPQ   n+8(FP), $0x00000008
+	JB     skinnyAxpys8AVX2_tail
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   a+16(FP), DX
+	MOVQ   rsa+24(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   csa+32(FP), SI
+	SHLQ   $0x02, SI
+	LEAQ   (BX)(BX*2), DI
+	LEAQ   (DX)(BX*4), R8
+	MOVQ   AX, R9
+	MOVQ   ldb+48(FP), R10
+	SHLQ   $0x02, R10
+	MOVQ   k+0(FP), R11
+
+skinnyAxpys8AVX2_b1_k:
+	VMOVUPS      (R9), Y8
+	VBROADCASTSS (DX), Y9
+	VFMADD231PS  Y8, Y9, Y0
+	VBROADCASTSS (DX)(BX*1), Y9
+	VFMADD231PS  Y8, Y9, Y1
+	VBROADCASTSS (DX)(BX*2), Y9
+	VFMADD231PS  Y8, Y9, Y2
+	VBROADCASTSS (DX)(DI*1), Y9
+	VFMADD231PS  Y8, Y9, Y3
+	VBROADCASTSS (DX)(BX*4), Y9
+	VFMADD231PS  Y8, Y9, Y4
+	VBROADCASTSS (R8)(BX*1), Y9
+	VFMADD231PS  Y8, Y9, Y5
+	VBROADCASTSS (R8)(BX*2), Y9
+	VFMADD231PS  Y8, Y9, Y6
+	VBROADCASTSS (R8)(DI*1), Y9
+	VFMADD231PS  Y8, Y9, Y7
+	ADDQ         R10, R9
+	ADDQ         SI, DX
+	ADDQ         SI, R8
+	DECQ         R11
+	JNZ          skinnyAxpys8AVX2_b1_k
+	VBROADCASTSS alpha+72(FP), Y8
+	VMULPS       Y8, Y0, Y0
+	VMULPS       Y8, Y1, Y1
+	VMULPS       Y8, Y2, Y2
+	VMULPS       Y8, Y3, Y3
+	VMULPS       Y8, Y4, Y4
+	VMULPS       Y8, Y5, Y5
+	VMULPS       Y8, Y6, Y6
+	VMULPS       Y8, Y7, Y7
+	MOVQ         ldc+64(FP), DX
+	SHLQ         $0x02, DX
+	MOVL         beta+76(FP), BX
+	ANDL         $0x7fffffff, BX
+	JZ           skinnyAxpys8AVX2_b1_beta0
+	VBROADCASTSS beta+76(FP), Y8
+	MOVQ         CX, BX
+	VFMADD231PS  (BX), Y8, Y0
+	VMOVUPS      Y0, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Y8, Y1
+	VMOVUPS      Y1, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Y8, Y2
+	VMOVUPS      Y2, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Y8, Y3
+	VMOVUPS      Y3, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Y8, Y4
+	VMOVUPS      Y4, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Y8, Y5
+	VMOVUPS      Y5, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Y8, Y6
+	VMOVUPS      Y6, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Y8, Y7
+	VMOVUPS      Y7, (BX)
+	JMP          skinnyAxpys8AVX2_b1_stored
+
+skinnyAxpys8AVX2_b1_beta0:
+	MOVQ    CX, BX
+	VMOVUPS Y0, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Y1, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Y2, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Y3, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Y4, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Y5, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Y6, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Y7, (BX)
+
+skinnyAxpys8AVX2_b1_stored:
+	ADDQ $0x00000020, AX
+	ADDQ $0x00000020, CX
+	SUBQ $0x00000008, n+8(FP)
+	JMP  skinnyAxpys8AVX2_cols1
+
+skinnyAxpys8AVX2_tail:
 	MOVQ    n+8(FP), DX
 	TESTQ   DX, DX
 	JZ      skinnyAxpys8AVX2_done
@@ -6616,13 +6833,12 @@ skinnyAxpys7AVX512_done:
 // func skinnyAxpys8AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, AVX512F
 TEXT ·skinnyAxpys8AVX512(SB), NOSPLIT, $0-80
-	MOVQ   b+40(FP), AX
-	MOVQ   c+56(FP), CX
-	MOVQ   n+8(FP), DX
-	TESTQ  DX, DX
-	JZ     skinnyAxpys8AVX512_done
-	LEAQ   skinnyMaskAVX512<>+0(SB), BX
-	KMOVW  (BX)(DX*2), K1
+	MOVQ b+40(FP), AX
+	MOVQ c+56(FP), CX
+
+skinnyAxpys8AVX512_cols1:
+	CMPQ   n+8(FP), $0x00000010
+	JB     skinnyAxpys8AVX512_tail
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -6638,12 +6854,13 @@ TEXT ·skinnyAxpys8AVX512(SB), NOSPLIT, $0-80
 	SHLQ   $0x02, SI
 	LEAQ   (BX)(BX*2), DI
 	LEAQ   (DX)(BX*4), R8
-	MOVQ   ldb+48(FP), R9
-	SHLQ   $0x02, R9
-	MOVQ   k+0(FP), R10
+	MOVQ   AX, R9
+	MOVQ   ldb+48(FP), R10
+	SHLQ   $0x02, R10
+	MOVQ   k+0(FP), R11
 
-skinnyAxpys8AVX512_bt_k:
-	VMOVUPS.Z    (AX), K1, Z8
+skinnyAxpys8AVX512_b1_k:
+	VMOVUPS      (R9), Z8
 	VBROADCASTSS (DX), Z9
 	VFMADD231PS  Z8, Z9, Z0
 	VBROADCASTSS (DX)(BX*1), Z9
@@ -6660,11 +6877,11 @@ skinnyAxpys8AVX512_bt_k:
 	VFMADD231PS  Z8, Z9, Z6
 	VBROADCASTSS (R8)(DI*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
-	ADDQ         R9, AX
+	ADDQ         R10, R9
 	ADDQ         SI, DX
 	ADDQ         SI, R8
-	DECQ         R10
-	JNZ          skinnyAxpys8AVX512_bt_k
+	DECQ         R11
+	JNZ          skinnyAxpys8AVX512_b1_k
 	VBROADCASTSS alpha+72(FP), Z8
 	VMULPS       Z8, Z0, Z0
 	VMULPS       Z8, Z1, Z1
@@ -6674,61 +6891,174 @@ skinnyAxpys8AVX512_bt_k:
 	VMULPS       Z8, Z5, Z5
 	VMULPS       Z8, Z6, Z6
 	VMULPS       Z8, Z7, Z7
+	MOVQ         ldc+64(FP), DX
+	SHLQ         $0x02, DX
+	MOVL         beta+76(FP), BX
+	ANDL         $0x7fffffff, BX
+	JZ           skinnyAxpys8AVX512_b1_beta0
+	VBROADCASTSS beta+76(FP), Z8
+	MOVQ         CX, BX
+	VFMADD231PS  (BX), Z8, Z0
+	VMOVUPS      Z0, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Z8, Z1
+	VMOVUPS      Z1, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Z8, Z2
+	VMOVUPS      Z2, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Z8, Z3
+	VMOVUPS      Z3, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Z8, Z4
+	VMOVUPS      Z4, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Z8, Z5
+	VMOVUPS      Z5, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Z8, Z6
+	VMOVUPS      Z6, (BX)
+	ADDQ         DX, BX
+	VFMADD231PS  (BX), Z8, Z7
+	VMOVUPS      Z7, (BX)
+	JMP          skinnyAxpys8AVX512_b1_stored
+
+skinnyAxpys8AVX512_b1_beta0:
+	MOVQ    CX, BX
+	VMOVUPS Z0, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Z1, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Z2, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Z3, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Z4, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Z5, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Z6, (BX)
+	ADDQ    DX, BX
+	VMOVUPS Z7, (BX)
+
+skinnyAxpys8AVX512_b1_stored:
+	ADDQ $0x00000040, AX
+	ADDQ $0x00000040, CX
+	SUBQ $0x00000010, n+8(FP)
+	JMP  skinnyAxpys8AVX512_cols1
+
+skinnyAxpys8AVX512_tail:
+	MOVQ   n+8(FP), DX
+	TESTQ  DX, DX
+	JZ     skinnyAxpys8AVX512_done
+	LEAQ   skinnyMaskAVX512<>+0(SB), BX
+	KMOVW  (BX)(DX*2), K1
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	MOVQ   a+16(FP), DX
+	MOVQ   rsa+24(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   csa+32(FP), SI
+	SHLQ   $0x02, SI
+	LEAQ   (BX)(BX*2), DI
+	LEAQ   (DX)(BX*4), R8
+	MOVQ   ldb+48(FP), R9
+	SHLQ   $0x02, R9
+	MOVQ   k+0(FP), R10
+
+skinnyAxpys8AVX512_bt_k:
+	VMOVUPS.Z    (AX), K1, Z0
+	VBROADCASTSS (DX), Z1
+	VFMADD231PS  Z0, Z1, Z10
+	VBROADCASTSS (DX)(BX*1), Z1
+	VFMADD231PS  Z0, Z1, Z11
+	VBROADCASTSS (DX)(BX*2), Z1
+	VFMADD231PS  Z0, Z1, Z12
+	VBROADCASTSS (DX)(DI*1), Z1
+	VFMADD231PS  Z0, Z1, Z13
+	VBROADCASTSS (DX)(BX*4), Z1
+	VFMADD231PS  Z0, Z1, Z14
+	VBROADCASTSS (R8)(BX*1), Z1
+	VFMADD231PS  Z0, Z1, Z15
+	VBROADCASTSS (R8)(BX*2), Z1
+	VFMADD231PS  Z0, Z1, Z16
+	VBROADCASTSS (R8)(DI*1), Z1
+	VFMADD231PS  Z0, Z1, Z17
+	ADDQ         R9, AX
+	ADDQ         SI, DX
+	ADDQ         SI, R8
+	DECQ         R10
+	JNZ          skinnyAxpys8AVX512_bt_k
+	VBROADCASTSS alpha+72(FP), Z0
+	VMULPS       Z0, Z10, Z10
+	VMULPS       Z0, Z11, Z11
+	VMULPS       Z0, Z12, Z12
+	VMULPS       Z0, Z13, Z13
+	VMULPS       Z0, Z14, Z14
+	VMULPS       Z0, Z15, Z15
+	VMULPS       Z0, Z16, Z16
+	VMULPS       Z0, Z17, Z17
 	MOVQ         ldc+64(FP), AX
 	SHLQ         $0x02, AX
 	MOVL         beta+76(FP), DX
 	ANDL         $0x7fffffff, DX
 	JZ           skinnyAxpys8AVX512_bt_beta0
-	VBROADCASTSS beta+76(FP), Z8
-	VMOVUPS.Z    (CX), K1, Z9
-	VFMADD231PS  Z9, Z8, Z0
-	VMOVUPS      Z0, K1, (CX)
+	VBROADCASTSS beta+76(FP), Z0
+	VMOVUPS.Z    (CX), K1, Z1
+	VFMADD231PS  Z1, Z0, Z10
+	VMOVUPS      Z10, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z0
-	VFMADD231PS  Z0, Z8, Z1
-	VMOVUPS      Z1, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z1
+	VFMADD231PS  Z1, Z0, Z11
+	VMOVUPS      Z11, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z0
-	VFMADD231PS  Z0, Z8, Z2
-	VMOVUPS      Z2, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z1
+	VFMADD231PS  Z1, Z0, Z12
+	VMOVUPS      Z12, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z0
-	VFMADD231PS  Z0, Z8, Z3
-	VMOVUPS      Z3, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z1
+	VFMADD231PS  Z1, Z0, Z13
+	VMOVUPS      Z13, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z0
-	VFMADD231PS  Z0, Z8, Z4
-	VMOVUPS      Z4, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z1
+	VFMADD231PS  Z1, Z0, Z14
+	VMOVUPS      Z14, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z0
-	VFMADD231PS  Z0, Z8, Z5
-	VMOVUPS      Z5, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z1
+	VFMADD231PS  Z1, Z0, Z15
+	VMOVUPS      Z15, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z0
-	VFMADD231PS  Z0, Z8, Z6
-	VMOVUPS      Z6, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z1
+	VFMADD231PS  Z1, Z0, Z16
+	VMOVUPS      Z16, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z0
-	VFMADD231PS  Z0, Z8, Z7
-	VMOVUPS      Z7, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z1
+	VFMADD231PS  Z1, Z0, Z17
+	VMOVUPS      Z17, K1, (CX)
 	JMP          skinnyAxpys8AVX512_bt_stored
 
 skinnyAxpys8AVX512_bt_beta0:
-	VMOVUPS Z0, K1, (CX)
+	VMOVUPS Z10, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z1, K1, (CX)
+	VMOVUPS Z11, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z2, K1, (CX)
+	VMOVUPS Z12, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z3, K1, (CX)
+	VMOVUPS Z13, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z4, K1, (CX)
+	VMOVUPS Z14, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z5, K1, (CX)
+	VMOVUPS Z15, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z6, K1, (CX)
+	VMOVUPS Z16, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z7, K1, (CX)
+	VMOVUPS Z17, K1, (CX)
 
 skinnyAxpys8AVX512_bt_stored:
 skinnyAxpys8AVX512_done:

@@ -286,14 +286,15 @@ func axpys(s *x86.ISA, r int) {
 	b0 := x86.Arg("b")
 	c0 := x86.Arg("c")
 	n := x86.Addr(Param("n"))
-	for _, blk := range []int{V, 1} {
+	blocks := []int{V, 1}
+	if V == 1 {
+		blocks = blocks[1:]
+	}
+	for _, blk := range blocks {
 		loop := fmt.Sprintf("%s_cols%d", name, blk)
 		next := name + "_cols1"
 		if blk == 1 {
 			next = name + "_tail"
-		}
-		if blk == V && V == 1 {
-			continue
 		}
 		Label(loop)
 		CMPQ(n, U32(blk*s.Lanes))

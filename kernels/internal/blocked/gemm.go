@@ -137,6 +137,9 @@ type Driver struct {
 	// skinny are the kernels of Gemv and of the small-M products
 	// (skinny.go); none until WithSkinny.
 	skinny Skinny
+	// smallM and smallMTransB are the largest m of op(A) the skinny
+	// kernels take (SmallM).
+	smallM, smallMTransB int
 }
 
 // New returns the driver named name (the implementation's name, such as
@@ -293,9 +296,14 @@ func (g *Driver) GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda
 	g.gemm(&args)
 }
 
-// gemm runs one GEMM (k > 0, alpha != 0), on several goroutines when it
-// is large enough.
+// gemm runs one GEMM (k > 0, alpha != 0): on the skinny kernels when op(A)
+// has few rows (SmallM), else blocked, on several goroutines when it is
+// large enough.
 func (g *Driver) gemm(p *gemmArgs) {
+	if g.SmallM(p.transB, p.m) {
+		g.skinnyGemm(p)
+		return
+	}
 	workers := parallel.Budget()
 	if workers > 1 && 2*float64(p.m)*float64(p.n)*float64(p.k) >= parallelMinFlops {
 		g.parallel(p, workers)

@@ -44,8 +44,14 @@ func (g *Driver) WithSkinny(s Skinny) *Driver {
 		panic("blocked.WithSkinny: no kernels")
 	}
 	g.skinny = s
+	g.smallM, g.smallMTransB = smallMMax, smallMMaxTransB
 	return g
 }
+
+// SetSmallM sets the largest m the skinny kernels take (0: none) with B
+// k×n and n×k, for tests and tuning; it must not run while the driver
+// computes. SmallM's rule is SetSmallM(4, 16).
+func (g *Driver) SetSmallM(m, mTransB int) { g.smallM, g.smallMTransB = m, mTransB }
 
 // skinnyArgs is one skinny product, C (m×n) = alpha*op(A)·op(B) + beta*C,
 // in the terms of the kernels: dots reads w = b (n rows of k, ldb) and
@@ -97,17 +103,27 @@ func (g *Driver) Gemv(trans bool, m, n int, alpha float32, a []float32, lda int,
 }
 
 // SmallM reports whether the driver computes a product with m rows of
-// op(A) on the skinny kernels rather than blocked: for m <= smallMMax.
-// The blocked path packs B (or reads it through a 14- or 6-row
-// micro-kernel) and pays for MR rows whatever m is; the skinny kernels
-// stream B once, in place, and their cost grows with m. PERF.md ("Small-M
-// products") has the crossover measured.
-func (g *Driver) SmallM(m int) bool {
-	return len(g.skinny.Dots) > 0 && m <= smallMMax
+// op(A) on the skinny kernels rather than blocked. The rule: m <= 4, or
+// m <= 16 when B is transposed (smallM and smallMTransB). The blocked
+// path packs B (or reads it through a 14- or 6-row micro-kernel) and pays
+// for MR rows whatever m is; the skinny kernels stream B once, in place,
+// and their cost grows with m. Measured on AVX-512 (PERF.md, "Small-M
+// products"): with B k×n the skinny path is faster up to m = 4 (up to 2
+// at k = 3072, n = 768) and slower from m = 8; with B n×k (the output
+// projection, 768×50257) it is faster at every m up to 16.
+func (g *Driver) SmallM(transB bool, m int) bool {
+	if transB {
+		return m <= g.smallMTransB
+	}
+	return m <= g.smallM
 }
 
-// smallMMax is the largest m taken by the skinny kernels (SmallM).
-const smallMMax = 8
+// The largest m of op(A) the skinny kernels take (SmallM), with B k×n and
+// n×k.
+const (
+	smallMMax       = 4
+	smallMMaxTransB = 16
+)
 
 // skinnyGemm computes the product p (k > 0, alpha != 0) on the skinny
 // kernels: transB as dots of B's rows with op(A)'s (copied to contiguous
