@@ -8,6 +8,7 @@ import "github.com/simdgpt/simdgpt/kernels"
 // a nil field marks a kernel an Impl does not provide. Impl embeds it.
 type KernelFuncs struct {
 	Gemm                func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+	Gemv                func(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32)
 	Softmax             func(m, n int, x []float32, ldx int, y []float32, ldy int)
 	SoftmaxBackward     func(m, n int, y []float32, ldy int, dy []float32, lddy int, dx []float32, lddx int)
 	MaskedScores        func(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int)
@@ -32,6 +33,7 @@ type KernelFuncs struct {
 func kernelsOf(p *kernels.Impl) KernelFuncs {
 	return KernelFuncs{
 		Gemm:                p.Gemm,
+		Gemv:                p.Gemv,
 		Softmax:             p.Softmax,
 		SoftmaxBackward:     p.SoftmaxBackward,
 		MaskedScores:        p.MaskedScores,

@@ -8,6 +8,12 @@ func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int,
 	current.Load().Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
+// Gemv computes y = alpha*op(A)*x + beta*y with the default
+// implementation; see (*Impl).Gemv.
+func Gemv(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32) {
+	current.Load().Gemv(trans, m, n, alpha, a, lda, x, beta, y)
+}
+
 // Softmax writes the row-wise softmax of x into y with the default
 // implementation; see (*Impl).Softmax.
 func Softmax(m, n int, x []float32, ldx int, y []float32, ldy int) {

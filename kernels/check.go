@@ -183,3 +183,24 @@ func checkOptionalLen(fn, name string, s []float32, n int) {
 		panic(fmt.Sprintf("kernels.%s: len(%s) = %d, want >= %d (or nil)", fn, name, len(s), n))
 	}
 }
+
+// checkGemv checks Gemv's arguments: m, n >= 0, A an m×n matrix of
+// leading dimension lda in a, x and y long enough for op(A), and y apart
+// from A and x in memory. It returns the lengths of x and y that op(A)
+// uses.
+func checkGemv(fn string, trans bool, m, n int, a []float32, lda int, x, y []float32) (xlen, ylen int) {
+	checkDims(fn, []string{"m", "n"}, m, n)
+	if lda < max(n, 1) {
+		panic(fmt.Sprintf("kernels.%s: lda = %d, want >= max(n, 1) = %d", fn, lda, max(n, 1)))
+	}
+	checkMatrix(fn, "a", a, m, n, lda)
+	xlen, ylen = n, m
+	if trans {
+		xlen, ylen = m, n
+	}
+	checkLen(fn, "x", x, xlen)
+	checkLen(fn, "y", y, ylen)
+	checkNoOverlap(fn, "y", y, 1, ylen, ylen, "a", a, m, n, lda)
+	checkNoOverlap(fn, "y", y, 1, ylen, ylen, "x", x, 1, xlen, xlen)
+	return xlen, ylen
+}

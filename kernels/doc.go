@@ -1,6 +1,7 @@
 // Package kernels is the public face of simdgpt's float32 compute kernels:
 // matrix multiplication (Gemm, MatMul, and GemmBiasGELU, a linear layer
-// with its bias and GELU), row-wise softmax and its backward,
+// with its bias and GELU), the matrix-vector product Gemv, row-wise
+// softmax and its backward,
 // causally masked attention scores (MaskedScores), the vector
 // operations a trainer needs (Dot, Axpy, Scale, Add, Sum, Max),
 // LayerNorm and its backward (and AddLayerNorm, a residual add fused into
@@ -56,7 +57,9 @@
 // what they share is asm/gen/internal/x86). Two families run the kernels
 // of others and have no generator or assembly: MaskedScores (scores) runs
 // on the GEMM micro-kernels, its driver kernels/internal/blocked/scores.go
-// beside the GEMM driver (gemm.go); SoftmaxCrossEntropy (xent) runs the
+// beside the GEMM driver (gemm.go); Gemv (gemv) runs on the skinny
+// kernels of that driver (kernels/internal/blocked/skinny.go), which also
+// take Gemm's products with few rows of op(A); SoftmaxCrossEntropy (xent) runs the
 // softmax's exponential pass (softmaxExpRow on amd64, the NEON softmax's
 // passes on arm64) and the Scale kernel under one row loop,
 // kernels/internal/xentrow. The vector operations are wired in

@@ -12,6 +12,7 @@ var genericSet = &kernelset.Set{
 	Name:                "generic",
 	Available:           true,
 	Gemm:                generic.Gemm,
+	Gemv:                generic.Gemv,
 	Softmax:             generic.Softmax,
 	SoftmaxBackward:     generic.SoftmaxBackward,
 	MaskedScores:        generic.MaskedScores,

@@ -16,6 +16,7 @@ import (
 // a new kernel cannot be added without its parity test.
 var parityTests = map[string][]func(*testing.T){
 	"Gemm":            {TestGemmSweep, TestGemmMatchesGeneric, TestMatMul},
+	"Gemv":            {TestGemvSweep, TestGemvSpecial, TestGemvDeterministicSplit},
 	"Softmax":         {TestSoftmaxSweep, TestSoftmaxSpecial},
 	"SoftmaxBackward": {TestSoftmaxBackwardSweep, TestSoftmaxBackwardSpecial},
 	"MaskedScores":    {TestMaskedScoresSweep, TestMaskedScoresMatchesGemm},

@@ -14,8 +14,8 @@ import (
 // the 6×16 AVX2 ones), or as SIMDGPT_BLOCKING says.
 var (
 	caches     = blocked.CachesOf(cpuinfo.Read())
-	gemmAVX512 = blocked.New("avx512", kernelsAVX512, caches)
-	gemmAVX2   = blocked.New("avx2", kernelsAVX2, caches)
+	gemmAVX512 = blocked.New("avx512", kernelsAVX512, caches).WithSkinny(skinnyAVX512)
+	gemmAVX2   = blocked.New("avx2", kernelsAVX2, caches).WithSkinny(skinnyAVX2)
 )
 
 // gemmBiasGeluAVX2 and gemmBiasGeluAVX512 are the sets' GemmBiasGELU: the

@@ -19,6 +19,7 @@ func init() {
 		Requires:        "ASIMD",
 		Available:       hasNEON,
 		Gemm:            gemmNEON.Gemm,
+		Gemv:            gemmNEON.Gemv,
 		MaskedScores:    gemmNEON.MaskedScores,
 		Softmax:         softmaxNEON,
 		SoftmaxBackward: softmaxBackwardNEON,

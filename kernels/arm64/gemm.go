@@ -13,7 +13,7 @@ import (
 // 64 KiB 4-way L1d and 1 MiB 8-way L2: kc 336, nc 576 for the 8×12
 // kernel), or as SIMDGPT_BLOCKING says. Not tuned on hardware (see
 // PERF.md).
-var gemmNEON = blocked.New("neon", kernelsNEON, blocked.CachesOf(cpuinfo.Read()))
+var gemmNEON = blocked.New("neon", kernelsNEON, blocked.CachesOf(cpuinfo.Read())).WithSkinny(blocked.VecSkinny(dotNEON, axpyNEON, scaleNEON))
 
 // gemmBiasGeluNEON is the set's GemmBiasGELU: the driver's GEMM with the
 // set's BiasGELU as its epilogue.

@@ -249,3 +249,49 @@ func (impl Implementation) Sscal(n int, alpha float32, x []float32, incX int) {
 	}
 	impl.Implementation.Sscal(n, alpha, x, incX)
 }
+
+// Sgemv computes y = alpha*op(A)*x + beta*y for the row-major m×n matrix A,
+// op(A) = A or Aᵀ, as gonum's Sgemv does. With unit increments and y apart
+// from A and x in memory it runs on kernels.Gemv (A read once, in place);
+// otherwise it is gonum's Sgemv. It panics as gonum's Sgemv does.
+func (impl Implementation) Sgemv(tA blas.Transpose, m, n int, alpha float32, a []float32, lda int, x []float32, incX int, beta float32, y []float32, incY int) {
+	// The checks below are gonum's, in gonum's order.
+	switch tA {
+	default:
+		panic(badTranspose)
+	case blas.NoTrans, blas.Trans, blas.ConjTrans:
+	}
+	if m < 0 {
+		panic(mLT0)
+	}
+	if n < 0 {
+		panic(nLT0)
+	}
+	if lda < max(1, n) {
+		panic(badLdA)
+	}
+	if incX == 0 {
+		panic(zeroIncX)
+	}
+	if incY == 0 {
+		panic(zeroIncY)
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	trans := tA != blas.NoTrans
+	lenX, lenY := n, m
+	if trans {
+		lenX, lenY = m, n
+	}
+	if incX != 1 || incY != 1 || len(x) < lenX || len(y) < lenY || len(a) < lda*(m-1)+n ||
+		overlap(y, 1, lenY, lenY, a, m, n, lda) || overlap(y, 1, lenY, lenY, x, 1, lenX, lenX) {
+		// gonum's own path, and its panics for short slices.
+		impl.Implementation.Sgemv(tA, m, n, alpha, a, lda, x, incX, beta, y, incY)
+		return
+	}
+	if alpha == 0 && beta == 1 {
+		return
+	}
+	impl.kern().Gemv(trans, m, n, alpha, a, lda, x, beta, y)
+}

@@ -15,6 +15,12 @@ var kernels = []kernel{
 		contract: "m, n > 0, k >= 0; every matrix fits its slice with its leading dimension; C overlaps neither A nor B; C is not read when beta is 0.",
 	},
 	{
+		name:     "Gemv",
+		params:   "trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32",
+		summary:  "computes y = alpha*op(A)*x + beta*y",
+		contract: "m, n >= 0; A (m×n) fits its slice with lda >= max(n, 1); len(x) and len(y) are at least n and m (m and n when trans); y overlaps neither A nor x; y is not read when beta is 0; A and x are not read when alpha is 0.",
+	},
+	{
 		name:     "Softmax",
 		params:   "m, n int, x []float32, ldx int, y []float32, ldy int",
 		summary:  "writes the row-wise softmax of x into y",

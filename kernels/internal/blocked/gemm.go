@@ -133,6 +133,13 @@ type Driver struct {
 	// bRowsMax is the largest m for which B is read in place
 	// (bInPlaceMaxRows).
 	bRowsMax int
+
+	// skinny are the kernels of Gemv and of the small-M products
+	// (skinny.go); none until WithSkinny.
+	skinny Skinny
+	// smallM and smallMTransB are the largest m of op(A) the skinny
+	// kernels take (SmallM).
+	smallM, smallMTransB int
 }
 
 // New returns the driver named name (the implementation's name, such as
@@ -217,6 +224,8 @@ type gemmWork struct {
 
 	// For a parallel call: the strips.
 	task gemmTask
+	// For a parallel skinny product: its columns.
+	skinny skinnyTask
 }
 
 // workPool hands out gemmWorks; it never frees them, so after warm-up no
@@ -287,9 +296,14 @@ func (g *Driver) GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda
 	g.gemm(&args)
 }
 
-// gemm runs one GEMM (k > 0, alpha != 0), on several goroutines when it
-// is large enough.
+// gemm runs one GEMM (k > 0, alpha != 0): on the skinny kernels when op(A)
+// has few rows (SmallM), else blocked, on several goroutines when it is
+// large enough.
 func (g *Driver) gemm(p *gemmArgs) {
+	if g.SmallM(p.transB, p.m) {
+		g.skinnyGemm(p)
+		return
+	}
 	workers := parallel.Budget()
 	if workers > 1 && 2*float64(p.m)*float64(p.n)*float64(p.k) >= parallelMinFlops {
 		g.parallel(p, workers)

@@ -20,6 +20,12 @@ type Set struct {
 	// > 0, k >= 0; every matrix fits its slice with its leading dimension;
 	// C overlaps neither A nor B; C is not read when beta is 0.
 	Gemm func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+	// Gemv computes y = alpha*op(A)*x + beta*y (see kernels.Gemv). m, n >=
+	// 0; A (m×n) fits its slice with lda >= max(n, 1); len(x) and len(y)
+	// are at least n and m (m and n when trans); y overlaps neither A nor
+	// x; y is not read when beta is 0; A and x are not read when alpha is
+	// 0.
+	Gemv func(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32)
 	// Softmax writes the row-wise softmax of x into y (see
 	// kernels.Softmax). m, n > 0; both fit their slices; y is x (same start
 	// and leading dimension) or does not overlap it.

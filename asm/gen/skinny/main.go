@@ -1,0 +1,436 @@
+// Command skinny generates the AVX2+FMA and AVX-512 skinny kernels of
+// package kernels/amd64 into skinny_amd64.s: the kernels of Gemv and of
+// the products with few rows of op(A), which read the large operand once,
+// in place (see kernels/internal/blocked/skinny.go for their contracts).
+//
+// dots<r>: for i < r, j < rows, c[i*ldc+j] = alpha*dot(x_i, w_j) +
+// beta*c[i*ldc+j], with x_i = x[i*ldx:][:k] and w_j = w[j*ldw:][:k]. Rows of
+// w go R at a time (R from the register budget), then one at a time; each
+// pair (i, j) has one vector accumulator, fed along k a vector at a time
+// with a masked last step, and reduced across its lanes at the end, so a
+// result does not depend on the block its row was in.
+//
+// axpys<r>: for i < r, j < n, c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]·b[p*ldb+j]
+// + beta*c[i*ldc+j]. Columns go V vectors at a time, then one vector,
+// then one masked vector; the r×V block of C stays in registers while the
+// k rows of b stream past, each a(i, p) broadcast. Every column is summed
+// over p in order with FMAs, whatever its block.
+//
+// Both read c only when beta is not ±0, and never touch memory outside
+// the rows×k, k×n and r×n regions given.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/simdgpt/simdgpt/asm/gen/internal/x86"
+)
+
+// maxR is the largest number of rows of the small operand a kernel takes.
+const maxR = 8
+
+// dotsRows returns R, the rows of w a dots kernel of r rows of x takes at
+// once: r·R accumulators, r vectors of x, a vector of w and a mask fit the
+// registers (16 YMM, 32 ZMM) and avo's register allocator.
+func dotsRows(s *x86.ISA, r int) int {
+	if s.Is512() {
+		return map[int]int{1: 8, 2: 8, 3: 8, 4: 4}[r]
+	}
+	return map[int]int{1: 8, 2: 6, 3: 3, 4: 2}[r]
+}
+
+// dotsMax is the largest r of the dots kernels (x rows addressed from one
+// pointer: 0, 1, 2, 3 times ldx).
+const dotsMax = 4
+
+// axpysVecs returns V, the vectors of columns an axpys kernel of r rows
+// takes at once: r·V accumulators, V vectors of b and a broadcast fit the
+// registers, general-purpose ones included, as avo's allocator assigns
+// them.
+func axpysVecs(s *x86.ISA, r int) int {
+	if s.Is512() {
+		return []int{0, 8, 8, 6, 4, 3, 2, 2, 1}[r]
+	}
+	return []int{0, 8, 4, 3, 2, 2, 2, 1, 1}[r]
+}
+
+var masks *x86.Masks
+
+func main() {
+	ConstraintExpr("amd64,!purego")
+	masks = x86.NewMasks("skinnyMaskAVX2", "skinnyMaskAVX512", x86.MaskForm{})
+	for _, s := range x86.Both {
+		for r := 1; r <= dotsMax; r++ {
+			dots(s, r)
+		}
+		for r := 1; r <= maxR; r++ {
+			axpys(s, r)
+		}
+	}
+	Generate()
+}
+
+// betaZero jumps to label when the parameter beta is ±0.
+func betaZero(label string) {
+	bits := GP32()
+	MOVL(x86.Addr(Param("beta")), bits)
+	ANDL(U32(0x7fffffff), bits)
+	JZ(LabelRef(label))
+}
+
+func dots(s *x86.ISA, r int) {
+	name := fmt.Sprintf("skinnyDots%d%s", r, s.Name)
+	x86.Func(name, "func(rows, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha, beta float32)",
+		fmt.Sprintf("%s sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]", name),
+		fmt.Sprintf("for i < %d, j < rows (rows, k >= 1), not reading c when beta is ±0.", r),
+		fmt.Sprintf("Rows of w go %d at a time, then one at a time. Requires %s.", dotsRows(s, r), s.Req))
+	wrow := x86.Arg("w")
+	ldw := x86.Arg("ldw")
+	SHLQ(U8(2), ldw)
+	cp := x86.Arg("c")
+	rows := x86.Addr(Param("rows"))
+	R := dotsRows(s, r)
+	for _, blk := range []int{R, 1} {
+		loop := fmt.Sprintf("%s_rows%d", name, blk)
+		next := name + "_rows1"
+		if blk == 1 {
+			next = name + "_done"
+		}
+		Label(loop)
+		CMPQ(rows, U32(blk))
+		JB(LabelRef(next))
+		dotsBlock(s, r, blk, fmt.Sprintf("%s_b%d", name, blk), wrow, ldw, cp)
+		// Next block of rows.
+		for q := 0; q < blk; q++ {
+			ADDQ(ldw, wrow)
+		}
+		ADDQ(U32(4*blk), cp)
+		SUBQ(U32(blk), rows)
+		JMP(LabelRef(loop))
+	}
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// dotsBlock computes the r×R block of c at cp from R rows of w at wrow.
+func dotsBlock(s *x86.ISA, r, R int, name string, wrow, ldw, cp reg.GPVirtual) {
+	acc := make([][]reg.VecVirtual, R) // acc[j][i]: row j of w, row i of x
+	for j := range acc {
+		acc[j] = s.Zeros(r)
+	}
+	// Row j of w at wAt(j) + the k offset: rows 0..3 from p0, 4..7 from p4.
+	p0 := GP64()
+	MOVQ(wrow, p0)
+	var p4, ldw3 reg.GPVirtual
+	if R > 2 {
+		ldw3 = GP64()
+		LEAQ(Mem{Base: ldw, Index: ldw, Scale: 2}, ldw3)
+	}
+	if R > 4 {
+		p4 = GP64()
+		LEAQ(Mem{Base: p0, Index: ldw, Scale: 4}, p4)
+	}
+	wAt := func(j int) Mem {
+		base := p0
+		if j >= 4 {
+			base, j = p4, j-4
+		}
+		switch j {
+		case 0:
+			return Mem{Base: base}
+		case 1:
+			return Mem{Base: base, Index: ldw, Scale: 1}
+		case 2:
+			return Mem{Base: base, Index: ldw, Scale: 2}
+		}
+		return Mem{Base: base, Index: ldw3, Scale: 1}
+	}
+	xp := x86.Arg("x")
+	var ldx, ldx3 reg.GPVirtual
+	if r > 1 {
+		ldx = x86.Arg("ldx")
+		SHLQ(U8(2), ldx)
+	}
+	if r > 3 {
+		ldx3 = GP64()
+		LEAQ(Mem{Base: ldx, Index: ldx, Scale: 2}, ldx3)
+	}
+	xAt := func(i int) Mem {
+		switch i {
+		case 0:
+			return Mem{Base: xp}
+		case 1:
+			return Mem{Base: xp, Index: ldx, Scale: 1}
+		case 2:
+			return Mem{Base: xp, Index: ldx, Scale: 2}
+		}
+		return Mem{Base: xp, Index: ldx3, Scale: 1}
+	}
+	kc := x86.Arg("k")
+	step := func(t *x86.Tail) {
+		xv := make([]reg.VecVirtual, r)
+		for i := range xv {
+			xv[i] = s.Load(xAt(i), t)
+		}
+		for j := 0; j < R; j++ {
+			if r == 1 && t == nil {
+				VFMADD231PS(wAt(j), xv[0], acc[j][0])
+				continue
+			}
+			wv := s.Load(wAt(j), t)
+			for i := 0; i < r; i++ {
+				VFMADD231PS(wv, xv[i], acc[j][i])
+			}
+		}
+	}
+	Label(name + "_k")
+	CMPQ(kc, U32(s.Lanes))
+	JB(LabelRef(name + "_tail"))
+	step(nil)
+	ADDQ(U32(s.Bytes()), p0)
+	if p4 != nil {
+		ADDQ(U32(s.Bytes()), p4)
+	}
+	ADDQ(U32(s.Bytes()), xp)
+	SUBQ(U32(s.Lanes), kc)
+	JMP(LabelRef(name + "_k"))
+	Label(name + "_tail")
+	TESTQ(kc, kc)
+	JZ(LabelRef(name + "_reduce"))
+	step(masks.Tail(s, kc))
+	Label(name + "_reduce")
+
+	// Reduce each accumulator into its lane 0, scale by alpha, and store
+	// c[i*ldc+j] (+ beta*c when beta is not ±0).
+	var res []reg.VecVirtual
+	for j := 0; j < R; j++ {
+		for i := 0; i < r; i++ {
+			res = append(res, acc[j][i])
+		}
+	}
+	if s.Is512() {
+		// In ZMM operations only: the XMM forms of registers 16 to 31
+		// would need AVX-512VL.
+		for q := 0; q < len(res); q += 4 {
+			s.ReduceAll(res[q:min(q+4, len(res))], VADDPS)
+		}
+	} else {
+		for _, v := range res {
+			reduceLane0(v)
+		}
+	}
+	alpha := XMM()
+	VMOVSS(x86.Addr(Param("alpha")), alpha)
+	for _, v := range res {
+		VMULSS(alpha, v.AsX(), v.AsX())
+	}
+	var ldc reg.GPVirtual
+	if r > 1 {
+		ldc = x86.Arg("ldc")
+		SHLQ(U8(2), ldc)
+	}
+	cAt := func(row reg.GPVirtual, j int) Mem { return Mem{Base: row, Disp: 4 * j} }
+	store := func(withBeta bool) {
+		var beta reg.VecVirtual
+		if withBeta {
+			beta = XMM()
+			VMOVSS(x86.Addr(Param("beta")), beta)
+		}
+		row := GP64()
+		MOVQ(cp, row)
+		for i := 0; i < r; i++ {
+			if i > 0 {
+				ADDQ(ldc, row)
+			}
+			for j := 0; j < R; j++ {
+				v := acc[j][i].AsX()
+				if withBeta {
+					VFMADD231SS(cAt(row, j), beta, v)
+				}
+				VMOVSS(v, cAt(row, j))
+			}
+		}
+	}
+	betaZero(name + "_beta0")
+	store(true)
+	JMP(LabelRef(name + "_stored"))
+	Label(name + "_beta0")
+	store(false)
+	Label(name + "_stored")
+}
+
+// reduceLane0 sums the lanes of the YMM register v into its lane 0:
+// halves, then quarters, and so on.
+func reduceLane0(v reg.VecVirtual) {
+	x := XMM()
+	VEXTRACTF128(U8(1), v.AsY(), x)
+	VADDPS(x, v.AsX(), v.AsX())
+	VMOVHLPS(v.AsX(), v.AsX(), x)
+	VADDPS(x, v.AsX(), v.AsX())
+	VMOVSHDUP(v.AsX(), x)
+	VADDSS(x, v.AsX(), v.AsX())
+}
+
+func axpys(s *x86.ISA, r int) {
+	name := fmt.Sprintf("skinnyAxpys%d%s", r, s.Name)
+	V := axpysVecs(s, r)
+	x86.Func(name, "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)",
+		fmt.Sprintf("%s sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]", name),
+		fmt.Sprintf("for i < %d, j < n, p < k (k, n >= 1), not reading c when beta is ±0.", r),
+		fmt.Sprintf("Columns go %d vectors at a time, then one, then a masked one. Requires %s.", V, s.Req))
+	b0 := x86.Arg("b")
+	c0 := x86.Arg("c")
+	n := x86.Addr(Param("n"))
+	blocks := []int{V, 1}
+	if V == 1 {
+		blocks = blocks[1:]
+	}
+	for _, blk := range blocks {
+		loop := fmt.Sprintf("%s_cols%d", name, blk)
+		next := name + "_cols1"
+		if blk == 1 {
+			next = name + "_tail"
+		}
+		Label(loop)
+		CMPQ(n, U32(blk*s.Lanes))
+		JB(LabelRef(next))
+		axpysBlock(s, r, blk, nil, fmt.Sprintf("%s_b%d", name, blk), b0, c0)
+		ADDQ(U32(blk*s.Bytes()), b0)
+		ADDQ(U32(blk*s.Bytes()), c0)
+		SUBQ(U32(blk*s.Lanes), n)
+		JMP(LabelRef(loop))
+	}
+	Label(name + "_tail")
+	rem := GP64()
+	MOVQ(n, rem)
+	TESTQ(rem, rem)
+	JZ(LabelRef(name + "_done"))
+	axpysBlock(s, r, 1, masks.Tail(s, rem), name+"_bt", b0, c0)
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// axpysBlock computes the r×V vectors of c at c0 (the lanes of t when t is
+// not nil, V = 1) from the k rows of b at b0.
+func axpysBlock(s *x86.ISA, r, V int, t *x86.Tail, name string, b0, c0 reg.GPVirtual) {
+	acc := make([][]reg.VecVirtual, r)
+	for i := range acc {
+		acc[i] = s.Zeros(V)
+	}
+	ap := x86.Arg("a")
+	rsa := x86.Arg("rsa")
+	SHLQ(U8(2), rsa)
+	csa := x86.Arg("csa")
+	SHLQ(U8(2), csa)
+	var rsa3, ap4 reg.GPVirtual
+	if r > 3 {
+		rsa3 = GP64()
+		LEAQ(Mem{Base: rsa, Index: rsa, Scale: 2}, rsa3)
+	}
+	if r > 5 {
+		ap4 = GP64()
+		LEAQ(Mem{Base: ap, Index: rsa, Scale: 4}, ap4)
+	}
+	aAt := func(i int) Mem {
+		switch i {
+		case 0:
+			return Mem{Base: ap}
+		case 1:
+			return Mem{Base: ap, Index: rsa, Scale: 1}
+		case 2:
+			return Mem{Base: ap, Index: rsa, Scale: 2}
+		case 3:
+			return Mem{Base: ap, Index: rsa3, Scale: 1}
+		case 4:
+			return Mem{Base: ap, Index: rsa, Scale: 4}
+		case 5:
+			if ap4 == nil {
+				panic("unreachable")
+			}
+			return Mem{Base: ap4, Index: rsa, Scale: 1}
+		case 6:
+			return Mem{Base: ap4, Index: rsa, Scale: 2}
+		}
+		return Mem{Base: ap4, Index: rsa3, Scale: 1}
+	}
+	bp := GP64()
+	MOVQ(b0, bp)
+	ldb := x86.Arg("ldb")
+	SHLQ(U8(2), ldb)
+	kc := x86.Arg("k")
+	Label(name + "_k")
+	if r == 1 && t == nil {
+		av := s.Vec()
+		VBROADCASTSS(aAt(0), av)
+		for u := 0; u < V; u++ {
+			VFMADD231PS(s.At(bp, u), av, acc[0][u])
+		}
+	} else {
+		bv := make([]reg.VecVirtual, V)
+		for u := range bv {
+			bv[u] = s.Load(s.At(bp, u), t)
+		}
+		for i := 0; i < r; i++ {
+			av := s.Vec()
+			VBROADCASTSS(aAt(i), av)
+			for u := 0; u < V; u++ {
+				VFMADD231PS(bv[u], av, acc[i][u])
+			}
+		}
+	}
+	ADDQ(ldb, bp)
+	ADDQ(csa, ap)
+	if ap4 != nil {
+		ADDQ(csa, ap4)
+	}
+	DECQ(kc)
+	JNZ(LabelRef(name + "_k"))
+
+	// c = alpha*acc (+ beta*c when beta is not ±0).
+	alpha := s.Vec()
+	VBROADCASTSS(x86.Addr(Param("alpha")), alpha)
+	for i := range acc {
+		for _, v := range acc[i] {
+			VMULPS(alpha, v, v)
+		}
+	}
+	ldc := x86.Arg("ldc")
+	SHLQ(U8(2), ldc)
+	store := func(withBeta bool) {
+		var beta reg.VecVirtual
+		if withBeta {
+			beta = s.Vec()
+			VBROADCASTSS(x86.Addr(Param("beta")), beta)
+		}
+		row := GP64()
+		MOVQ(c0, row)
+		for i := range acc {
+			if i > 0 {
+				ADDQ(ldc, row)
+			}
+			for u, v := range acc[i] {
+				if withBeta {
+					if t == nil {
+						VFMADD231PS(s.At(row, u), beta, v)
+					} else {
+						cv := s.Load(s.At(row, u), t)
+						VFMADD231PS(cv, beta, v)
+					}
+				}
+				s.Store(v, s.At(row, u), t)
+			}
+		}
+	}
+	betaZero(name + "_beta0")
+	store(true)
+	JMP(LabelRef(name + "_stored"))
+	Label(name + "_beta0")
+	store(false)
+	Label(name + "_stored")
+}

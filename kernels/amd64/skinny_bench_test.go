@@ -1,0 +1,58 @@
+//go:build amd64 && !purego
+
+package amd64
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
+)
+
+// BenchmarkSmallM compares the two paths of Gemm for m rows of op(A) at
+// the shapes of GPT-2's linear layers and its tied output projection:
+// the skinny kernels (path=skinny) and the blocked GEMM (path=blocked).
+// Run with -count N: each round runs every case once, so the paths are
+// interleaved. PERF.md ("Small-M products") has the figures behind
+// SmallM's rule.
+func BenchmarkSmallM(b *testing.B) {
+	shapes := []struct {
+		k, n   int
+		transB bool
+	}{{768, 2304, false}, {768, 768, false}, {768, 3072, false}, {3072, 768, false}, {768, 50257, true}}
+	for _, set := range []struct {
+		name string
+		g    *blocked.Driver
+		ok   bool
+	}{{"avx512", gemmAVX512, hasAVX512}, {"avx2", gemmAVX2, hasAVX2}} {
+		if !set.ok {
+			continue
+		}
+		for _, sh := range shapes {
+			bsz := sh.k * sh.n
+			bm := make([]float32, bsz)
+			ldb := sh.n
+			if sh.transB {
+				ldb = sh.k
+			}
+			for _, m := range []int{1, 2, 4, 8, 12, 16} {
+				a := make([]float32, m*sh.k)
+				c := make([]float32, m*sh.n)
+				for _, path := range []string{"skinny", "blocked"} {
+					b.Run(fmt.Sprintf("%s/%dx%d/t=%v/m=%d/%s", set.name, sh.k, sh.n, sh.transB, m, path), func(b *testing.B) {
+						max := 0
+						if path == "skinny" {
+							max = 16
+						}
+						set.g.SetSmallM(max, max)
+						defer set.g.SetSmallM(4, 16)
+						b.SetBytes(int64(4 * bsz))
+						for i := 0; i < b.N; i++ {
+							set.g.Gemm(false, sh.transB, m, sh.n, sh.k, 1, a, sh.k, bm, ldb, 0, c, sh.n)
+						}
+					})
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,243 @@
+package blocked
+
+import (
+	"unsafe"
+
+	"github.com/simdgpt/simdgpt/internal/parallel"
+)
+
+// Skinny products: Gemv, and Gemm with few rows of op(A), read the large
+// operand once, in place, never packing it. Two kernel shapes cover them,
+// each taking r = 1..len(kernels) rows of the small operand at once:
+//
+//   - dots: c[i*ldc+j] = alpha*Σ_p x[i*ldx+p]·w[j*ldw+p] + beta*c[i*ldc+j]
+//     for i < r, j < rows: the dot products of the rows of w (A for an
+//     untransposed Gemv, B for Gemm with transB) with r contiguous rows x;
+//   - axpys: c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]·b[p*ldb+j] + beta*c[i*ldc+j]
+//     for i < r, j < n: the rows of b (A for a transposed Gemv, B for Gemm
+//     without transB) scaled by r elements of a each and summed, a
+//     column block of the r rows of C held in registers while b's rows
+//     stream past.
+//
+// Every kernel reads c only when beta is not 0, and computes each element
+// of c the same way whatever its position in the call (the sums run over
+// p in the same order, with the same reduction, in a block of rows or
+// columns or alone), so splitting c between goroutines never changes a
+// result.
+
+// DotsFunc is a dots kernel (see above) for a fixed r; k >= 1, rows >= 1.
+type DotsFunc func(rows, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha, beta float32)
+
+// AxpysFunc is an axpys kernel (see above) for a fixed r; k >= 1, n >= 1.
+type AxpysFunc func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+// Skinny is an ISA's skinny kernels: Dots[r-1] and Axpys[r-1] take r rows.
+type Skinny struct {
+	Dots  []DotsFunc
+	Axpys []AxpysFunc
+}
+
+// WithSkinny sets the driver's skinny kernels, which its Gemv and its
+// small-M products use, and returns the driver.
+func (g *Driver) WithSkinny(s Skinny) *Driver {
+	if len(s.Dots) == 0 || len(s.Axpys) == 0 {
+		panic("blocked.WithSkinny: no kernels")
+	}
+	g.skinny = s
+	g.smallM, g.smallMTransB = smallMMax, smallMMaxTransB
+	return g
+}
+
+// SetSmallM sets the largest m the skinny kernels take (0: none) with B
+// k×n and n×k, for tests and tuning; it must not run while the driver
+// computes. SmallM's rule is SetSmallM(4, 16).
+func (g *Driver) SetSmallM(m, mTransB int) { g.smallM, g.smallMTransB = m, mTransB }
+
+// skinnyArgs is one skinny product, C (m×n) = alpha*op(A)·op(B) + beta*C,
+// in the terms of the kernels: dots reads w = b (n rows of k, ldb) and
+// x = a (m rows of k, rsa); axpys reads a(i,p) = a[i*rsa+p*csa] and b (k
+// rows of n, ldb).
+type skinnyArgs struct {
+	dots     bool
+	m, n, k  int
+	alpha    float32
+	a        []float32
+	rsa, csa int
+	b        []float32
+	ldb      int
+	beta     float32
+	c        []float32
+	ldc      int
+	epi      epilogue
+}
+
+// skinnyMinParallel is the number of elements of the streamed operand
+// (k·n) from which a skinny product is split between goroutines: 4 MiB,
+// beyond one core's L2, where a second core adds memory bandwidth and
+// the split costs a few microseconds against hundreds.
+const skinnyMinParallel = 1 << 20
+
+// skinnySplitUnit is the granule, in columns of C, of a split: whole
+// cache lines of every row.
+const skinnySplitUnit = 64
+
+// Gemv is the kernel set's Gemv (see kernelset.Set): y = alpha*op(A)*x +
+// beta*y, on the skinny kernels of one row.
+func (g *Driver) Gemv(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32) {
+	xlen, ylen := n, m
+	if trans {
+		xlen, ylen = m, n
+	}
+	if ylen == 0 {
+		return
+	}
+	if alpha == 0 || xlen == 0 {
+		scaleC(1, ylen, beta, y, ylen)
+		return
+	}
+	p := skinnyArgs{dots: !trans, m: 1, n: ylen, k: xlen, alpha: alpha, a: x, b: a, ldb: lda, beta: beta, c: y, ldc: ylen}
+	if trans {
+		p.csa = 1
+	}
+	g.skinnyRun(&p)
+}
+
+// SmallM reports whether the driver computes a product with m rows of
+// op(A) on the skinny kernels rather than blocked. The rule: m <= 4, or
+// m <= 16 when B is transposed (smallM and smallMTransB). The blocked
+// path packs B (or reads it through a 14- or 6-row micro-kernel) and pays
+// for MR rows whatever m is; the skinny kernels stream B once, in place,
+// and their cost grows with m. Measured on AVX-512 (PERF.md, "Small-M
+// products"): with B k×n the skinny path is faster up to m = 4 (up to 2
+// at k = 3072, n = 768) and slower from m = 8; with B n×k (the output
+// projection, 768×50257) it is faster at every m up to 16.
+func (g *Driver) SmallM(transB bool, m int) bool {
+	if transB {
+		return m <= g.smallMTransB
+	}
+	return m <= g.smallM
+}
+
+// The largest m of op(A) the skinny kernels take (SmallM), with B k×n and
+// n×k.
+const (
+	smallMMax       = 4
+	smallMMaxTransB = 16
+)
+
+// skinnyGemm computes the product p (k > 0, alpha != 0) on the skinny
+// kernels: transB as dots of B's rows with op(A)'s (copied to contiguous
+// rows when A is transposed), else as axpys of B's rows.
+func (g *Driver) skinnyGemm(p *gemmArgs) {
+	s := skinnyArgs{dots: p.transB, m: p.m, n: p.n, k: p.k, alpha: p.alpha, a: p.a, rsa: p.lda, csa: 1, b: p.b, ldb: p.ldb, beta: p.beta, c: p.c, ldc: p.ldc, epi: p.epi}
+	if p.transA {
+		s.rsa, s.csa = 1, p.lda
+	}
+	var w *gemmWork
+	if s.dots && p.transA {
+		// The dots kernels read op(A)'s rows contiguous.
+		w = getWork()
+		w.apack = grow(w.apack, p.m*p.k)
+		for i := 0; i < p.m; i++ {
+			row := w.apack[i*p.k : i*p.k+p.k]
+			for q := range row {
+				row[q] = p.a[q*p.lda+i]
+			}
+		}
+		s.a, s.rsa, s.csa = w.apack, p.k, 1
+	}
+	g.skinnyRun(&s)
+	if w != nil {
+		putWork(w)
+	}
+}
+
+// skinnyRun computes p, split by columns of C between goroutines when B
+// is large (skinnyMinParallel).
+func (g *Driver) skinnyRun(p *skinnyArgs) {
+	parts := 1
+	if p.k*p.n >= skinnyMinParallel {
+		parts = parallel.Parts((p.n+skinnySplitUnit-1)/skinnySplitUnit, 1)
+	}
+	if parts <= 1 {
+		g.skinnyCols(p, 0, p.n)
+		return
+	}
+	w := getWork()
+	t := &w.skinny
+	t.g, t.p = g, *p
+	units := (p.n + skinnySplitUnit - 1) / skinnySplitUnit
+	t.step = (units + parts - 1) / parts * skinnySplitUnit
+	parallel.Run(t, (p.n+t.step-1)/t.step, parts)
+	*t = skinnyTask{}
+	putWork(w)
+}
+
+// skinnyTask is the parallel.Task of one split skinny product: part q
+// computes the columns [q*step, (q+1)*step) of C.
+type skinnyTask struct {
+	g    *Driver
+	p    skinnyArgs
+	step int
+}
+
+// RunPart computes one part's columns.
+func (t *skinnyTask) RunPart(_, part int) {
+	j0 := part * t.step
+	t.g.skinnyCols(&t.p, j0, min(j0+t.step, t.p.n))
+}
+
+// skinnyCols computes columns j0 <= j < j1 of C, r rows at a time, then
+// their epilogue.
+func (g *Driver) skinnyCols(p *skinnyArgs, j0, j1 int) {
+	n := j1 - j0
+	for i0 := 0; i0 < p.m; {
+		if p.dots {
+			r := min(p.m-i0, len(g.skinny.Dots))
+			g.skinny.Dots[r-1](n, p.k, &p.b[j0*p.ldb], p.ldb, &p.a[i0*p.rsa], p.rsa, &p.c[i0*p.ldc+j0], p.ldc, p.alpha, p.beta)
+			i0 += r
+			continue
+		}
+		r := min(p.m-i0, len(g.skinny.Axpys))
+		g.skinny.Axpys[r-1](p.k, n, &p.a[i0*p.rsa], p.rsa, p.csa, &p.b[j0], p.ldb, &p.c[i0*p.ldc+j0], p.ldc, p.alpha, p.beta)
+		i0 += r
+	}
+	if e := &p.epi; e.fn != nil {
+		e.fn(p.m, n, p.c[j0:], p.ldc, e.bias[j0:], e.out[j0:], e.ldout)
+	}
+}
+
+// VecSkinny returns skinny kernels of one row built on an ISA's vector
+// Dot and Axpy (and Scale): each dot product and each row of b a call.
+// They read the large operand once, in place, as the generated kernels
+// do, for an ISA without kernels of its own.
+func VecSkinny(dot func(x, y []float32) float32, axpy func(alpha float32, x, y []float32), scale func(alpha float32, x []float32)) Skinny {
+	dots := func(rows, k int, w *float32, ldw int, x *float32, _ int, c *float32, _ int, alpha, beta float32) {
+		xs := unsafe.Slice(x, k)
+		cs := unsafe.Slice(c, rows)
+		for j := range cs {
+			s := alpha * dot(unsafe.Slice(at(w, j*ldw), k), xs)
+			if beta != 0 {
+				s += beta * cs[j]
+			}
+			cs[j] = s
+		}
+	}
+	axpys := func(k, n int, a *float32, _, csa int, b *float32, ldb int, c *float32, _ int, alpha, beta float32) {
+		cs := unsafe.Slice(c, n)
+		if beta == 0 {
+			clear(cs)
+		} else if beta != 1 {
+			scale(beta, cs)
+		}
+		for q := 0; q < k; q++ {
+			axpy(alpha**at(a, q*csa), unsafe.Slice(at(b, q*ldb), n), cs)
+		}
+	}
+	return Skinny{Dots: []DotsFunc{dots}, Axpys: []AxpysFunc{axpys}}
+}
+
+// at returns &p[i].
+func at(p *float32, i int) *float32 {
+	return (*float32)(unsafe.Add(unsafe.Pointer(p), uintptr(i)*floatBytes))
+}
