@@ -75,8 +75,13 @@ func NewAdamW(n int, decay []bool) *AdamW {
 	if decay != nil && len(decay) != n {
 		panic(fmt.Sprintf("gpt.NewAdamW: len(decay) = %d, want n = %d", len(decay), n))
 	}
-	return &AdamW{Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1, ClipNorm: 1,
-		Decay: decay, M: make([]float32, n), V: make([]float32, n)}
+	return newAdamW(decay, make([]float32, n), make([]float32, n))
+}
+
+// newAdamW is NewAdamW with the moments m and v given (of the same length
+// as decay, or any length when decay is nil).
+func newAdamW(decay []bool, m, v []float32) *AdamW {
+	return &AdamW{Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1, ClipNorm: 1, Decay: decay, M: m, V: v}
 }
 
 // normChunk is the fixed chunk of the gradient-norm reduction: the chunk
