@@ -72,6 +72,9 @@ func (o *AdamW) kernels() *kernels.Impl {
 // NewAdamW returns an optimizer for n parameters with the usual GPT
 // settings: betas 0.9 and 0.95, eps 1e-8, weight decay 0.1, clipping at 1.
 func NewAdamW(n int, decay []bool) *AdamW {
+	if n < 0 {
+		panic(fmt.Sprintf("gpt.NewAdamW: n = %d, must be >= 0", n))
+	}
 	if decay != nil && len(decay) != n {
 		panic(fmt.Sprintf("gpt.NewAdamW: len(decay) = %d, want n = %d", len(decay), n))
 	}
