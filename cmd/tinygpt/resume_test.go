@@ -291,3 +291,22 @@ func TestResumeAnyEnvironment(t *testing.T) {
 		t.Fatalf("resume with --data relative to another directory: status %d\n%s\n%s", st, out, errs)
 	}
 }
+
+// TestCompareTableNamesFiles: loss logs of the two runs that do not line
+// up are an error naming both files.
+func TestCompareTableNamesFiles(t *testing.T) {
+	a, b := filepath.Join("d", "1head"), filepath.Join("d", "2heads")
+	for _, c := range []struct {
+		name         string
+		rowsA, rowsB [][]string
+		want         string
+	}{
+		{"lengths", [][]string{{"0", "", "3.1"}}, nil, "the runs logged 1 and 0 evaluations"},
+		{"steps", [][]string{{"0", "", "3.1"}}, [][]string{{"5", "", "3.0"}}, "evaluation 0: the runs logged steps 0 and 5"},
+	} {
+		_, err := compareTable([]*compareRun{{dir: a, rows: c.rowsA}, {dir: b, rows: c.rowsB}})
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(a, lossCSV)+" and "+filepath.Join(b, lossCSV)) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
