@@ -145,9 +145,7 @@ func Load(path string) (*Checkpoint, error) {
 		return nil, err
 	}
 	defer f.Close()
-	// The bytes, the tensors decoded from them and the model built from
-	// those: about three times the file.
-	if err := CheckMemory(fmt.Sprintf("checkpoint %s: loading its %s", path, FormatBytes(size)), 3*size); err != nil {
+	if err := CheckMemory(fmt.Sprintf("checkpoint %s: loading its %s", path, FormatBytes(size)), loadBytes(f, size)); err != nil {
 		return nil, err
 	}
 	b := make([]byte, size)
@@ -160,6 +158,48 @@ func Load(path string) (*Checkpoint, error) {
 	}
 	return ck, nil
 }
+
+// loadBytes estimates the memory Load takes for the checkpoint r of size
+// bytes: the file's bytes, the tensors decoded from them, the parsed
+// header (its JSON is parsed twice, into maps and strings: counted as 16
+// times its length), and the model (parameters and gradients) with the
+// optimizer's decay mask (its moments are decoded tensors). The model's
+// part comes from the config in the header when the tensors' bytes hold
+// that model's parameters. A header that does not parse (Decode refuses
+// it before decoding any tensor) counts the bytes and the parse; one that
+// disagrees with its tensors (decodeCheckpoint refuses it before the
+// model is allocated) counts the bytes, the tensors and the parse.
+func loadBytes(r io.ReaderAt, size int64) int64 {
+	h, err := safetensors.ReadHeader(r, size)
+	if err != nil {
+		return size + 16*min(size, maxHeaderBytes)
+	}
+	need := 2*size + 16*h.DataStart
+	var cj configJSON
+	if json.Unmarshal([]byte(h.Metadata[MetaConfig]), &cj) != nil {
+		return need
+	}
+	cfg := Config{Vocab: cj.Vocab, BlockSize: cj.BlockSize, Layers: cj.Layers, Heads: cj.Heads, Width: cj.Width, TieEmbeddings: cj.TieEmbeddings}
+	if cfg.CheckLimits() != nil {
+		return need
+	}
+	p := int64(cfg.NumParams())
+	if 4*p > h.DataLen {
+		return need
+	}
+	need += ModelBytes(cfg, false)
+	for _, e := range h.Tensors {
+		if e.Name == optMPrefix {
+			need += p
+			break
+		}
+	}
+	return need
+}
+
+// maxHeaderBytes bounds a safetensors header (as package safetensors
+// does).
+const maxHeaderBytes = 100 << 20
 
 func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 	tensors, meta, err := safetensors.Decode(b)
@@ -235,7 +275,13 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 			return nil, fmt.Errorf("train metadata: batch size %d and max iterations %d must be in [1, %d] and [1, %d]", tc.BatchSize, tc.MaxIters, MaxBatch, int(MaxSteps))
 		}
 	}
-	if err := CheckMemory("the model "+cfg.jsonString(), ModelBytes(cfg, okM)); err != nil {
+	// The model and the decay mask; the optimizer's moments are the
+	// decoded tensors.
+	need := ModelBytes(cfg, false)
+	if okM {
+		need += int64(n)
+	}
+	if err := CheckMemory("the model "+cfg.jsonString(), need); err != nil {
 		return nil, err
 	}
 	m, err := newModel(cfg)
@@ -250,9 +296,8 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 		if ck.RNGState, err = strconv.ParseUint(meta[MetaRNG], 10, 64); err != nil {
 			return nil, fmt.Errorf("bad rng_state metadata %q", meta[MetaRNG])
 		}
-		opt := NewAdamW(n, cfg.DecayMask())
-		opt.WeightDecay, opt.ClipNorm = ck.Train.WeightDecay, ck.Train.ClipNorm
-		opt.M, opt.V, opt.Step = mt.Data, vt.Data, step
+		opt := newAdamW(cfg.DecayMask(), mt.Data, vt.Data)
+		opt.WeightDecay, opt.ClipNorm, opt.Step = ck.Train.WeightDecay, ck.Train.ClipNorm, step
 		ck.Opt = opt
 	}
 	return ck, nil

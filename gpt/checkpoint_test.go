@@ -6,6 +6,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -215,5 +216,85 @@ func TestLimitsAndMemory(t *testing.T) {
 		if got := FormatBytes(n); got != want {
 			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestLoadMemoryEstimate: the memory Load checks before reading a
+// checkpoint covers what it then allocates, with or without optimizer
+// state (a checkpoint without it decodes to a model twice its tensors'
+// size: four times the file in all), and is not far above it; a
+// checkpoint that does not fit is refused naming the file.
+func TestLoadMemoryEstimate(t *testing.T) {
+	cfg := Config{Vocab: 27, BlockSize: 32, Layers: 2, Heads: 2, Width: 64}
+	m, err := New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := data.FromText(strings.Repeat("abcdefghijklmnopqrstuvwxyz.", 20), cfg.BlockSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTrainer(m, d, DefaultTrainConfig(2, 10, 1e-2, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	withOpt := filepath.Join(dir, "opt.safetensors")
+	if err := tr.Save(withOpt, d.Vocab); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(withOpt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, meta, err := safetensors.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var params []safetensors.Tensor
+	for _, x := range ts {
+		if x.Name != optMPrefix && x.Name != optVPrefix {
+			params = append(params, x)
+		}
+	}
+	delete(meta, safetensors.ChecksumKey)
+	noOptBytes, err := safetensors.Encode(params, meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noOpt := filepath.Join(dir, "noopt.safetensors")
+	if err := os.WriteFile(noOpt, noOptBytes, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{withOpt, noOpt} {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := f.Stat()
+		est := loadBytes(f, st.Size())
+		f.Close()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		ck, err := Load(path)
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (ck.Opt != nil) != (path == withOpt) {
+			t.Fatalf("%s: optimizer state %v", path, ck.Opt != nil)
+		}
+		alloc := int64(after.TotalAlloc - before.TotalAlloc)
+		// Besides what grows with the file: reading /proc/meminfo, small
+		// maps.
+		const fixed = 256 << 10
+		if est+fixed < alloc || float64(est) > 1.1*float64(alloc) {
+			t.Errorf("%s (%d bytes): estimated %d bytes, Load allocated %d", filepath.Base(path), st.Size(), est, alloc)
+		}
+		t.Setenv(MemoryEnv, strconv.FormatInt(est-1, 10))
+		if ck, err := Load(path); ck != nil || err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "needs about") {
+			t.Errorf("%s with %d bytes available: %v", filepath.Base(path), est-1, err)
+		}
+		os.Unsetenv(MemoryEnv)
 	}
 }

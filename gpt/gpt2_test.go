@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -258,12 +259,29 @@ func TestLoadGPT2Errors(t *testing.T) {
 		{"llm.c huge width", withHeader(6, 1<<30), nil, "C 1073741824 outside"},
 		{"llm.c negative layers", withHeader(4, -2), nil, "L -2 outside"},
 		{"llm.c token file", withHeader(0, 20240520), nil, "token file"},
+		{"config.json of a huge model", good, []byte(`{"n_head": 16, "n_embd": 16384, "n_layer": 1024}`), "n_embd 16384, the weights have 16"},
+		{"config.json of a huge model, weights agreeing", good, []byte(`{"n_head": 2, "n_embd": 16, "n_layer": 1024}`), "n_layer 1024, the weights have 2"},
+		{"llm.c block above the limit", writeLLMC(randomGPT2(gpt2Spec{L: 1, H: 1, C: 2, V: 3, T: MaxBlockSize + 1}, 1, roundF32), 5, 3), nil, "Config.BlockSize = 32769 is above the limit of 32768"},
+		// The model (parameters and gradients in float32) is four times a
+		// BF16 file: the memory is checked against the model, not the file.
+		{"memory of BF16", writeHF(p, "BF16", hfOptions{}), cfg, "needs about"},
+		{"memory of llm.c BF16", writeLLMC(p, 5, 64), nil, "needs about"},
 	} {
 		path, err := writeFiles(t.TempDir(), "model.bin", map[string][]byte{"model.bin": c.data, HFConfigFile: c.config})
 		if err != nil {
 			t.Fatal(err)
 		}
+		if strings.HasPrefix(c.name, "memory") {
+			// Below the model's bytes, above four times the file's.
+			st, _ := os.Stat(path)
+			mem := ModelBytes(Config{Vocab: s.V, BlockSize: s.T, Layers: s.L, Heads: s.H, Width: s.C, TieEmbeddings: true}, false) - 1
+			if mem < 3*st.Size() {
+				t.Fatalf("%s: file of %d bytes, model of %d", c.name, st.Size(), mem+1)
+			}
+			t.Setenv(MemoryEnv, strconv.FormatInt(mem, 10))
+		}
 		m, err := LoadGPT2(path)
+		os.Unsetenv(MemoryEnv)
 		if err == nil || m != nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: LoadGPT2 = %v, %v; want nil and an error naming the file and containing %q", c.name, m, err, c.want)
 		}

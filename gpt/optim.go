@@ -72,11 +72,19 @@ func (o *AdamW) kernels() *kernels.Impl {
 // NewAdamW returns an optimizer for n parameters with the usual GPT
 // settings: betas 0.9 and 0.95, eps 1e-8, weight decay 0.1, clipping at 1.
 func NewAdamW(n int, decay []bool) *AdamW {
+	if n < 0 {
+		panic(fmt.Sprintf("gpt.NewAdamW: n = %d, must be >= 0", n))
+	}
 	if decay != nil && len(decay) != n {
 		panic(fmt.Sprintf("gpt.NewAdamW: len(decay) = %d, want n = %d", len(decay), n))
 	}
-	return &AdamW{Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1, ClipNorm: 1,
-		Decay: decay, M: make([]float32, n), V: make([]float32, n)}
+	return newAdamW(decay, make([]float32, n), make([]float32, n))
+}
+
+// newAdamW is NewAdamW with the moments m and v given (of the same length
+// as decay, or any length when decay is nil).
+func newAdamW(decay []bool, m, v []float32) *AdamW {
+	return &AdamW{Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1, ClipNorm: 1, Decay: decay, M: m, V: v}
 }
 
 // normChunk is the fixed chunk of the gradient-norm reduction: the chunk

@@ -53,8 +53,8 @@ func evalSeed(seed uint64) uint64  { return seed ^ 0x6576616c75617465 }
 
 // NewTrainer returns a trainer for m on d with a fresh optimizer.
 func NewTrainer(m *Model, d *data.Dataset, cfg TrainConfig) (*Trainer, error) {
-	if cfg.BatchSize < 1 || cfg.MaxIters < 1 {
-		return nil, fmt.Errorf("gpt: batch size %d and max iterations %d must be at least 1", cfg.BatchSize, cfg.MaxIters)
+	if cfg.BatchSize < 1 || cfg.BatchSize > MaxBatch || cfg.MaxIters < 1 {
+		return nil, fmt.Errorf("gpt: NewTrainer: batch size %d must be in [1, %d] and max iterations %d at least 1", cfg.BatchSize, MaxBatch, cfg.MaxIters)
 	}
 	if d.VocabSize > m.Config.Vocab {
 		return nil, fmt.Errorf("gpt: the data has %d tokens, the model's vocabulary only %d", d.VocabSize, m.Config.Vocab)
@@ -62,9 +62,13 @@ func NewTrainer(m *Model, d *data.Dataset, cfg TrainConfig) (*Trainer, error) {
 	if len(d.Train) < m.Config.BlockSize+1 || len(d.Val) < m.Config.BlockSize+1 {
 		return nil, fmt.Errorf("gpt: %d training and %d validation tokens; each needs at least block size + 1 = %d", len(d.Train), len(d.Val), m.Config.BlockSize+1)
 	}
+	// The optimizer (two moments and the decay mask) and four batches.
+	n := cfg.BatchSize * m.Config.BlockSize
+	if err := CheckMemory(fmt.Sprintf("gpt: NewTrainer: the optimizer and batches of %d×%d tokens", cfg.BatchSize, m.Config.BlockSize), 9*int64(len(m.Params))+16*int64(n)); err != nil {
+		return nil, err
+	}
 	opt := NewAdamW(len(m.Params), m.Config.DecayMask())
 	opt.WeightDecay, opt.ClipNorm, opt.Kernels = cfg.WeightDecay, cfg.ClipNorm, m.Impl()
-	n := cfg.BatchSize * m.Config.BlockSize
 	return &Trainer{Model: m, Opt: opt, Cfg: cfg, Data: d, RNG: rng.New(batchSeed(cfg.Seed)),
 		x: make([]int32, n), y: make([]int32, n), ex: make([]int32, n), ey: make([]int32, n)}, nil
 }
@@ -91,7 +95,8 @@ func (t *Trainer) TrainStep() float64 {
 // Eval returns the mean loss over iters batches of split (the validation or
 // training tokens). The batches come from a generator reset on every call,
 // so every evaluation of a run sees the same batches and training is not
-// disturbed.
+// disturbed. It panics, naming the argument, if split has fewer than
+// BlockSize+1 tokens.
 func (t *Trainer) Eval(split []uint16, iters int) float64 {
 	loss, _ := t.EvalContext(context.Background(), split, iters)
 	return loss
@@ -103,6 +108,9 @@ func (t *Trainer) Eval(split []uint16, iters int) float64 {
 // evaluation that completes is Eval's, bit for bit.
 func (t *Trainer) EvalContext(ctx context.Context, split []uint16, iters int) (float64, error) {
 	T := t.Model.Config.BlockSize
+	if len(split) <= T {
+		panic(fmt.Sprintf("gpt.Trainer.Eval: len(split) = %d, need at least BlockSize+1 = %d", len(split), T+1))
+	}
 	r := rng.New(evalSeed(t.Cfg.Seed))
 	var s float64
 	for i := 0; i < iters; i++ {

@@ -121,7 +121,7 @@ func compare(f trainFlags, stdout, stderr io.Writer) error {
 	}
 	img, err := ch.Render()
 	if err != nil {
-		return err
+		return fmt.Errorf("%s: %v", filepath.Join(f.dir, comparePNG), err)
 	}
 	if err := viz.WritePNG(filepath.Join(f.dir, comparePNG), img); err != nil {
 		return err
@@ -138,17 +138,18 @@ func compare(f trainFlags, stdout, stderr io.Writer) error {
 // compareTable joins the two runs' loss logs on the step: a header (step,
 // train_loss_1head, val_loss_1head, train_loss_<n>heads, val_loss_<n>heads),
 // then a row per evaluation; an empty train loss is the evaluation before
-// the first step.
+// the first step. Logs that do not match are an error naming both files.
 func compareTable(runs []*compareRun) ([][]string, error) {
 	a, b := runs[0].rows, runs[1].rows
+	fa, fb := filepath.Join(runs[0].dir, lossCSV), filepath.Join(runs[1].dir, lossCSV)
 	if len(a) != len(b) {
-		return nil, fmt.Errorf("the runs logged %d and %d evaluations", len(a), len(b))
+		return nil, fmt.Errorf("%s and %s: the runs logged %d and %d evaluations", fa, fb, len(a), len(b))
 	}
 	n0, n1 := filepath.Base(runs[0].dir), filepath.Base(runs[1].dir)
 	tab := [][]string{{"step", "train_loss_" + n0, "val_loss_" + n0, "train_loss_" + n1, "val_loss_" + n1}}
 	for i := range a {
 		if a[i][0] != b[i][0] {
-			return nil, fmt.Errorf("evaluation %d: the runs logged steps %s and %s", i, a[i][0], b[i][0])
+			return nil, fmt.Errorf("%s and %s: evaluation %d: the runs logged steps %s and %s", fa, fb, i, a[i][0], b[i][0])
 		}
 		tab = append(tab, []string{a[i][0], a[i][1], a[i][2], b[i][1], b[i][2]})
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/simdgpt/simdgpt/gpt"
+	"github.com/simdgpt/simdgpt/gpt/safetensors"
 )
 
 // TestResumeKeepsSettings: the thread count and the evaluation and
@@ -66,6 +67,112 @@ func TestResumeDataPaths(t *testing.T) {
 		if st, _, errs := runCmd(tiny("ck", "--max_iters", "4", "--data", text)...); st != 0 {
 			t.Fatalf("train: %s", errs)
 		}
+	}
+}
+
+// TestResumeMovedData: a checkpoint keeps the size and SHA-256 of its
+// training file, so --resume --data accepts the file at another path (and
+// later saves record that path); a different file of the same size is
+// refused naming --data and both paths, a missing training file names
+// --data, and a checkpoint without the digest (written by an older
+// version) accepts only its saved file.
+func TestResumeMovedData(t *testing.T) {
+	dir := t.TempDir()
+	text := strings.Repeat("the quick brown fox jumps over the lazy dog. ", 40)
+	orig, moved, other := filepath.Join(dir, "text.txt"), filepath.Join(dir, "sub", "moved.txt"), filepath.Join(dir, "other.txt")
+	mustWrite(t, orig, []byte(text))
+	mustWrite(t, other, []byte(strings.Replace(text, "lazy", "hazy", 1)))
+	if err := os.Mkdir(filepath.Dir(moved), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ckDir := filepath.Join(dir, "ck")
+	ckPath := filepath.Join(ckDir, gpt.CheckpointFile)
+	if st, _, errs := runCmd(tiny(ckDir, "--max_iters", "4", "--data", orig)...); st != 0 {
+		t.Fatalf("train: %s", errs)
+	}
+	settings := func() runSettings {
+		t.Helper()
+		ck, err := gpt.Load(ckPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var rs runSettings
+		if err := json.Unmarshal([]byte(ck.Extra[runMeta]), &rs); err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	if rs := settings(); rs.DataBytes != int64(len(text)) || len(rs.DataSHA256) != 64 {
+		t.Fatalf("saved digest: %d bytes, %q", rs.DataBytes, rs.DataSHA256)
+	}
+	if err := os.Rename(orig, moved); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		args   []string
+		status int
+		want   []string
+	}{
+		{"gone", nil, 1, []string{"training file " + orig + " is gone; give its new path with --data"}},
+		{"other contents", []string{"--data", other}, 2, []string{"--data " + other + " is not the file the checkpoint was trained on (" + orig + "): its contents differ"}},
+		{"missing", []string{"--data", orig}, 1, []string{orig, "no such file"}},
+	} {
+		st, _, errs := runCmd(append([]string{"train", "--checkpoint_dir", ckDir, "--resume", "--max_iters", "6"}, c.args...)...)
+		if st != c.status || strings.Count(errs, "\n") != 1 {
+			t.Errorf("%s: status %d, stderr %q; want %d and one line", c.name, st, errs, c.status)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errs, w) {
+				t.Errorf("%s: stderr %q lacks %q", c.name, errs, w)
+			}
+		}
+	}
+	st, out, errs := runCmd("train", "--checkpoint_dir", ckDir, "--resume", "--max_iters", "6", "--data", moved)
+	if st != 0 || !strings.Contains(out, "done: 6 steps") {
+		t.Fatalf("--resume --data %s: status %d\n%s\n%s", moved, st, out, errs)
+	}
+	ck, err := gpt.Load(ckPath)
+	if err != nil || ck.Train.Data != moved || ck.Step != 6 {
+		t.Fatalf("after the resume: %v; data %q step %d, want %q and 6", err, ck.Train.Data, ck.Step, moved)
+	}
+	// The moved file is now the run's: a bare --resume continues on it.
+	if st, out, errs := runCmd("train", "--checkpoint_dir", ckDir, "--resume", "--max_iters", "8"); st != 0 || !strings.Contains(out, "done: 8 steps") {
+		t.Fatalf("bare --resume after the move: status %d\n%s\n%s", st, out, errs)
+	}
+
+	// Without the digest: only the saved path.
+	b, err := os.ReadFile(ckPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, meta, err := safetensors.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs := settings()
+	rs.DataBytes, rs.DataSHA256 = 0, ""
+	js, _ := json.Marshal(rs)
+	meta[runMeta] = string(js)
+	if b, err = safetensors.Encode(ts, meta); err != nil {
+		t.Fatal(err)
+	}
+	mustWrite(t, ckPath, b)
+	if err := os.Rename(moved, orig); err != nil {
+		t.Fatal(err)
+	}
+	st, _, errs = runCmd("train", "--checkpoint_dir", ckDir, "--resume", "--max_iters", "10", "--data", filepath.Join(dir, "text.txt"))
+	if st != 2 || !strings.Contains(errs, "--data "+orig+" is not the file the checkpoint was trained on ("+moved+"; a resumed run keeps its data)") {
+		t.Errorf("old checkpoint, moved data: status %d, stderr %q", st, errs)
+	}
+	if err := os.Rename(orig, moved); err != nil {
+		t.Fatal(err)
+	}
+	if st, out, errs := runCmd("train", "--checkpoint_dir", ckDir, "--resume", "--max_iters", "10", "--data", moved); st != 0 || !strings.Contains(out, "done: 10 steps") {
+		t.Fatalf("old checkpoint, its own data: status %d\n%s\n%s", st, out, errs)
+	}
+	if rs := settings(); rs.DataBytes != int64(len(text)) || len(rs.DataSHA256) != 64 {
+		t.Errorf("a resumed old checkpoint saves no digest: %+v", rs)
 	}
 }
 
@@ -182,5 +289,24 @@ func TestResumeAnyEnvironment(t *testing.T) {
 	st, out, errs = runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "30", "--data", filepath.Join("a", "data", "t.txt"))
 	if st != 0 || !strings.Contains(out, "done: 30 steps") {
 		t.Fatalf("resume with --data relative to another directory: status %d\n%s\n%s", st, out, errs)
+	}
+}
+
+// TestCompareTableNamesFiles: loss logs of the two runs that do not line
+// up are an error naming both files.
+func TestCompareTableNamesFiles(t *testing.T) {
+	a, b := filepath.Join("d", "1head"), filepath.Join("d", "2heads")
+	for _, c := range []struct {
+		name         string
+		rowsA, rowsB [][]string
+		want         string
+	}{
+		{"lengths", [][]string{{"0", "", "3.1"}}, nil, "the runs logged 1 and 0 evaluations"},
+		{"steps", [][]string{{"0", "", "3.1"}}, [][]string{{"5", "", "3.0"}}, "evaluation 0: the runs logged steps 0 and 5"},
+	} {
+		_, err := compareTable([]*compareRun{{dir: a, rows: c.rowsA}, {dir: b, rows: c.rowsB}})
+		if err == nil || !strings.Contains(err.Error(), filepath.Join(a, lossCSV)+" and "+filepath.Join(b, lossCSV)) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.name, err)
+		}
 	}
 }

@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -254,6 +256,43 @@ type runSettings struct {
 	// PendingEval is set when a signal interrupted the evaluation of the
 	// checkpoint's step: a resumed run evaluates that step first.
 	PendingEval bool `json:"pending_eval,omitempty"`
+	// DataBytes and DataSHA256 are the size and the SHA-256 (hexadecimal)
+	// of the training file when the run started or was last resumed
+	// (absent for the built-in task): --resume --data accepts a file at
+	// another path whose contents match them, a training file moved since.
+	DataBytes  int64  `json:"data_bytes,omitempty"`
+	DataSHA256 string `json:"data_sha256,omitempty"`
+}
+
+// fileDigest returns the size and the SHA-256 (hexadecimal) of the
+// regular file path.
+func fileDigest(path string) (int64, string, error) {
+	f, size, err := readfile.Open(path, math.MaxInt64)
+	if err != nil {
+		return 0, "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return 0, "", fmt.Errorf("%s: %v", path, err)
+	}
+	if n != size {
+		return 0, "", fmt.Errorf("%s: %d bytes read of %d (the file changed while it was read)", path, n, size)
+	}
+	return n, hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// digestData sets rs's digest of the training file path ("" is the
+// built-in task, which has none).
+func (rs *runSettings) digestData(path string) error {
+	if path == "" {
+		rs.DataBytes, rs.DataSHA256 = 0, ""
+		return nil
+	}
+	var err error
+	rs.DataBytes, rs.DataSHA256, err = fileDigest(path)
+	return err
 }
 
 // adopt takes over the saved settings of a resumed run for the flags not
@@ -308,6 +347,32 @@ func sameData(p, saved string) bool {
 	a, errA := os.Stat(p)
 	b, errB := os.Stat(saved)
 	return errA == nil && errB == nil && os.SameFile(a, b)
+}
+
+// resumeData checks the --data of a resumed run against the file its
+// checkpoint ck was trained on (rs: the checkpoint's settings) and sets
+// ck.Train.Data to the file to train on. The saved path, or another path
+// to the same file, is accepted (a file changed since is caught by its
+// vocabulary); so is a file at another path whose size and SHA-256 are the
+// saved ones (a training file moved since), which the run then continues
+// on. Checkpoints without a saved digest accept only the saved file.
+func resumeData(f *trainFlags, ck *gpt.Checkpoint, rs runSettings) error {
+	if !f.set["data"] || sameData(f.data, ck.Train.Data) {
+		return nil
+	}
+	if rs.DataSHA256 == "" || f.data == "" || ck.Train.Data == "" {
+		return usageError{fmt.Sprintf("--data %s is not the file the checkpoint was trained on (%s; a resumed run keeps its data)", f.data, ck.Train.Data)}
+	}
+	size, sum, err := fileDigest(f.data)
+	if err != nil {
+		return err // naming the file
+	}
+	if size != rs.DataBytes || sum != rs.DataSHA256 {
+		return usageError{fmt.Sprintf("--data %s is not the file the checkpoint was trained on (%s): its contents differ (%d bytes, SHA-256 %.16s…; the checkpoint's %d bytes, %.16s…)",
+			f.data, ck.Train.Data, size, sum, rs.DataBytes, rs.DataSHA256)}
+	}
+	ck.Train.Data = absPath(f.data)
+	return nil
 }
 
 // checkDataFile refuses a --data path whose contents would not fit in
@@ -429,6 +494,9 @@ func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, error)
 		}
 		from = "training on "
 	}
+	if err := r.rs.digestData(f.data); err != nil {
+		return nil, err
+	}
 	cfg := gpt.Config{Vocab: r.d.VocabSize, BlockSize: f.block, Layers: f.layers, Heads: f.heads, Width: f.dModel, TieEmbeddings: f.tie}
 	if m != nil {
 		cfg = m.Config
@@ -511,15 +579,22 @@ func resumeRun(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, er
 			return nil, usageError{fmt.Sprintf("--%s %v differs from the checkpoint's %v (a resumed run keeps its settings)", c.name, c.flag, c.ck)}
 		}
 	}
-	if f.set["data"] && !sameData(f.data, ck.Train.Data) {
-		return nil, usageError{fmt.Sprintf("--data %s is not the file the checkpoint was trained on (%s; a resumed run keeps its data)", f.data, ck.Train.Data)}
-	}
 	note, rs, err := f.adopt(ck)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %v", ckPath, err)
 	}
+	if err := resumeData(f, ck, rs); err != nil {
+		return nil, err
+	}
 	f.batch = ck.Train.BatchSize
 	if err := checkDataFile(ck.Train.Data); err != nil {
+		if errors.Is(err, fs.ErrNotExist) && !f.set["data"] {
+			return nil, fmt.Errorf("the checkpoint's training file %s is gone; give its new path with --data", ck.Train.Data)
+		}
+		return nil, err
+	}
+	// The digest of the file this run trains on, for the next resume.
+	if err := rs.digestData(ck.Train.Data); err != nil {
 		return nil, err
 	}
 	r := &trainRun{rs: rs}

@@ -2,6 +2,7 @@ package data
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"unicode/utf8"
 
@@ -119,10 +120,10 @@ func (d *Dataset) split(toks []uint16, blockSize int) error {
 		return fmt.Errorf("block size %d must be at least 1", blockSize)
 	}
 	nval := int(float64(len(toks)) * ValFraction)
-	need := blockSize + 1
-	if nval < need || len(toks)-nval < need {
-		return fmt.Errorf("%d tokens is too short: training and validation (the last %.0f%%) each need at least one block of %d tokens plus one, so at least %d tokens in all",
-			len(toks), 100*ValFraction, blockSize, int(float64(need)/ValFraction)+1)
+	// blockSize >= len(toks) first: blockSize+1 may overflow.
+	if need := blockSize + 1; blockSize >= len(toks) || nval < need || len(toks)-nval < need {
+		return fmt.Errorf("%d tokens is too short: training and validation (the last %.0f%%) each need at least one block of %d tokens plus one, so at least %.0f tokens in all",
+			len(toks), 100*ValFraction, blockSize, math.Floor((float64(blockSize)+1)/ValFraction)+1)
 	}
 	d.Train, d.Val = toks[:len(toks)-nval], toks[len(toks)-nval:]
 	return nil
@@ -130,13 +131,18 @@ func (d *Dataset) split(toks []uint16, blockSize int) error {
 
 // Batch fills x and y ([b*t] each) with b windows of t tokens drawn at
 // random start positions of toks: y is x shifted by one token (the next
-// token to predict). It panics if toks has no t+1 tokens or x, y are short.
+// token to predict). It panics, naming the argument, if b < 0 or t < 1,
+// if toks has no t+1 tokens or if x, y are shorter than b*t.
 func Batch(r *rng.RNG, toks []uint16, b, t int, x, y []int32) {
-	if len(toks) < t+1 {
-		panic(fmt.Sprintf("data.Batch: %d tokens, need at least t+1 = %d", len(toks), t+1))
+	if b < 0 || t < 1 {
+		panic(fmt.Sprintf("data.Batch: b=%d t=%d, need b >= 0 and t >= 1", b, t))
 	}
-	if len(x) < b*t || len(y) < b*t {
-		panic(fmt.Sprintf("data.Batch: len(x)=%d len(y)=%d, need b*t = %d", len(x), len(y), b*t))
+	if len(toks) <= t {
+		panic(fmt.Sprintf("data.Batch: %d tokens, need at least t+1 = %d", len(toks), uint(t)+1))
+	}
+	// Divided rather than multiplied: b*t may overflow.
+	if b > len(x)/t || b > len(y)/t {
+		panic(fmt.Sprintf("data.Batch: len(x)=%d len(y)=%d, need b*t = %d×%d", len(x), len(y), b, t))
 	}
 	for i := 0; i < b; i++ {
 		s := r.Intn(len(toks) - t)
