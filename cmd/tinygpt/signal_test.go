@@ -127,7 +127,9 @@ func TestSignalTrain(t *testing.T) {
 		eval   bool   // the message says an evaluation was interrupted
 		resume []string
 	}{
-		{"evaluation", nil, []string{"--eval_iters", "1000000"}, "training on", 0, syscall.SIGINT, false,
+		// Half a second after the header: the trainer is made and the
+		// evaluation of step 0 (a million batches) has begun.
+		{"evaluation", nil, []string{"--eval_iters", "1000000"}, "training on", 500 * time.Millisecond, syscall.SIGINT, false,
 			130, "interrupted by SIGINT at step 0 of 30 during its evaluation", 0, true, []string{"--eval_iters", "2"}},
 		// The evaluation of the last step of a resumed run (its ten
 		// steps take milliseconds).
