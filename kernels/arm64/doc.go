@@ -5,8 +5,11 @@
 //
 // Files, one family of kernels each:
 //
-//	gemm.go       the GEMM and masked-scores wiring (the shared blocked
-//	              driver of kernels/internal/blocked over the micro-kernels)
+//	gemm.go       the GEMM, Gemv and masked-scores wiring (the shared
+//	              blocked driver of kernels/internal/blocked over the
+//	              micro-kernels and the skinny kernels)
+//	skinny.go     the skinny kernels' table: Gemv and the products with
+//	              few rows of op(A)
 //	softmax.go    the softmax row driver over the per-row kernels
 //	optim.go      the AdamW wiring (the scalars passed one by one)
 //	xent.go       the cross-entropy: the softmax's passes under the

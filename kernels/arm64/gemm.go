@@ -11,9 +11,10 @@ import (
 // blocked driver over the generated kernel table (gemm_kernels_arm64.go),
 // blocked for this CPU's caches by blocked.Model (on Neoverse N1 or V1,
 // 64 KiB 4-way L1d and 1 MiB 8-way L2: kc 336, nc 576 for the 8×12
-// kernel), or as SIMDGPT_BLOCKING says. Not tuned on hardware (see
-// PERF.md).
-var gemmNEON = blocked.New("neon", kernelsNEON, blocked.CachesOf(cpuinfo.Read())).WithSkinny(blocked.VecSkinny(dotNEON, axpyNEON, scaleNEON))
+// kernel), or as SIMDGPT_BLOCKING says; Gemv and the products with few
+// rows of op(A) on the skinny kernels (skinny.go), with the driver's
+// small-M rule. Not tuned on hardware (see PERF.md).
+var gemmNEON = blocked.New("neon", kernelsNEON, blocked.CachesOf(cpuinfo.Read())).WithSkinny(skinnyNEON)
 
 // gemmBiasGeluNEON is the set's GemmBiasGELU: the driver's GEMM with the
 // set's BiasGELU as its epilogue.

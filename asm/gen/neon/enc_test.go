@@ -148,3 +148,30 @@ func TestGeneratedWordsAssemble(t *testing.T) {
 	}
 	t.Logf("%d distinct encoded instructions match GNU as", len(order))
 }
+
+// reservedReg matches, in an instruction, a general register an ABI0
+// assembly function must not write: R18 (the platform register), R26
+// (closure context), R27 (the assembler's temporary), R28 (g), R29 (frame
+// pointer) and R30 (link register).
+var reservedReg = regexp.MustCompile(`\bR(18|2[6-9]|30)\b|\b(LR|g)\b`)
+
+// TestReservedRegisters checks that no generated instruction names a
+// reserved general register (comments excluded).
+func TestReservedRegisters(t *testing.T) {
+	files, _ := filepath.Glob("../../../kernels/arm64/*_arm64.s")
+	if len(files) == 0 {
+		t.Fatal("no generated files found")
+	}
+	for _, name := range files {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			code, _, _ := strings.Cut(line, "//")
+			if m := reservedReg.FindString(code); m != "" {
+				t.Errorf("%s:%d: %s uses %s", filepath.Base(name), i+1, strings.TrimSpace(code), m)
+			}
+		}
+	}
+}

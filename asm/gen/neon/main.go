@@ -11,13 +11,16 @@
 //
 //	go run ./neon -dir ../../kernels/arm64
 //
-// writes vecops_arm64.s, gemm_arm64.s, softmax_arm64.s, peak_arm64.s and
-// optim_arm64.s, gelu_arm64.s, and the Go files gemm_kernels_arm64.go (the GEMM driver's kernel table)
-// and softmax_consts_arm64.go (the softmax's reduction constants); the
-// unexported Go declarations of the assembly are kernels/arm64/*_stubs_arm64.go (hand-written).
+// writes vecops_arm64.s, gemm_arm64.s, skinny_arm64.s, softmax_arm64.s,
+// peak_arm64.s, optim_arm64.s, gelu_arm64.s, and the Go files
+// gemm_kernels_arm64.go (the GEMM driver's kernel table) and
+// softmax_consts_arm64.go (the softmax's reduction constants); the
+// unexported Go declarations of the assembly are
+// kernels/arm64/*_stubs_arm64.go (hand-written).
 //
-// Register use: R0-R7 hold pointers and counts; V0-V31 are all free in an
-// ABI0 assembly function. Lengths are in elements; every loop reads and
+// Register use: R0-R7 hold pointers and counts (R0-R24 but R18 in the
+// skinny kernels, skinny.go); V0-V31 are all free in an ABI0 assembly
+// function. Lengths are in elements; every loop reads and
 // writes only the elements of the slices it was given: blocks of 16
 // floats (four vectors), then single vectors of 4, then a scalar tail.
 package main
@@ -116,7 +119,7 @@ func main() {
 	if *dir == "" {
 		log.Fatal("neon: -dir is required")
 	}
-	for _, f := range []*file{vecops(), gemm(), softmax(), peak(), layerNorm(), optim(), gelu()} {
+	for _, f := range []*file{vecops(), gemm(), skinny(), softmax(), peak(), layerNorm(), optim(), gelu()} {
 		if err := os.WriteFile(filepath.Join(*dir, f.name), []byte(f.b.String()), 0o644); err != nil {
 			log.Fatal(err)
 		}

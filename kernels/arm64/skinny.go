@@ -1,0 +1,12 @@
+//go:build arm64 && !purego
+
+package arm64
+
+import "github.com/simdgpt/simdgpt/kernels/internal/blocked"
+
+// skinnyNEON are the set's skinny kernels (skinny_arm64.s, from
+// asm/gen/neon): Gemv and the products with few rows of op(A).
+var skinnyNEON = blocked.Skinny{
+	Dots:  []blocked.DotsFunc{skinnyDots1NEON, skinnyDots2NEON, skinnyDots3NEON, skinnyDots4NEON},
+	Axpys: []blocked.AxpysFunc{skinnyAxpys1NEON, skinnyAxpys2NEON, skinnyAxpys3NEON, skinnyAxpys4NEON, skinnyAxpys5NEON, skinnyAxpys6NEON, skinnyAxpys7NEON, skinnyAxpys8NEON},
+}
