@@ -133,8 +133,8 @@ func (st *mergeState) pop() uint64 {
 // maxPieceBytes) to dst.
 func (t *Tokenizer) bpe(st *mergeState, piece string, dst []int) []int {
 	n := len(piece)
-	if n > maxPieceBytes {
-		panic(fmt.Sprintf("bpe: Encode: a pre-token of %d bytes is longer than the limit of %d", n, maxPieceBytes))
+	if int64(n) > maxPieceBytes {
+		panic(fmt.Sprintf("bpe: Encode: a pre-token of %d bytes is longer than the limit of %d", n, int64(maxPieceBytes)))
 	}
 	if cap(st.nodes) < n {
 		st.nodes = make([]mergeNode, n)
