@@ -2,6 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/simdgpt/simdgpt/kernels"
 )
@@ -73,4 +75,38 @@ func copyKernel() *Kernel {
 			return func() { copy(dst, src) }
 		},
 	}
+}
+
+// ReadBuffer returns a buffer for ReadRate: float32s filling streamBytes
+// of the L3 (four L3s, at least 64 MiB), every page written.
+func ReadBuffer() []float32 {
+	x := make([]float32, streamBytes(kernels.CPU().L3)/4)
+	for i := range x {
+		x[i] = float32(i & 7)
+	}
+	return x
+}
+
+// ReadRate measures the streaming read bandwidth in bytes per second: p's
+// Sum over x (beyond the L3: see ReadBuffer), split into threads equal
+// parts summed at once by as many goroutines, the read-bound kernels'
+// yardstick. It panics if threads < 1 or x has fewer than threads
+// elements.
+func ReadRate(p *kernels.Impl, x []float32, threads int) float64 {
+	if threads < 1 || len(x) < threads {
+		panic(fmt.Sprintf("bench.ReadRate: threads = %d with %d elements", threads, len(x)))
+	}
+	part := len(x) / threads
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for t := range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p.Sum(x[t*part : (t+1)*part])
+		}()
+	}
+	wg.Wait()
+	el := time.Since(t0)
+	return float64(4*part*threads) / el.Seconds()
 }

@@ -69,3 +69,64 @@ func TestCopyKernel(t *testing.T) {
 		t.Errorf("rate %v %s", rate, unit)
 	}
 }
+
+// TestGemvKernel checks the gemv kernel's shapes (both transposes of A in
+// L2, in L3, beyond it and GPT-2's embedding), its work (the bytes of A,
+// the kernel being read-bound), and that it runs on every Impl with a
+// Gemv and only those.
+func TestGemvKernel(t *testing.T) {
+	k := kernelByName(t, "gemv")
+	if k.Bound != MemoryBound || !k.ReadBound || k.Short != "512x512" {
+		t.Errorf("gemv: bound %v, read-bound %v, short %q", k.Bound, k.ReadBound, k.Short)
+	}
+	for _, tc := range []struct {
+		name  string
+		m, n  int
+		trans bool
+	}{{"512x512", 512, 512, false}, {"512x512_T", 512, 512, true}, {"2048x2048_T", 2048, 2048, true},
+		{"8192x8192", 8192, 8192, false}, {"50257x768_T", 50257, 768, true}, {"768x50257", 768, 50257, false}} {
+		s, ok := k.Shape(tc.name)
+		if !ok || s.M != tc.m || s.N != tc.n || s.TransA != tc.trans {
+			t.Fatalf("gemv shape %s: %+v (found %v)", tc.name, s, ok)
+		}
+		if w := k.Work(s); w.Bytes != 4*float64(tc.m*tc.n) || w.Flops != 2*float64(tc.m*tc.n) {
+			t.Errorf("gemv %s: work %+v", tc.name, w)
+		}
+	}
+	s, _ := k.Shape("512x512_T")
+	if k.Setup(s, Memmove()) != nil {
+		t.Errorf("gemv runs on memmove")
+	}
+	for _, im := range OursAll() {
+		op := k.Setup(s, im)
+		if op == nil {
+			t.Fatalf("gemv does not run on %s", im.Name)
+		}
+		op()
+	}
+}
+
+// TestReadRate checks that the streaming read measures a positive, finite
+// rate on one and two goroutines, and that bad arguments panic.
+func TestReadRate(t *testing.T) {
+	p := kernels.Implementations()[0]
+	x := make([]float32, 1<<16)
+	for _, threads := range []int{1, 2} {
+		if r := ReadRate(p, x, threads); !(r > 0) || r > 1e15 {
+			t.Errorf("ReadRate(%d threads) = %v", threads, r)
+		}
+	}
+	for _, threads := range []int{0, len(x) + 1} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("ReadRate(%d threads) did not panic", threads)
+				}
+			}()
+			ReadRate(p, x, threads)
+		}()
+	}
+	if n := len(ReadBuffer()); 4*n != streamBytes(kernels.CPU().L3) {
+		t.Errorf("ReadBuffer holds %d bytes, want %d", 4*n, streamBytes(kernels.CPU().L3))
+	}
+}

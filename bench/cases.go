@@ -35,6 +35,7 @@ const (
 // Shape is one problem size of a kernel. Its fields mean, per kernel:
 //
 //	gemm:                      C (M×N) = op(A) (M×K) · op(B) (K×N), TransA, TransB
+//	gemv:                      y = op(A)·x, A M×N, TransA
 //	maskedscores:              T = M = N queries and keys, head size D = K
 //	softmax, softmaxbackward:  M rows of N columns; InPlace writes y over x
 //	dot, axpy, gelu, ...:      vectors of length N
@@ -78,6 +79,11 @@ type Kernel struct {
 	// Short is the name of the shape a short run (kernelbench -short)
 	// measures.
 	Short string
+	// ReadBound marks a memory-bound kernel whose Work counts only the
+	// bytes of the operand it streams, so that its rate compares with
+	// the streaming read bandwidth (ReadRate), as kernelbench's tables
+	// show it.
+	ReadBound bool
 
 	work  func(s Shape) Work
 	has   func(im *Impl) bool            // im provides the kernel
@@ -134,7 +140,7 @@ func (c Case) Work() Work { return c.Kernel.work(c.Shape) }
 // modify, for example append kernels defined with NewKernel to.
 func Kernels() []*Kernel {
 	return []*Kernel{
-		gemmKernel(), scoresKernel(), softmaxKernel(), softmaxBackwardKernel(),
+		gemmKernel(), gemvKernel(), scoresKernel(), softmaxKernel(), softmaxBackwardKernel(),
 		layerNormKernel(), layerNormBackwardKernel(),
 		vecKernel("dot", "r = Σ x[i]·y[i]", 2, 8, func(im *Impl) func(x, y, d []float32) float32 {
 			if im.Dot == nil {
@@ -264,6 +270,52 @@ func gemmKernel() *Kernel {
 			a, b, c := randSlice(r, ar*ac, 1), randSlice(r, br*bc, 1), make([]float32, s.M*s.N)
 			gemm := im.Gemm
 			return func() { gemm(s.TransA, s.TransB, s.M, s.N, s.K, 1, a, ac, b, bc, 0, c, s.N) }
+		},
+	}
+}
+
+// gemvShape returns the Gemv shape of an m×n A named "MxN", with "_T"
+// appended when A is transposed (y = Aᵀ·x).
+func gemvShape(m, n int, trans bool) Shape {
+	name := fmt.Sprintf("%dx%d", m, n)
+	if trans {
+		name += "_T"
+	}
+	return Shape{Name: name, M: m, N: n, TransA: trans}
+}
+
+// gemvKernel is y = op(A)·x: A read once, so a memory-bound kernel, its
+// rate the bytes of A over the time (ReadBound). The shapes: A in L2
+// (512×512, 1 MiB), in L3 (2048×2048, 16 MiB), beyond it (8192×8192,
+// 256 MiB) and GPT-2's tied embedding (50257×768, 147 MiB), whose
+// products with a token's activations are the untransposed 50257×768
+// (the logits) and the transposed 768×50257 layout of the same matrix.
+func gemvKernel() *Kernel {
+	var shapes []Shape
+	for _, mn := range [][2]int{{512, 512}, {2048, 2048}, {8192, 8192}, {50257, 768}, {768, 50257}} {
+		shapes = append(shapes, gemvShape(mn[0], mn[1], false), gemvShape(mn[0], mn[1], true))
+	}
+	return &Kernel{
+		Name:      "gemv",
+		Doc:       "y = op(A)·x, A M×N row-major float32, beta = 0; GB/s of A read",
+		Bound:     MemoryBound,
+		ReadBound: true,
+		Shapes:    shapes,
+		Short:     "512x512",
+		has:       func(im *Impl) bool { return im.Gemv != nil },
+		work: func(s Shape) Work {
+			m, n := float64(s.M), float64(s.N)
+			return Work{Flops: 2 * m * n, Bytes: 4 * m * n}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			xl, yl := s.N, s.M
+			if s.TransA {
+				xl, yl = yl, xl
+			}
+			r := newRand(1)
+			a, x, y := randSlice(r, s.M*s.N, 1), randSlice(r, xl, 1), make([]float32, yl)
+			gemv := im.Gemv
+			return func() { gemv(s.TransA, s.M, s.N, 1, a, s.N, x, 0, y) }
 		},
 	}
 }

@@ -122,6 +122,16 @@ func TestGemvSweep(t *testing.T) {
 				}
 			}
 		}
+		// Transposed, beyond the size from which the SIMD drivers read A
+		// row by row (the stream kernels): rows past a multiple of the
+		// rows a pass takes, columns past a block of sums into whole
+		// steps, a single vector and a masked tail.
+		for _, sh := range [][2]int{{1025, 1029}, {263, 4179}, {1030, 1100}} {
+			sc := scalars[seed%uint64(len(scalars))]
+			tc := gemvCase{trans: true, m: sh[0], n: sh[1], alpha: sc[0], beta: sc[1], pad: int(seed % 4), off: int(seed % 5)}
+			checkGemvCase(t, p, tc, seed)
+			seed++
+		}
 	})
 }
 

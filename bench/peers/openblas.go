@@ -13,6 +13,7 @@ package peers
 // The second OpenBLAS instance (see loadOpenBLASCopy): its functions,
 // looked up in the copy of the library; NULL until it is loaded.
 static __typeof__(cblas_sgemm) *copy_sgemm;
+static __typeof__(cblas_sgemv) *copy_sgemv;
 static __typeof__(openblas_set_num_threads) *copy_set_num_threads;
 static __typeof__(openblas_get_config) *copy_get_config;
 static char *(*copy_get_corename)(void);
@@ -68,12 +69,14 @@ static const char *ob_load_copy(const char *path, const char *core) {
 		return e ? e : "dlopen failed";
 	}
 	copy_sgemm = (__typeof__(cblas_sgemm) *)dlsym(h, "cblas_sgemm");
+	copy_sgemv = (__typeof__(cblas_sgemv) *)dlsym(h, "cblas_sgemv");
 	copy_set_num_threads = (__typeof__(openblas_set_num_threads) *)dlsym(h, "openblas_set_num_threads");
 	copy_get_config = (__typeof__(openblas_get_config) *)dlsym(h, "openblas_get_config");
 	copy_get_corename = (char *(*)(void))dlsym(h, "openblas_get_corename");
-	if (copy_sgemm == NULL || copy_set_num_threads == NULL || copy_get_config == NULL) {
+	if (copy_sgemm == NULL || copy_sgemv == NULL || copy_set_num_threads == NULL || copy_get_config == NULL) {
 		copy_sgemm = NULL;
-		return "the copy lacks cblas_sgemm, openblas_set_num_threads or openblas_get_config";
+		copy_sgemv = NULL;
+		return "the copy lacks cblas_sgemm, cblas_sgemv, openblas_set_num_threads or openblas_get_config";
 	}
 	return NULL;
 #endif
@@ -85,6 +88,11 @@ static char *ob_copy_config(void) { return copy_get_config(); }
 static void ob_sgemm(int inst, int ta, int tb, blasint m, blasint n, blasint k, float alpha,
 		const float *a, blasint lda, const float *b, blasint ldb, float beta, float *c, blasint ldc) {
 	(inst ? copy_sgemm : cblas_sgemm)(CblasRowMajor, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+static void ob_sgemv(int inst, int ta, blasint m, blasint n, float alpha,
+		const float *a, blasint lda, const float *x, float beta, float *y) {
+	(inst ? copy_sgemv : cblas_sgemv)(CblasRowMajor, ta, m, n, alpha, a, lda, x, 1, beta, y, 1);
 }
 */
 import "C"
@@ -109,7 +117,8 @@ const OpenBLASBuilt = true
 // to take the kernels of the named core instead of detecting the CPU.
 const coreTypeEnv = "OPENBLAS_CORETYPE"
 
-// openBLAS returns OpenBLAS's cblas_sgemm as the peer "openblas" (the
+// openBLAS returns OpenBLAS's cblas_sgemm and cblas_sgemv (Gemm and Gemv)
+// as the peer "openblas" (the
 // kernels OpenBLAS picks for this CPU, or those OPENBLAS_CORETYPE in the
 // environment names) and, when simdgpt's avx2 implementation runs here,
 // as the peer "openblas-avx2": a second instance of the library, loaded
@@ -119,7 +128,7 @@ const coreTypeEnv = "OPENBLAS_CORETYPE"
 // process, on the first call; when it cannot be, the "openblas" peer's
 // About says why and there is no "openblas-avx2".
 func openBLAS() []*bench.Impl {
-	about := "OpenBLAS cblas_sgemm with the kernels it picks for this CPU: " + describe(coreName(0), C.GoString(C.openblas_get_config()))
+	about := "OpenBLAS cblas_sgemm and cblas_sgemv with the kernels it picks for this CPU: " + describe(coreName(0), C.GoString(C.openblas_get_config()))
 	if v, ok := os.LookupEnv(coreTypeEnv); ok {
 		about += fmt.Sprintf(" (%s=%s is set in the environment)", coreTypeEnv, v)
 	}
@@ -132,6 +141,9 @@ func openBLAS() []*bench.Impl {
 		KernelFuncs: bench.KernelFuncs{
 			Gemm: func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 				sgemm(0, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			},
+			Gemv: func(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32) {
+				sgemv(0, trans, m, n, alpha, a, lda, x, beta, y)
 			},
 		},
 	}
@@ -147,13 +159,16 @@ func openBLAS() []*bench.Impl {
 	}
 	return []*bench.Impl{def, {
 		Name:       "openblas-avx2",
-		About:      fmt.Sprintf("OpenBLAS cblas_sgemm with its AVX2 kernels: a second instance of the library, loaded with %s=%s: %s", coreTypeEnv, core, desc),
+		About:      fmt.Sprintf("OpenBLAS cblas_sgemm and cblas_sgemv with its AVX2 kernels: a second instance of the library, loaded with %s=%s: %s", coreTypeEnv, core, desc),
 		Peer:       true,
 		ISA:        avx2,
 		SetThreads: func(n int) { setThreads(1, n) },
 		KernelFuncs: bench.KernelFuncs{
 			Gemm: func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 				sgemm(1, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+			},
+			Gemv: func(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32) {
+				sgemv(1, trans, m, n, alpha, a, lda, x, beta, y)
 			},
 		},
 	}}
@@ -276,4 +291,29 @@ func sgemm(inst int, transA, transB bool, m, n, k int, alpha float32, a []float3
 	}
 	C.ob_sgemm(C.int(inst), ta, tb, C.blasint(m), C.blasint(n), C.blasint(k),
 		C.float(alpha), pa, C.blasint(lda), pb, C.blasint(ldb), C.float(beta), (*C.float)(&c[0]), C.blasint(ldc))
+}
+
+// sgemv calls cblas_sgemv of the process's OpenBLAS (inst 0) or of the
+// second instance (inst 1): y = alpha*op(A)*x + beta*y for the row-major
+// m×n A, x and y of unit stride, as kernels.Gemv.
+func sgemv(inst int, trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32) {
+	xlen, ylen := n, m
+	if trans {
+		xlen, ylen = m, n
+	}
+	if ylen == 0 {
+		return
+	}
+	ta := C.int(C.CblasNoTrans)
+	if trans {
+		ta = C.CblasTrans
+	}
+	var pa, px *C.float
+	if len(a) > 0 && xlen > 0 {
+		pa = (*C.float)(&a[0])
+	}
+	if len(x) > 0 && xlen > 0 {
+		px = (*C.float)(&x[0])
+	}
+	C.ob_sgemv(C.int(inst), ta, C.blasint(m), C.blasint(n), C.float(alpha), pa, C.blasint(max(lda, 1)), px, C.float(beta), (*C.float)(&y[0]))
 }

@@ -96,3 +96,56 @@ func TestOpenBLASInstances(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenBLASGemv checks the Gemv of every OpenBLAS peer against a
+// float64 reference: both transposes, shapes across OpenBLAS's blocks,
+// a padded leading dimension, beta 0 and not, and y left alone beyond
+// its length.
+func TestOpenBLASGemv(t *testing.T) {
+	for _, p := range All() {
+		if !strings.HasPrefix(p.Name, "openblas") {
+			continue
+		}
+		if p.Gemv == nil {
+			t.Fatalf("%s has no Gemv", p.Name)
+		}
+		for _, trans := range []bool{false, true} {
+			for _, sh := range [][2]int{{1, 1}, {7, 33}, {33, 7}, {130, 257}, {600, 40}} {
+				m, n := sh[0], sh[1]
+				for _, beta := range []float32{0, 0.5} {
+					lda := n + 3
+					xlen, ylen := n, m
+					if trans {
+						xlen, ylen = m, n
+					}
+					a, x := seq(m*lda, 0.3), seq(xlen, -0.7)
+					y := seq(ylen+1, 0.11)
+					y0 := append([]float32(nil), y...)
+					p.Gemv(trans, m, n, 1.5, a, lda, x, beta, y[:ylen])
+					for i := 0; i < ylen; i++ {
+						var s, mag float64
+						for q := 0; q < xlen; q++ {
+							var av float32
+							if trans {
+								av = a[q*lda+i]
+							} else {
+								av = a[i*lda+q]
+							}
+							v := float64(av) * float64(x[q])
+							s += v
+							mag += math.Abs(v)
+						}
+						want := 1.5*s + float64(beta)*float64(y0[i])
+						tol := 1e-6 * float64(xlen+2) * (1.5*mag + math.Abs(float64(beta)*float64(y0[i])))
+						if math.Abs(float64(y[i])-want) > tol {
+							t.Fatalf("%s trans=%v %d×%d beta=%v: y[%d] = %v, want %v", p.Name, trans, m, n, beta, i, y[i], want)
+						}
+					}
+					if y[ylen] != y0[ylen] {
+						t.Fatalf("%s trans=%v %d×%d: wrote past y", p.Name, trans, m, n)
+					}
+				}
+			}
+		}
+	}
+}

@@ -38,7 +38,8 @@ func measure(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		}
 	}
 	peaks := measurePeaks()
-	printHeader(stdout, cfg, peaks)
+	readBW, readLine := measureRead(cfg)
+	printHeader(stdout, cfg, peaks, readLine)
 
 	// Estimate the run's length for the progress lines: every sample of
 	// every supported implementation, plus about as much for calibration.
@@ -78,7 +79,7 @@ func measure(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			}
 		}
 		if len(rs) > 0 {
-			printTable(stdout, k, rs)
+			printTable(stdout, k, rs, readBW)
 			printOpenBLAS(stdout, k, rs)
 		}
 	}
@@ -106,6 +107,34 @@ type stopped struct {
 
 func (s stopped) Error() string { return s.where + ": " + s.err.Error() }
 func (s stopped) Unwrap() error { return s.err }
+
+// readSamples is the number of samples of the streaming read bandwidth
+// the header's figure is the median of.
+const readSamples = 7
+
+// measureRead measures the streaming read bandwidth (bench.ReadRate of the
+// widest implementation, GOMAXPROCS goroutines) when a selected kernel is
+// read-bound and returns it in GB/s with the header's line about it; 0
+// and "" when no such kernel runs or no implementation has a peak loop.
+func measureRead(cfg *config) (float64, string) {
+	p := bench.Widest()
+	need := false
+	for _, c := range cfg.cases {
+		need = need || c.Kernel.ReadBound
+	}
+	if !need || p == nil {
+		return 0, ""
+	}
+	x := bench.ReadBuffer()
+	p.Sum(x) // warm-up
+	var gbs []float64
+	for range readSamples {
+		gbs = append(gbs, bench.ReadRate(p, x, cfg.procs)/1e9)
+	}
+	bw := bench.Median(gbs)
+	return bw, fmt.Sprintf("read bw:    %s GB/s [%s, %s]: %s Sum over %d MiB by %d goroutines, median and range of %d, before the cases",
+		bench.FormatRate(bw), bench.FormatRate(slices.Min(gbs)), bench.FormatRate(slices.Max(gbs)), p.Name(), 4*len(x)>>20, cfg.procs, readSamples)
+}
 
 // isaPeak is the measured FMA peak of one implementation.
 type isaPeak struct {
@@ -135,7 +164,7 @@ func measurePeaks() []isaPeak {
 	return out
 }
 
-func printHeader(w io.Writer, cfg *config, peaks []isaPeak) {
+func printHeader(w io.Writer, cfg *config, peaks []isaPeak, readLine string) {
 	cpu := kernels.CPU()
 	fmt.Fprintf(w, "# kernelbench\n\n")
 	fmt.Fprintf(w, "cpu:        %s\n", cpu.Name)
@@ -152,6 +181,9 @@ func printHeader(w io.Writer, cfg *config, peaks []isaPeak) {
 	} else {
 		fmt.Fprintf(w, "FMA peak:   %s (one core, median of %d)\n", strings.Join(ps, ", "), peakSamples)
 	}
+	if readLine != "" {
+		fmt.Fprintln(w, readLine)
+	}
 	var names []string
 	for _, im := range cfg.selected {
 		names = append(names, im.Name)
@@ -166,6 +198,9 @@ func printHeader(w io.Writer, cfg *config, peaks []isaPeak) {
 	fmt.Fprintf(w, "\ntime/op: median (±: its 95%% interval). %%peak: the rate over the FMA peak of the implementation's ISA\n")
 	fmt.Fprintf(w, "(the widest one for generic and peers) times GOMAXPROCS, measured right after each sample.\n")
 	fmt.Fprintf(w, "vs X: how many times faster than X (X's median time / this one's), [95%% interval], Mann-Whitney p.\n")
+	if readLine != "" {
+		fmt.Fprintf(w, "%%read bw: a read-bound kernel's GB/s (bytes of its streamed operand) over the read bw above.\n")
+	}
 }
 
 // kib formats a byte count as KiB or MiB.
@@ -184,7 +219,10 @@ func kib(n int) string {
 // printTable prints one kernel's results as a Markdown table: a row per
 // shape and implementation, a "vs" column for generic and for each peer
 // (none when a single implementation ran, as for the copy kernel).
-func printTable(w io.Writer, k *bench.Kernel, rs []*bench.Result) {
+//
+// A read-bound kernel's table (Kernel.ReadBound) gives each rate as a
+// percentage of readBW (GB/s, the header's "read bw"), when measured.
+func printTable(w io.Writer, k *bench.Kernel, rs []*bench.Result, readBW float64) {
 	compute := k.Bound == bench.ComputeBound
 	var refs []string // generic, then the peers present, in order
 	alone := true     // one implementation only: no "vs" columns
@@ -214,6 +252,10 @@ func printTable(w io.Writer, k *bench.Kernel, rs []*bench.Result) {
 	if compute {
 		head = append(head, "%peak")
 	}
+	readPct := k.ReadBound && readBW > 0
+	if readPct {
+		head = append(head, "%read bw")
+	}
 	for _, ref := range refs {
 		head = append(head, "vs "+ref)
 	}
@@ -224,6 +266,9 @@ func printTable(w io.Writer, k *bench.Kernel, rs []*bench.Result) {
 		row := []string{r.Case.Shape.Name, r.Impl.Name, bench.FormatNs(sum.Center), pm(sum), bench.FormatRate(rate)}
 		if compute {
 			row = append(row, pct(r.PeakFrac))
+		}
+		if readPct {
+			row = append(row, fmt.Sprintf("%.0f%%", 100*rate/readBW))
 		}
 		for _, ref := range refs {
 			row = append(row, versus(rs, r, ref))

@@ -27,8 +27,8 @@ func TestOpenBLASRun(t *testing.T) {
 	core := peers.OpenBLASAVX2Core()
 	widest := bench.Widest().Name()
 	for _, want := range []string{
-		"            openblas: OpenBLAS cblas_sgemm with the kernels it picks for this CPU: core ",
-		"            openblas-avx2: OpenBLAS cblas_sgemm with its AVX2 kernels: a second instance of the library, loaded with OPENBLAS_CORETYPE=" + core + ": core " + core + "; OpenBLAS ",
+		"            openblas: OpenBLAS cblas_sgemm and cblas_sgemv with the kernels it picks for this CPU: core ",
+		"            openblas-avx2: OpenBLAS cblas_sgemm and cblas_sgemv with its AVX2 kernels: a second instance of the library, loaded with OPENBLAS_CORETYPE=" + core + ": core " + core + "; OpenBLAS ",
 		"\n| sq64  | openblas ", "\n| sq64  | openblas-avx2 ", "\n| sq128 | openblas ", "\n| sq128 | openblas-avx2 ",
 		"\n### gemm against OpenBLAS, ISA for ISA\n",
 	} {

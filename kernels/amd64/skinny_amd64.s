@@ -3137,6 +3137,2312 @@ skinnyAxpys8AVX2_done:
 	VZEROUPPER
 	RET
 
+// func skinnyStream1AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+// Requires: AVX, FMA3
+TEXT ·skinnyStream1AVX2(SB), NOSPLIT, $0-88
+	MOVQ   n+8(FP), AX
+	MOVQ   acc+80(FP), CX
+	VXORPS Y0, Y0, Y0
+
+skinnyStream1AVX2_clr_loop4:
+	CMPQ    AX, $0x00000020
+	JB      skinnyStream1AVX2_clr_loop1
+	VMOVUPS Y0, (CX)
+	VMOVUPS Y0, 32(CX)
+	VMOVUPS Y0, 64(CX)
+	VMOVUPS Y0, 96(CX)
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, AX
+	JMP     skinnyStream1AVX2_clr_loop4
+
+skinnyStream1AVX2_clr_loop1:
+	CMPQ    AX, $0x00000008
+	JB      skinnyStream1AVX2_clr_tail
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, AX
+	JMP     skinnyStream1AVX2_clr_loop1
+
+skinnyStream1AVX2_clr_tail:
+	TESTQ      AX, AX
+	JZ         skinnyStream1AVX2_clr_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), DX
+	MOVQ       $0x00000008, BX
+	SUBQ       AX, BX
+	VMOVDQU    (DX)(BX*4), Y1
+	VMASKMOVPS Y0, Y1, (CX)
+
+skinnyStream1AVX2_clr_done:
+skinnyStream1AVX2_pass4:
+	CMPQ         k+0(FP), $0x00000004
+	JB           skinnyStream1AVX2_pass1
+	MOVQ         a+16(FP), AX
+	MOVQ         csa+32(FP), CX
+	SHLQ         $0x02, CX
+	VBROADCASTSS (AX), Y0
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Y1
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Y2
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Y3
+	MOVQ         b+40(FP), AX
+	MOVQ         ldb+48(FP), CX
+	SHLQ         $0x02, CX
+	LEAQ         (CX)(CX*2), DX
+	MOVQ         acc+80(FP), BX
+	MOVQ         n+8(FP), SI
+
+skinnyStream1AVX2_p4_loop4:
+	CMPQ        SI, $0x00000020
+	JB          skinnyStream1AVX2_p4_loop1
+	VMOVUPS     (BX), Y4
+	VFMADD231PS (AX), Y0, Y4
+	VFMADD231PS (AX)(CX*1), Y1, Y4
+	VFMADD231PS (AX)(CX*2), Y2, Y4
+	VFMADD231PS (AX)(DX*1), Y3, Y4
+	VMOVUPS     Y4, (BX)
+	VMOVUPS     32(BX), Y4
+	VFMADD231PS 32(AX), Y0, Y4
+	VFMADD231PS 32(AX)(CX*1), Y1, Y4
+	VFMADD231PS 32(AX)(CX*2), Y2, Y4
+	VFMADD231PS 32(AX)(DX*1), Y3, Y4
+	VMOVUPS     Y4, 32(BX)
+	VMOVUPS     64(BX), Y4
+	VFMADD231PS 64(AX), Y0, Y4
+	VFMADD231PS 64(AX)(CX*1), Y1, Y4
+	VFMADD231PS 64(AX)(CX*2), Y2, Y4
+	VFMADD231PS 64(AX)(DX*1), Y3, Y4
+	VMOVUPS     Y4, 64(BX)
+	VMOVUPS     96(BX), Y4
+	VFMADD231PS 96(AX), Y0, Y4
+	VFMADD231PS 96(AX)(CX*1), Y1, Y4
+	VFMADD231PS 96(AX)(CX*2), Y2, Y4
+	VFMADD231PS 96(AX)(DX*1), Y3, Y4
+	VMOVUPS     Y4, 96(BX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, BX
+	SUBQ        $0x00000020, SI
+	JMP         skinnyStream1AVX2_p4_loop4
+
+skinnyStream1AVX2_p4_loop1:
+	CMPQ        SI, $0x00000008
+	JB          skinnyStream1AVX2_p4_tail
+	VMOVUPS     (BX), Y4
+	VFMADD231PS (AX), Y0, Y4
+	VFMADD231PS (AX)(CX*1), Y1, Y4
+	VFMADD231PS (AX)(CX*2), Y2, Y4
+	VFMADD231PS (AX)(DX*1), Y3, Y4
+	VMOVUPS     Y4, (BX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, BX
+	SUBQ        $0x00000008, SI
+	JMP         skinnyStream1AVX2_p4_loop1
+
+skinnyStream1AVX2_p4_tail:
+	TESTQ       SI, SI
+	JZ          skinnyStream1AVX2_p4_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), DI
+	MOVQ        $0x00000008, R8
+	SUBQ        SI, R8
+	VMOVDQU     (DI)(R8*4), Y4
+	VMASKMOVPS  (AX), Y4, Y5
+	VMASKMOVPS  (AX)(CX*1), Y4, Y6
+	VMASKMOVPS  (AX)(CX*2), Y4, Y7
+	VMASKMOVPS  (AX)(DX*1), Y4, Y8
+	VMASKMOVPS  (BX), Y4, Y9
+	VFMADD231PS Y5, Y0, Y9
+	VFMADD231PS Y6, Y1, Y9
+	VFMADD231PS Y7, Y2, Y9
+	VFMADD231PS Y8, Y3, Y9
+	VMASKMOVPS  Y9, Y4, (BX)
+
+skinnyStream1AVX2_p4_done:
+	MOVQ   csa+32(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000004, AX, AX
+	ADDQ   AX, a+16(FP)
+	MOVQ   ldb+48(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000004, AX, AX
+	ADDQ   AX, b+40(FP)
+	SUBQ   $0x00000004, k+0(FP)
+	JMP    skinnyStream1AVX2_pass4
+
+skinnyStream1AVX2_pass1:
+	CMPQ         k+0(FP), $0x00000001
+	JB           skinnyStream1AVX2_final
+	MOVQ         a+16(FP), AX
+	VBROADCASTSS (AX), Y0
+	MOVQ         b+40(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream1AVX2_p1_loop4:
+	CMPQ        DX, $0x00000020
+	JB          skinnyStream1AVX2_p1_loop1
+	VMOVUPS     (CX), Y1
+	VFMADD231PS (AX), Y0, Y1
+	VMOVUPS     Y1, (CX)
+	VMOVUPS     32(CX), Y1
+	VFMADD231PS 32(AX), Y0, Y1
+	VMOVUPS     Y1, 32(CX)
+	VMOVUPS     64(CX), Y1
+	VFMADD231PS 64(AX), Y0, Y1
+	VMOVUPS     Y1, 64(CX)
+	VMOVUPS     96(CX), Y1
+	VFMADD231PS 96(AX), Y0, Y1
+	VMOVUPS     Y1, 96(CX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, DX
+	JMP         skinnyStream1AVX2_p1_loop4
+
+skinnyStream1AVX2_p1_loop1:
+	CMPQ        DX, $0x00000008
+	JB          skinnyStream1AVX2_p1_tail
+	VMOVUPS     (CX), Y1
+	VFMADD231PS (AX), Y0, Y1
+	VMOVUPS     Y1, (CX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         skinnyStream1AVX2_p1_loop1
+
+skinnyStream1AVX2_p1_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream1AVX2_p1_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), BX
+	MOVQ        $0x00000008, SI
+	SUBQ        DX, SI
+	VMOVDQU     (BX)(SI*4), Y1
+	VMASKMOVPS  (AX), Y1, Y2
+	VMASKMOVPS  (CX), Y1, Y3
+	VFMADD231PS Y2, Y0, Y3
+	VMASKMOVPS  Y3, Y1, (CX)
+
+skinnyStream1AVX2_p1_done:
+	MOVQ csa+32(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, a+16(FP)
+	MOVQ ldb+48(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, b+40(FP)
+	SUBQ $0x00000001, k+0(FP)
+	JMP  skinnyStream1AVX2_pass1
+
+skinnyStream1AVX2_final:
+	MOVL         beta+76(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           skinnyStream1AVX2_beta0
+	VBROADCASTSS alpha+72(FP), Y0
+	VBROADCASTSS beta+76(FP), Y1
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream1AVX2_ftrue0_loop4:
+	CMPQ        DX, $0x00000020
+	JB          skinnyStream1AVX2_ftrue0_loop1
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	VMOVUPS     32(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 32(AX), Y1, Y2
+	VMOVUPS     Y2, 32(AX)
+	VMOVUPS     64(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 64(AX), Y1, Y2
+	VMOVUPS     Y2, 64(AX)
+	VMOVUPS     96(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 96(AX), Y1, Y2
+	VMOVUPS     Y2, 96(AX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, DX
+	JMP         skinnyStream1AVX2_ftrue0_loop4
+
+skinnyStream1AVX2_ftrue0_loop1:
+	CMPQ        DX, $0x00000008
+	JB          skinnyStream1AVX2_ftrue0_tail
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         skinnyStream1AVX2_ftrue0_loop1
+
+skinnyStream1AVX2_ftrue0_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream1AVX2_ftrue0_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), BX
+	MOVQ        $0x00000008, SI
+	SUBQ        DX, SI
+	VMOVDQU     (BX)(SI*4), Y2
+	VMASKMOVPS  (CX), Y2, Y3
+	VMULPS      Y0, Y3, Y3
+	VMASKMOVPS  (AX), Y2, Y0
+	VFMADD231PS Y0, Y1, Y3
+	VMASKMOVPS  Y3, Y2, (AX)
+
+skinnyStream1AVX2_ftrue0_done:
+	JMP skinnyStream1AVX2_done
+
+skinnyStream1AVX2_beta0:
+	VBROADCASTSS alpha+72(FP), Y0
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream1AVX2_ffalse0_loop4:
+	CMPQ    DX, $0x00000020
+	JB      skinnyStream1AVX2_ffalse0_loop1
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	VMOVUPS 32(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS 64(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)
+	VMOVUPS 96(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, DX
+	JMP     skinnyStream1AVX2_ffalse0_loop4
+
+skinnyStream1AVX2_ffalse0_loop1:
+	CMPQ    DX, $0x00000008
+	JB      skinnyStream1AVX2_ffalse0_tail
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JMP     skinnyStream1AVX2_ffalse0_loop1
+
+skinnyStream1AVX2_ffalse0_tail:
+	TESTQ      DX, DX
+	JZ         skinnyStream1AVX2_ffalse0_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       DX, SI
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (CX), Y1, Y2
+	VMULPS     Y0, Y2, Y2
+	VMASKMOVPS Y2, Y1, (AX)
+
+skinnyStream1AVX2_ffalse0_done:
+skinnyStream1AVX2_done:
+	VZEROUPPER
+	RET
+
+// func skinnyStream2AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+// Requires: AVX, FMA3
+TEXT ·skinnyStream2AVX2(SB), NOSPLIT, $0-88
+	MOVQ   n+8(FP), AX
+	IMUL3Q $0x00000002, AX, AX
+	MOVQ   acc+80(FP), CX
+	VXORPS Y0, Y0, Y0
+
+skinnyStream2AVX2_clr_loop4:
+	CMPQ    AX, $0x00000020
+	JB      skinnyStream2AVX2_clr_loop1
+	VMOVUPS Y0, (CX)
+	VMOVUPS Y0, 32(CX)
+	VMOVUPS Y0, 64(CX)
+	VMOVUPS Y0, 96(CX)
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, AX
+	JMP     skinnyStream2AVX2_clr_loop4
+
+skinnyStream2AVX2_clr_loop1:
+	CMPQ    AX, $0x00000008
+	JB      skinnyStream2AVX2_clr_tail
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, AX
+	JMP     skinnyStream2AVX2_clr_loop1
+
+skinnyStream2AVX2_clr_tail:
+	TESTQ      AX, AX
+	JZ         skinnyStream2AVX2_clr_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), DX
+	MOVQ       $0x00000008, BX
+	SUBQ       AX, BX
+	VMOVDQU    (DX)(BX*4), Y1
+	VMASKMOVPS Y0, Y1, (CX)
+
+skinnyStream2AVX2_clr_done:
+skinnyStream2AVX2_pass4:
+	CMPQ         k+0(FP), $0x00000004
+	JB           skinnyStream2AVX2_pass1
+	MOVQ         a+16(FP), AX
+	MOVQ         rsa+24(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         csa+32(FP), DX
+	SHLQ         $0x02, DX
+	MOVQ         AX, BX
+	VBROADCASTSS (BX), Y0
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Y1
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Y2
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Y3
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Y4
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Y5
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Y6
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Y7
+	MOVQ         b+40(FP), AX
+	MOVQ         ldb+48(FP), CX
+	SHLQ         $0x02, CX
+	LEAQ         (CX)(CX*2), DX
+	MOVQ         acc+80(FP), BX
+	MOVQ         n+8(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         n+8(FP), DI
+
+skinnyStream2AVX2_p4_loop4:
+	CMPQ        DI, $0x00000020
+	JB          skinnyStream2AVX2_p4_loop1
+	VMOVUPS     (AX), Y8
+	VMOVUPS     (AX)(CX*1), Y9
+	VMOVUPS     (AX)(CX*2), Y10
+	VMOVUPS     (AX)(DX*1), Y11
+	VMOVUPS     (BX), Y12
+	VFMADD231PS Y8, Y0, Y12
+	VFMADD231PS Y9, Y1, Y12
+	VFMADD231PS Y10, Y2, Y12
+	VFMADD231PS Y11, Y3, Y12
+	VMOVUPS     Y12, (BX)
+	VMOVUPS     (BX)(SI*1), Y12
+	VFMADD231PS Y8, Y4, Y12
+	VFMADD231PS Y9, Y5, Y12
+	VFMADD231PS Y10, Y6, Y12
+	VFMADD231PS Y11, Y7, Y12
+	VMOVUPS     Y12, (BX)(SI*1)
+	VMOVUPS     32(AX), Y8
+	VMOVUPS     32(AX)(CX*1), Y9
+	VMOVUPS     32(AX)(CX*2), Y10
+	VMOVUPS     32(AX)(DX*1), Y11
+	VMOVUPS     32(BX), Y12
+	VFMADD231PS Y8, Y0, Y12
+	VFMADD231PS Y9, Y1, Y12
+	VFMADD231PS Y10, Y2, Y12
+	VFMADD231PS Y11, Y3, Y12
+	VMOVUPS     Y12, 32(BX)
+	VMOVUPS     32(BX)(SI*1), Y12
+	VFMADD231PS Y8, Y4, Y12
+	VFMADD231PS Y9, Y5, Y12
+	VFMADD231PS Y10, Y6, Y12
+	VFMADD231PS Y11, Y7, Y12
+	VMOVUPS     Y12, 32(BX)(SI*1)
+	VMOVUPS     64(AX), Y8
+	VMOVUPS     64(AX)(CX*1), Y9
+	VMOVUPS     64(AX)(CX*2), Y10
+	VMOVUPS     64(AX)(DX*1), Y11
+	VMOVUPS     64(BX), Y12
+	VFMADD231PS Y8, Y0, Y12
+	VFMADD231PS Y9, Y1, Y12
+	VFMADD231PS Y10, Y2, Y12
+	VFMADD231PS Y11, Y3, Y12
+	VMOVUPS     Y12, 64(BX)
+	VMOVUPS     64(BX)(SI*1), Y12
+	VFMADD231PS Y8, Y4, Y12
+	VFMADD231PS Y9, Y5, Y12
+	VFMADD231PS Y10, Y6, Y12
+	VFMADD231PS Y11, Y7, Y12
+	VMOVUPS     Y12, 64(BX)(SI*1)
+	VMOVUPS     96(AX), Y8
+	VMOVUPS     96(AX)(CX*1), Y9
+	VMOVUPS     96(AX)(CX*2), Y10
+	VMOVUPS     96(AX)(DX*1), Y11
+	VMOVUPS     96(BX), Y12
+	VFMADD231PS Y8, Y0, Y12
+	VFMADD231PS Y9, Y1, Y12
+	VFMADD231PS Y10, Y2, Y12
+	VFMADD231PS Y11, Y3, Y12
+	VMOVUPS     Y12, 96(BX)
+	VMOVUPS     96(BX)(SI*1), Y12
+	VFMADD231PS Y8, Y4, Y12
+	VFMADD231PS Y9, Y5, Y12
+	VFMADD231PS Y10, Y6, Y12
+	VFMADD231PS Y11, Y7, Y12
+	VMOVUPS     Y12, 96(BX)(SI*1)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, BX
+	SUBQ        $0x00000020, DI
+	JMP         skinnyStream2AVX2_p4_loop4
+
+skinnyStream2AVX2_p4_loop1:
+	CMPQ        DI, $0x00000008
+	JB          skinnyStream2AVX2_p4_tail
+	VMOVUPS     (AX), Y8
+	VMOVUPS     (AX)(CX*1), Y9
+	VMOVUPS     (AX)(CX*2), Y10
+	VMOVUPS     (AX)(DX*1), Y11
+	VMOVUPS     (BX), Y12
+	VFMADD231PS Y8, Y0, Y12
+	VFMADD231PS Y9, Y1, Y12
+	VFMADD231PS Y10, Y2, Y12
+	VFMADD231PS Y11, Y3, Y12
+	VMOVUPS     Y12, (BX)
+	VMOVUPS     (BX)(SI*1), Y12
+	VFMADD231PS Y8, Y4, Y12
+	VFMADD231PS Y9, Y5, Y12
+	VFMADD231PS Y10, Y6, Y12
+	VFMADD231PS Y11, Y7, Y12
+	VMOVUPS     Y12, (BX)(SI*1)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, BX
+	SUBQ        $0x00000008, DI
+	JMP         skinnyStream2AVX2_p4_loop1
+
+skinnyStream2AVX2_p4_tail:
+	TESTQ       DI, DI
+	JZ          skinnyStream2AVX2_p4_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), R8
+	MOVQ        $0x00000008, R9
+	SUBQ        DI, R9
+	VMOVDQU     (R8)(R9*4), Y8
+	VMASKMOVPS  (AX), Y8, Y9
+	VMASKMOVPS  (AX)(CX*1), Y8, Y10
+	VMASKMOVPS  (AX)(CX*2), Y8, Y11
+	VMASKMOVPS  (AX)(DX*1), Y8, Y12
+	VMASKMOVPS  (BX), Y8, Y13
+	VFMADD231PS Y9, Y0, Y13
+	VFMADD231PS Y10, Y1, Y13
+	VFMADD231PS Y11, Y2, Y13
+	VFMADD231PS Y12, Y3, Y13
+	VMASKMOVPS  Y13, Y8, (BX)
+	VMASKMOVPS  (BX)(SI*1), Y8, Y0
+	VFMADD231PS Y9, Y4, Y0
+	VFMADD231PS Y10, Y5, Y0
+	VFMADD231PS Y11, Y6, Y0
+	VFMADD231PS Y12, Y7, Y0
+	VMASKMOVPS  Y0, Y8, (BX)(SI*1)
+
+skinnyStream2AVX2_p4_done:
+	MOVQ   csa+32(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000004, AX, AX
+	ADDQ   AX, a+16(FP)
+	MOVQ   ldb+48(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000004, AX, AX
+	ADDQ   AX, b+40(FP)
+	SUBQ   $0x00000004, k+0(FP)
+	JMP    skinnyStream2AVX2_pass4
+
+skinnyStream2AVX2_pass1:
+	CMPQ         k+0(FP), $0x00000001
+	JB           skinnyStream2AVX2_final
+	MOVQ         a+16(FP), AX
+	MOVQ         rsa+24(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         AX, DX
+	VBROADCASTSS (DX), Y0
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Y1
+	MOVQ         b+40(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+	SHLQ         $0x02, DX
+	MOVQ         n+8(FP), BX
+
+skinnyStream2AVX2_p1_loop4:
+	CMPQ        BX, $0x00000020
+	JB          skinnyStream2AVX2_p1_loop1
+	VMOVUPS     (AX), Y2
+	VMOVUPS     (CX), Y3
+	VFMADD231PS Y2, Y0, Y3
+	VMOVUPS     Y3, (CX)
+	VMOVUPS     (CX)(DX*1), Y3
+	VFMADD231PS Y2, Y1, Y3
+	VMOVUPS     Y3, (CX)(DX*1)
+	VMOVUPS     32(AX), Y2
+	VMOVUPS     32(CX), Y3
+	VFMADD231PS Y2, Y0, Y3
+	VMOVUPS     Y3, 32(CX)
+	VMOVUPS     32(CX)(DX*1), Y3
+	VFMADD231PS Y2, Y1, Y3
+	VMOVUPS     Y3, 32(CX)(DX*1)
+	VMOVUPS     64(AX), Y2
+	VMOVUPS     64(CX), Y3
+	VFMADD231PS Y2, Y0, Y3
+	VMOVUPS     Y3, 64(CX)
+	VMOVUPS     64(CX)(DX*1), Y3
+	VFMADD231PS Y2, Y1, Y3
+	VMOVUPS     Y3, 64(CX)(DX*1)
+	VMOVUPS     96(AX), Y2
+	VMOVUPS     96(CX), Y3
+	VFMADD231PS Y2, Y0, Y3
+	VMOVUPS     Y3, 96(CX)
+	VMOVUPS     96(CX)(DX*1), Y3
+	VFMADD231PS Y2, Y1, Y3
+	VMOVUPS     Y3, 96(CX)(DX*1)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, BX
+	JMP         skinnyStream2AVX2_p1_loop4
+
+skinnyStream2AVX2_p1_loop1:
+	CMPQ        BX, $0x00000008
+	JB          skinnyStream2AVX2_p1_tail
+	VMOVUPS     (AX), Y2
+	VMOVUPS     (CX), Y3
+	VFMADD231PS Y2, Y0, Y3
+	VMOVUPS     Y3, (CX)
+	VMOVUPS     (CX)(DX*1), Y3
+	VFMADD231PS Y2, Y1, Y3
+	VMOVUPS     Y3, (CX)(DX*1)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, BX
+	JMP         skinnyStream2AVX2_p1_loop1
+
+skinnyStream2AVX2_p1_tail:
+	TESTQ       BX, BX
+	JZ          skinnyStream2AVX2_p1_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), SI
+	MOVQ        $0x00000008, DI
+	SUBQ        BX, DI
+	VMOVDQU     (SI)(DI*4), Y2
+	VMASKMOVPS  (AX), Y2, Y3
+	VMASKMOVPS  (CX), Y2, Y4
+	VFMADD231PS Y3, Y0, Y4
+	VMASKMOVPS  Y4, Y2, (CX)
+	VMASKMOVPS  (CX)(DX*1), Y2, Y0
+	VFMADD231PS Y3, Y1, Y0
+	VMASKMOVPS  Y0, Y2, (CX)(DX*1)
+
+skinnyStream2AVX2_p1_done:
+	MOVQ csa+32(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, a+16(FP)
+	MOVQ ldb+48(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, b+40(FP)
+	SUBQ $0x00000001, k+0(FP)
+	JMP  skinnyStream2AVX2_pass1
+
+skinnyStream2AVX2_final:
+	MOVL         beta+76(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           skinnyStream2AVX2_beta0
+	VBROADCASTSS alpha+72(FP), Y0
+	VBROADCASTSS beta+76(FP), Y1
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream2AVX2_ftrue0_loop4:
+	CMPQ        DX, $0x00000020
+	JB          skinnyStream2AVX2_ftrue0_loop1
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	VMOVUPS     32(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 32(AX), Y1, Y2
+	VMOVUPS     Y2, 32(AX)
+	VMOVUPS     64(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 64(AX), Y1, Y2
+	VMOVUPS     Y2, 64(AX)
+	VMOVUPS     96(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 96(AX), Y1, Y2
+	VMOVUPS     Y2, 96(AX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, DX
+	JMP         skinnyStream2AVX2_ftrue0_loop4
+
+skinnyStream2AVX2_ftrue0_loop1:
+	CMPQ        DX, $0x00000008
+	JB          skinnyStream2AVX2_ftrue0_tail
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         skinnyStream2AVX2_ftrue0_loop1
+
+skinnyStream2AVX2_ftrue0_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream2AVX2_ftrue0_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), BX
+	MOVQ        $0x00000008, SI
+	SUBQ        DX, SI
+	VMOVDQU     (BX)(SI*4), Y2
+	VMASKMOVPS  (CX), Y2, Y3
+	VMULPS      Y0, Y3, Y3
+	VMASKMOVPS  (AX), Y2, Y4
+	VFMADD231PS Y4, Y1, Y3
+	VMASKMOVPS  Y3, Y2, (AX)
+
+skinnyStream2AVX2_ftrue0_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000004, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000004, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream2AVX2_ftrue1_loop4:
+	CMPQ        DX, $0x00000020
+	JB          skinnyStream2AVX2_ftrue1_loop1
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	VMOVUPS     32(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 32(AX), Y1, Y2
+	VMOVUPS     Y2, 32(AX)
+	VMOVUPS     64(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 64(AX), Y1, Y2
+	VMOVUPS     Y2, 64(AX)
+	VMOVUPS     96(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 96(AX), Y1, Y2
+	VMOVUPS     Y2, 96(AX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, DX
+	JMP         skinnyStream2AVX2_ftrue1_loop4
+
+skinnyStream2AVX2_ftrue1_loop1:
+	CMPQ        DX, $0x00000008
+	JB          skinnyStream2AVX2_ftrue1_tail
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         skinnyStream2AVX2_ftrue1_loop1
+
+skinnyStream2AVX2_ftrue1_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream2AVX2_ftrue1_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), BX
+	MOVQ        $0x00000008, SI
+	SUBQ        DX, SI
+	VMOVDQU     (BX)(SI*4), Y2
+	VMASKMOVPS  (CX), Y2, Y3
+	VMULPS      Y0, Y3, Y3
+	VMASKMOVPS  (AX), Y2, Y0
+	VFMADD231PS Y0, Y1, Y3
+	VMASKMOVPS  Y3, Y2, (AX)
+
+skinnyStream2AVX2_ftrue1_done:
+	JMP skinnyStream2AVX2_done
+
+skinnyStream2AVX2_beta0:
+	VBROADCASTSS alpha+72(FP), Y0
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream2AVX2_ffalse0_loop4:
+	CMPQ    DX, $0x00000020
+	JB      skinnyStream2AVX2_ffalse0_loop1
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	VMOVUPS 32(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS 64(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)
+	VMOVUPS 96(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, DX
+	JMP     skinnyStream2AVX2_ffalse0_loop4
+
+skinnyStream2AVX2_ffalse0_loop1:
+	CMPQ    DX, $0x00000008
+	JB      skinnyStream2AVX2_ffalse0_tail
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JMP     skinnyStream2AVX2_ffalse0_loop1
+
+skinnyStream2AVX2_ffalse0_tail:
+	TESTQ      DX, DX
+	JZ         skinnyStream2AVX2_ffalse0_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       DX, SI
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (CX), Y1, Y2
+	VMULPS     Y0, Y2, Y2
+	VMASKMOVPS Y2, Y1, (AX)
+
+skinnyStream2AVX2_ffalse0_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000004, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000004, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream2AVX2_ffalse1_loop4:
+	CMPQ    DX, $0x00000020
+	JB      skinnyStream2AVX2_ffalse1_loop1
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	VMOVUPS 32(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS 64(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)
+	VMOVUPS 96(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, DX
+	JMP     skinnyStream2AVX2_ffalse1_loop4
+
+skinnyStream2AVX2_ffalse1_loop1:
+	CMPQ    DX, $0x00000008
+	JB      skinnyStream2AVX2_ffalse1_tail
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JMP     skinnyStream2AVX2_ffalse1_loop1
+
+skinnyStream2AVX2_ffalse1_tail:
+	TESTQ      DX, DX
+	JZ         skinnyStream2AVX2_ffalse1_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       DX, SI
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (CX), Y1, Y2
+	VMULPS     Y0, Y2, Y2
+	VMASKMOVPS Y2, Y1, (AX)
+
+skinnyStream2AVX2_ffalse1_done:
+skinnyStream2AVX2_done:
+	VZEROUPPER
+	RET
+
+// func skinnyStream3AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+// Requires: AVX, FMA3
+TEXT ·skinnyStream3AVX2(SB), NOSPLIT, $0-88
+	MOVQ   n+8(FP), AX
+	IMUL3Q $0x00000003, AX, AX
+	MOVQ   acc+80(FP), CX
+	VXORPS Y0, Y0, Y0
+
+skinnyStream3AVX2_clr_loop4:
+	CMPQ    AX, $0x00000020
+	JB      skinnyStream3AVX2_clr_loop1
+	VMOVUPS Y0, (CX)
+	VMOVUPS Y0, 32(CX)
+	VMOVUPS Y0, 64(CX)
+	VMOVUPS Y0, 96(CX)
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, AX
+	JMP     skinnyStream3AVX2_clr_loop4
+
+skinnyStream3AVX2_clr_loop1:
+	CMPQ    AX, $0x00000008
+	JB      skinnyStream3AVX2_clr_tail
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, AX
+	JMP     skinnyStream3AVX2_clr_loop1
+
+skinnyStream3AVX2_clr_tail:
+	TESTQ      AX, AX
+	JZ         skinnyStream3AVX2_clr_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), DX
+	MOVQ       $0x00000008, BX
+	SUBQ       AX, BX
+	VMOVDQU    (DX)(BX*4), Y1
+	VMASKMOVPS Y0, Y1, (CX)
+
+skinnyStream3AVX2_clr_done:
+skinnyStream3AVX2_pass3:
+	CMPQ         k+0(FP), $0x00000003
+	JB           skinnyStream3AVX2_pass1
+	MOVQ         a+16(FP), AX
+	MOVQ         rsa+24(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         csa+32(FP), DX
+	SHLQ         $0x02, DX
+	MOVQ         AX, BX
+	VBROADCASTSS (BX), Y0
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Y1
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Y2
+	ADDQ         CX, AX
+	MOVQ         AX, BX
+	VBROADCASTSS (BX), Y3
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Y4
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Y5
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Y6
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Y7
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Y8
+	MOVQ         b+40(FP), AX
+	MOVQ         ldb+48(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         n+8(FP), BX
+	SHLQ         $0x02, BX
+	MOVQ         n+8(FP), SI
+
+skinnyStream3AVX2_p3_loop4:
+	CMPQ        SI, $0x00000020
+	JB          skinnyStream3AVX2_p3_loop1
+	VMOVUPS     (AX), Y9
+	VMOVUPS     (AX)(CX*1), Y10
+	VMOVUPS     (AX)(CX*2), Y11
+	VMOVUPS     (DX), Y12
+	VFMADD231PS Y9, Y0, Y12
+	VFMADD231PS Y10, Y1, Y12
+	VFMADD231PS Y11, Y2, Y12
+	VMOVUPS     Y12, (DX)
+	VMOVUPS     (DX)(BX*1), Y12
+	VFMADD231PS Y9, Y3, Y12
+	VFMADD231PS Y10, Y4, Y12
+	VFMADD231PS Y11, Y5, Y12
+	VMOVUPS     Y12, (DX)(BX*1)
+	VMOVUPS     (DX)(BX*2), Y12
+	VFMADD231PS Y9, Y6, Y12
+	VFMADD231PS Y10, Y7, Y12
+	VFMADD231PS Y11, Y8, Y12
+	VMOVUPS     Y12, (DX)(BX*2)
+	VMOVUPS     32(AX), Y9
+	VMOVUPS     32(AX)(CX*1), Y10
+	VMOVUPS     32(AX)(CX*2), Y11
+	VMOVUPS     32(DX), Y12
+	VFMADD231PS Y9, Y0, Y12
+	VFMADD231PS Y10, Y1, Y12
+	VFMADD231PS Y11, Y2, Y12
+	VMOVUPS     Y12, 32(DX)
+	VMOVUPS     32(DX)(BX*1), Y12
+	VFMADD231PS Y9, Y3, Y12
+	VFMADD231PS Y10, Y4, Y12
+	VFMADD231PS Y11, Y5, Y12
+	VMOVUPS     Y12, 32(DX)(BX*1)
+	VMOVUPS     32(DX)(BX*2), Y12
+	VFMADD231PS Y9, Y6, Y12
+	VFMADD231PS Y10, Y7, Y12
+	VFMADD231PS Y11, Y8, Y12
+	VMOVUPS     Y12, 32(DX)(BX*2)
+	VMOVUPS     64(AX), Y9
+	VMOVUPS     64(AX)(CX*1), Y10
+	VMOVUPS     64(AX)(CX*2), Y11
+	VMOVUPS     64(DX), Y12
+	VFMADD231PS Y9, Y0, Y12
+	VFMADD231PS Y10, Y1, Y12
+	VFMADD231PS Y11, Y2, Y12
+	VMOVUPS     Y12, 64(DX)
+	VMOVUPS     64(DX)(BX*1), Y12
+	VFMADD231PS Y9, Y3, Y12
+	VFMADD231PS Y10, Y4, Y12
+	VFMADD231PS Y11, Y5, Y12
+	VMOVUPS     Y12, 64(DX)(BX*1)
+	VMOVUPS     64(DX)(BX*2), Y12
+	VFMADD231PS Y9, Y6, Y12
+	VFMADD231PS Y10, Y7, Y12
+	VFMADD231PS Y11, Y8, Y12
+	VMOVUPS     Y12, 64(DX)(BX*2)
+	VMOVUPS     96(AX), Y9
+	VMOVUPS     96(AX)(CX*1), Y10
+	VMOVUPS     96(AX)(CX*2), Y11
+	VMOVUPS     96(DX), Y12
+	VFMADD231PS Y9, Y0, Y12
+	VFMADD231PS Y10, Y1, Y12
+	VFMADD231PS Y11, Y2, Y12
+	VMOVUPS     Y12, 96(DX)
+	VMOVUPS     96(DX)(BX*1), Y12
+	VFMADD231PS Y9, Y3, Y12
+	VFMADD231PS Y10, Y4, Y12
+	VFMADD231PS Y11, Y5, Y12
+	VMOVUPS     Y12, 96(DX)(BX*1)
+	VMOVUPS     96(DX)(BX*2), Y12
+	VFMADD231PS Y9, Y6, Y12
+	VFMADD231PS Y10, Y7, Y12
+	VFMADD231PS Y11, Y8, Y12
+	VMOVUPS     Y12, 96(DX)(BX*2)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000020, SI
+	JMP         skinnyStream3AVX2_p3_loop4
+
+skinnyStream3AVX2_p3_loop1:
+	CMPQ        SI, $0x00000008
+	JB          skinnyStream3AVX2_p3_tail
+	VMOVUPS     (AX), Y9
+	VMOVUPS     (AX)(CX*1), Y10
+	VMOVUPS     (AX)(CX*2), Y11
+	VMOVUPS     (DX), Y12
+	VFMADD231PS Y9, Y0, Y12
+	VFMADD231PS Y10, Y1, Y12
+	VFMADD231PS Y11, Y2, Y12
+	VMOVUPS     Y12, (DX)
+	VMOVUPS     (DX)(BX*1), Y12
+	VFMADD231PS Y9, Y3, Y12
+	VFMADD231PS Y10, Y4, Y12
+	VFMADD231PS Y11, Y5, Y12
+	VMOVUPS     Y12, (DX)(BX*1)
+	VMOVUPS     (DX)(BX*2), Y12
+	VFMADD231PS Y9, Y6, Y12
+	VFMADD231PS Y10, Y7, Y12
+	VFMADD231PS Y11, Y8, Y12
+	VMOVUPS     Y12, (DX)(BX*2)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, DX
+	SUBQ        $0x00000008, SI
+	JMP         skinnyStream3AVX2_p3_loop1
+
+skinnyStream3AVX2_p3_tail:
+	TESTQ       SI, SI
+	JZ          skinnyStream3AVX2_p3_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), DI
+	MOVQ        $0x00000008, R8
+	SUBQ        SI, R8
+	VMOVDQU     (DI)(R8*4), Y9
+	VMASKMOVPS  (AX), Y9, Y10
+	VMASKMOVPS  (AX)(CX*1), Y9, Y11
+	VMASKMOVPS  (AX)(CX*2), Y9, Y12
+	VMASKMOVPS  (DX), Y9, Y13
+	VFMADD231PS Y10, Y0, Y13
+	VFMADD231PS Y11, Y1, Y13
+	VFMADD231PS Y12, Y2, Y13
+	VMASKMOVPS  Y13, Y9, (DX)
+	VMASKMOVPS  (DX)(BX*1), Y9, Y0
+	VFMADD231PS Y10, Y3, Y0
+	VFMADD231PS Y11, Y4, Y0
+	VFMADD231PS Y12, Y5, Y0
+	VMASKMOVPS  Y0, Y9, (DX)(BX*1)
+	VMASKMOVPS  (DX)(BX*2), Y9, Y0
+	VFMADD231PS Y10, Y6, Y0
+	VFMADD231PS Y11, Y7, Y0
+	VFMADD231PS Y12, Y8, Y0
+	VMASKMOVPS  Y0, Y9, (DX)(BX*2)
+
+skinnyStream3AVX2_p3_done:
+	MOVQ   csa+32(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000003, AX, AX
+	ADDQ   AX, a+16(FP)
+	MOVQ   ldb+48(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000003, AX, AX
+	ADDQ   AX, b+40(FP)
+	SUBQ   $0x00000003, k+0(FP)
+	JMP    skinnyStream3AVX2_pass3
+
+skinnyStream3AVX2_pass1:
+	CMPQ         k+0(FP), $0x00000001
+	JB           skinnyStream3AVX2_final
+	MOVQ         a+16(FP), AX
+	MOVQ         rsa+24(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         AX, DX
+	VBROADCASTSS (DX), Y0
+	ADDQ         CX, AX
+	MOVQ         AX, DX
+	VBROADCASTSS (DX), Y1
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Y2
+	MOVQ         b+40(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+	SHLQ         $0x02, DX
+	MOVQ         n+8(FP), BX
+
+skinnyStream3AVX2_p1_loop4:
+	CMPQ        BX, $0x00000020
+	JB          skinnyStream3AVX2_p1_loop1
+	VMOVUPS     (AX), Y3
+	VMOVUPS     (CX), Y4
+	VFMADD231PS Y3, Y0, Y4
+	VMOVUPS     Y4, (CX)
+	VMOVUPS     (CX)(DX*1), Y4
+	VFMADD231PS Y3, Y1, Y4
+	VMOVUPS     Y4, (CX)(DX*1)
+	VMOVUPS     (CX)(DX*2), Y4
+	VFMADD231PS Y3, Y2, Y4
+	VMOVUPS     Y4, (CX)(DX*2)
+	VMOVUPS     32(AX), Y3
+	VMOVUPS     32(CX), Y4
+	VFMADD231PS Y3, Y0, Y4
+	VMOVUPS     Y4, 32(CX)
+	VMOVUPS     32(CX)(DX*1), Y4
+	VFMADD231PS Y3, Y1, Y4
+	VMOVUPS     Y4, 32(CX)(DX*1)
+	VMOVUPS     32(CX)(DX*2), Y4
+	VFMADD231PS Y3, Y2, Y4
+	VMOVUPS     Y4, 32(CX)(DX*2)
+	VMOVUPS     64(AX), Y3
+	VMOVUPS     64(CX), Y4
+	VFMADD231PS Y3, Y0, Y4
+	VMOVUPS     Y4, 64(CX)
+	VMOVUPS     64(CX)(DX*1), Y4
+	VFMADD231PS Y3, Y1, Y4
+	VMOVUPS     Y4, 64(CX)(DX*1)
+	VMOVUPS     64(CX)(DX*2), Y4
+	VFMADD231PS Y3, Y2, Y4
+	VMOVUPS     Y4, 64(CX)(DX*2)
+	VMOVUPS     96(AX), Y3
+	VMOVUPS     96(CX), Y4
+	VFMADD231PS Y3, Y0, Y4
+	VMOVUPS     Y4, 96(CX)
+	VMOVUPS     96(CX)(DX*1), Y4
+	VFMADD231PS Y3, Y1, Y4
+	VMOVUPS     Y4, 96(CX)(DX*1)
+	VMOVUPS     96(CX)(DX*2), Y4
+	VFMADD231PS Y3, Y2, Y4
+	VMOVUPS     Y4, 96(CX)(DX*2)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, BX
+	JMP         skinnyStream3AVX2_p1_loop4
+
+skinnyStream3AVX2_p1_loop1:
+	CMPQ        BX, $0x00000008
+	JB          skinnyStream3AVX2_p1_tail
+	VMOVUPS     (AX), Y3
+	VMOVUPS     (CX), Y4
+	VFMADD231PS Y3, Y0, Y4
+	VMOVUPS     Y4, (CX)
+	VMOVUPS     (CX)(DX*1), Y4
+	VFMADD231PS Y3, Y1, Y4
+	VMOVUPS     Y4, (CX)(DX*1)
+	VMOVUPS     (CX)(DX*2), Y4
+	VFMADD231PS Y3, Y2, Y4
+	VMOVUPS     Y4, (CX)(DX*2)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, BX
+	JMP         skinnyStream3AVX2_p1_loop1
+
+skinnyStream3AVX2_p1_tail:
+	TESTQ       BX, BX
+	JZ          skinnyStream3AVX2_p1_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), SI
+	MOVQ        $0x00000008, DI
+	SUBQ        BX, DI
+	VMOVDQU     (SI)(DI*4), Y3
+	VMASKMOVPS  (AX), Y3, Y4
+	VMASKMOVPS  (CX), Y3, Y5
+	VFMADD231PS Y4, Y0, Y5
+	VMASKMOVPS  Y5, Y3, (CX)
+	VMASKMOVPS  (CX)(DX*1), Y3, Y0
+	VFMADD231PS Y4, Y1, Y0
+	VMASKMOVPS  Y0, Y3, (CX)(DX*1)
+	VMASKMOVPS  (CX)(DX*2), Y3, Y0
+	VFMADD231PS Y4, Y2, Y0
+	VMASKMOVPS  Y0, Y3, (CX)(DX*2)
+
+skinnyStream3AVX2_p1_done:
+	MOVQ csa+32(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, a+16(FP)
+	MOVQ ldb+48(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, b+40(FP)
+	SUBQ $0x00000001, k+0(FP)
+	JMP  skinnyStream3AVX2_pass1
+
+skinnyStream3AVX2_final:
+	MOVL         beta+76(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           skinnyStream3AVX2_beta0
+	VBROADCASTSS alpha+72(FP), Y0
+	VBROADCASTSS beta+76(FP), Y1
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream3AVX2_ftrue0_loop4:
+	CMPQ        DX, $0x00000020
+	JB          skinnyStream3AVX2_ftrue0_loop1
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	VMOVUPS     32(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 32(AX), Y1, Y2
+	VMOVUPS     Y2, 32(AX)
+	VMOVUPS     64(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 64(AX), Y1, Y2
+	VMOVUPS     Y2, 64(AX)
+	VMOVUPS     96(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 96(AX), Y1, Y2
+	VMOVUPS     Y2, 96(AX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, DX
+	JMP         skinnyStream3AVX2_ftrue0_loop4
+
+skinnyStream3AVX2_ftrue0_loop1:
+	CMPQ        DX, $0x00000008
+	JB          skinnyStream3AVX2_ftrue0_tail
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         skinnyStream3AVX2_ftrue0_loop1
+
+skinnyStream3AVX2_ftrue0_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream3AVX2_ftrue0_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), BX
+	MOVQ        $0x00000008, SI
+	SUBQ        DX, SI
+	VMOVDQU     (BX)(SI*4), Y2
+	VMASKMOVPS  (CX), Y2, Y3
+	VMULPS      Y0, Y3, Y3
+	VMASKMOVPS  (AX), Y2, Y4
+	VFMADD231PS Y4, Y1, Y3
+	VMASKMOVPS  Y3, Y2, (AX)
+
+skinnyStream3AVX2_ftrue0_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000004, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000004, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream3AVX2_ftrue1_loop4:
+	CMPQ        DX, $0x00000020
+	JB          skinnyStream3AVX2_ftrue1_loop1
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	VMOVUPS     32(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 32(AX), Y1, Y2
+	VMOVUPS     Y2, 32(AX)
+	VMOVUPS     64(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 64(AX), Y1, Y2
+	VMOVUPS     Y2, 64(AX)
+	VMOVUPS     96(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 96(AX), Y1, Y2
+	VMOVUPS     Y2, 96(AX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, DX
+	JMP         skinnyStream3AVX2_ftrue1_loop4
+
+skinnyStream3AVX2_ftrue1_loop1:
+	CMPQ        DX, $0x00000008
+	JB          skinnyStream3AVX2_ftrue1_tail
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         skinnyStream3AVX2_ftrue1_loop1
+
+skinnyStream3AVX2_ftrue1_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream3AVX2_ftrue1_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), BX
+	MOVQ        $0x00000008, SI
+	SUBQ        DX, SI
+	VMOVDQU     (BX)(SI*4), Y2
+	VMASKMOVPS  (CX), Y2, Y3
+	VMULPS      Y0, Y3, Y3
+	VMASKMOVPS  (AX), Y2, Y4
+	VFMADD231PS Y4, Y1, Y3
+	VMASKMOVPS  Y3, Y2, (AX)
+
+skinnyStream3AVX2_ftrue1_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000008, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000008, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream3AVX2_ftrue2_loop4:
+	CMPQ        DX, $0x00000020
+	JB          skinnyStream3AVX2_ftrue2_loop1
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	VMOVUPS     32(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 32(AX), Y1, Y2
+	VMOVUPS     Y2, 32(AX)
+	VMOVUPS     64(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 64(AX), Y1, Y2
+	VMOVUPS     Y2, 64(AX)
+	VMOVUPS     96(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 96(AX), Y1, Y2
+	VMOVUPS     Y2, 96(AX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, DX
+	JMP         skinnyStream3AVX2_ftrue2_loop4
+
+skinnyStream3AVX2_ftrue2_loop1:
+	CMPQ        DX, $0x00000008
+	JB          skinnyStream3AVX2_ftrue2_tail
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         skinnyStream3AVX2_ftrue2_loop1
+
+skinnyStream3AVX2_ftrue2_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream3AVX2_ftrue2_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), BX
+	MOVQ        $0x00000008, SI
+	SUBQ        DX, SI
+	VMOVDQU     (BX)(SI*4), Y2
+	VMASKMOVPS  (CX), Y2, Y3
+	VMULPS      Y0, Y3, Y3
+	VMASKMOVPS  (AX), Y2, Y0
+	VFMADD231PS Y0, Y1, Y3
+	VMASKMOVPS  Y3, Y2, (AX)
+
+skinnyStream3AVX2_ftrue2_done:
+	JMP skinnyStream3AVX2_done
+
+skinnyStream3AVX2_beta0:
+	VBROADCASTSS alpha+72(FP), Y0
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream3AVX2_ffalse0_loop4:
+	CMPQ    DX, $0x00000020
+	JB      skinnyStream3AVX2_ffalse0_loop1
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	VMOVUPS 32(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS 64(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)
+	VMOVUPS 96(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, DX
+	JMP     skinnyStream3AVX2_ffalse0_loop4
+
+skinnyStream3AVX2_ffalse0_loop1:
+	CMPQ    DX, $0x00000008
+	JB      skinnyStream3AVX2_ffalse0_tail
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JMP     skinnyStream3AVX2_ffalse0_loop1
+
+skinnyStream3AVX2_ffalse0_tail:
+	TESTQ      DX, DX
+	JZ         skinnyStream3AVX2_ffalse0_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       DX, SI
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (CX), Y1, Y2
+	VMULPS     Y0, Y2, Y2
+	VMASKMOVPS Y2, Y1, (AX)
+
+skinnyStream3AVX2_ffalse0_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000004, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000004, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream3AVX2_ffalse1_loop4:
+	CMPQ    DX, $0x00000020
+	JB      skinnyStream3AVX2_ffalse1_loop1
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	VMOVUPS 32(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS 64(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)
+	VMOVUPS 96(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, DX
+	JMP     skinnyStream3AVX2_ffalse1_loop4
+
+skinnyStream3AVX2_ffalse1_loop1:
+	CMPQ    DX, $0x00000008
+	JB      skinnyStream3AVX2_ffalse1_tail
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JMP     skinnyStream3AVX2_ffalse1_loop1
+
+skinnyStream3AVX2_ffalse1_tail:
+	TESTQ      DX, DX
+	JZ         skinnyStream3AVX2_ffalse1_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       DX, SI
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (CX), Y1, Y2
+	VMULPS     Y0, Y2, Y2
+	VMASKMOVPS Y2, Y1, (AX)
+
+skinnyStream3AVX2_ffalse1_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000008, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000008, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream3AVX2_ffalse2_loop4:
+	CMPQ    DX, $0x00000020
+	JB      skinnyStream3AVX2_ffalse2_loop1
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	VMOVUPS 32(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS 64(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)
+	VMOVUPS 96(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, DX
+	JMP     skinnyStream3AVX2_ffalse2_loop4
+
+skinnyStream3AVX2_ffalse2_loop1:
+	CMPQ    DX, $0x00000008
+	JB      skinnyStream3AVX2_ffalse2_tail
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JMP     skinnyStream3AVX2_ffalse2_loop1
+
+skinnyStream3AVX2_ffalse2_tail:
+	TESTQ      DX, DX
+	JZ         skinnyStream3AVX2_ffalse2_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       DX, SI
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (CX), Y1, Y2
+	VMULPS     Y0, Y2, Y2
+	VMASKMOVPS Y2, Y1, (AX)
+
+skinnyStream3AVX2_ffalse2_done:
+skinnyStream3AVX2_done:
+	VZEROUPPER
+	RET
+
+// func skinnyStream4AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+// Requires: AVX, FMA3
+TEXT ·skinnyStream4AVX2(SB), NOSPLIT, $0-88
+	MOVQ   n+8(FP), AX
+	IMUL3Q $0x00000004, AX, AX
+	MOVQ   acc+80(FP), CX
+	VXORPS Y0, Y0, Y0
+
+skinnyStream4AVX2_clr_loop4:
+	CMPQ    AX, $0x00000020
+	JB      skinnyStream4AVX2_clr_loop1
+	VMOVUPS Y0, (CX)
+	VMOVUPS Y0, 32(CX)
+	VMOVUPS Y0, 64(CX)
+	VMOVUPS Y0, 96(CX)
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, AX
+	JMP     skinnyStream4AVX2_clr_loop4
+
+skinnyStream4AVX2_clr_loop1:
+	CMPQ    AX, $0x00000008
+	JB      skinnyStream4AVX2_clr_tail
+	VMOVUPS Y0, (CX)
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, AX
+	JMP     skinnyStream4AVX2_clr_loop1
+
+skinnyStream4AVX2_clr_tail:
+	TESTQ      AX, AX
+	JZ         skinnyStream4AVX2_clr_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), DX
+	MOVQ       $0x00000008, BX
+	SUBQ       AX, BX
+	VMOVDQU    (DX)(BX*4), Y1
+	VMASKMOVPS Y0, Y1, (CX)
+
+skinnyStream4AVX2_clr_done:
+skinnyStream4AVX2_pass2:
+	CMPQ         k+0(FP), $0x00000002
+	JB           skinnyStream4AVX2_pass1
+	MOVQ         a+16(FP), AX
+	MOVQ         rsa+24(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         csa+32(FP), DX
+	SHLQ         $0x02, DX
+	MOVQ         AX, BX
+	VBROADCASTSS (BX), Y0
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Y1
+	ADDQ         CX, AX
+	MOVQ         AX, BX
+	VBROADCASTSS (BX), Y2
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Y3
+	ADDQ         CX, AX
+	MOVQ         AX, BX
+	VBROADCASTSS (BX), Y4
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Y5
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Y6
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Y7
+	MOVQ         b+40(FP), AX
+	MOVQ         ldb+48(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         acc+80(FP), DX
+	MOVQ         n+8(FP), BX
+	SHLQ         $0x02, BX
+	LEAQ         (BX)(BX*2), SI
+	MOVQ         n+8(FP), DI
+
+skinnyStream4AVX2_p2_loop4:
+	CMPQ        DI, $0x00000020
+	JB          skinnyStream4AVX2_p2_loop1
+	VMOVUPS     (AX), Y8
+	VMOVUPS     (AX)(CX*1), Y9
+	VMOVUPS     (DX), Y10
+	VFMADD231PS Y8, Y0, Y10
+	VFMADD231PS Y9, Y1, Y10
+	VMOVUPS     Y10, (DX)
+	VMOVUPS     (DX)(BX*1), Y10
+	VFMADD231PS Y8, Y2, Y10
+	VFMADD231PS Y9, Y3, Y10
+	VMOVUPS     Y10, (DX)(BX*1)
+	VMOVUPS     (DX)(BX*2), Y10
+	VFMADD231PS Y8, Y4, Y10
+	VFMADD231PS Y9, Y5, Y10
+	VMOVUPS     Y10, (DX)(BX*2)
+	VMOVUPS     (DX)(SI*1), Y10
+	VFMADD231PS Y8, Y6, Y10
+	VFMADD231PS Y9, Y7, Y10
+	VMOVUPS     Y10, (DX)(SI*1)
+	VMOVUPS     32(AX), Y8
+	VMOVUPS     32(AX)(CX*1), Y9
+	VMOVUPS     32(DX), Y10
+	VFMADD231PS Y8, Y0, Y10
+	VFMADD231PS Y9, Y1, Y10
+	VMOVUPS     Y10, 32(DX)
+	VMOVUPS     32(DX)(BX*1), Y10
+	VFMADD231PS Y8, Y2, Y10
+	VFMADD231PS Y9, Y3, Y10
+	VMOVUPS     Y10, 32(DX)(BX*1)
+	VMOVUPS     32(DX)(BX*2), Y10
+	VFMADD231PS Y8, Y4, Y10
+	VFMADD231PS Y9, Y5, Y10
+	VMOVUPS     Y10, 32(DX)(BX*2)
+	VMOVUPS     32(DX)(SI*1), Y10
+	VFMADD231PS Y8, Y6, Y10
+	VFMADD231PS Y9, Y7, Y10
+	VMOVUPS     Y10, 32(DX)(SI*1)
+	VMOVUPS     64(AX), Y8
+	VMOVUPS     64(AX)(CX*1), Y9
+	VMOVUPS     64(DX), Y10
+	VFMADD231PS Y8, Y0, Y10
+	VFMADD231PS Y9, Y1, Y10
+	VMOVUPS     Y10, 64(DX)
+	VMOVUPS     64(DX)(BX*1), Y10
+	VFMADD231PS Y8, Y2, Y10
+	VFMADD231PS Y9, Y3, Y10
+	VMOVUPS     Y10, 64(DX)(BX*1)
+	VMOVUPS     64(DX)(BX*2), Y10
+	VFMADD231PS Y8, Y4, Y10
+	VFMADD231PS Y9, Y5, Y10
+	VMOVUPS     Y10, 64(DX)(BX*2)
+	VMOVUPS     64(DX)(SI*1), Y10
+	VFMADD231PS Y8, Y6, Y10
+	VFMADD231PS Y9, Y7, Y10
+	VMOVUPS     Y10, 64(DX)(SI*1)
+	VMOVUPS     96(AX), Y8
+	VMOVUPS     96(AX)(CX*1), Y9
+	VMOVUPS     96(DX), Y10
+	VFMADD231PS Y8, Y0, Y10
+	VFMADD231PS Y9, Y1, Y10
+	VMOVUPS     Y10, 96(DX)
+	VMOVUPS     96(DX)(BX*1), Y10
+	VFMADD231PS Y8, Y2, Y10
+	VFMADD231PS Y9, Y3, Y10
+	VMOVUPS     Y10, 96(DX)(BX*1)
+	VMOVUPS     96(DX)(BX*2), Y10
+	VFMADD231PS Y8, Y4, Y10
+	VFMADD231PS Y9, Y5, Y10
+	VMOVUPS     Y10, 96(DX)(BX*2)
+	VMOVUPS     96(DX)(SI*1), Y10
+	VFMADD231PS Y8, Y6, Y10
+	VFMADD231PS Y9, Y7, Y10
+	VMOVUPS     Y10, 96(DX)(SI*1)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, DX
+	SUBQ        $0x00000020, DI
+	JMP         skinnyStream4AVX2_p2_loop4
+
+skinnyStream4AVX2_p2_loop1:
+	CMPQ        DI, $0x00000008
+	JB          skinnyStream4AVX2_p2_tail
+	VMOVUPS     (AX), Y8
+	VMOVUPS     (AX)(CX*1), Y9
+	VMOVUPS     (DX), Y10
+	VFMADD231PS Y8, Y0, Y10
+	VFMADD231PS Y9, Y1, Y10
+	VMOVUPS     Y10, (DX)
+	VMOVUPS     (DX)(BX*1), Y10
+	VFMADD231PS Y8, Y2, Y10
+	VFMADD231PS Y9, Y3, Y10
+	VMOVUPS     Y10, (DX)(BX*1)
+	VMOVUPS     (DX)(BX*2), Y10
+	VFMADD231PS Y8, Y4, Y10
+	VFMADD231PS Y9, Y5, Y10
+	VMOVUPS     Y10, (DX)(BX*2)
+	VMOVUPS     (DX)(SI*1), Y10
+	VFMADD231PS Y8, Y6, Y10
+	VFMADD231PS Y9, Y7, Y10
+	VMOVUPS     Y10, (DX)(SI*1)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, DX
+	SUBQ        $0x00000008, DI
+	JMP         skinnyStream4AVX2_p2_loop1
+
+skinnyStream4AVX2_p2_tail:
+	TESTQ       DI, DI
+	JZ          skinnyStream4AVX2_p2_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), R8
+	MOVQ        $0x00000008, R9
+	SUBQ        DI, R9
+	VMOVDQU     (R8)(R9*4), Y8
+	VMASKMOVPS  (AX), Y8, Y9
+	VMASKMOVPS  (AX)(CX*1), Y8, Y10
+	VMASKMOVPS  (DX), Y8, Y11
+	VFMADD231PS Y9, Y0, Y11
+	VFMADD231PS Y10, Y1, Y11
+	VMASKMOVPS  Y11, Y8, (DX)
+	VMASKMOVPS  (DX)(BX*1), Y8, Y0
+	VFMADD231PS Y9, Y2, Y0
+	VFMADD231PS Y10, Y3, Y0
+	VMASKMOVPS  Y0, Y8, (DX)(BX*1)
+	VMASKMOVPS  (DX)(BX*2), Y8, Y0
+	VFMADD231PS Y9, Y4, Y0
+	VFMADD231PS Y10, Y5, Y0
+	VMASKMOVPS  Y0, Y8, (DX)(BX*2)
+	VMASKMOVPS  (DX)(SI*1), Y8, Y0
+	VFMADD231PS Y9, Y6, Y0
+	VFMADD231PS Y10, Y7, Y0
+	VMASKMOVPS  Y0, Y8, (DX)(SI*1)
+
+skinnyStream4AVX2_p2_done:
+	MOVQ   csa+32(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000002, AX, AX
+	ADDQ   AX, a+16(FP)
+	MOVQ   ldb+48(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000002, AX, AX
+	ADDQ   AX, b+40(FP)
+	SUBQ   $0x00000002, k+0(FP)
+	JMP    skinnyStream4AVX2_pass2
+
+skinnyStream4AVX2_pass1:
+	CMPQ         k+0(FP), $0x00000001
+	JB           skinnyStream4AVX2_final
+	MOVQ         a+16(FP), AX
+	MOVQ         rsa+24(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         AX, DX
+	VBROADCASTSS (DX), Y0
+	ADDQ         CX, AX
+	MOVQ         AX, DX
+	VBROADCASTSS (DX), Y1
+	ADDQ         CX, AX
+	MOVQ         AX, DX
+	VBROADCASTSS (DX), Y2
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Y3
+	MOVQ         b+40(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+	SHLQ         $0x02, DX
+	LEAQ         (DX)(DX*2), BX
+	MOVQ         n+8(FP), SI
+
+skinnyStream4AVX2_p1_loop4:
+	CMPQ        SI, $0x00000020
+	JB          skinnyStream4AVX2_p1_loop1
+	VMOVUPS     (AX), Y4
+	VMOVUPS     (CX), Y5
+	VFMADD231PS Y4, Y0, Y5
+	VMOVUPS     Y5, (CX)
+	VMOVUPS     (CX)(DX*1), Y5
+	VFMADD231PS Y4, Y1, Y5
+	VMOVUPS     Y5, (CX)(DX*1)
+	VMOVUPS     (CX)(DX*2), Y5
+	VFMADD231PS Y4, Y2, Y5
+	VMOVUPS     Y5, (CX)(DX*2)
+	VMOVUPS     (CX)(BX*1), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVUPS     Y5, (CX)(BX*1)
+	VMOVUPS     32(AX), Y4
+	VMOVUPS     32(CX), Y5
+	VFMADD231PS Y4, Y0, Y5
+	VMOVUPS     Y5, 32(CX)
+	VMOVUPS     32(CX)(DX*1), Y5
+	VFMADD231PS Y4, Y1, Y5
+	VMOVUPS     Y5, 32(CX)(DX*1)
+	VMOVUPS     32(CX)(DX*2), Y5
+	VFMADD231PS Y4, Y2, Y5
+	VMOVUPS     Y5, 32(CX)(DX*2)
+	VMOVUPS     32(CX)(BX*1), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVUPS     Y5, 32(CX)(BX*1)
+	VMOVUPS     64(AX), Y4
+	VMOVUPS     64(CX), Y5
+	VFMADD231PS Y4, Y0, Y5
+	VMOVUPS     Y5, 64(CX)
+	VMOVUPS     64(CX)(DX*1), Y5
+	VFMADD231PS Y4, Y1, Y5
+	VMOVUPS     Y5, 64(CX)(DX*1)
+	VMOVUPS     64(CX)(DX*2), Y5
+	VFMADD231PS Y4, Y2, Y5
+	VMOVUPS     Y5, 64(CX)(DX*2)
+	VMOVUPS     64(CX)(BX*1), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVUPS     Y5, 64(CX)(BX*1)
+	VMOVUPS     96(AX), Y4
+	VMOVUPS     96(CX), Y5
+	VFMADD231PS Y4, Y0, Y5
+	VMOVUPS     Y5, 96(CX)
+	VMOVUPS     96(CX)(DX*1), Y5
+	VFMADD231PS Y4, Y1, Y5
+	VMOVUPS     Y5, 96(CX)(DX*1)
+	VMOVUPS     96(CX)(DX*2), Y5
+	VFMADD231PS Y4, Y2, Y5
+	VMOVUPS     Y5, 96(CX)(DX*2)
+	VMOVUPS     96(CX)(BX*1), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVUPS     Y5, 96(CX)(BX*1)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, SI
+	JMP         skinnyStream4AVX2_p1_loop4
+
+skinnyStream4AVX2_p1_loop1:
+	CMPQ        SI, $0x00000008
+	JB          skinnyStream4AVX2_p1_tail
+	VMOVUPS     (AX), Y4
+	VMOVUPS     (CX), Y5
+	VFMADD231PS Y4, Y0, Y5
+	VMOVUPS     Y5, (CX)
+	VMOVUPS     (CX)(DX*1), Y5
+	VFMADD231PS Y4, Y1, Y5
+	VMOVUPS     Y5, (CX)(DX*1)
+	VMOVUPS     (CX)(DX*2), Y5
+	VFMADD231PS Y4, Y2, Y5
+	VMOVUPS     Y5, (CX)(DX*2)
+	VMOVUPS     (CX)(BX*1), Y5
+	VFMADD231PS Y4, Y3, Y5
+	VMOVUPS     Y5, (CX)(BX*1)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, SI
+	JMP         skinnyStream4AVX2_p1_loop1
+
+skinnyStream4AVX2_p1_tail:
+	TESTQ       SI, SI
+	JZ          skinnyStream4AVX2_p1_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), DI
+	MOVQ        $0x00000008, R8
+	SUBQ        SI, R8
+	VMOVDQU     (DI)(R8*4), Y4
+	VMASKMOVPS  (AX), Y4, Y5
+	VMASKMOVPS  (CX), Y4, Y6
+	VFMADD231PS Y5, Y0, Y6
+	VMASKMOVPS  Y6, Y4, (CX)
+	VMASKMOVPS  (CX)(DX*1), Y4, Y0
+	VFMADD231PS Y5, Y1, Y0
+	VMASKMOVPS  Y0, Y4, (CX)(DX*1)
+	VMASKMOVPS  (CX)(DX*2), Y4, Y0
+	VFMADD231PS Y5, Y2, Y0
+	VMASKMOVPS  Y0, Y4, (CX)(DX*2)
+	VMASKMOVPS  (CX)(BX*1), Y4, Y0
+	VFMADD231PS Y5, Y3, Y0
+	VMASKMOVPS  Y0, Y4, (CX)(BX*1)
+
+skinnyStream4AVX2_p1_done:
+	MOVQ csa+32(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, a+16(FP)
+	MOVQ ldb+48(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, b+40(FP)
+	SUBQ $0x00000001, k+0(FP)
+	JMP  skinnyStream4AVX2_pass1
+
+skinnyStream4AVX2_final:
+	MOVL         beta+76(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           skinnyStream4AVX2_beta0
+	VBROADCASTSS alpha+72(FP), Y0
+	VBROADCASTSS beta+76(FP), Y1
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream4AVX2_ftrue0_loop4:
+	CMPQ        DX, $0x00000020
+	JB          skinnyStream4AVX2_ftrue0_loop1
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	VMOVUPS     32(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 32(AX), Y1, Y2
+	VMOVUPS     Y2, 32(AX)
+	VMOVUPS     64(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 64(AX), Y1, Y2
+	VMOVUPS     Y2, 64(AX)
+	VMOVUPS     96(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 96(AX), Y1, Y2
+	VMOVUPS     Y2, 96(AX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, DX
+	JMP         skinnyStream4AVX2_ftrue0_loop4
+
+skinnyStream4AVX2_ftrue0_loop1:
+	CMPQ        DX, $0x00000008
+	JB          skinnyStream4AVX2_ftrue0_tail
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         skinnyStream4AVX2_ftrue0_loop1
+
+skinnyStream4AVX2_ftrue0_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream4AVX2_ftrue0_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), BX
+	MOVQ        $0x00000008, SI
+	SUBQ        DX, SI
+	VMOVDQU     (BX)(SI*4), Y2
+	VMASKMOVPS  (CX), Y2, Y3
+	VMULPS      Y0, Y3, Y3
+	VMASKMOVPS  (AX), Y2, Y4
+	VFMADD231PS Y4, Y1, Y3
+	VMASKMOVPS  Y3, Y2, (AX)
+
+skinnyStream4AVX2_ftrue0_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000004, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000004, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream4AVX2_ftrue1_loop4:
+	CMPQ        DX, $0x00000020
+	JB          skinnyStream4AVX2_ftrue1_loop1
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	VMOVUPS     32(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 32(AX), Y1, Y2
+	VMOVUPS     Y2, 32(AX)
+	VMOVUPS     64(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 64(AX), Y1, Y2
+	VMOVUPS     Y2, 64(AX)
+	VMOVUPS     96(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 96(AX), Y1, Y2
+	VMOVUPS     Y2, 96(AX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, DX
+	JMP         skinnyStream4AVX2_ftrue1_loop4
+
+skinnyStream4AVX2_ftrue1_loop1:
+	CMPQ        DX, $0x00000008
+	JB          skinnyStream4AVX2_ftrue1_tail
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         skinnyStream4AVX2_ftrue1_loop1
+
+skinnyStream4AVX2_ftrue1_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream4AVX2_ftrue1_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), BX
+	MOVQ        $0x00000008, SI
+	SUBQ        DX, SI
+	VMOVDQU     (BX)(SI*4), Y2
+	VMASKMOVPS  (CX), Y2, Y3
+	VMULPS      Y0, Y3, Y3
+	VMASKMOVPS  (AX), Y2, Y4
+	VFMADD231PS Y4, Y1, Y3
+	VMASKMOVPS  Y3, Y2, (AX)
+
+skinnyStream4AVX2_ftrue1_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000008, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000008, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream4AVX2_ftrue2_loop4:
+	CMPQ        DX, $0x00000020
+	JB          skinnyStream4AVX2_ftrue2_loop1
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	VMOVUPS     32(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 32(AX), Y1, Y2
+	VMOVUPS     Y2, 32(AX)
+	VMOVUPS     64(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 64(AX), Y1, Y2
+	VMOVUPS     Y2, 64(AX)
+	VMOVUPS     96(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 96(AX), Y1, Y2
+	VMOVUPS     Y2, 96(AX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, DX
+	JMP         skinnyStream4AVX2_ftrue2_loop4
+
+skinnyStream4AVX2_ftrue2_loop1:
+	CMPQ        DX, $0x00000008
+	JB          skinnyStream4AVX2_ftrue2_tail
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         skinnyStream4AVX2_ftrue2_loop1
+
+skinnyStream4AVX2_ftrue2_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream4AVX2_ftrue2_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), BX
+	MOVQ        $0x00000008, SI
+	SUBQ        DX, SI
+	VMOVDQU     (BX)(SI*4), Y2
+	VMASKMOVPS  (CX), Y2, Y3
+	VMULPS      Y0, Y3, Y3
+	VMASKMOVPS  (AX), Y2, Y4
+	VFMADD231PS Y4, Y1, Y3
+	VMASKMOVPS  Y3, Y2, (AX)
+
+skinnyStream4AVX2_ftrue2_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x0000000c, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x0000000c, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream4AVX2_ftrue3_loop4:
+	CMPQ        DX, $0x00000020
+	JB          skinnyStream4AVX2_ftrue3_loop1
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	VMOVUPS     32(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 32(AX), Y1, Y2
+	VMOVUPS     Y2, 32(AX)
+	VMOVUPS     64(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 64(AX), Y1, Y2
+	VMOVUPS     Y2, 64(AX)
+	VMOVUPS     96(CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS 96(AX), Y1, Y2
+	VMOVUPS     Y2, 96(AX)
+	ADDQ        $0x00000080, AX
+	ADDQ        $0x00000080, CX
+	SUBQ        $0x00000020, DX
+	JMP         skinnyStream4AVX2_ftrue3_loop4
+
+skinnyStream4AVX2_ftrue3_loop1:
+	CMPQ        DX, $0x00000008
+	JB          skinnyStream4AVX2_ftrue3_tail
+	VMOVUPS     (CX), Y2
+	VMULPS      Y0, Y2, Y2
+	VFMADD231PS (AX), Y1, Y2
+	VMOVUPS     Y2, (AX)
+	ADDQ        $0x00000020, AX
+	ADDQ        $0x00000020, CX
+	SUBQ        $0x00000008, DX
+	JMP         skinnyStream4AVX2_ftrue3_loop1
+
+skinnyStream4AVX2_ftrue3_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream4AVX2_ftrue3_done
+	LEAQ        skinnyMaskAVX2<>+0(SB), BX
+	MOVQ        $0x00000008, SI
+	SUBQ        DX, SI
+	VMOVDQU     (BX)(SI*4), Y2
+	VMASKMOVPS  (CX), Y2, Y3
+	VMULPS      Y0, Y3, Y3
+	VMASKMOVPS  (AX), Y2, Y0
+	VFMADD231PS Y0, Y1, Y3
+	VMASKMOVPS  Y3, Y2, (AX)
+
+skinnyStream4AVX2_ftrue3_done:
+	JMP skinnyStream4AVX2_done
+
+skinnyStream4AVX2_beta0:
+	VBROADCASTSS alpha+72(FP), Y0
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream4AVX2_ffalse0_loop4:
+	CMPQ    DX, $0x00000020
+	JB      skinnyStream4AVX2_ffalse0_loop1
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	VMOVUPS 32(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS 64(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)
+	VMOVUPS 96(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, DX
+	JMP     skinnyStream4AVX2_ffalse0_loop4
+
+skinnyStream4AVX2_ffalse0_loop1:
+	CMPQ    DX, $0x00000008
+	JB      skinnyStream4AVX2_ffalse0_tail
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JMP     skinnyStream4AVX2_ffalse0_loop1
+
+skinnyStream4AVX2_ffalse0_tail:
+	TESTQ      DX, DX
+	JZ         skinnyStream4AVX2_ffalse0_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       DX, SI
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (CX), Y1, Y2
+	VMULPS     Y0, Y2, Y2
+	VMASKMOVPS Y2, Y1, (AX)
+
+skinnyStream4AVX2_ffalse0_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000004, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000004, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream4AVX2_ffalse1_loop4:
+	CMPQ    DX, $0x00000020
+	JB      skinnyStream4AVX2_ffalse1_loop1
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	VMOVUPS 32(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS 64(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)
+	VMOVUPS 96(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, DX
+	JMP     skinnyStream4AVX2_ffalse1_loop4
+
+skinnyStream4AVX2_ffalse1_loop1:
+	CMPQ    DX, $0x00000008
+	JB      skinnyStream4AVX2_ffalse1_tail
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JMP     skinnyStream4AVX2_ffalse1_loop1
+
+skinnyStream4AVX2_ffalse1_tail:
+	TESTQ      DX, DX
+	JZ         skinnyStream4AVX2_ffalse1_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       DX, SI
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (CX), Y1, Y2
+	VMULPS     Y0, Y2, Y2
+	VMASKMOVPS Y2, Y1, (AX)
+
+skinnyStream4AVX2_ffalse1_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000008, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000008, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream4AVX2_ffalse2_loop4:
+	CMPQ    DX, $0x00000020
+	JB      skinnyStream4AVX2_ffalse2_loop1
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	VMOVUPS 32(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS 64(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)
+	VMOVUPS 96(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, DX
+	JMP     skinnyStream4AVX2_ffalse2_loop4
+
+skinnyStream4AVX2_ffalse2_loop1:
+	CMPQ    DX, $0x00000008
+	JB      skinnyStream4AVX2_ffalse2_tail
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JMP     skinnyStream4AVX2_ffalse2_loop1
+
+skinnyStream4AVX2_ffalse2_tail:
+	TESTQ      DX, DX
+	JZ         skinnyStream4AVX2_ffalse2_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       DX, SI
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (CX), Y1, Y2
+	VMULPS     Y0, Y2, Y2
+	VMASKMOVPS Y2, Y1, (AX)
+
+skinnyStream4AVX2_ffalse2_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x0000000c, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x0000000c, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream4AVX2_ffalse3_loop4:
+	CMPQ    DX, $0x00000020
+	JB      skinnyStream4AVX2_ffalse3_loop1
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	VMOVUPS 32(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 32(AX)
+	VMOVUPS 64(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)
+	VMOVUPS 96(CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)
+	ADDQ    $0x00000080, AX
+	ADDQ    $0x00000080, CX
+	SUBQ    $0x00000020, DX
+	JMP     skinnyStream4AVX2_ffalse3_loop4
+
+skinnyStream4AVX2_ffalse3_loop1:
+	CMPQ    DX, $0x00000008
+	JB      skinnyStream4AVX2_ffalse3_tail
+	VMOVUPS (CX), Y1
+	VMULPS  Y0, Y1, Y1
+	VMOVUPS Y1, (AX)
+	ADDQ    $0x00000020, AX
+	ADDQ    $0x00000020, CX
+	SUBQ    $0x00000008, DX
+	JMP     skinnyStream4AVX2_ffalse3_loop1
+
+skinnyStream4AVX2_ffalse3_tail:
+	TESTQ      DX, DX
+	JZ         skinnyStream4AVX2_ffalse3_done
+	LEAQ       skinnyMaskAVX2<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       DX, SI
+	VMOVDQU    (BX)(SI*4), Y1
+	VMASKMOVPS (CX), Y1, Y2
+	VMULPS     Y0, Y2, Y2
+	VMASKMOVPS Y2, Y1, (AX)
+
+skinnyStream4AVX2_ffalse3_done:
+skinnyStream4AVX2_done:
+	VZEROUPPER
+	RET
+
 // func skinnyDots1AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, AVX512F, FMA3
 TEXT ·skinnyDots1AVX512(SB), NOSPLIT, $0-72
@@ -7062,5 +9368,2355 @@ skinnyAxpys8AVX512_bt_beta0:
 
 skinnyAxpys8AVX512_bt_stored:
 skinnyAxpys8AVX512_done:
+	VZEROUPPER
+	RET
+
+// func skinnyStream1AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+// Requires: AVX, AVX512F
+TEXT ·skinnyStream1AVX512(SB), NOSPLIT, $0-88
+	MOVQ   n+8(FP), AX
+	MOVQ   acc+80(FP), CX
+	VPXORD Z0, Z0, Z0
+
+skinnyStream1AVX512_clr_loop4:
+	CMPQ    AX, $0x00000040
+	JB      skinnyStream1AVX512_clr_loop1
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z0, 64(CX)
+	VMOVUPS Z0, 128(CX)
+	VMOVUPS Z0, 192(CX)
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, AX
+	JMP     skinnyStream1AVX512_clr_loop4
+
+skinnyStream1AVX512_clr_loop1:
+	CMPQ    AX, $0x00000010
+	JB      skinnyStream1AVX512_clr_tail
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, AX
+	JMP     skinnyStream1AVX512_clr_loop1
+
+skinnyStream1AVX512_clr_tail:
+	TESTQ   AX, AX
+	JZ      skinnyStream1AVX512_clr_done
+	LEAQ    skinnyMaskAVX512<>+0(SB), DX
+	KMOVW   (DX)(AX*2), K1
+	VMOVUPS Z0, K1, (CX)
+
+skinnyStream1AVX512_clr_done:
+skinnyStream1AVX512_pass4:
+	CMPQ         k+0(FP), $0x00000004
+	JB           skinnyStream1AVX512_pass1
+	MOVQ         a+16(FP), AX
+	MOVQ         csa+32(FP), CX
+	SHLQ         $0x02, CX
+	VBROADCASTSS (AX), Z0
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Z1
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Z2
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Z3
+	MOVQ         b+40(FP), AX
+	MOVQ         ldb+48(FP), CX
+	SHLQ         $0x02, CX
+	LEAQ         (CX)(CX*2), DX
+	MOVQ         acc+80(FP), BX
+	MOVQ         n+8(FP), SI
+
+skinnyStream1AVX512_p4_loop4:
+	CMPQ        SI, $0x00000040
+	JB          skinnyStream1AVX512_p4_loop1
+	VMOVUPS     (BX), Z4
+	VFMADD231PS (AX), Z0, Z4
+	VFMADD231PS (AX)(CX*1), Z1, Z4
+	VFMADD231PS (AX)(CX*2), Z2, Z4
+	VFMADD231PS (AX)(DX*1), Z3, Z4
+	VMOVUPS     Z4, (BX)
+	VMOVUPS     64(BX), Z4
+	VFMADD231PS 64(AX), Z0, Z4
+	VFMADD231PS 64(AX)(CX*1), Z1, Z4
+	VFMADD231PS 64(AX)(CX*2), Z2, Z4
+	VFMADD231PS 64(AX)(DX*1), Z3, Z4
+	VMOVUPS     Z4, 64(BX)
+	VMOVUPS     128(BX), Z4
+	VFMADD231PS 128(AX), Z0, Z4
+	VFMADD231PS 128(AX)(CX*1), Z1, Z4
+	VFMADD231PS 128(AX)(CX*2), Z2, Z4
+	VFMADD231PS 128(AX)(DX*1), Z3, Z4
+	VMOVUPS     Z4, 128(BX)
+	VMOVUPS     192(BX), Z4
+	VFMADD231PS 192(AX), Z0, Z4
+	VFMADD231PS 192(AX)(CX*1), Z1, Z4
+	VFMADD231PS 192(AX)(CX*2), Z2, Z4
+	VFMADD231PS 192(AX)(DX*1), Z3, Z4
+	VMOVUPS     Z4, 192(BX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, BX
+	SUBQ        $0x00000040, SI
+	JMP         skinnyStream1AVX512_p4_loop4
+
+skinnyStream1AVX512_p4_loop1:
+	CMPQ        SI, $0x00000010
+	JB          skinnyStream1AVX512_p4_tail
+	VMOVUPS     (BX), Z4
+	VFMADD231PS (AX), Z0, Z4
+	VFMADD231PS (AX)(CX*1), Z1, Z4
+	VFMADD231PS (AX)(CX*2), Z2, Z4
+	VFMADD231PS (AX)(DX*1), Z3, Z4
+	VMOVUPS     Z4, (BX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, BX
+	SUBQ        $0x00000010, SI
+	JMP         skinnyStream1AVX512_p4_loop1
+
+skinnyStream1AVX512_p4_tail:
+	TESTQ       SI, SI
+	JZ          skinnyStream1AVX512_p4_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), DI
+	KMOVW       (DI)(SI*2), K1
+	VMOVUPS.Z   (AX), K1, Z4
+	VMOVUPS.Z   (AX)(CX*1), K1, Z5
+	VMOVUPS.Z   (AX)(CX*2), K1, Z6
+	VMOVUPS.Z   (AX)(DX*1), K1, Z7
+	VMOVUPS.Z   (BX), K1, Z8
+	VFMADD231PS Z4, Z0, Z8
+	VFMADD231PS Z5, Z1, Z8
+	VFMADD231PS Z6, Z2, Z8
+	VFMADD231PS Z7, Z3, Z8
+	VMOVUPS     Z8, K1, (BX)
+
+skinnyStream1AVX512_p4_done:
+	MOVQ   csa+32(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000004, AX, AX
+	ADDQ   AX, a+16(FP)
+	MOVQ   ldb+48(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000004, AX, AX
+	ADDQ   AX, b+40(FP)
+	SUBQ   $0x00000004, k+0(FP)
+	JMP    skinnyStream1AVX512_pass4
+
+skinnyStream1AVX512_pass1:
+	CMPQ         k+0(FP), $0x00000001
+	JB           skinnyStream1AVX512_final
+	MOVQ         a+16(FP), AX
+	VBROADCASTSS (AX), Z0
+	MOVQ         b+40(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream1AVX512_p1_loop4:
+	CMPQ        DX, $0x00000040
+	JB          skinnyStream1AVX512_p1_loop1
+	VMOVUPS     (CX), Z1
+	VFMADD231PS (AX), Z0, Z1
+	VMOVUPS     Z1, (CX)
+	VMOVUPS     64(CX), Z1
+	VFMADD231PS 64(AX), Z0, Z1
+	VMOVUPS     Z1, 64(CX)
+	VMOVUPS     128(CX), Z1
+	VFMADD231PS 128(AX), Z0, Z1
+	VMOVUPS     Z1, 128(CX)
+	VMOVUPS     192(CX), Z1
+	VFMADD231PS 192(AX), Z0, Z1
+	VMOVUPS     Z1, 192(CX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, DX
+	JMP         skinnyStream1AVX512_p1_loop4
+
+skinnyStream1AVX512_p1_loop1:
+	CMPQ        DX, $0x00000010
+	JB          skinnyStream1AVX512_p1_tail
+	VMOVUPS     (CX), Z1
+	VFMADD231PS (AX), Z0, Z1
+	VMOVUPS     Z1, (CX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, DX
+	JMP         skinnyStream1AVX512_p1_loop1
+
+skinnyStream1AVX512_p1_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream1AVX512_p1_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), BX
+	KMOVW       (BX)(DX*2), K1
+	VMOVUPS.Z   (AX), K1, Z1
+	VMOVUPS.Z   (CX), K1, Z2
+	VFMADD231PS Z1, Z0, Z2
+	VMOVUPS     Z2, K1, (CX)
+
+skinnyStream1AVX512_p1_done:
+	MOVQ csa+32(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, a+16(FP)
+	MOVQ ldb+48(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, b+40(FP)
+	SUBQ $0x00000001, k+0(FP)
+	JMP  skinnyStream1AVX512_pass1
+
+skinnyStream1AVX512_final:
+	MOVL         beta+76(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           skinnyStream1AVX512_beta0
+	VBROADCASTSS alpha+72(FP), Z0
+	VBROADCASTSS beta+76(FP), Z1
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream1AVX512_ftrue0_loop4:
+	CMPQ        DX, $0x00000040
+	JB          skinnyStream1AVX512_ftrue0_loop1
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	VMOVUPS     64(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 64(AX), Z1, Z2
+	VMOVUPS     Z2, 64(AX)
+	VMOVUPS     128(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 128(AX), Z1, Z2
+	VMOVUPS     Z2, 128(AX)
+	VMOVUPS     192(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 192(AX), Z1, Z2
+	VMOVUPS     Z2, 192(AX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, DX
+	JMP         skinnyStream1AVX512_ftrue0_loop4
+
+skinnyStream1AVX512_ftrue0_loop1:
+	CMPQ        DX, $0x00000010
+	JB          skinnyStream1AVX512_ftrue0_tail
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, DX
+	JMP         skinnyStream1AVX512_ftrue0_loop1
+
+skinnyStream1AVX512_ftrue0_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream1AVX512_ftrue0_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), BX
+	KMOVW       (BX)(DX*2), K1
+	VMOVUPS.Z   (CX), K1, Z2
+	VMULPS      Z0, Z2, Z2
+	VMOVUPS.Z   (AX), K1, Z0
+	VFMADD231PS Z0, Z1, Z2
+	VMOVUPS     Z2, K1, (AX)
+
+skinnyStream1AVX512_ftrue0_done:
+	JMP skinnyStream1AVX512_done
+
+skinnyStream1AVX512_beta0:
+	VBROADCASTSS alpha+72(FP), Z0
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream1AVX512_ffalse0_loop4:
+	CMPQ    DX, $0x00000040
+	JB      skinnyStream1AVX512_ffalse0_loop1
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	VMOVUPS 64(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS 128(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)
+	VMOVUPS 192(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, DX
+	JMP     skinnyStream1AVX512_ffalse0_loop4
+
+skinnyStream1AVX512_ffalse0_loop1:
+	CMPQ    DX, $0x00000010
+	JB      skinnyStream1AVX512_ffalse0_tail
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JMP     skinnyStream1AVX512_ffalse0_loop1
+
+skinnyStream1AVX512_ffalse0_tail:
+	TESTQ     DX, DX
+	JZ        skinnyStream1AVX512_ffalse0_done
+	LEAQ      skinnyMaskAVX512<>+0(SB), BX
+	KMOVW     (BX)(DX*2), K1
+	VMOVUPS.Z (CX), K1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
+
+skinnyStream1AVX512_ffalse0_done:
+skinnyStream1AVX512_done:
+	VZEROUPPER
+	RET
+
+// func skinnyStream2AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+// Requires: AVX, AVX512F
+TEXT ·skinnyStream2AVX512(SB), NOSPLIT, $0-88
+	MOVQ   n+8(FP), AX
+	IMUL3Q $0x00000002, AX, AX
+	MOVQ   acc+80(FP), CX
+	VPXORD Z0, Z0, Z0
+
+skinnyStream2AVX512_clr_loop4:
+	CMPQ    AX, $0x00000040
+	JB      skinnyStream2AVX512_clr_loop1
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z0, 64(CX)
+	VMOVUPS Z0, 128(CX)
+	VMOVUPS Z0, 192(CX)
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, AX
+	JMP     skinnyStream2AVX512_clr_loop4
+
+skinnyStream2AVX512_clr_loop1:
+	CMPQ    AX, $0x00000010
+	JB      skinnyStream2AVX512_clr_tail
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, AX
+	JMP     skinnyStream2AVX512_clr_loop1
+
+skinnyStream2AVX512_clr_tail:
+	TESTQ   AX, AX
+	JZ      skinnyStream2AVX512_clr_done
+	LEAQ    skinnyMaskAVX512<>+0(SB), DX
+	KMOVW   (DX)(AX*2), K1
+	VMOVUPS Z0, K1, (CX)
+
+skinnyStream2AVX512_clr_done:
+skinnyStream2AVX512_pass4:
+	CMPQ         k+0(FP), $0x00000004
+	JB           skinnyStream2AVX512_pass1
+	MOVQ         a+16(FP), AX
+	MOVQ         rsa+24(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         csa+32(FP), DX
+	SHLQ         $0x02, DX
+	MOVQ         AX, BX
+	VBROADCASTSS (BX), Z0
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z1
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z2
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z3
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Z4
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Z5
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Z6
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Z7
+	MOVQ         b+40(FP), AX
+	MOVQ         ldb+48(FP), CX
+	SHLQ         $0x02, CX
+	LEAQ         (CX)(CX*2), DX
+	MOVQ         acc+80(FP), BX
+	MOVQ         n+8(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         n+8(FP), DI
+
+skinnyStream2AVX512_p4_loop4:
+	CMPQ        DI, $0x00000040
+	JB          skinnyStream2AVX512_p4_loop1
+	VMOVUPS     (AX), Z8
+	VMOVUPS     (AX)(CX*1), Z9
+	VMOVUPS     (AX)(CX*2), Z10
+	VMOVUPS     (AX)(DX*1), Z11
+	VMOVUPS     (BX), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, (BX)
+	VMOVUPS     (BX)(SI*1), Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VFMADD231PS Z10, Z6, Z12
+	VFMADD231PS Z11, Z7, Z12
+	VMOVUPS     Z12, (BX)(SI*1)
+	VMOVUPS     64(AX), Z8
+	VMOVUPS     64(AX)(CX*1), Z9
+	VMOVUPS     64(AX)(CX*2), Z10
+	VMOVUPS     64(AX)(DX*1), Z11
+	VMOVUPS     64(BX), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, 64(BX)
+	VMOVUPS     64(BX)(SI*1), Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VFMADD231PS Z10, Z6, Z12
+	VFMADD231PS Z11, Z7, Z12
+	VMOVUPS     Z12, 64(BX)(SI*1)
+	VMOVUPS     128(AX), Z8
+	VMOVUPS     128(AX)(CX*1), Z9
+	VMOVUPS     128(AX)(CX*2), Z10
+	VMOVUPS     128(AX)(DX*1), Z11
+	VMOVUPS     128(BX), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, 128(BX)
+	VMOVUPS     128(BX)(SI*1), Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VFMADD231PS Z10, Z6, Z12
+	VFMADD231PS Z11, Z7, Z12
+	VMOVUPS     Z12, 128(BX)(SI*1)
+	VMOVUPS     192(AX), Z8
+	VMOVUPS     192(AX)(CX*1), Z9
+	VMOVUPS     192(AX)(CX*2), Z10
+	VMOVUPS     192(AX)(DX*1), Z11
+	VMOVUPS     192(BX), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, 192(BX)
+	VMOVUPS     192(BX)(SI*1), Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VFMADD231PS Z10, Z6, Z12
+	VFMADD231PS Z11, Z7, Z12
+	VMOVUPS     Z12, 192(BX)(SI*1)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, BX
+	SUBQ        $0x00000040, DI
+	JMP         skinnyStream2AVX512_p4_loop4
+
+skinnyStream2AVX512_p4_loop1:
+	CMPQ        DI, $0x00000010
+	JB          skinnyStream2AVX512_p4_tail
+	VMOVUPS     (AX), Z8
+	VMOVUPS     (AX)(CX*1), Z9
+	VMOVUPS     (AX)(CX*2), Z10
+	VMOVUPS     (AX)(DX*1), Z11
+	VMOVUPS     (BX), Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, (BX)
+	VMOVUPS     (BX)(SI*1), Z12
+	VFMADD231PS Z8, Z4, Z12
+	VFMADD231PS Z9, Z5, Z12
+	VFMADD231PS Z10, Z6, Z12
+	VFMADD231PS Z11, Z7, Z12
+	VMOVUPS     Z12, (BX)(SI*1)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, BX
+	SUBQ        $0x00000010, DI
+	JMP         skinnyStream2AVX512_p4_loop1
+
+skinnyStream2AVX512_p4_tail:
+	TESTQ       DI, DI
+	JZ          skinnyStream2AVX512_p4_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), R8
+	KMOVW       (R8)(DI*2), K1
+	VMOVUPS.Z   (AX), K1, Z8
+	VMOVUPS.Z   (AX)(CX*1), K1, Z9
+	VMOVUPS.Z   (AX)(CX*2), K1, Z10
+	VMOVUPS.Z   (AX)(DX*1), K1, Z11
+	VMOVUPS.Z   (BX), K1, Z12
+	VFMADD231PS Z8, Z0, Z12
+	VFMADD231PS Z9, Z1, Z12
+	VFMADD231PS Z10, Z2, Z12
+	VFMADD231PS Z11, Z3, Z12
+	VMOVUPS     Z12, K1, (BX)
+	VMOVUPS.Z   (BX)(SI*1), K1, Z0
+	VFMADD231PS Z8, Z4, Z0
+	VFMADD231PS Z9, Z5, Z0
+	VFMADD231PS Z10, Z6, Z0
+	VFMADD231PS Z11, Z7, Z0
+	VMOVUPS     Z0, K1, (BX)(SI*1)
+
+skinnyStream2AVX512_p4_done:
+	MOVQ   csa+32(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000004, AX, AX
+	ADDQ   AX, a+16(FP)
+	MOVQ   ldb+48(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000004, AX, AX
+	ADDQ   AX, b+40(FP)
+	SUBQ   $0x00000004, k+0(FP)
+	JMP    skinnyStream2AVX512_pass4
+
+skinnyStream2AVX512_pass1:
+	CMPQ         k+0(FP), $0x00000001
+	JB           skinnyStream2AVX512_final
+	MOVQ         a+16(FP), AX
+	MOVQ         rsa+24(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         AX, DX
+	VBROADCASTSS (DX), Z0
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Z1
+	MOVQ         b+40(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+	SHLQ         $0x02, DX
+	MOVQ         n+8(FP), BX
+
+skinnyStream2AVX512_p1_loop4:
+	CMPQ        BX, $0x00000040
+	JB          skinnyStream2AVX512_p1_loop1
+	VMOVUPS     (AX), Z2
+	VMOVUPS     (CX), Z3
+	VFMADD231PS Z2, Z0, Z3
+	VMOVUPS     Z3, (CX)
+	VMOVUPS     (CX)(DX*1), Z3
+	VFMADD231PS Z2, Z1, Z3
+	VMOVUPS     Z3, (CX)(DX*1)
+	VMOVUPS     64(AX), Z2
+	VMOVUPS     64(CX), Z3
+	VFMADD231PS Z2, Z0, Z3
+	VMOVUPS     Z3, 64(CX)
+	VMOVUPS     64(CX)(DX*1), Z3
+	VFMADD231PS Z2, Z1, Z3
+	VMOVUPS     Z3, 64(CX)(DX*1)
+	VMOVUPS     128(AX), Z2
+	VMOVUPS     128(CX), Z3
+	VFMADD231PS Z2, Z0, Z3
+	VMOVUPS     Z3, 128(CX)
+	VMOVUPS     128(CX)(DX*1), Z3
+	VFMADD231PS Z2, Z1, Z3
+	VMOVUPS     Z3, 128(CX)(DX*1)
+	VMOVUPS     192(AX), Z2
+	VMOVUPS     192(CX), Z3
+	VFMADD231PS Z2, Z0, Z3
+	VMOVUPS     Z3, 192(CX)
+	VMOVUPS     192(CX)(DX*1), Z3
+	VFMADD231PS Z2, Z1, Z3
+	VMOVUPS     Z3, 192(CX)(DX*1)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, BX
+	JMP         skinnyStream2AVX512_p1_loop4
+
+skinnyStream2AVX512_p1_loop1:
+	CMPQ        BX, $0x00000010
+	JB          skinnyStream2AVX512_p1_tail
+	VMOVUPS     (AX), Z2
+	VMOVUPS     (CX), Z3
+	VFMADD231PS Z2, Z0, Z3
+	VMOVUPS     Z3, (CX)
+	VMOVUPS     (CX)(DX*1), Z3
+	VFMADD231PS Z2, Z1, Z3
+	VMOVUPS     Z3, (CX)(DX*1)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, BX
+	JMP         skinnyStream2AVX512_p1_loop1
+
+skinnyStream2AVX512_p1_tail:
+	TESTQ       BX, BX
+	JZ          skinnyStream2AVX512_p1_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), SI
+	KMOVW       (SI)(BX*2), K1
+	VMOVUPS.Z   (AX), K1, Z2
+	VMOVUPS.Z   (CX), K1, Z3
+	VFMADD231PS Z2, Z0, Z3
+	VMOVUPS     Z3, K1, (CX)
+	VMOVUPS.Z   (CX)(DX*1), K1, Z0
+	VFMADD231PS Z2, Z1, Z0
+	VMOVUPS     Z0, K1, (CX)(DX*1)
+
+skinnyStream2AVX512_p1_done:
+	MOVQ csa+32(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, a+16(FP)
+	MOVQ ldb+48(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, b+40(FP)
+	SUBQ $0x00000001, k+0(FP)
+	JMP  skinnyStream2AVX512_pass1
+
+skinnyStream2AVX512_final:
+	MOVL         beta+76(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           skinnyStream2AVX512_beta0
+	VBROADCASTSS alpha+72(FP), Z0
+	VBROADCASTSS beta+76(FP), Z1
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream2AVX512_ftrue0_loop4:
+	CMPQ        DX, $0x00000040
+	JB          skinnyStream2AVX512_ftrue0_loop1
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	VMOVUPS     64(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 64(AX), Z1, Z2
+	VMOVUPS     Z2, 64(AX)
+	VMOVUPS     128(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 128(AX), Z1, Z2
+	VMOVUPS     Z2, 128(AX)
+	VMOVUPS     192(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 192(AX), Z1, Z2
+	VMOVUPS     Z2, 192(AX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, DX
+	JMP         skinnyStream2AVX512_ftrue0_loop4
+
+skinnyStream2AVX512_ftrue0_loop1:
+	CMPQ        DX, $0x00000010
+	JB          skinnyStream2AVX512_ftrue0_tail
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, DX
+	JMP         skinnyStream2AVX512_ftrue0_loop1
+
+skinnyStream2AVX512_ftrue0_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream2AVX512_ftrue0_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), BX
+	KMOVW       (BX)(DX*2), K1
+	VMOVUPS.Z   (CX), K1, Z2
+	VMULPS      Z0, Z2, Z2
+	VMOVUPS.Z   (AX), K1, Z3
+	VFMADD231PS Z3, Z1, Z2
+	VMOVUPS     Z2, K1, (AX)
+
+skinnyStream2AVX512_ftrue0_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000004, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000004, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream2AVX512_ftrue1_loop4:
+	CMPQ        DX, $0x00000040
+	JB          skinnyStream2AVX512_ftrue1_loop1
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	VMOVUPS     64(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 64(AX), Z1, Z2
+	VMOVUPS     Z2, 64(AX)
+	VMOVUPS     128(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 128(AX), Z1, Z2
+	VMOVUPS     Z2, 128(AX)
+	VMOVUPS     192(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 192(AX), Z1, Z2
+	VMOVUPS     Z2, 192(AX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, DX
+	JMP         skinnyStream2AVX512_ftrue1_loop4
+
+skinnyStream2AVX512_ftrue1_loop1:
+	CMPQ        DX, $0x00000010
+	JB          skinnyStream2AVX512_ftrue1_tail
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, DX
+	JMP         skinnyStream2AVX512_ftrue1_loop1
+
+skinnyStream2AVX512_ftrue1_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream2AVX512_ftrue1_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), BX
+	KMOVW       (BX)(DX*2), K1
+	VMOVUPS.Z   (CX), K1, Z2
+	VMULPS      Z0, Z2, Z2
+	VMOVUPS.Z   (AX), K1, Z0
+	VFMADD231PS Z0, Z1, Z2
+	VMOVUPS     Z2, K1, (AX)
+
+skinnyStream2AVX512_ftrue1_done:
+	JMP skinnyStream2AVX512_done
+
+skinnyStream2AVX512_beta0:
+	VBROADCASTSS alpha+72(FP), Z0
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream2AVX512_ffalse0_loop4:
+	CMPQ    DX, $0x00000040
+	JB      skinnyStream2AVX512_ffalse0_loop1
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	VMOVUPS 64(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS 128(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)
+	VMOVUPS 192(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, DX
+	JMP     skinnyStream2AVX512_ffalse0_loop4
+
+skinnyStream2AVX512_ffalse0_loop1:
+	CMPQ    DX, $0x00000010
+	JB      skinnyStream2AVX512_ffalse0_tail
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JMP     skinnyStream2AVX512_ffalse0_loop1
+
+skinnyStream2AVX512_ffalse0_tail:
+	TESTQ     DX, DX
+	JZ        skinnyStream2AVX512_ffalse0_done
+	LEAQ      skinnyMaskAVX512<>+0(SB), BX
+	KMOVW     (BX)(DX*2), K1
+	VMOVUPS.Z (CX), K1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
+
+skinnyStream2AVX512_ffalse0_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000004, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000004, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream2AVX512_ffalse1_loop4:
+	CMPQ    DX, $0x00000040
+	JB      skinnyStream2AVX512_ffalse1_loop1
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	VMOVUPS 64(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS 128(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)
+	VMOVUPS 192(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, DX
+	JMP     skinnyStream2AVX512_ffalse1_loop4
+
+skinnyStream2AVX512_ffalse1_loop1:
+	CMPQ    DX, $0x00000010
+	JB      skinnyStream2AVX512_ffalse1_tail
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JMP     skinnyStream2AVX512_ffalse1_loop1
+
+skinnyStream2AVX512_ffalse1_tail:
+	TESTQ     DX, DX
+	JZ        skinnyStream2AVX512_ffalse1_done
+	LEAQ      skinnyMaskAVX512<>+0(SB), BX
+	KMOVW     (BX)(DX*2), K1
+	VMOVUPS.Z (CX), K1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
+
+skinnyStream2AVX512_ffalse1_done:
+skinnyStream2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func skinnyStream3AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+// Requires: AVX, AVX512F
+TEXT ·skinnyStream3AVX512(SB), NOSPLIT, $0-88
+	MOVQ   n+8(FP), AX
+	IMUL3Q $0x00000003, AX, AX
+	MOVQ   acc+80(FP), CX
+	VPXORD Z0, Z0, Z0
+
+skinnyStream3AVX512_clr_loop4:
+	CMPQ    AX, $0x00000040
+	JB      skinnyStream3AVX512_clr_loop1
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z0, 64(CX)
+	VMOVUPS Z0, 128(CX)
+	VMOVUPS Z0, 192(CX)
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, AX
+	JMP     skinnyStream3AVX512_clr_loop4
+
+skinnyStream3AVX512_clr_loop1:
+	CMPQ    AX, $0x00000010
+	JB      skinnyStream3AVX512_clr_tail
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, AX
+	JMP     skinnyStream3AVX512_clr_loop1
+
+skinnyStream3AVX512_clr_tail:
+	TESTQ   AX, AX
+	JZ      skinnyStream3AVX512_clr_done
+	LEAQ    skinnyMaskAVX512<>+0(SB), DX
+	KMOVW   (DX)(AX*2), K1
+	VMOVUPS Z0, K1, (CX)
+
+skinnyStream3AVX512_clr_done:
+skinnyStream3AVX512_pass4:
+	CMPQ         k+0(FP), $0x00000004
+	JB           skinnyStream3AVX512_pass1
+	MOVQ         a+16(FP), AX
+	MOVQ         rsa+24(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         csa+32(FP), DX
+	SHLQ         $0x02, DX
+	MOVQ         AX, BX
+	VBROADCASTSS (BX), Z0
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z1
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z2
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z3
+	ADDQ         CX, AX
+	MOVQ         AX, BX
+	VBROADCASTSS (BX), Z4
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z5
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z6
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z7
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Z8
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Z9
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Z10
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Z11
+	MOVQ         b+40(FP), AX
+	MOVQ         ldb+48(FP), CX
+	SHLQ         $0x02, CX
+	LEAQ         (CX)(CX*2), DX
+	MOVQ         acc+80(FP), BX
+	MOVQ         n+8(FP), SI
+	SHLQ         $0x02, SI
+	MOVQ         n+8(FP), DI
+
+skinnyStream3AVX512_p4_loop4:
+	CMPQ        DI, $0x00000040
+	JB          skinnyStream3AVX512_p4_loop1
+	VMOVUPS     (AX), Z12
+	VMOVUPS     (AX)(CX*1), Z13
+	VMOVUPS     (AX)(CX*2), Z14
+	VMOVUPS     (AX)(DX*1), Z15
+	VMOVUPS     (BX), Z16
+	VFMADD231PS Z12, Z0, Z16
+	VFMADD231PS Z13, Z1, Z16
+	VFMADD231PS Z14, Z2, Z16
+	VFMADD231PS Z15, Z3, Z16
+	VMOVUPS     Z16, (BX)
+	VMOVUPS     (BX)(SI*1), Z16
+	VFMADD231PS Z12, Z4, Z16
+	VFMADD231PS Z13, Z5, Z16
+	VFMADD231PS Z14, Z6, Z16
+	VFMADD231PS Z15, Z7, Z16
+	VMOVUPS     Z16, (BX)(SI*1)
+	VMOVUPS     (BX)(SI*2), Z16
+	VFMADD231PS Z12, Z8, Z16
+	VFMADD231PS Z13, Z9, Z16
+	VFMADD231PS Z14, Z10, Z16
+	VFMADD231PS Z15, Z11, Z16
+	VMOVUPS     Z16, (BX)(SI*2)
+	VMOVUPS     64(AX), Z12
+	VMOVUPS     64(AX)(CX*1), Z13
+	VMOVUPS     64(AX)(CX*2), Z14
+	VMOVUPS     64(AX)(DX*1), Z15
+	VMOVUPS     64(BX), Z16
+	VFMADD231PS Z12, Z0, Z16
+	VFMADD231PS Z13, Z1, Z16
+	VFMADD231PS Z14, Z2, Z16
+	VFMADD231PS Z15, Z3, Z16
+	VMOVUPS     Z16, 64(BX)
+	VMOVUPS     64(BX)(SI*1), Z16
+	VFMADD231PS Z12, Z4, Z16
+	VFMADD231PS Z13, Z5, Z16
+	VFMADD231PS Z14, Z6, Z16
+	VFMADD231PS Z15, Z7, Z16
+	VMOVUPS     Z16, 64(BX)(SI*1)
+	VMOVUPS     64(BX)(SI*2), Z16
+	VFMADD231PS Z12, Z8, Z16
+	VFMADD231PS Z13, Z9, Z16
+	VFMADD231PS Z14, Z10, Z16
+	VFMADD231PS Z15, Z11, Z16
+	VMOVUPS     Z16, 64(BX)(SI*2)
+	VMOVUPS     128(AX), Z12
+	VMOVUPS     128(AX)(CX*1), Z13
+	VMOVUPS     128(AX)(CX*2), Z14
+	VMOVUPS     128(AX)(DX*1), Z15
+	VMOVUPS     128(BX), Z16
+	VFMADD231PS Z12, Z0, Z16
+	VFMADD231PS Z13, Z1, Z16
+	VFMADD231PS Z14, Z2, Z16
+	VFMADD231PS Z15, Z3, Z16
+	VMOVUPS     Z16, 128(BX)
+	VMOVUPS     128(BX)(SI*1), Z16
+	VFMADD231PS Z12, Z4, Z16
+	VFMADD231PS Z13, Z5, Z16
+	VFMADD231PS Z14, Z6, Z16
+	VFMADD231PS Z15, Z7, Z16
+	VMOVUPS     Z16, 128(BX)(SI*1)
+	VMOVUPS     128(BX)(SI*2), Z16
+	VFMADD231PS Z12, Z8, Z16
+	VFMADD231PS Z13, Z9, Z16
+	VFMADD231PS Z14, Z10, Z16
+	VFMADD231PS Z15, Z11, Z16
+	VMOVUPS     Z16, 128(BX)(SI*2)
+	VMOVUPS     192(AX), Z12
+	VMOVUPS     192(AX)(CX*1), Z13
+	VMOVUPS     192(AX)(CX*2), Z14
+	VMOVUPS     192(AX)(DX*1), Z15
+	VMOVUPS     192(BX), Z16
+	VFMADD231PS Z12, Z0, Z16
+	VFMADD231PS Z13, Z1, Z16
+	VFMADD231PS Z14, Z2, Z16
+	VFMADD231PS Z15, Z3, Z16
+	VMOVUPS     Z16, 192(BX)
+	VMOVUPS     192(BX)(SI*1), Z16
+	VFMADD231PS Z12, Z4, Z16
+	VFMADD231PS Z13, Z5, Z16
+	VFMADD231PS Z14, Z6, Z16
+	VFMADD231PS Z15, Z7, Z16
+	VMOVUPS     Z16, 192(BX)(SI*1)
+	VMOVUPS     192(BX)(SI*2), Z16
+	VFMADD231PS Z12, Z8, Z16
+	VFMADD231PS Z13, Z9, Z16
+	VFMADD231PS Z14, Z10, Z16
+	VFMADD231PS Z15, Z11, Z16
+	VMOVUPS     Z16, 192(BX)(SI*2)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, BX
+	SUBQ        $0x00000040, DI
+	JMP         skinnyStream3AVX512_p4_loop4
+
+skinnyStream3AVX512_p4_loop1:
+	CMPQ        DI, $0x00000010
+	JB          skinnyStream3AVX512_p4_tail
+	VMOVUPS     (AX), Z12
+	VMOVUPS     (AX)(CX*1), Z13
+	VMOVUPS     (AX)(CX*2), Z14
+	VMOVUPS     (AX)(DX*1), Z15
+	VMOVUPS     (BX), Z16
+	VFMADD231PS Z12, Z0, Z16
+	VFMADD231PS Z13, Z1, Z16
+	VFMADD231PS Z14, Z2, Z16
+	VFMADD231PS Z15, Z3, Z16
+	VMOVUPS     Z16, (BX)
+	VMOVUPS     (BX)(SI*1), Z16
+	VFMADD231PS Z12, Z4, Z16
+	VFMADD231PS Z13, Z5, Z16
+	VFMADD231PS Z14, Z6, Z16
+	VFMADD231PS Z15, Z7, Z16
+	VMOVUPS     Z16, (BX)(SI*1)
+	VMOVUPS     (BX)(SI*2), Z16
+	VFMADD231PS Z12, Z8, Z16
+	VFMADD231PS Z13, Z9, Z16
+	VFMADD231PS Z14, Z10, Z16
+	VFMADD231PS Z15, Z11, Z16
+	VMOVUPS     Z16, (BX)(SI*2)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, BX
+	SUBQ        $0x00000010, DI
+	JMP         skinnyStream3AVX512_p4_loop1
+
+skinnyStream3AVX512_p4_tail:
+	TESTQ       DI, DI
+	JZ          skinnyStream3AVX512_p4_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), R8
+	KMOVW       (R8)(DI*2), K1
+	VMOVUPS.Z   (AX), K1, Z12
+	VMOVUPS.Z   (AX)(CX*1), K1, Z13
+	VMOVUPS.Z   (AX)(CX*2), K1, Z14
+	VMOVUPS.Z   (AX)(DX*1), K1, Z15
+	VMOVUPS.Z   (BX), K1, Z16
+	VFMADD231PS Z12, Z0, Z16
+	VFMADD231PS Z13, Z1, Z16
+	VFMADD231PS Z14, Z2, Z16
+	VFMADD231PS Z15, Z3, Z16
+	VMOVUPS     Z16, K1, (BX)
+	VMOVUPS.Z   (BX)(SI*1), K1, Z0
+	VFMADD231PS Z12, Z4, Z0
+	VFMADD231PS Z13, Z5, Z0
+	VFMADD231PS Z14, Z6, Z0
+	VFMADD231PS Z15, Z7, Z0
+	VMOVUPS     Z0, K1, (BX)(SI*1)
+	VMOVUPS.Z   (BX)(SI*2), K1, Z0
+	VFMADD231PS Z12, Z8, Z0
+	VFMADD231PS Z13, Z9, Z0
+	VFMADD231PS Z14, Z10, Z0
+	VFMADD231PS Z15, Z11, Z0
+	VMOVUPS     Z0, K1, (BX)(SI*2)
+
+skinnyStream3AVX512_p4_done:
+	MOVQ   csa+32(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000004, AX, AX
+	ADDQ   AX, a+16(FP)
+	MOVQ   ldb+48(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000004, AX, AX
+	ADDQ   AX, b+40(FP)
+	SUBQ   $0x00000004, k+0(FP)
+	JMP    skinnyStream3AVX512_pass4
+
+skinnyStream3AVX512_pass1:
+	CMPQ         k+0(FP), $0x00000001
+	JB           skinnyStream3AVX512_final
+	MOVQ         a+16(FP), AX
+	MOVQ         rsa+24(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         AX, DX
+	VBROADCASTSS (DX), Z0
+	ADDQ         CX, AX
+	MOVQ         AX, DX
+	VBROADCASTSS (DX), Z1
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Z2
+	MOVQ         b+40(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+	SHLQ         $0x02, DX
+	MOVQ         n+8(FP), BX
+
+skinnyStream3AVX512_p1_loop4:
+	CMPQ        BX, $0x00000040
+	JB          skinnyStream3AVX512_p1_loop1
+	VMOVUPS     (AX), Z3
+	VMOVUPS     (CX), Z4
+	VFMADD231PS Z3, Z0, Z4
+	VMOVUPS     Z4, (CX)
+	VMOVUPS     (CX)(DX*1), Z4
+	VFMADD231PS Z3, Z1, Z4
+	VMOVUPS     Z4, (CX)(DX*1)
+	VMOVUPS     (CX)(DX*2), Z4
+	VFMADD231PS Z3, Z2, Z4
+	VMOVUPS     Z4, (CX)(DX*2)
+	VMOVUPS     64(AX), Z3
+	VMOVUPS     64(CX), Z4
+	VFMADD231PS Z3, Z0, Z4
+	VMOVUPS     Z4, 64(CX)
+	VMOVUPS     64(CX)(DX*1), Z4
+	VFMADD231PS Z3, Z1, Z4
+	VMOVUPS     Z4, 64(CX)(DX*1)
+	VMOVUPS     64(CX)(DX*2), Z4
+	VFMADD231PS Z3, Z2, Z4
+	VMOVUPS     Z4, 64(CX)(DX*2)
+	VMOVUPS     128(AX), Z3
+	VMOVUPS     128(CX), Z4
+	VFMADD231PS Z3, Z0, Z4
+	VMOVUPS     Z4, 128(CX)
+	VMOVUPS     128(CX)(DX*1), Z4
+	VFMADD231PS Z3, Z1, Z4
+	VMOVUPS     Z4, 128(CX)(DX*1)
+	VMOVUPS     128(CX)(DX*2), Z4
+	VFMADD231PS Z3, Z2, Z4
+	VMOVUPS     Z4, 128(CX)(DX*2)
+	VMOVUPS     192(AX), Z3
+	VMOVUPS     192(CX), Z4
+	VFMADD231PS Z3, Z0, Z4
+	VMOVUPS     Z4, 192(CX)
+	VMOVUPS     192(CX)(DX*1), Z4
+	VFMADD231PS Z3, Z1, Z4
+	VMOVUPS     Z4, 192(CX)(DX*1)
+	VMOVUPS     192(CX)(DX*2), Z4
+	VFMADD231PS Z3, Z2, Z4
+	VMOVUPS     Z4, 192(CX)(DX*2)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, BX
+	JMP         skinnyStream3AVX512_p1_loop4
+
+skinnyStream3AVX512_p1_loop1:
+	CMPQ        BX, $0x00000010
+	JB          skinnyStream3AVX512_p1_tail
+	VMOVUPS     (AX), Z3
+	VMOVUPS     (CX), Z4
+	VFMADD231PS Z3, Z0, Z4
+	VMOVUPS     Z4, (CX)
+	VMOVUPS     (CX)(DX*1), Z4
+	VFMADD231PS Z3, Z1, Z4
+	VMOVUPS     Z4, (CX)(DX*1)
+	VMOVUPS     (CX)(DX*2), Z4
+	VFMADD231PS Z3, Z2, Z4
+	VMOVUPS     Z4, (CX)(DX*2)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, BX
+	JMP         skinnyStream3AVX512_p1_loop1
+
+skinnyStream3AVX512_p1_tail:
+	TESTQ       BX, BX
+	JZ          skinnyStream3AVX512_p1_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), SI
+	KMOVW       (SI)(BX*2), K1
+	VMOVUPS.Z   (AX), K1, Z3
+	VMOVUPS.Z   (CX), K1, Z4
+	VFMADD231PS Z3, Z0, Z4
+	VMOVUPS     Z4, K1, (CX)
+	VMOVUPS.Z   (CX)(DX*1), K1, Z0
+	VFMADD231PS Z3, Z1, Z0
+	VMOVUPS     Z0, K1, (CX)(DX*1)
+	VMOVUPS.Z   (CX)(DX*2), K1, Z0
+	VFMADD231PS Z3, Z2, Z0
+	VMOVUPS     Z0, K1, (CX)(DX*2)
+
+skinnyStream3AVX512_p1_done:
+	MOVQ csa+32(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, a+16(FP)
+	MOVQ ldb+48(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, b+40(FP)
+	SUBQ $0x00000001, k+0(FP)
+	JMP  skinnyStream3AVX512_pass1
+
+skinnyStream3AVX512_final:
+	MOVL         beta+76(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           skinnyStream3AVX512_beta0
+	VBROADCASTSS alpha+72(FP), Z0
+	VBROADCASTSS beta+76(FP), Z1
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream3AVX512_ftrue0_loop4:
+	CMPQ        DX, $0x00000040
+	JB          skinnyStream3AVX512_ftrue0_loop1
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	VMOVUPS     64(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 64(AX), Z1, Z2
+	VMOVUPS     Z2, 64(AX)
+	VMOVUPS     128(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 128(AX), Z1, Z2
+	VMOVUPS     Z2, 128(AX)
+	VMOVUPS     192(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 192(AX), Z1, Z2
+	VMOVUPS     Z2, 192(AX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, DX
+	JMP         skinnyStream3AVX512_ftrue0_loop4
+
+skinnyStream3AVX512_ftrue0_loop1:
+	CMPQ        DX, $0x00000010
+	JB          skinnyStream3AVX512_ftrue0_tail
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, DX
+	JMP         skinnyStream3AVX512_ftrue0_loop1
+
+skinnyStream3AVX512_ftrue0_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream3AVX512_ftrue0_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), BX
+	KMOVW       (BX)(DX*2), K1
+	VMOVUPS.Z   (CX), K1, Z2
+	VMULPS      Z0, Z2, Z2
+	VMOVUPS.Z   (AX), K1, Z3
+	VFMADD231PS Z3, Z1, Z2
+	VMOVUPS     Z2, K1, (AX)
+
+skinnyStream3AVX512_ftrue0_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000004, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000004, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream3AVX512_ftrue1_loop4:
+	CMPQ        DX, $0x00000040
+	JB          skinnyStream3AVX512_ftrue1_loop1
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	VMOVUPS     64(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 64(AX), Z1, Z2
+	VMOVUPS     Z2, 64(AX)
+	VMOVUPS     128(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 128(AX), Z1, Z2
+	VMOVUPS     Z2, 128(AX)
+	VMOVUPS     192(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 192(AX), Z1, Z2
+	VMOVUPS     Z2, 192(AX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, DX
+	JMP         skinnyStream3AVX512_ftrue1_loop4
+
+skinnyStream3AVX512_ftrue1_loop1:
+	CMPQ        DX, $0x00000010
+	JB          skinnyStream3AVX512_ftrue1_tail
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, DX
+	JMP         skinnyStream3AVX512_ftrue1_loop1
+
+skinnyStream3AVX512_ftrue1_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream3AVX512_ftrue1_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), BX
+	KMOVW       (BX)(DX*2), K1
+	VMOVUPS.Z   (CX), K1, Z2
+	VMULPS      Z0, Z2, Z2
+	VMOVUPS.Z   (AX), K1, Z3
+	VFMADD231PS Z3, Z1, Z2
+	VMOVUPS     Z2, K1, (AX)
+
+skinnyStream3AVX512_ftrue1_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000008, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000008, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream3AVX512_ftrue2_loop4:
+	CMPQ        DX, $0x00000040
+	JB          skinnyStream3AVX512_ftrue2_loop1
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	VMOVUPS     64(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 64(AX), Z1, Z2
+	VMOVUPS     Z2, 64(AX)
+	VMOVUPS     128(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 128(AX), Z1, Z2
+	VMOVUPS     Z2, 128(AX)
+	VMOVUPS     192(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 192(AX), Z1, Z2
+	VMOVUPS     Z2, 192(AX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, DX
+	JMP         skinnyStream3AVX512_ftrue2_loop4
+
+skinnyStream3AVX512_ftrue2_loop1:
+	CMPQ        DX, $0x00000010
+	JB          skinnyStream3AVX512_ftrue2_tail
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, DX
+	JMP         skinnyStream3AVX512_ftrue2_loop1
+
+skinnyStream3AVX512_ftrue2_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream3AVX512_ftrue2_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), BX
+	KMOVW       (BX)(DX*2), K1
+	VMOVUPS.Z   (CX), K1, Z2
+	VMULPS      Z0, Z2, Z2
+	VMOVUPS.Z   (AX), K1, Z0
+	VFMADD231PS Z0, Z1, Z2
+	VMOVUPS     Z2, K1, (AX)
+
+skinnyStream3AVX512_ftrue2_done:
+	JMP skinnyStream3AVX512_done
+
+skinnyStream3AVX512_beta0:
+	VBROADCASTSS alpha+72(FP), Z0
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream3AVX512_ffalse0_loop4:
+	CMPQ    DX, $0x00000040
+	JB      skinnyStream3AVX512_ffalse0_loop1
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	VMOVUPS 64(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS 128(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)
+	VMOVUPS 192(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, DX
+	JMP     skinnyStream3AVX512_ffalse0_loop4
+
+skinnyStream3AVX512_ffalse0_loop1:
+	CMPQ    DX, $0x00000010
+	JB      skinnyStream3AVX512_ffalse0_tail
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JMP     skinnyStream3AVX512_ffalse0_loop1
+
+skinnyStream3AVX512_ffalse0_tail:
+	TESTQ     DX, DX
+	JZ        skinnyStream3AVX512_ffalse0_done
+	LEAQ      skinnyMaskAVX512<>+0(SB), BX
+	KMOVW     (BX)(DX*2), K1
+	VMOVUPS.Z (CX), K1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
+
+skinnyStream3AVX512_ffalse0_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000004, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000004, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream3AVX512_ffalse1_loop4:
+	CMPQ    DX, $0x00000040
+	JB      skinnyStream3AVX512_ffalse1_loop1
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	VMOVUPS 64(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS 128(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)
+	VMOVUPS 192(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, DX
+	JMP     skinnyStream3AVX512_ffalse1_loop4
+
+skinnyStream3AVX512_ffalse1_loop1:
+	CMPQ    DX, $0x00000010
+	JB      skinnyStream3AVX512_ffalse1_tail
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JMP     skinnyStream3AVX512_ffalse1_loop1
+
+skinnyStream3AVX512_ffalse1_tail:
+	TESTQ     DX, DX
+	JZ        skinnyStream3AVX512_ffalse1_done
+	LEAQ      skinnyMaskAVX512<>+0(SB), BX
+	KMOVW     (BX)(DX*2), K1
+	VMOVUPS.Z (CX), K1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
+
+skinnyStream3AVX512_ffalse1_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000008, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000008, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream3AVX512_ffalse2_loop4:
+	CMPQ    DX, $0x00000040
+	JB      skinnyStream3AVX512_ffalse2_loop1
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	VMOVUPS 64(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS 128(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)
+	VMOVUPS 192(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, DX
+	JMP     skinnyStream3AVX512_ffalse2_loop4
+
+skinnyStream3AVX512_ffalse2_loop1:
+	CMPQ    DX, $0x00000010
+	JB      skinnyStream3AVX512_ffalse2_tail
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JMP     skinnyStream3AVX512_ffalse2_loop1
+
+skinnyStream3AVX512_ffalse2_tail:
+	TESTQ     DX, DX
+	JZ        skinnyStream3AVX512_ffalse2_done
+	LEAQ      skinnyMaskAVX512<>+0(SB), BX
+	KMOVW     (BX)(DX*2), K1
+	VMOVUPS.Z (CX), K1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
+
+skinnyStream3AVX512_ffalse2_done:
+skinnyStream3AVX512_done:
+	VZEROUPPER
+	RET
+
+// func skinnyStream4AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+// Requires: AVX, AVX512F
+TEXT ·skinnyStream4AVX512(SB), NOSPLIT, $0-88
+	MOVQ   n+8(FP), AX
+	IMUL3Q $0x00000004, AX, AX
+	MOVQ   acc+80(FP), CX
+	VPXORD Z0, Z0, Z0
+
+skinnyStream4AVX512_clr_loop4:
+	CMPQ    AX, $0x00000040
+	JB      skinnyStream4AVX512_clr_loop1
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z0, 64(CX)
+	VMOVUPS Z0, 128(CX)
+	VMOVUPS Z0, 192(CX)
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, AX
+	JMP     skinnyStream4AVX512_clr_loop4
+
+skinnyStream4AVX512_clr_loop1:
+	CMPQ    AX, $0x00000010
+	JB      skinnyStream4AVX512_clr_tail
+	VMOVUPS Z0, (CX)
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, AX
+	JMP     skinnyStream4AVX512_clr_loop1
+
+skinnyStream4AVX512_clr_tail:
+	TESTQ   AX, AX
+	JZ      skinnyStream4AVX512_clr_done
+	LEAQ    skinnyMaskAVX512<>+0(SB), DX
+	KMOVW   (DX)(AX*2), K1
+	VMOVUPS Z0, K1, (CX)
+
+skinnyStream4AVX512_clr_done:
+skinnyStream4AVX512_pass4:
+	CMPQ         k+0(FP), $0x00000004
+	JB           skinnyStream4AVX512_pass1
+	MOVQ         a+16(FP), AX
+	MOVQ         rsa+24(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         csa+32(FP), DX
+	SHLQ         $0x02, DX
+	MOVQ         AX, BX
+	VBROADCASTSS (BX), Z0
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z1
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z2
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z3
+	ADDQ         CX, AX
+	MOVQ         AX, BX
+	VBROADCASTSS (BX), Z4
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z5
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z6
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z7
+	ADDQ         CX, AX
+	MOVQ         AX, BX
+	VBROADCASTSS (BX), Z8
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z9
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z10
+	ADDQ         DX, BX
+	VBROADCASTSS (BX), Z11
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Z12
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Z13
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Z14
+	ADDQ         DX, AX
+	VBROADCASTSS (AX), Z15
+	MOVQ         b+40(FP), AX
+	MOVQ         ldb+48(FP), CX
+	SHLQ         $0x02, CX
+	LEAQ         (CX)(CX*2), DX
+	MOVQ         acc+80(FP), BX
+	MOVQ         n+8(FP), SI
+	SHLQ         $0x02, SI
+	LEAQ         (SI)(SI*2), DI
+	MOVQ         n+8(FP), R8
+
+skinnyStream4AVX512_p4_loop4:
+	CMPQ        R8, $0x00000040
+	JB          skinnyStream4AVX512_p4_loop1
+	VMOVUPS     (AX), Z16
+	VMOVUPS     (AX)(CX*1), Z17
+	VMOVUPS     (AX)(CX*2), Z18
+	VMOVUPS     (AX)(DX*1), Z19
+	VMOVUPS     (BX), Z20
+	VFMADD231PS Z16, Z0, Z20
+	VFMADD231PS Z17, Z1, Z20
+	VFMADD231PS Z18, Z2, Z20
+	VFMADD231PS Z19, Z3, Z20
+	VMOVUPS     Z20, (BX)
+	VMOVUPS     (BX)(SI*1), Z20
+	VFMADD231PS Z16, Z4, Z20
+	VFMADD231PS Z17, Z5, Z20
+	VFMADD231PS Z18, Z6, Z20
+	VFMADD231PS Z19, Z7, Z20
+	VMOVUPS     Z20, (BX)(SI*1)
+	VMOVUPS     (BX)(SI*2), Z20
+	VFMADD231PS Z16, Z8, Z20
+	VFMADD231PS Z17, Z9, Z20
+	VFMADD231PS Z18, Z10, Z20
+	VFMADD231PS Z19, Z11, Z20
+	VMOVUPS     Z20, (BX)(SI*2)
+	VMOVUPS     (BX)(DI*1), Z20
+	VFMADD231PS Z16, Z12, Z20
+	VFMADD231PS Z17, Z13, Z20
+	VFMADD231PS Z18, Z14, Z20
+	VFMADD231PS Z19, Z15, Z20
+	VMOVUPS     Z20, (BX)(DI*1)
+	VMOVUPS     64(AX), Z16
+	VMOVUPS     64(AX)(CX*1), Z17
+	VMOVUPS     64(AX)(CX*2), Z18
+	VMOVUPS     64(AX)(DX*1), Z19
+	VMOVUPS     64(BX), Z20
+	VFMADD231PS Z16, Z0, Z20
+	VFMADD231PS Z17, Z1, Z20
+	VFMADD231PS Z18, Z2, Z20
+	VFMADD231PS Z19, Z3, Z20
+	VMOVUPS     Z20, 64(BX)
+	VMOVUPS     64(BX)(SI*1), Z20
+	VFMADD231PS Z16, Z4, Z20
+	VFMADD231PS Z17, Z5, Z20
+	VFMADD231PS Z18, Z6, Z20
+	VFMADD231PS Z19, Z7, Z20
+	VMOVUPS     Z20, 64(BX)(SI*1)
+	VMOVUPS     64(BX)(SI*2), Z20
+	VFMADD231PS Z16, Z8, Z20
+	VFMADD231PS Z17, Z9, Z20
+	VFMADD231PS Z18, Z10, Z20
+	VFMADD231PS Z19, Z11, Z20
+	VMOVUPS     Z20, 64(BX)(SI*2)
+	VMOVUPS     64(BX)(DI*1), Z20
+	VFMADD231PS Z16, Z12, Z20
+	VFMADD231PS Z17, Z13, Z20
+	VFMADD231PS Z18, Z14, Z20
+	VFMADD231PS Z19, Z15, Z20
+	VMOVUPS     Z20, 64(BX)(DI*1)
+	VMOVUPS     128(AX), Z16
+	VMOVUPS     128(AX)(CX*1), Z17
+	VMOVUPS     128(AX)(CX*2), Z18
+	VMOVUPS     128(AX)(DX*1), Z19
+	VMOVUPS     128(BX), Z20
+	VFMADD231PS Z16, Z0, Z20
+	VFMADD231PS Z17, Z1, Z20
+	VFMADD231PS Z18, Z2, Z20
+	VFMADD231PS Z19, Z3, Z20
+	VMOVUPS     Z20, 128(BX)
+	VMOVUPS     128(BX)(SI*1), Z20
+	VFMADD231PS Z16, Z4, Z20
+	VFMADD231PS Z17, Z5, Z20
+	VFMADD231PS Z18, Z6, Z20
+	VFMADD231PS Z19, Z7, Z20
+	VMOVUPS     Z20, 128(BX)(SI*1)
+	VMOVUPS     128(BX)(SI*2), Z20
+	VFMADD231PS Z16, Z8, Z20
+	VFMADD231PS Z17, Z9, Z20
+	VFMADD231PS Z18, Z10, Z20
+	VFMADD231PS Z19, Z11, Z20
+	VMOVUPS     Z20, 128(BX)(SI*2)
+	VMOVUPS     128(BX)(DI*1), Z20
+	VFMADD231PS Z16, Z12, Z20
+	VFMADD231PS Z17, Z13, Z20
+	VFMADD231PS Z18, Z14, Z20
+	VFMADD231PS Z19, Z15, Z20
+	VMOVUPS     Z20, 128(BX)(DI*1)
+	VMOVUPS     192(AX), Z16
+	VMOVUPS     192(AX)(CX*1), Z17
+	VMOVUPS     192(AX)(CX*2), Z18
+	VMOVUPS     192(AX)(DX*1), Z19
+	VMOVUPS     192(BX), Z20
+	VFMADD231PS Z16, Z0, Z20
+	VFMADD231PS Z17, Z1, Z20
+	VFMADD231PS Z18, Z2, Z20
+	VFMADD231PS Z19, Z3, Z20
+	VMOVUPS     Z20, 192(BX)
+	VMOVUPS     192(BX)(SI*1), Z20
+	VFMADD231PS Z16, Z4, Z20
+	VFMADD231PS Z17, Z5, Z20
+	VFMADD231PS Z18, Z6, Z20
+	VFMADD231PS Z19, Z7, Z20
+	VMOVUPS     Z20, 192(BX)(SI*1)
+	VMOVUPS     192(BX)(SI*2), Z20
+	VFMADD231PS Z16, Z8, Z20
+	VFMADD231PS Z17, Z9, Z20
+	VFMADD231PS Z18, Z10, Z20
+	VFMADD231PS Z19, Z11, Z20
+	VMOVUPS     Z20, 192(BX)(SI*2)
+	VMOVUPS     192(BX)(DI*1), Z20
+	VFMADD231PS Z16, Z12, Z20
+	VFMADD231PS Z17, Z13, Z20
+	VFMADD231PS Z18, Z14, Z20
+	VFMADD231PS Z19, Z15, Z20
+	VMOVUPS     Z20, 192(BX)(DI*1)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, BX
+	SUBQ        $0x00000040, R8
+	JMP         skinnyStream4AVX512_p4_loop4
+
+skinnyStream4AVX512_p4_loop1:
+	CMPQ        R8, $0x00000010
+	JB          skinnyStream4AVX512_p4_tail
+	VMOVUPS     (AX), Z16
+	VMOVUPS     (AX)(CX*1), Z17
+	VMOVUPS     (AX)(CX*2), Z18
+	VMOVUPS     (AX)(DX*1), Z19
+	VMOVUPS     (BX), Z20
+	VFMADD231PS Z16, Z0, Z20
+	VFMADD231PS Z17, Z1, Z20
+	VFMADD231PS Z18, Z2, Z20
+	VFMADD231PS Z19, Z3, Z20
+	VMOVUPS     Z20, (BX)
+	VMOVUPS     (BX)(SI*1), Z20
+	VFMADD231PS Z16, Z4, Z20
+	VFMADD231PS Z17, Z5, Z20
+	VFMADD231PS Z18, Z6, Z20
+	VFMADD231PS Z19, Z7, Z20
+	VMOVUPS     Z20, (BX)(SI*1)
+	VMOVUPS     (BX)(SI*2), Z20
+	VFMADD231PS Z16, Z8, Z20
+	VFMADD231PS Z17, Z9, Z20
+	VFMADD231PS Z18, Z10, Z20
+	VFMADD231PS Z19, Z11, Z20
+	VMOVUPS     Z20, (BX)(SI*2)
+	VMOVUPS     (BX)(DI*1), Z20
+	VFMADD231PS Z16, Z12, Z20
+	VFMADD231PS Z17, Z13, Z20
+	VFMADD231PS Z18, Z14, Z20
+	VFMADD231PS Z19, Z15, Z20
+	VMOVUPS     Z20, (BX)(DI*1)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, BX
+	SUBQ        $0x00000010, R8
+	JMP         skinnyStream4AVX512_p4_loop1
+
+skinnyStream4AVX512_p4_tail:
+	TESTQ       R8, R8
+	JZ          skinnyStream4AVX512_p4_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), R9
+	KMOVW       (R9)(R8*2), K1
+	VMOVUPS.Z   (AX), K1, Z16
+	VMOVUPS.Z   (AX)(CX*1), K1, Z17
+	VMOVUPS.Z   (AX)(CX*2), K1, Z18
+	VMOVUPS.Z   (AX)(DX*1), K1, Z19
+	VMOVUPS.Z   (BX), K1, Z20
+	VFMADD231PS Z16, Z0, Z20
+	VFMADD231PS Z17, Z1, Z20
+	VFMADD231PS Z18, Z2, Z20
+	VFMADD231PS Z19, Z3, Z20
+	VMOVUPS     Z20, K1, (BX)
+	VMOVUPS.Z   (BX)(SI*1), K1, Z0
+	VFMADD231PS Z16, Z4, Z0
+	VFMADD231PS Z17, Z5, Z0
+	VFMADD231PS Z18, Z6, Z0
+	VFMADD231PS Z19, Z7, Z0
+	VMOVUPS     Z0, K1, (BX)(SI*1)
+	VMOVUPS.Z   (BX)(SI*2), K1, Z0
+	VFMADD231PS Z16, Z8, Z0
+	VFMADD231PS Z17, Z9, Z0
+	VFMADD231PS Z18, Z10, Z0
+	VFMADD231PS Z19, Z11, Z0
+	VMOVUPS     Z0, K1, (BX)(SI*2)
+	VMOVUPS.Z   (BX)(DI*1), K1, Z0
+	VFMADD231PS Z16, Z12, Z0
+	VFMADD231PS Z17, Z13, Z0
+	VFMADD231PS Z18, Z14, Z0
+	VFMADD231PS Z19, Z15, Z0
+	VMOVUPS     Z0, K1, (BX)(DI*1)
+
+skinnyStream4AVX512_p4_done:
+	MOVQ   csa+32(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000004, AX, AX
+	ADDQ   AX, a+16(FP)
+	MOVQ   ldb+48(FP), AX
+	SHLQ   $0x02, AX
+	IMUL3Q $0x00000004, AX, AX
+	ADDQ   AX, b+40(FP)
+	SUBQ   $0x00000004, k+0(FP)
+	JMP    skinnyStream4AVX512_pass4
+
+skinnyStream4AVX512_pass1:
+	CMPQ         k+0(FP), $0x00000001
+	JB           skinnyStream4AVX512_final
+	MOVQ         a+16(FP), AX
+	MOVQ         rsa+24(FP), CX
+	SHLQ         $0x02, CX
+	MOVQ         AX, DX
+	VBROADCASTSS (DX), Z0
+	ADDQ         CX, AX
+	MOVQ         AX, DX
+	VBROADCASTSS (DX), Z1
+	ADDQ         CX, AX
+	MOVQ         AX, DX
+	VBROADCASTSS (DX), Z2
+	ADDQ         CX, AX
+	VBROADCASTSS (AX), Z3
+	MOVQ         b+40(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+	SHLQ         $0x02, DX
+	LEAQ         (DX)(DX*2), BX
+	MOVQ         n+8(FP), SI
+
+skinnyStream4AVX512_p1_loop4:
+	CMPQ        SI, $0x00000040
+	JB          skinnyStream4AVX512_p1_loop1
+	VMOVUPS     (AX), Z4
+	VMOVUPS     (CX), Z5
+	VFMADD231PS Z4, Z0, Z5
+	VMOVUPS     Z5, (CX)
+	VMOVUPS     (CX)(DX*1), Z5
+	VFMADD231PS Z4, Z1, Z5
+	VMOVUPS     Z5, (CX)(DX*1)
+	VMOVUPS     (CX)(DX*2), Z5
+	VFMADD231PS Z4, Z2, Z5
+	VMOVUPS     Z5, (CX)(DX*2)
+	VMOVUPS     (CX)(BX*1), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVUPS     Z5, (CX)(BX*1)
+	VMOVUPS     64(AX), Z4
+	VMOVUPS     64(CX), Z5
+	VFMADD231PS Z4, Z0, Z5
+	VMOVUPS     Z5, 64(CX)
+	VMOVUPS     64(CX)(DX*1), Z5
+	VFMADD231PS Z4, Z1, Z5
+	VMOVUPS     Z5, 64(CX)(DX*1)
+	VMOVUPS     64(CX)(DX*2), Z5
+	VFMADD231PS Z4, Z2, Z5
+	VMOVUPS     Z5, 64(CX)(DX*2)
+	VMOVUPS     64(CX)(BX*1), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVUPS     Z5, 64(CX)(BX*1)
+	VMOVUPS     128(AX), Z4
+	VMOVUPS     128(CX), Z5
+	VFMADD231PS Z4, Z0, Z5
+	VMOVUPS     Z5, 128(CX)
+	VMOVUPS     128(CX)(DX*1), Z5
+	VFMADD231PS Z4, Z1, Z5
+	VMOVUPS     Z5, 128(CX)(DX*1)
+	VMOVUPS     128(CX)(DX*2), Z5
+	VFMADD231PS Z4, Z2, Z5
+	VMOVUPS     Z5, 128(CX)(DX*2)
+	VMOVUPS     128(CX)(BX*1), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVUPS     Z5, 128(CX)(BX*1)
+	VMOVUPS     192(AX), Z4
+	VMOVUPS     192(CX), Z5
+	VFMADD231PS Z4, Z0, Z5
+	VMOVUPS     Z5, 192(CX)
+	VMOVUPS     192(CX)(DX*1), Z5
+	VFMADD231PS Z4, Z1, Z5
+	VMOVUPS     Z5, 192(CX)(DX*1)
+	VMOVUPS     192(CX)(DX*2), Z5
+	VFMADD231PS Z4, Z2, Z5
+	VMOVUPS     Z5, 192(CX)(DX*2)
+	VMOVUPS     192(CX)(BX*1), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVUPS     Z5, 192(CX)(BX*1)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, SI
+	JMP         skinnyStream4AVX512_p1_loop4
+
+skinnyStream4AVX512_p1_loop1:
+	CMPQ        SI, $0x00000010
+	JB          skinnyStream4AVX512_p1_tail
+	VMOVUPS     (AX), Z4
+	VMOVUPS     (CX), Z5
+	VFMADD231PS Z4, Z0, Z5
+	VMOVUPS     Z5, (CX)
+	VMOVUPS     (CX)(DX*1), Z5
+	VFMADD231PS Z4, Z1, Z5
+	VMOVUPS     Z5, (CX)(DX*1)
+	VMOVUPS     (CX)(DX*2), Z5
+	VFMADD231PS Z4, Z2, Z5
+	VMOVUPS     Z5, (CX)(DX*2)
+	VMOVUPS     (CX)(BX*1), Z5
+	VFMADD231PS Z4, Z3, Z5
+	VMOVUPS     Z5, (CX)(BX*1)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, SI
+	JMP         skinnyStream4AVX512_p1_loop1
+
+skinnyStream4AVX512_p1_tail:
+	TESTQ       SI, SI
+	JZ          skinnyStream4AVX512_p1_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), DI
+	KMOVW       (DI)(SI*2), K1
+	VMOVUPS.Z   (AX), K1, Z4
+	VMOVUPS.Z   (CX), K1, Z5
+	VFMADD231PS Z4, Z0, Z5
+	VMOVUPS     Z5, K1, (CX)
+	VMOVUPS.Z   (CX)(DX*1), K1, Z0
+	VFMADD231PS Z4, Z1, Z0
+	VMOVUPS     Z0, K1, (CX)(DX*1)
+	VMOVUPS.Z   (CX)(DX*2), K1, Z0
+	VFMADD231PS Z4, Z2, Z0
+	VMOVUPS     Z0, K1, (CX)(DX*2)
+	VMOVUPS.Z   (CX)(BX*1), K1, Z0
+	VFMADD231PS Z4, Z3, Z0
+	VMOVUPS     Z0, K1, (CX)(BX*1)
+
+skinnyStream4AVX512_p1_done:
+	MOVQ csa+32(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, a+16(FP)
+	MOVQ ldb+48(FP), AX
+	SHLQ $0x02, AX
+	ADDQ AX, b+40(FP)
+	SUBQ $0x00000001, k+0(FP)
+	JMP  skinnyStream4AVX512_pass1
+
+skinnyStream4AVX512_final:
+	MOVL         beta+76(FP), AX
+	ANDL         $0x7fffffff, AX
+	JZ           skinnyStream4AVX512_beta0
+	VBROADCASTSS alpha+72(FP), Z0
+	VBROADCASTSS beta+76(FP), Z1
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream4AVX512_ftrue0_loop4:
+	CMPQ        DX, $0x00000040
+	JB          skinnyStream4AVX512_ftrue0_loop1
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	VMOVUPS     64(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 64(AX), Z1, Z2
+	VMOVUPS     Z2, 64(AX)
+	VMOVUPS     128(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 128(AX), Z1, Z2
+	VMOVUPS     Z2, 128(AX)
+	VMOVUPS     192(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 192(AX), Z1, Z2
+	VMOVUPS     Z2, 192(AX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, DX
+	JMP         skinnyStream4AVX512_ftrue0_loop4
+
+skinnyStream4AVX512_ftrue0_loop1:
+	CMPQ        DX, $0x00000010
+	JB          skinnyStream4AVX512_ftrue0_tail
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, DX
+	JMP         skinnyStream4AVX512_ftrue0_loop1
+
+skinnyStream4AVX512_ftrue0_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream4AVX512_ftrue0_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), BX
+	KMOVW       (BX)(DX*2), K1
+	VMOVUPS.Z   (CX), K1, Z2
+	VMULPS      Z0, Z2, Z2
+	VMOVUPS.Z   (AX), K1, Z3
+	VFMADD231PS Z3, Z1, Z2
+	VMOVUPS     Z2, K1, (AX)
+
+skinnyStream4AVX512_ftrue0_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000004, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000004, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream4AVX512_ftrue1_loop4:
+	CMPQ        DX, $0x00000040
+	JB          skinnyStream4AVX512_ftrue1_loop1
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	VMOVUPS     64(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 64(AX), Z1, Z2
+	VMOVUPS     Z2, 64(AX)
+	VMOVUPS     128(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 128(AX), Z1, Z2
+	VMOVUPS     Z2, 128(AX)
+	VMOVUPS     192(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 192(AX), Z1, Z2
+	VMOVUPS     Z2, 192(AX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, DX
+	JMP         skinnyStream4AVX512_ftrue1_loop4
+
+skinnyStream4AVX512_ftrue1_loop1:
+	CMPQ        DX, $0x00000010
+	JB          skinnyStream4AVX512_ftrue1_tail
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, DX
+	JMP         skinnyStream4AVX512_ftrue1_loop1
+
+skinnyStream4AVX512_ftrue1_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream4AVX512_ftrue1_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), BX
+	KMOVW       (BX)(DX*2), K1
+	VMOVUPS.Z   (CX), K1, Z2
+	VMULPS      Z0, Z2, Z2
+	VMOVUPS.Z   (AX), K1, Z3
+	VFMADD231PS Z3, Z1, Z2
+	VMOVUPS     Z2, K1, (AX)
+
+skinnyStream4AVX512_ftrue1_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000008, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000008, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream4AVX512_ftrue2_loop4:
+	CMPQ        DX, $0x00000040
+	JB          skinnyStream4AVX512_ftrue2_loop1
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	VMOVUPS     64(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 64(AX), Z1, Z2
+	VMOVUPS     Z2, 64(AX)
+	VMOVUPS     128(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 128(AX), Z1, Z2
+	VMOVUPS     Z2, 128(AX)
+	VMOVUPS     192(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 192(AX), Z1, Z2
+	VMOVUPS     Z2, 192(AX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, DX
+	JMP         skinnyStream4AVX512_ftrue2_loop4
+
+skinnyStream4AVX512_ftrue2_loop1:
+	CMPQ        DX, $0x00000010
+	JB          skinnyStream4AVX512_ftrue2_tail
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, DX
+	JMP         skinnyStream4AVX512_ftrue2_loop1
+
+skinnyStream4AVX512_ftrue2_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream4AVX512_ftrue2_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), BX
+	KMOVW       (BX)(DX*2), K1
+	VMOVUPS.Z   (CX), K1, Z2
+	VMULPS      Z0, Z2, Z2
+	VMOVUPS.Z   (AX), K1, Z3
+	VFMADD231PS Z3, Z1, Z2
+	VMOVUPS     Z2, K1, (AX)
+
+skinnyStream4AVX512_ftrue2_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x0000000c, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x0000000c, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream4AVX512_ftrue3_loop4:
+	CMPQ        DX, $0x00000040
+	JB          skinnyStream4AVX512_ftrue3_loop1
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	VMOVUPS     64(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 64(AX), Z1, Z2
+	VMOVUPS     Z2, 64(AX)
+	VMOVUPS     128(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 128(AX), Z1, Z2
+	VMOVUPS     Z2, 128(AX)
+	VMOVUPS     192(CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS 192(AX), Z1, Z2
+	VMOVUPS     Z2, 192(AX)
+	ADDQ        $0x00000100, AX
+	ADDQ        $0x00000100, CX
+	SUBQ        $0x00000040, DX
+	JMP         skinnyStream4AVX512_ftrue3_loop4
+
+skinnyStream4AVX512_ftrue3_loop1:
+	CMPQ        DX, $0x00000010
+	JB          skinnyStream4AVX512_ftrue3_tail
+	VMOVUPS     (CX), Z2
+	VMULPS      Z0, Z2, Z2
+	VFMADD231PS (AX), Z1, Z2
+	VMOVUPS     Z2, (AX)
+	ADDQ        $0x00000040, AX
+	ADDQ        $0x00000040, CX
+	SUBQ        $0x00000010, DX
+	JMP         skinnyStream4AVX512_ftrue3_loop1
+
+skinnyStream4AVX512_ftrue3_tail:
+	TESTQ       DX, DX
+	JZ          skinnyStream4AVX512_ftrue3_done
+	LEAQ        skinnyMaskAVX512<>+0(SB), BX
+	KMOVW       (BX)(DX*2), K1
+	VMOVUPS.Z   (CX), K1, Z2
+	VMULPS      Z0, Z2, Z2
+	VMOVUPS.Z   (AX), K1, Z0
+	VFMADD231PS Z0, Z1, Z2
+	VMOVUPS     Z2, K1, (AX)
+
+skinnyStream4AVX512_ftrue3_done:
+	JMP skinnyStream4AVX512_done
+
+skinnyStream4AVX512_beta0:
+	VBROADCASTSS alpha+72(FP), Z0
+	MOVQ         c+56(FP), AX
+	MOVQ         acc+80(FP), CX
+	MOVQ         n+8(FP), DX
+
+skinnyStream4AVX512_ffalse0_loop4:
+	CMPQ    DX, $0x00000040
+	JB      skinnyStream4AVX512_ffalse0_loop1
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	VMOVUPS 64(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS 128(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)
+	VMOVUPS 192(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, DX
+	JMP     skinnyStream4AVX512_ffalse0_loop4
+
+skinnyStream4AVX512_ffalse0_loop1:
+	CMPQ    DX, $0x00000010
+	JB      skinnyStream4AVX512_ffalse0_tail
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JMP     skinnyStream4AVX512_ffalse0_loop1
+
+skinnyStream4AVX512_ffalse0_tail:
+	TESTQ     DX, DX
+	JZ        skinnyStream4AVX512_ffalse0_done
+	LEAQ      skinnyMaskAVX512<>+0(SB), BX
+	KMOVW     (BX)(DX*2), K1
+	VMOVUPS.Z (CX), K1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
+
+skinnyStream4AVX512_ffalse0_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000004, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000004, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream4AVX512_ffalse1_loop4:
+	CMPQ    DX, $0x00000040
+	JB      skinnyStream4AVX512_ffalse1_loop1
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	VMOVUPS 64(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS 128(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)
+	VMOVUPS 192(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, DX
+	JMP     skinnyStream4AVX512_ffalse1_loop4
+
+skinnyStream4AVX512_ffalse1_loop1:
+	CMPQ    DX, $0x00000010
+	JB      skinnyStream4AVX512_ffalse1_tail
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JMP     skinnyStream4AVX512_ffalse1_loop1
+
+skinnyStream4AVX512_ffalse1_tail:
+	TESTQ     DX, DX
+	JZ        skinnyStream4AVX512_ffalse1_done
+	LEAQ      skinnyMaskAVX512<>+0(SB), BX
+	KMOVW     (BX)(DX*2), K1
+	VMOVUPS.Z (CX), K1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
+
+skinnyStream4AVX512_ffalse1_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x00000008, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x00000008, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream4AVX512_ffalse2_loop4:
+	CMPQ    DX, $0x00000040
+	JB      skinnyStream4AVX512_ffalse2_loop1
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	VMOVUPS 64(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS 128(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)
+	VMOVUPS 192(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, DX
+	JMP     skinnyStream4AVX512_ffalse2_loop4
+
+skinnyStream4AVX512_ffalse2_loop1:
+	CMPQ    DX, $0x00000010
+	JB      skinnyStream4AVX512_ffalse2_tail
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JMP     skinnyStream4AVX512_ffalse2_loop1
+
+skinnyStream4AVX512_ffalse2_tail:
+	TESTQ     DX, DX
+	JZ        skinnyStream4AVX512_ffalse2_done
+	LEAQ      skinnyMaskAVX512<>+0(SB), BX
+	KMOVW     (BX)(DX*2), K1
+	VMOVUPS.Z (CX), K1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
+
+skinnyStream4AVX512_ffalse2_done:
+	MOVQ   c+56(FP), AX
+	MOVQ   acc+80(FP), CX
+	MOVQ   ldc+64(FP), DX
+	MOVQ   n+8(FP), BX
+	IMUL3Q $0x0000000c, DX, DX
+	ADDQ   DX, AX
+	IMUL3Q $0x0000000c, BX, BX
+	ADDQ   BX, CX
+	MOVQ   n+8(FP), DX
+
+skinnyStream4AVX512_ffalse3_loop4:
+	CMPQ    DX, $0x00000040
+	JB      skinnyStream4AVX512_ffalse3_loop1
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	VMOVUPS 64(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	VMOVUPS 128(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 128(AX)
+	VMOVUPS 192(CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, DX
+	JMP     skinnyStream4AVX512_ffalse3_loop4
+
+skinnyStream4AVX512_ffalse3_loop1:
+	CMPQ    DX, $0x00000010
+	JB      skinnyStream4AVX512_ffalse3_tail
+	VMOVUPS (CX), Z1
+	VMULPS  Z0, Z1, Z1
+	VMOVUPS Z1, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JMP     skinnyStream4AVX512_ffalse3_loop1
+
+skinnyStream4AVX512_ffalse3_tail:
+	TESTQ     DX, DX
+	JZ        skinnyStream4AVX512_ffalse3_done
+	LEAQ      skinnyMaskAVX512<>+0(SB), BX
+	KMOVW     (BX)(DX*2), K1
+	VMOVUPS.Z (CX), K1, Z1
+	VMULPS    Z0, Z1, Z1
+	VMOVUPS   Z1, K1, (AX)
+
+skinnyStream4AVX512_ffalse3_done:
+skinnyStream4AVX512_done:
 	VZEROUPPER
 	RET

@@ -56,3 +56,46 @@ func BenchmarkSmallM(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGemvStream compares the two readings of b in a transposed Gemv
+// (y = Aᵀx, A m×n): axpys (column blocks of C in registers) and stream
+// (A row by row, sums in a scratch of cols columns), for SetStream's rule.
+// The bytes are A's.
+func BenchmarkGemvStream(b *testing.B) {
+	for _, set := range []struct {
+		name string
+		g    *blocked.Driver
+		ok   bool
+	}{{"avx512", gemmAVX512, hasAVX512}, {"avx2", gemmAVX2, hasAVX2}} {
+		if !set.ok {
+			continue
+		}
+		for _, sh := range [][2]int{{256, 256}, {512, 512}, {1024, 1024}, {2048, 2048}, {8192, 8192}, {50257, 768}, {768, 50257}} {
+			m, n := sh[0], sh[1]
+			a := make([]float32, m*n)
+			for i := range a {
+				a[i] = float32(i%7) - 3 // touched, not the shared zero page
+			}
+			x := make([]float32, m)
+			y := make([]float32, n)
+			for _, cols := range []int{0, 1024, 2048, 4096, 8192, 16384} {
+				name := "axpys"
+				if cols > 0 {
+					name = fmt.Sprintf("stream%d", cols)
+				}
+				b.Run(fmt.Sprintf("%s/%dx%d/%s", set.name, m, n, name), func(b *testing.B) {
+					if cols == 0 {
+						set.g.SetStream(1<<62, 1)
+					} else {
+						set.g.SetStream(0, cols)
+					}
+					defer set.g.SetStream(1<<20, 4096)
+					b.SetBytes(int64(4 * m * n))
+					for i := 0; i < b.N; i++ {
+						set.g.Gemv(true, m, n, 1, a, n, x, 0, y)
+					}
+				})
+			}
+		}
+	}
+}

@@ -88,6 +88,38 @@ func skinnyAxpys7AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ld
 //go:noescape
 func skinnyAxpys8AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
+// skinnyStream1AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
+// for i < 1, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
+// skinnyAxpys1AVX2 does, bit for bit, reading b row by row: 4 rows per pass over
+// the n columns, then one; acc is scratch of 1×n elements. Requires AVX2 and FMA.
+//
+//go:noescape
+func skinnyStream1AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+
+// skinnyStream2AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
+// for i < 2, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
+// skinnyAxpys2AVX2 does, bit for bit, reading b row by row: 4 rows per pass over
+// the n columns, then one; acc is scratch of 2×n elements. Requires AVX2 and FMA.
+//
+//go:noescape
+func skinnyStream2AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+
+// skinnyStream3AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
+// for i < 3, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
+// skinnyAxpys3AVX2 does, bit for bit, reading b row by row: 3 rows per pass over
+// the n columns, then one; acc is scratch of 3×n elements. Requires AVX2 and FMA.
+//
+//go:noescape
+func skinnyStream3AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+
+// skinnyStream4AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
+// for i < 4, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
+// skinnyAxpys4AVX2 does, bit for bit, reading b row by row: 2 rows per pass over
+// the n columns, then one; acc is scratch of 4×n elements. Requires AVX2 and FMA.
+//
+//go:noescape
+func skinnyStream4AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+
 // skinnyDots1AVX512 sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]
 // for i < 1, j < rows (rows, k >= 1), not reading c when beta is ±0.
 // Rows of w go 8 at a time, then one at a time. Requires AVX-512F.
@@ -171,3 +203,35 @@ func skinnyAxpys7AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, 
 //
 //go:noescape
 func skinnyAxpys8AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
+
+// skinnyStream1AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
+// for i < 1, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
+// skinnyAxpys1AVX512 does, bit for bit, reading b row by row: 4 rows per pass over
+// the n columns, then one; acc is scratch of 1×n elements. Requires AVX-512F.
+//
+//go:noescape
+func skinnyStream1AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+
+// skinnyStream2AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
+// for i < 2, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
+// skinnyAxpys2AVX512 does, bit for bit, reading b row by row: 4 rows per pass over
+// the n columns, then one; acc is scratch of 2×n elements. Requires AVX-512F.
+//
+//go:noescape
+func skinnyStream2AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+
+// skinnyStream3AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
+// for i < 3, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
+// skinnyAxpys3AVX512 does, bit for bit, reading b row by row: 4 rows per pass over
+// the n columns, then one; acc is scratch of 3×n elements. Requires AVX-512F.
+//
+//go:noescape
+func skinnyStream3AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
+
+// skinnyStream4AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
+// for i < 4, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
+// skinnyAxpys4AVX512 does, bit for bit, reading b row by row: 4 rows per pass over
+// the n columns, then one; acc is scratch of 4×n elements. Requires AVX-512F.
+//
+//go:noescape
+func skinnyStream4AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)

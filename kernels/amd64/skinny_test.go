@@ -13,7 +13,9 @@ import (
 // TestSkinnyKernels checks every skinny kernel of both sets, each row
 // count r, directly against a float64 loop: n and k across the vector,
 // block and tail edges, strided a (both layouts) and c with spare columns
-// that must stay untouched, beta 0 over NaN and beta != 0.
+// that must stay untouched, beta 0 over NaN and beta != 0. Each stream
+// kernel must also give bitwise the results of the axpys kernel of its r,
+// its scratch sized exactly.
 func TestSkinnyKernels(t *testing.T) {
 	for _, set := range []struct {
 		name string
@@ -31,8 +33,8 @@ func TestSkinnyKernels(t *testing.T) {
 			}
 			return s
 		}
-		for _, n := range []int{1, 5, 8, 15, 16, 17, 40, 129, 130} {
-			for _, k := range []int{1, 3, 16, 17, 50} {
+		for _, n := range []int{1, 5, 8, 15, 16, 17, 40, 71, 100, 129, 130} {
+			for _, k := range []int{1, 2, 3, 4, 5, 7, 16, 17, 50} {
 				for _, beta := range []float32{0, 0.5} {
 					ldc := n + 3
 					check := func(kind string, r int, c, c0 []float32, ref func(i, j int) float64) {
@@ -76,13 +78,30 @@ func TestSkinnyKernels(t *testing.T) {
 							b := fill(k * ldb)
 							c, c0 := newC(r)
 							f(k, n, &a[0], rsa, csa, &b[0], ldb, &c[0], ldc, 1.5, beta)
-							check("axpys", r, c, c0, func(i, j int) float64 {
+							ref := func(i, j int) float64 {
 								var s float64
 								for p := 0; p < k; p++ {
 									s += float64(a[i*rsa+p*csa]) * float64(b[p*ldb+j])
 								}
 								return 1.5 * s
-							})
+							}
+							check("axpys", r, c, c0, ref)
+							if r > len(set.s.Stream) {
+								continue
+							}
+							cs := append([]float32(nil), c0...)
+							acc := fill(r*n + 1)
+							guard := acc[r*n]
+							set.s.Stream[r-1](k, n, &a[0], rsa, csa, &b[0], ldb, &cs[0], ldc, 1.5, beta, &acc[0])
+							if acc[r*n] != guard {
+								t.Fatalf("%s stream%d n=%d k=%d: wrote past its scratch", set.name, r, n, k)
+							}
+							check("stream", r, cs, c0, ref)
+							for i := range cs {
+								if math.Float32bits(cs[i]) != math.Float32bits(c[i]) {
+									t.Fatalf("%s stream%d n=%d k=%d transA=%v: c[%d] = %v, axpys gives %v", set.name, r, n, k, transA, i, cs[i], c[i])
+								}
+							}
 						}
 					}
 					for r, f := range set.s.Dots {
@@ -102,5 +121,64 @@ func TestSkinnyKernels(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestStreamDriver checks that the drivers' stream path (SetStream) gives
+// bitwise the results of the axpys path for transposed Gemv and small-M
+// products with B k×n, whatever the columns a stream call takes, and
+// that a bad block width panics.
+func TestStreamDriver(t *testing.T) {
+	for _, set := range []struct {
+		name string
+		g    *blocked.Driver
+		ok   bool
+	}{{"avx2", gemmAVX2, hasAVX2}, {"avx512", gemmAVX512, hasAVX512}} {
+		if !set.ok {
+			continue
+		}
+		rnd := rand.New(rand.NewPCG(3, 4))
+		fill := func(n int) []float32 {
+			s := make([]float32, n)
+			for i := range s {
+				s[i] = rnd.Float32()*2 - 1
+			}
+			return s
+		}
+		for _, sh := range [][3]int{{1, 9, 300}, {1, 130, 1000}, {3, 70, 515}, {4, 5, 129}} {
+			m, k, n := sh[0], sh[1], sh[2]
+			a, b := fill(m*k), fill(k*(n+1))
+			c0 := fill(m * n)
+			run := func(minElems, cols int, beta float32) []float32 {
+				set.g.SetStream(minElems, cols)
+				defer set.g.SetStream(1<<20, 4096)
+				c := append([]float32(nil), c0...)
+				if m == 1 {
+					set.g.Gemv(true, k, n, 1.25, b, n+1, a, beta, c)
+				} else {
+					set.g.Gemm(false, false, m, n, k, 1.25, a, k, b, n+1, beta, c, n)
+				}
+				return c
+			}
+			for _, beta := range []float32{0, -0.5} {
+				want := run(1<<62, 1, beta)
+				for _, cols := range []int{1, 17, 64, 4096} {
+					got := run(0, cols, beta)
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s m=%d k=%d n=%d cols=%d beta=%v: c[%d] = %v streamed, %v by axpys", set.name, m, k, n, cols, beta, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatalf("%s: SetStream(0, 0) did not panic", set.name)
+				}
+			}()
+			set.g.SetStream(0, 0)
+		}()
 	}
 }

@@ -16,6 +16,14 @@
 // k rows of b stream past, each a(i, p) broadcast. Every column is summed
 // over p in order with FMAs, whatever its block.
 //
+// stream<r>: the result of axpys<r>, bit for bit, with b read row by row:
+// the sums of the r×n block of C accumulate in the scratch acc (r rows of
+// n, cleared first) while b's rows stream past G at a time (then one at a
+// time), each pass reading G whole rows of n elements sequentially; a last
+// pass writes c = alpha*acc (+ beta*c). Every column is summed over p in
+// order with FMAs from +0, as in axpys, so the two kernels agree exactly
+// and the driver may pick either for any block of columns.
+//
 // Both read c only when beta is not ±0, and never touch memory outside
 // the rows×k, k×n and r×n regions given.
 package main
@@ -69,6 +77,9 @@ func main() {
 		}
 		for r := 1; r <= maxR; r++ {
 			axpys(s, r)
+		}
+		for r := 1; r <= streamMax; r++ {
+			stream(s, r)
 		}
 	}
 	Generate()
@@ -433,4 +444,215 @@ func axpysBlock(s *x86.ISA, r, V int, t *x86.Tail, name string, b0, c0 reg.GPVir
 	Label(name + "_beta0")
 	store(false)
 	Label(name + "_stored")
+}
+
+// streamMax is the largest r of the stream kernels (rows of acc and c
+// addressed from one pointer: 0, 1, 2, 3 times their stride).
+const streamMax = 4
+
+// streamRows returns G, the rows of b a stream kernel of r rows reads per
+// pass: r·G broadcasts of a, G vectors of b and a sum fit the registers.
+func streamRows(s *x86.ISA, r int) int {
+	if s.Is512() {
+		return 4
+	}
+	return []int{0, 4, 4, 3, 2}[r]
+}
+
+// streamUnroll is the vectors of columns a stream pass takes per step.
+const streamUnroll = 4
+
+func stream(s *x86.ISA, r int) {
+	name := fmt.Sprintf("skinnyStream%d%s", r, s.Name)
+	G := streamRows(s, r)
+	x86.Func(name, "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, acc *float32)",
+		fmt.Sprintf("%s sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]", name),
+		fmt.Sprintf("for i < %d, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as", r),
+		fmt.Sprintf("skinnyAxpys%d%s does, bit for bit, reading b row by row: %d rows per pass over", r, s.Name, G),
+		fmt.Sprintf("the n columns, then one; acc is scratch of %d×n elements. Requires %s.", r, s.Req))
+
+	// acc = 0.
+	{
+		cnt := x86.Arg("n")
+		if r > 1 {
+			IMUL3Q(U32(r), cnt, cnt)
+		}
+		p := x86.Arg("acc")
+		zero := s.Zeros(1)[0]
+		s.Loops(name+"_clr", cnt, []reg.GPVirtual{p}, streamUnroll, masks, func(k int, t *x86.Tail) {
+			for u := 0; u < k; u++ {
+				s.Store(zero, s.At(p, u), t)
+			}
+		})
+		Label(name + "_clr_done")
+	}
+
+	// Passes of G rows of b, then of one.
+	k := x86.Addr(Param("k"))
+	passes := []int{G, 1}
+	if G == 1 {
+		passes = passes[1:]
+	}
+	for i, g := range passes {
+		loop := fmt.Sprintf("%s_pass%d", name, g)
+		next := name + "_final"
+		if i+1 < len(passes) {
+			next = fmt.Sprintf("%s_pass%d", name, passes[i+1])
+		}
+		Label(loop)
+		CMPQ(k, U32(g))
+		JB(LabelRef(next))
+		streamPass(s, r, g, fmt.Sprintf("%s_p%d", name, g))
+		// Next g rows: a by g columns, b by g rows.
+		for _, adv := range [][2]string{{"csa", "a"}, {"ldb", "b"}} {
+			d := x86.Arg(adv[0])
+			SHLQ(U8(2), d)
+			if g > 1 {
+				IMUL3Q(U32(g), d, d)
+			}
+			ADDQ(d, x86.Addr(Param(adv[1])))
+		}
+		SUBQ(U32(g), k)
+		JMP(LabelRef(loop))
+	}
+
+	// c = alpha*acc (+ beta*c when beta is not ±0).
+	Label(name + "_final")
+	final := func(withBeta bool) {
+		alpha := s.Broadcast("alpha")
+		var beta reg.VecVirtual
+		if withBeta {
+			beta = s.Broadcast("beta")
+		}
+		for i := 0; i < r; i++ {
+			cp, ap := x86.Arg("c"), x86.Arg("acc")
+			if i > 0 {
+				for _, adv := range [][2]reg.GPVirtual{{x86.Arg("ldc"), cp}, {x86.Arg("n"), ap}} {
+					IMUL3Q(U32(4*i), adv[0], adv[0])
+					ADDQ(adv[0], adv[1])
+				}
+			}
+			cnt := x86.Arg("n")
+			lbl := fmt.Sprintf("%s_f%v%d", name, withBeta, i)
+			s.Loops(lbl, cnt, []reg.GPVirtual{cp, ap}, streamUnroll, masks, func(k int, t *x86.Tail) {
+				for u := 0; u < k; u++ {
+					v := s.Load(s.At(ap, u), t)
+					VMULPS(alpha, v, v)
+					if withBeta {
+						if t == nil {
+							VFMADD231PS(s.At(cp, u), beta, v)
+						} else {
+							VFMADD231PS(s.Load(s.At(cp, u), t), beta, v)
+						}
+					}
+					s.Store(v, s.At(cp, u), t)
+				}
+			})
+			Label(lbl + "_done")
+		}
+	}
+	betaZero(name + "_beta0")
+	final(true)
+	JMP(LabelRef(name + "_done"))
+	Label(name + "_beta0")
+	final(false)
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// streamPass adds to the r rows of acc the g rows of b at b, scaled by the
+// a(i, p) at a: acc[i*n+j] = fma(b[q*ldb+j], a[i*rsa+q*csa], acc[i*n+j]) for
+// q = 0..g-1 in order.
+func streamPass(s *x86.ISA, r, g int, name string) {
+	// The r·g broadcasts of a.
+	av := make([][]reg.VecVirtual, r)
+	{
+		row := x86.Arg("a")
+		var rsa, csa reg.GPVirtual
+		if r > 1 {
+			rsa = x86.Arg("rsa")
+			SHLQ(U8(2), rsa)
+		}
+		if g > 1 {
+			csa = x86.Arg("csa")
+			SHLQ(U8(2), csa)
+		}
+		for i := range av {
+			if i > 0 {
+				ADDQ(rsa, row)
+			}
+			col := GP64()
+			MOVQ(row, col)
+			av[i] = make([]reg.VecVirtual, g)
+			for q := range av[i] {
+				if q > 0 {
+					ADDQ(csa, col)
+				}
+				av[i][q] = s.Vec()
+				VBROADCASTSS(Mem{Base: col}, av[i][q])
+			}
+		}
+	}
+	// Rows q of b and i of acc from one pointer each: 0, 1, 2 times the
+	// stride, or its triple.
+	strided := func(base, st, st3 reg.GPVirtual) func(q, u int) Mem {
+		return func(q, u int) Mem {
+			m := s.At(base, u)
+			switch q {
+			case 0:
+			case 1, 2:
+				m.Index, m.Scale = st, uint8(q)
+			default:
+				m.Index, m.Scale = st3, 1
+			}
+			return m
+		}
+	}
+	bp := x86.Arg("b")
+	var ldb, ldb3 reg.GPVirtual
+	if g > 1 {
+		ldb = x86.Arg("ldb")
+		SHLQ(U8(2), ldb)
+	}
+	if g > 3 {
+		ldb3 = GP64()
+		LEAQ(Mem{Base: ldb, Index: ldb, Scale: 2}, ldb3)
+	}
+	ap := x86.Arg("acc")
+	var lda, lda3 reg.GPVirtual
+	if r > 1 {
+		lda = x86.Arg("n")
+		SHLQ(U8(2), lda)
+	}
+	if r > 3 {
+		lda3 = GP64()
+		LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, lda3)
+	}
+	bAt, accAt := strided(bp, ldb, ldb3), strided(ap, lda, lda3)
+	cnt := x86.Arg("n")
+	s.Loops(name, cnt, []reg.GPVirtual{bp, ap}, streamUnroll, masks, func(k int, t *x86.Tail) {
+		for u := 0; u < k; u++ {
+			if r == 1 && t == nil {
+				v := s.Load(accAt(0, u), nil)
+				for q := 0; q < g; q++ {
+					VFMADD231PS(bAt(q, u), av[0][q], v)
+				}
+				s.Store(v, accAt(0, u), nil)
+				continue
+			}
+			bv := make([]reg.VecVirtual, g)
+			for q := range bv {
+				bv[q] = s.Load(bAt(q, u), t)
+			}
+			for i := 0; i < r; i++ {
+				v := s.Load(accAt(i, u), t)
+				for q := 0; q < g; q++ {
+					VFMADD231PS(bv[q], av[i][q], v)
+				}
+				s.Store(v, accAt(i, u), t)
+			}
+		}
+	})
+	Label(name + "_done")
 }

@@ -140,6 +140,9 @@ type Driver struct {
 	// smallM and smallMTransB are the largest m of op(A) the skinny
 	// kernels take (SmallM).
 	smallM, smallMTransB int
+	// streamMin and streamCols choose and block the stream kernels
+	// (SetStream).
+	streamMin, streamCols int
 }
 
 // New returns the driver named name (the implementation's name, such as
@@ -220,6 +223,7 @@ type gemmWork struct {
 	bpack []float32                            // packed B panels
 	apack []float32                            // copied A block
 	bcol  []float32                            // up to ColsMax columns of op(B), each contiguous
+	acc   []float32                            // the stream kernels' sums
 	cout  [MaxColsMax * MaxPanelStride]float32 // the Cols kernel's results
 
 	// For a parallel call: the strips.

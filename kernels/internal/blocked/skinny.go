@@ -17,7 +17,12 @@ import (
 //     for i < r, j < n: the rows of b (A for a transposed Gemv, B for Gemm
 //     without transB) scaled by r elements of a each and summed, a
 //     column block of the r rows of C held in registers while b's rows
-//     stream past.
+//     stream past;
+//   - stream: the axpys product, bit for bit, with b read row by row (a
+//     few rows at a time, each over all n columns) while the sums of the
+//     r×n block of C accumulate in a scratch buffer, for b beyond the
+//     caches, where the column blocks of axpys read each row in short
+//     strided pieces that the prefetchers do not follow.
 //
 // Every kernel reads c only when beta is not 0, and computes each element
 // of c the same way whatever its position in the call (the sums run over
@@ -31,10 +36,17 @@ type DotsFunc func(rows, k int, w *float32, ldw int, x *float32, ldx int, c *flo
 // AxpysFunc is an axpys kernel (see above) for a fixed r; k >= 1, n >= 1.
 type AxpysFunc func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
 
-// Skinny is an ISA's skinny kernels: Dots[r-1] and Axpys[r-1] take r rows.
+// StreamFunc is a stream kernel (see above) for a fixed r; k >= 1, n >= 1;
+// acc is scratch of r·n elements, which it overwrites.
+type StreamFunc func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, acc *float32)
+
+// Skinny is an ISA's skinny kernels: Dots[r-1], Axpys[r-1] and Stream[r-1]
+// take r rows. Stream may be empty (axpys then reads every b), and its
+// kernels must give exactly the results of Axpys's.
 type Skinny struct {
-	Dots  []DotsFunc
-	Axpys []AxpysFunc
+	Dots   []DotsFunc
+	Axpys  []AxpysFunc
+	Stream []StreamFunc
 }
 
 // WithSkinny sets the driver's skinny kernels, which its Gemv and its
@@ -45,7 +57,21 @@ func (g *Driver) WithSkinny(s Skinny) *Driver {
 	}
 	g.skinny = s
 	g.smallM, g.smallMTransB = smallMMax, smallMMaxTransB
+	g.streamMin, g.streamCols = streamMinDefault, streamColsDefault
 	return g
+}
+
+// SetStream sets the smallest k·n from which an axpys-shaped product
+// (transposed Gemv, small-M Gemm without transB) with more than
+// streamMinCols columns reads b through the stream kernels, and the
+// columns of C each stream call takes (its scratch holds r times as many
+// elements), for tests and tuning; it must not run while the driver
+// computes. The results are the same either way.
+func (g *Driver) SetStream(minElems, cols int) {
+	if cols < 1 {
+		panic("blocked.SetStream: cols < 1")
+	}
+	g.streamMin, g.streamCols = minElems, cols
 }
 
 // SetSmallM sets the largest m the skinny kernels take (0: none) with B
@@ -76,6 +102,18 @@ type skinnyArgs struct {
 // beyond one core's L2, where a second core adds memory bandwidth and
 // the split costs a few microseconds against hundreds.
 const skinnyMinParallel = 1 << 20
+
+// The stream kernels' defaults (SetStream): b of at least
+// streamMinDefault elements (4 MiB, beyond one core's L2) and more than
+// streamMinCols columns, in blocks of streamColsDefault columns (16 KiB
+// of sums a row of C). With fewer columns than one column block of the
+// axpys kernels, axpys reads b's rows whole already. Measured on AVX-512
+// (PERF.md, "GEMV"): in L2 axpys is faster, beyond it stream.
+const (
+	streamMinDefault  = 1 << 20
+	streamMinCols     = 128
+	streamColsDefault = 4096
+)
 
 // skinnySplitUnit is the granule, in columns of C, of a split: whole
 // cache lines of every row.
@@ -198,6 +236,10 @@ func (g *Driver) skinnyCols(p *skinnyArgs, j0, j1 int) {
 			i0 += r
 			continue
 		}
+		if g.streams(p, n) {
+			i0 += g.streamRows(p, i0, j0, j1)
+			continue
+		}
 		r := min(p.m-i0, len(g.skinny.Axpys))
 		g.skinny.Axpys[r-1](p.k, n, &p.a[i0*p.rsa], p.rsa, p.csa, &p.b[j0], p.ldb, &p.c[i0*p.ldc+j0], p.ldc, p.alpha, p.beta)
 		i0 += r
@@ -205,6 +247,28 @@ func (g *Driver) skinnyCols(p *skinnyArgs, j0, j1 int) {
 	if e := &p.epi; e.fn != nil {
 		e.fn(p.m, n, p.c[j0:], p.ldc, e.bias[j0:], e.out[j0:], e.ldout)
 	}
+}
+
+// streams reports whether the axpys-shaped product p reads n of its
+// columns (all, or one goroutine's part) through the stream kernels
+// (SetStream): p's whole b is large, and n more than axpys's block.
+func (g *Driver) streams(p *skinnyArgs, n int) bool {
+	return len(g.skinny.Stream) > 0 && n > streamMinCols && p.k*p.n >= g.streamMin
+}
+
+// streamRows computes rows i0 <= i < i0+r of C's columns j0 <= j < j1 on
+// the stream kernel of r rows, g.streamCols columns a call, and returns r.
+func (g *Driver) streamRows(p *skinnyArgs, i0, j0, j1 int) int {
+	r := min(p.m-i0, len(g.skinny.Stream))
+	f := g.skinny.Stream[r-1]
+	w := getWork()
+	w.acc = grow(w.acc, r*min(g.streamCols, j1-j0))
+	for j := j0; j < j1; j += g.streamCols {
+		n := min(g.streamCols, j1-j)
+		f(p.k, n, &p.a[i0*p.rsa], p.rsa, p.csa, &p.b[j], p.ldb, &p.c[i0*p.ldc+j], p.ldc, p.alpha, p.beta, &w.acc[0])
+	}
+	putWork(w)
+	return r
 }
 
 // VecSkinny returns skinny kernels of one row built on an ISA's vector
