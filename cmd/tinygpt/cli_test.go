@@ -301,6 +301,7 @@ func TestBadInputs(t *testing.T) {
 					t.Errorf("a refused run created %s", f.missing)
 				}
 			}},
+		{name: "memory for a tokenizer", args: []string{"sample", "--checkpoint", f.g.hfDir, "--prompt", "ab"}, mem: "4194304", status: 1, want: []string{"loading the BPE tokenizer of", "needs about", "available"}},
 		{name: "eval memory for a long word", args: []string{"eval", "--checkpoint", f.g.hfDir, "--data", f.longWord}, mem: "200000000", status: 1, want: []string{f.longWord, "tokenizing 2.0 MiB of text with GPT-2 BPE needs about"}},
 		{name: "eval memory for the data", args: []string{"eval", "--checkpoint", f.g.hfDir, "--data", f.longWord}, mem: "10000000", status: 1, want: []string{"reading " + f.longWord, "needs about"}},
 		{name: "attn memory", args: []string{"attn", "--checkpoint", f.good, "--prompt", "the quick", "--out", f.missing}, mem: "1000", status: 1, want: []string{"needs about", "only 1000 B is available"}},

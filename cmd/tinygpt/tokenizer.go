@@ -175,6 +175,10 @@ func bpeTokenizer(encoderJSON, vocabBPE []byte, from string) (*tokenizer, error)
 	if !utf8.Valid(encoderJSON) {
 		return nil, errors.New("bpe: encoder.json is not valid UTF-8")
 	}
+	what := fmt.Sprintf("loading the BPE tokenizer of %s (%s of files)", from, gpt.FormatBytes(int64(len(encoderJSON)+len(vocabBPE))))
+	if err := gpt.CheckMemory(what, bpe.LoadBytes(int64(len(encoderJSON)), int64(len(vocabBPE)))); err != nil {
+		return nil, err
+	}
 	bt, err := bpe.Load(bytes.NewReader(encoderJSON), bytes.NewReader(vocabBPE))
 	if err != nil {
 		return nil, err

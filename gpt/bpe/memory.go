@@ -68,3 +68,20 @@ func heapBytes(live int64) int64 {
 func EncodeBytes(text string) int64 {
 	return heapBytes(growBytes(int64(len(text)), 8) + ScratchBytes(text))
 }
+
+// loadBytesPerByte bounds the memory Load allocates per byte of its two
+// files, their own bytes included: files of many short tokens and merges
+// cost the most per byte (a map entry and a string per token and per
+// merge, and the maps' growth); TestLoadBytes measures such files at
+// about 28 bytes per byte.
+const loadBytesPerByte = 32
+
+// LoadBytes returns an upper bound on the memory Load allocates for an
+// encoder.json of encoderJSON bytes and a vocab.bpe of vocabBPE bytes
+// (the files' own bytes included), for callers that check the memory
+// before loading: 32 bytes per byte of the two, plus the garbage
+// collector's smallest heap goal. TestLoadBytes holds Load to it on files
+// of many short tokens and merges.
+func LoadBytes(encoderJSON, vocabBPE int64) int64 {
+	return loadBytesPerByte*(encoderJSON+vocabBPE) + gcMinHeap
+}

@@ -1,9 +1,11 @@
 package bpe
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -131,6 +133,50 @@ func TestGPT2LongWords(t *testing.T) {
 	for name, text := range adversarialTexts(1500) {
 		if got, want := tokens(t, tok, tok.Encode(text)), refEncode(text, merges); !slices.Equal(got, want) {
 			t.Errorf("%s: Encode differs from encoder.py's loop", name)
+		}
+	}
+}
+
+// TestLoadBytes loads a vocabulary of many short tokens and as many
+// merges, the files that cost the most memory per byte, and checks what
+// Load allocates against LoadBytes.
+func TestLoadBytes(t *testing.T) {
+	for _, extra := range []int{1000, 60000} {
+		var ej, vb strings.Builder
+		ej.WriteByte('{')
+		vb.WriteString("#version: 0.2\n")
+		id := 0
+		for b := 0; b < 256; b++ {
+			fmt.Fprintf(&ej, "%q:%d,", string(ByteRune(byte(b))), id)
+			id++
+		}
+		// Tokens of two and three bytes, each with its merge.
+		for i := 0; i < extra; i++ {
+			a, b := ByteRune(byte(i%256)), ByteRune(byte(i/256%256))
+			tok := string(a) + string(b)
+			if i >= 65536 {
+				break
+			}
+			fmt.Fprintf(&ej, "%q:%d,", tok, id)
+			fmt.Fprintf(&vb, "%s %s\n", string(a), string(b))
+			id++
+		}
+		s := ej.String()
+		encoder := s[:len(s)-1] + "}"
+		merges := vb.String()
+		runtime.GC()
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		tk, err := Load(strings.NewReader(encoder), strings.NewReader(merges))
+		runtime.ReadMemStats(&after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := int64(after.TotalAlloc - before.TotalAlloc)
+		bound := LoadBytes(int64(len(encoder)), int64(len(merges)))
+		t.Logf("%d tokens: files %d bytes, Load allocated %d, bound %d", tk.VocabSize(), len(encoder)+len(merges), got, bound)
+		if got > bound {
+			t.Errorf("%d tokens: Load allocated %d bytes, more than LoadBytes' %d", tk.VocabSize(), got, bound)
 		}
 	}
 }
