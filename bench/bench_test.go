@@ -182,6 +182,18 @@ func TestUCritical(t *testing.T) {
 			t.Errorf("uCritical(%d, %d, %v) = %d, want %d", tc.n1, tc.n2, tc.tail, got, tc.want)
 		}
 	}
+	// The normal approximation, used above exactU samples a side, within
+	// one of the exact value at sizes where both are computed.
+	for _, tc := range []struct{ n1, n2 int }{{40, 40}, {30, 40}, {20, 40}, {40, 10}} {
+		exact, approx := uCritical(tc.n1, tc.n2, 0.025), uCriticalNormal(tc.n1, tc.n2, 0.025)
+		if approx < exact-1 || approx > exact+1 || exact < 1 {
+			t.Errorf("sizes %d and %d: normal approximation %d, exact %d", tc.n1, tc.n2, approx, exact)
+		}
+	}
+	// Large samples: the approximation, a k below the mean of U.
+	if k := uCritical(1000, 1000, 0.025); k < 1 || k >= 500000 {
+		t.Errorf("uCritical(1000, 1000, 0.025) = %d, want in [1, 500000)", k)
+	}
 }
 
 func TestSpeedup(t *testing.T) {

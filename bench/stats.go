@@ -77,10 +77,17 @@ func ratioCI(a, b []float64, confidence float64) (lo, hi float64, ok bool) {
 
 // uCritical returns the largest k such that P(U ≤ k-1) ≤ tail for the
 // Mann-Whitney U statistic of samples of sizes n1 and n2 without ties,
-// or 0 if even P(U ≤ 0) exceeds tail.
+// or 0 if even P(U ≤ 0) exceeds tail. Up to exactU samples a side it is
+// exact; above, it uses the normal approximation of U with a continuity
+// correction (mean n1·n2/2, variance n1·n2·(n1+n2+1)/12), whose k is
+// within one of the exact one there (TestUCritical), since the exact
+// distribution's cost grows as a high power of the sizes.
 func uCritical(n1, n2 int, tail float64) int {
 	if n1 == 0 || n2 == 0 {
 		return 0
+	}
+	if n1 > exactU || n2 > exactU {
+		return uCriticalNormal(n1, n2, tail)
 	}
 	dist := stats.UDist{N1: n1, N2: n2}
 	k := 0
@@ -88,6 +95,20 @@ func uCritical(n1, n2 int, tail float64) int {
 		k = u + 1
 	}
 	return k
+}
+
+// exactU is the largest sample size for which uCritical computes the
+// exact distribution of U.
+const exactU = 40
+
+// uCriticalNormal is uCritical from the normal approximation: the largest
+// k with Φ((k-1+0.5-μ)/σ) ≤ tail.
+func uCriticalNormal(n1, n2 int, tail float64) int {
+	a, b := float64(n1), float64(n2)
+	mu, sigma := a*b/2, math.Sqrt(a*b*(a+b+1)/12)
+	z := stats.NormalDist{Mu: 0, Sigma: 1}.InvCDF(tail)
+	k := math.Floor(mu + z*sigma + 0.5)
+	return int(max(0, min(k, a*b)))
 }
 
 // GFLOPS returns the rate in GFLOP/s of flops operations taking ns

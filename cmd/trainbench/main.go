@@ -21,12 +21,31 @@
 // parameters after the AdamW step within its stated tolerances
 // (bench/torch/README.md); a disagreement is a failure (exit status 1).
 //
+// With -decode it compares greedy decoding with a key/value cache instead
+// (gpt.Sampler against bench/torch/gpt2_decode.py, eager PyTorch, fp32):
+// GPT-2 124M's shape with random weights (-layers and -vocab change it),
+// or a GPT-2 checkpoint given with -model, written to or read from one
+// safetensors file both sides load. For each prompt length of -ctx (random
+// tokens), each side prefills the prompt untimed and then decodes -tokens
+// tokens, each timed from having one token to having the next; the rounds
+// interleave the sides at each context and thread count. The table gives
+// ms/token, tokens/s, the GB/s of weights read (decodeWeightBytes per
+// token over the median token time) as a share of the single-core read
+// bandwidth (the kernels' Sum streaming a buffer of 8× the L3, at least
+// 256 MiB, measured after each round), and simdgpt's speed as a multiple
+// of PyTorch's with a 95% confidence interval; then how many leading
+// greedy tokens the two sides agreed on in every round. -decode -check
+// first requires, for each prompt, the logits of the next token to agree
+// within 1e-4 of the largest |logit| and the next 9 greedy tokens to be
+// the same.
+//
 // Ctrl-C or SIGTERM stops the comparison at the end of simdgpt's step in
 // progress, ends the Python process at once, prints one line and no table,
 // and exits with status 130 (SIGINT) or 143 (SIGTERM).
 //
 //	go run ./cmd/trainbench -config a -rounds 5 -steps 10 -threads 1,2
 //	go run ./cmd/trainbench -config a -steps 3 -rounds 1 -check -require-torch
+//	go run ./cmd/trainbench -decode -ctx 64,512 -tokens 32 -rounds 5 -threads 1,2
 package main
 
 import (
@@ -95,6 +114,9 @@ func compare(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if _, isFile := stderr.(*os.File); !isFile {
 		stderr = &lockedWriter{w: stderr}
 	}
+	if o.decode {
+		return compareDecode(ctx, o, stdout, stderr)
+	}
 	if err := checkMemory(o); err != nil {
 		return err
 	}
@@ -108,20 +130,9 @@ func compare(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	var script, version string
-	if !o.noTorch {
-		version, err = torchVersion(ctx, o.python)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
-			if o.requireTorch {
-				return fmt.Errorf("-require-torch: %s cannot import torch (%v); apt-get install python3-torch", o.python, err)
-			}
-			fmt.Fprintln(stdout, noTorchLine)
-		} else if script, err = findScript(o.script); err != nil {
-			return err
-		}
+	script, version, err := findTorch(ctx, o, "train_gpt.py", stdout)
+	if err != nil {
+		return err
 	}
 	haveTorch := script != ""
 

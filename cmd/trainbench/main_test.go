@@ -270,7 +270,7 @@ func pythonScript(t *testing.T) (python, script string) {
 	if _, err := exec.LookPath(python); err != nil {
 		return "", ""
 	}
-	script, err := findScript("")
+	script, err := findScript("", "train_gpt.py")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,6 +43,12 @@ type options struct {
 	script       string
 	lr           float64
 	seed         uint64
+
+	// -decode: greedy decoding of a GPT-2-shaped model instead of training.
+	decode bool
+	ctxs   []int  // prompt lengths
+	tokens int    // timed decoded tokens per side, round, context and thread count
+	model  string // a GPT-2 checkpoint both sides load ("": random weights)
 }
 
 // usageError is a bad command line (exit status 2).
@@ -61,6 +66,14 @@ multiple of PyTorch's with a 95%% confidence interval. Both sides start from
 the same weights (simdgpt's checkpoint) and draw their batches inside the
 timed step. -check first runs one step on both from the same weights and
 batch and compares the loss, gradients and parameters.
+
+With -decode it instead decodes greedily with a key/value cache, GPT-2
+124M's shape (or -model's checkpoint) on both sides (PyTorch:
+bench/torch/gpt2_decode.py) from the same safetensors file: for each -ctx,
+a prompt of that many tokens, then -tokens timed tokens; it prints
+tokens/s, GB/s of weights read and the ratio. -check then compares the
+logits after the prompt and the first greedy tokens. Flags of one mode
+only are refused in the other.
 
 flags:
 `
@@ -91,14 +104,24 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.noTorch, "no-torch", false, "measure simdgpt alone")
 	fs.StringVar(&o.python, "python", defaultPython(), "the Python 3 interpreter with torch")
 	fs.StringVar(&o.ompWait, "omp-wait-policy", "PASSIVE", "OMP_WAIT_POLICY for PyTorch (\"\" leaves the environment's): Debian's torch runs GNU OpenMP threads and OpenBLAS' own, and OpenMP's default spin-waiting made its two-thread steps 2-10x slower here")
-	fs.StringVar(&o.script, "script", "", "path of train_gpt.py (default: bench/torch/train_gpt.py of the module, found from the working directory)")
+	fs.StringVar(&o.script, "script", "", "path of the PyTorch script (default: bench/torch/train_gpt.py, with -decode gpt2_decode.py, of the module, found from the working directory)")
 	fs.Float64Var(&o.lr, "lr", 1e-3, "peak learning rate (the schedule is gpt.DefaultTrainConfig's)")
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the weights and the data")
+	fs.BoolVar(&o.decode, "decode", false, "compare greedy decoding (GPT-2 shapes, key/value cache) instead of training")
+	ctxs := fs.String("ctx", "64,512", "-decode: comma-separated prompt lengths (the context decoding starts from)")
+	fs.IntVar(&o.tokens, "tokens", 32, "-decode: timed decoded tokens per side in each round, context and thread count")
+	fs.StringVar(&o.model, "model", "", "-decode: a GPT-2 checkpoint (model.safetensors or llm.c gpt2_*.bin) instead of random GPT-2-shaped weights")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
 	if fs.NArg() > 0 {
 		return o, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
+	}
+	if err := checkModeFlags(fs, o.decode); err != nil {
+		return o, err
+	}
+	if o.decode {
+		return parseDecode(o, *layers, *vocab, *ctxs, *threads)
 	}
 	p, ok := presets[*config]
 	if !ok {
@@ -214,9 +237,9 @@ func defaultPython() string {
 	return "python3"
 }
 
-// findScript returns o.script, or bench/torch/train_gpt.py in the nearest
-// directory at or above the working directory that has it.
-func findScript(script string) (string, error) {
+// findScript returns script, or bench/torch/NAME in the nearest directory
+// at or above the working directory that has it.
+func findScript(script, name string) (string, error) {
 	if script != "" {
 		if _, err := os.Stat(script); err != nil {
 			return "", err
@@ -228,13 +251,13 @@ func findScript(script string) (string, error) {
 		return "", err
 	}
 	for {
-		p := filepath.Join(dir, "bench", "torch", "train_gpt.py")
+		p := filepath.Join(dir, "bench", "torch", name)
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return "", errors.New("bench/torch/train_gpt.py not found in the working directory or above it (run from the simdgpt module, or pass -script)")
+			return "", fmt.Errorf("bench/torch/%s not found in the working directory or above it (run from the simdgpt module, or pass -script)", name)
 		}
 		dir = parent
 	}

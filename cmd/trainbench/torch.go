@@ -3,11 +3,11 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -56,9 +56,11 @@ func torchEnv(policy string) []string {
 
 func f32String(x float32) string { return strconv.FormatFloat(float64(x), 'g', 9, 32) }
 
-// torchProc is train_gpt.py --serve, kept running across rounds so its
-// start-up is never timed.
+// torchProc is a PyTorch script in --serve mode (train_gpt.py or
+// gpt2_decode.py), kept running across rounds so its start-up is never
+// timed.
 type torchProc struct {
+	name    string // the script's file name, for messages
 	cmd     *exec.Cmd
 	in      io.WriteCloser
 	out     *bufio.Scanner
@@ -67,9 +69,9 @@ type torchProc struct {
 	closed  bool
 }
 
-// startTorch starts the script in serve mode and waits until it is ready;
-// want is the number of parameters it must report. The script is killed
-// when ctx is done.
+// startTorch starts the script in serve mode and waits until it is ready
+// ("ready NPARAMS blas=NAME"); want is the number of parameters it must
+// report. The script is killed when ctx is done.
 func startTorch(ctx context.Context, python, script string, args []string, env []string, want int, stderr io.Writer) (*torchProc, error) {
 	cmd := exec.CommandContext(ctx, python, append(append([]string{script}, args...), "--serve")...)
 	cmd.Env = env
@@ -85,15 +87,15 @@ func startTorch(ctx context.Context, python, script string, args []string, env [
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &torchProc{cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	p := &torchProc{name: filepath.Base(script), cmd: cmd, in: in, out: bufio.NewScanner(out)}
 	p.out.Buffer(make([]byte, 1<<16), 1<<24)
 	line, err := p.line()
 	if err == nil {
 		var n int
 		if _, e := fmt.Sscanf(line, "ready %d", &n); e != nil {
-			err = fmt.Errorf("train_gpt.py: expected \"ready N blas=NAME\", got %q", line)
+			err = fmt.Errorf("%s: expected \"ready N blas=NAME\", got %q", p.name, line)
 		} else if n != want {
-			err = fmt.Errorf("train_gpt.py has %d parameters, simdgpt's model %d", n, want)
+			err = fmt.Errorf("%s has %d parameters, simdgpt's model %d", p.name, n, want)
 		}
 		for _, f := range strings.Fields(line) {
 			if v, ok := strings.CutPrefix(f, "blas="); ok {
@@ -114,7 +116,7 @@ func (p *torchProc) line() (string, error) {
 		if err := p.out.Err(); err != nil {
 			return "", err
 		}
-		return "", errors.New("train_gpt.py exited (its error is above)")
+		return "", fmt.Errorf("%s exited (its error is above)", p.name)
 	}
 	return p.out.Text(), nil
 }
@@ -122,11 +124,11 @@ func (p *torchProc) line() (string, error) {
 // request sends one command and returns its reply.
 func (p *torchProc) request(cmd string) (string, error) {
 	if _, err := fmt.Fprintln(p.in, cmd); err != nil {
-		return "", fmt.Errorf("train_gpt.py: %v", err)
+		return "", fmt.Errorf("%s: %v", p.name, err)
 	}
 	reply, err := p.line()
 	if err == nil && strings.HasPrefix(reply, "error") {
-		err = fmt.Errorf("train_gpt.py: %s", reply)
+		err = fmt.Errorf("%s: %s", p.name, reply)
 	}
 	return reply, err
 }
@@ -141,7 +143,7 @@ func (p *torchProc) setThreads(n int) error {
 		return err
 	}
 	if reply != "ok "+strconv.Itoa(n) {
-		return fmt.Errorf("train_gpt.py: asked for %d threads, answered %q", n, reply)
+		return fmt.Errorf("%s: asked for %d threads, answered %q", p.name, n, reply)
 	}
 	p.threads = n
 	return nil
@@ -153,20 +155,24 @@ func (p *torchProc) run(n int) ([]float64, error) {
 	if err != nil {
 		return nil, err
 	}
-	return parseMs(reply, n)
+	ms, err := parseMs(reply, n)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", p.name, err)
+	}
+	return ms, nil
 }
 
 // parseMs parses the script's "ms t1 ... tn" line.
 func parseMs(line string, n int) ([]float64, error) {
 	f := strings.Fields(line)
 	if len(f) != n+1 || f[0] != "ms" {
-		return nil, fmt.Errorf("train_gpt.py: expected \"ms\" and %d timings, got %q", n, line)
+		return nil, fmt.Errorf("expected \"ms\" and %d timings, got %q", n, line)
 	}
 	ms := make([]float64, n)
 	for i, s := range f[1:] {
 		v, err := strconv.ParseFloat(s, 64)
 		if err != nil || !(v > 0) {
-			return nil, fmt.Errorf("train_gpt.py: bad timing %q in %q", s, line)
+			return nil, fmt.Errorf("bad timing %q in %q", s, line)
 		}
 		ms[i] = v
 	}
@@ -189,6 +195,6 @@ func (p *torchProc) close() error {
 		return err
 	case <-time.After(30 * time.Second):
 		p.cmd.Process.Kill()
-		return errors.New("train_gpt.py did not quit; killed it")
+		return fmt.Errorf("%s did not quit; killed it", p.name)
 	}
 }

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""GPT-2 greedy decoding with a key/value cache in eager PyTorch (fp32), the
+peer of simdgpt's gpt.Sampler for cmd/trainbench -decode.
+
+The checkpoint is read by gpt2_logits.py's reader (Hugging Face
+model.safetensors or llm.c gpt2_*.bin), so this side and simdgpt load the
+same file. The model is GPT-2's, written here with plain torch operations
+in the style of Hugging Face's eager implementation: Conv1D layers as
+torch.addmm(bias, x, W) with W in×out, the LM head F.linear(x, wte). Each
+layer keeps its keys and values in preallocated [H, maxT, D] tensors; a
+prompt of n tokens is one forward pass over n rows at the next positions
+(causal within them), a decoded token one pass over one row. Greedy: the
+next token is the first largest logit (torch.argmax).
+
+Modes:
+  --serve   a line protocol on stdin/stdout (see bench/torch/README.md):
+            "threads K" (answers "ok K"); "decode N T1,T2,..." prefills the
+            prompt T1,T2,... (untimed), then decodes N tokens one at a time,
+            each timed from feeding the previous token to having the next
+            (answers "ms M1 ... MN tokens K0 ... KN": K0 is the token after
+            the prompt, Ki the one decoded in the i-th timed step);
+            "logits T1,T2,... FILE" writes the logits of the token after
+            the prompt to FILE (the rest of the line) as little-endian
+            float32 (answers "ok V");
+            "quit".
+
+Exit status 2 on a bad file or argument, 3 when torch cannot be imported.
+"""
+
+import argparse
+import array
+import math
+import signal
+import sys
+import time
+
+from gpt2_logits import BadFile, load
+from train_gpt import blas_thread_setter, set_threads
+
+
+class Decoder:
+    """GPT-2 with a key/value cache; weights are views of the arrays read."""
+
+    def __init__(self, torch, cfg, w):
+        self.torch, self.F = torch, torch.nn.functional
+        self.V, self.T, self.L, self.H, self.C = cfg["V"], cfg["T"], cfg["L"], cfg["H"], cfg["C"]
+        self.eps, self.D = cfg["eps"], self.C // self.H
+        V, T, C = self.V, self.T, self.C
+
+        def t(name, *shape):
+            return torch.frombuffer(w[name], dtype=torch.float32).view(*shape)
+
+        self.wte, self.wpe = t("wte.weight", V, C), t("wpe.weight", T, C)
+        self.lnf = (t("ln_f.weight", C), t("ln_f.bias", C))
+        self.blocks = []
+        for l in range(self.L):
+            p = "h.%d." % l
+            self.blocks.append({
+                "ln1": (t(p + "ln_1.weight", C), t(p + "ln_1.bias", C)),
+                "attn": (t(p + "attn.c_attn.bias", 3 * C), t(p + "attn.c_attn.weight", C, 3 * C)),
+                "proj": (t(p + "attn.c_proj.bias", C), t(p + "attn.c_proj.weight", C, C)),
+                "ln2": (t(p + "ln_2.weight", C), t(p + "ln_2.bias", C)),
+                "fc": (t(p + "mlp.c_fc.bias", 4 * C), t(p + "mlp.c_fc.weight", C, 4 * C)),
+                "out": (t(p + "mlp.c_proj.bias", C), t(p + "mlp.c_proj.weight", 4 * C, C)),
+            })
+        self.params = sum(a.numel() for a in [self.wte, self.wpe, *self.lnf]) + \
+            sum(x.numel() for b in self.blocks for pair in b.values() for x in pair)
+        self.k = torch.zeros(self.L, self.H, T, self.D)
+        self.v = torch.zeros(self.L, self.H, T, self.D)
+        self.mask = torch.ones(T, T, dtype=torch.bool).triu(1)  # key after query: masked
+        self.scale = 1.0 / math.sqrt(self.D)
+        self.pos = 0
+
+    def forward(self, tokens):
+        """Feeds tokens at the next positions; returns the logits [V] of the
+        token after the last."""
+        torch, F, H, D, C = self.torch, self.F, self.H, self.D, self.C
+
+        def linear(bw, a):  # a Conv1D: bias + a·W, W in×out
+            return torch.addmm(bw[0], a, bw[1])
+
+        n, pos = len(tokens), self.pos
+        if pos + n > self.T:
+            raise BadFile("context of %d tokens beyond the model's %d" % (pos + n, self.T))
+        end = pos + n
+        x = self.wte[torch.tensor(tokens)] + self.wpe[pos:end]
+        for l, b in enumerate(self.blocks):
+            a = F.layer_norm(x, (C,), *b["ln1"], self.eps)
+            q, k, v = linear(b["attn"], a).view(n, 3, H, D).permute(1, 2, 0, 3)
+            self.k[l, :, pos:end] = k
+            self.v[l, :, pos:end] = v
+            s = (q @ self.k[l, :, :end].transpose(1, 2)) * self.scale  # [H, n, end]
+            if n > 1:
+                s = s.masked_fill(self.mask[pos:end, :end], float("-inf"))
+            y = (s.softmax(-1) @ self.v[l, :, :end]).transpose(0, 1).reshape(n, C)
+            x = x + linear(b["proj"], y)
+            a = F.layer_norm(x, (C,), *b["ln2"], self.eps)
+            x = x + linear(b["out"], F.gelu(linear(b["fc"], a), approximate="tanh"))
+        self.pos = end
+        return F.linear(F.layer_norm(x[-1], (C,), *self.lnf, self.eps), self.wte)
+
+    def prefill(self, tokens):
+        """Starts a new context with tokens; returns the next token's logits."""
+        self.pos = 0
+        return self.forward(tokens)
+
+    def decode(self, prompt, n):
+        """Greedy: the token after prompt, then n more, each timed."""
+        tok = int(self.prefill(prompt).argmax())
+        toks, ms = [tok], []
+        for _ in range(n):
+            t0 = time.perf_counter()
+            tok = int(self.forward([tok]).argmax())
+            ms.append(1000 * (time.perf_counter() - t0))
+            toks.append(tok)
+        return ms, toks
+
+
+def parse_tokens(s, V):
+    try:
+        toks = [int(x) for x in s.split(",")]
+    except ValueError:
+        raise BadFile("tokens %r: a comma-separated list of integers" % s)
+    if not toks or any(not 0 <= x < V for x in toks):
+        raise BadFile("tokens %r: at least one, each in [0, %d)" % (s, V))
+    return toks
+
+
+def serve(torch, dec):
+    blas = "openblas" if blas_thread_setter() else "other"
+    print("ready %d blas=%s" % (dec.params, blas), flush=True)
+    for line in sys.stdin:
+        f = line.split()
+        if not f:
+            continue
+        if f[0] == "logits":
+            f = line.rstrip("\r\n").split(" ", 2)
+        try:
+            if f[0] == "quit":
+                return
+            if f[0] == "threads" and len(f) == 2 and f[1].isdigit() and int(f[1]) >= 1:
+                set_threads(torch, int(f[1]))
+                print("ok %d" % torch.get_num_threads(), flush=True)
+            elif f[0] == "decode" and len(f) == 3 and f[1].isdigit():
+                ms, toks = dec.decode(parse_tokens(f[2], dec.V), int(f[1]))
+                print("ms " + " ".join("%.4f" % t for t in ms) + " tokens " + " ".join(map(str, toks)), flush=True)
+            elif f[0] == "logits" and len(f) == 3:
+                lg = dec.prefill(parse_tokens(f[1], dec.V))
+                a = array.array("f", lg.tolist())
+                if sys.byteorder == "big":
+                    a.byteswap()
+                with open(f[2], "wb") as out:
+                    out.write(a.tobytes())
+                print("ok %d" % len(a), flush=True)
+            else:
+                print("error unknown command %r" % line.strip(), flush=True)
+        except (BadFile, OSError, RuntimeError) as e:
+            print("error %s" % e, flush=True)
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model", help="model.safetensors (or its directory) or llm.c gpt2_*.bin")
+    ap.add_argument("--heads", type=int, help="the number of heads (else config.json or GPT-2's table)")
+    ap.add_argument("--serve", action="store_true", required=True, help="line protocol on stdin/stdout")
+    a = ap.parse_args(argv)
+    # cmd/trainbench stops this process itself: Ctrl-C at a terminal
+    # reaches the whole process group and must not end it with a traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cfg, w = load(a.model, a.heads)
+    except (BadFile, OSError, ValueError, KeyError, TypeError) as e:
+        print("gpt2_decode.py: %s: %s" % (a.model, e), file=sys.stderr)
+        return 2
+    try:
+        import torch
+    except ImportError as e:
+        print("gpt2_decode.py: cannot import torch (%s): apt-get install python3-torch" % e, file=sys.stderr)
+        return 3
+    set_threads(torch, 1)
+    with torch.inference_mode():
+        serve(torch, Decoder(torch, cfg, w))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,646 @@
+package main
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/simdgpt/simdgpt/gpt"
+	"github.com/simdgpt/simdgpt/gpt/rng"
+	"github.com/simdgpt/simdgpt/gpt/safetensors"
+	"github.com/simdgpt/simdgpt/kernels"
+)
+
+// GPT-2 124M's shape, the model -decode generates random weights for.
+const (
+	gpt2Vocab  = 50257
+	gpt2Block  = 1024
+	gpt2Layers = 12
+	gpt2Heads  = 12
+	gpt2Width  = 768
+)
+
+// Tolerances of -decode -check: the logits of the token after the prompt
+// must agree within decodeLogitTol of the largest |logit| (as gpt's
+// TestGPT2TorchOracle requires), and greedy decoding must pick the same
+// token after the prompt and at each of the next decodeCheckTokens steps.
+const (
+	decodeLogitTol    = 1e-4
+	decodeCheckTokens = 8
+)
+
+// trainOnlyFlags and decodeOnlyFlags are the flags of one mode only.
+var (
+	trainOnlyFlags  = []string{"config", "heads", "width", "block", "batch", "steps", "torch-threads", "lr"}
+	decodeOnlyFlags = []string{"ctx", "tokens", "model"}
+)
+
+// checkModeFlags refuses a flag set on the command line that the mode
+// (decode or training) does not use.
+func checkModeFlags(fs *flag.FlagSet, decode bool) error {
+	other, mode := decodeOnlyFlags, "-decode"
+	if decode {
+		other, mode = trainOnlyFlags, "training (without -decode)"
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		for _, n := range other {
+			if f.Name == n && err == nil {
+				if decode {
+					err = usageError{fmt.Sprintf("-%s is a flag of %s, not of -decode", n, mode)}
+				} else {
+					err = usageError{fmt.Sprintf("-%s is a flag of %s only", n, mode)}
+				}
+			}
+		}
+	})
+	return err
+}
+
+// parseDecode finishes parseOptions for -decode: the model's shape (GPT-2
+// 124M's, with layers and vocab when not 0), the contexts and the counts.
+func parseDecode(o options, layers, vocab int, ctxs, threads string) (options, error) {
+	o.name = "gpt2"
+	o.cfg = gpt.Config{Vocab: gpt2Vocab, BlockSize: gpt2Block, Layers: gpt2Layers, Heads: gpt2Heads, Width: gpt2Width, TieEmbeddings: true}
+	switch {
+	case layers < 0 || vocab < 0:
+		return o, usageError{fmt.Sprintf("-layers %d and -vocab %d must be positive (0 keeps GPT-2 124M's)", layers, vocab)}
+	case o.model != "" && (layers != 0 || vocab != 0):
+		return o, usageError{"-layers and -vocab shape the random model; -model's file has its own shape"}
+	}
+	if layers > 0 && layers != o.cfg.Layers {
+		o.cfg.Layers, o.name = layers, "custom"
+	}
+	if vocab > 0 && vocab != o.cfg.Vocab {
+		o.cfg.Vocab, o.name = vocab, "custom"
+	}
+	if err := o.cfg.CheckLimits(); err != nil {
+		return o, usageError{err.Error()}
+	}
+	if o.tokens < 1 || o.rounds < 1 {
+		return o, usageError{fmt.Sprintf("-tokens %d and -rounds %d must be at least 1", o.tokens, o.rounds)}
+	}
+	var err error
+	if o.ctxs, err = parseCounts("ctx", ctxs, "prompt length", gpt.MaxBlockSize); err != nil {
+		return o, err
+	}
+	if len(o.ctxs) == 0 {
+		return o, usageError{"-ctx: no prompt length"}
+	}
+	for _, c := range o.ctxs {
+		if o.model == "" && c+o.tokens > o.cfg.BlockSize {
+			return o, usageError{fmt.Sprintf("-ctx %d and -tokens %d: the context would grow to %d tokens, beyond GPT-2's %d", c, o.tokens, c+o.tokens, o.cfg.BlockSize)}
+		}
+	}
+	if o.threads, err = parseThreads("threads", threads); err != nil {
+		return o, err
+	}
+	if len(o.threads) == 0 {
+		return o, usageError{"-threads: no thread count"}
+	}
+	o.torchThreads = o.threads
+	if total := int64(o.rounds) * int64(len(o.ctxs)) * int64(len(o.threads)) * int64(o.tokens); o.tokens > maxTimedSteps || total > maxTimedSteps {
+		return o, usageError{fmt.Sprintf("-rounds %d × %d contexts × %d thread counts × -tokens %d is above the limit of %d timed tokens a side", o.rounds, len(o.ctxs), len(o.threads), o.tokens, maxTimedSteps)}
+	}
+	return o, nil
+}
+
+// parseCounts parses a comma-separated list of positive integers of at
+// most limit, dropping repeats.
+func parseCounts(flagName, s, what string, limit int) ([]int, error) {
+	var out []int
+	if strings.TrimSpace(s) == "" {
+		return out, nil
+	}
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, usageError{fmt.Sprintf("-%s %q: %q is not a %s (a positive integer)", flagName, s, f, what)}
+		}
+		if n > limit {
+			return nil, usageError{fmt.Sprintf("-%s %q: %d is above the limit of %d", flagName, s, n, limit)}
+		}
+		out = union(out, []int{n})
+	}
+	return out, nil
+}
+
+// decodeWeightBytes is the bytes of weights one decoded token reads, 4 a
+// parameter: every parameter once (wte whole through the tied head, or
+// w_lm and b_lm when untied) except the rows of the embedding tables a
+// token does not look up: (BlockSize-1)·C of wpe, and (V-1)·C of wte when
+// the head is untied. The key/value cache is not counted.
+func decodeWeightBytes(c gpt.Config) float64 {
+	p := c.NumParams() - (c.BlockSize-1)*c.Width
+	if !c.TieEmbeddings {
+		p -= (c.Vocab - 1) * c.Width
+	}
+	return 4 * float64(p)
+}
+
+// bandwidthBytes is the buffer of the read-bandwidth measurement: eight
+// times the L3 (l3 bytes, 0 if unknown), at least 256 MiB.
+func bandwidthBytes(l3 int) int { return max(256<<20, 8*l3) }
+
+// readBandwidth returns the rate in GB/s at which impl's Sum reads buf on
+// the calling goroutine: the median of passes passes.
+func readBandwidth(impl *kernels.Impl, buf []float32, passes int) float64 {
+	rates := make([]float64, passes)
+	var sink float32
+	for i := range rates {
+		t0 := time.Now()
+		sink += impl.Sum(buf)
+		rates[i] = 4 * float64(len(buf)) / float64(time.Since(t0).Nanoseconds())
+	}
+	if math.IsNaN(float64(sink)) {
+		rates[0] = 0 // unreachable for the finite buffer; keeps sink live
+	}
+	return median(rates)
+}
+
+// decodeMemory is the memory of a -decode run before anything is
+// allocated: simdgpt's model and sampler, the random weights and their
+// encoded file, the bandwidth buffer, and with torch PyTorch's copy of
+// the weights (twice while it reads the file).
+func decodeMemory(o options) int64 {
+	p := 4 * int64(o.cfg.NumParams())
+	need := gpt.SampleBytes(o.cfg) + 2*p + int64(bandwidthBytes(kernels.CPU().L3))
+	if !o.noTorch {
+		need += 2 * p
+	}
+	return need
+}
+
+// writeGPT2 writes random GPT-2 weights of cfg's shape drawn from seed as
+// a Hugging Face model.safetensors (F32) with a config.json beside it in
+// dir, and returns the file's path. Every tensor is random: matrices and
+// embeddings uniform with standard deviation 0.02, biases uniform in
+// ±0.02, LayerNorm gains in 1 ± 0.1.
+func writeGPT2(dir string, cfg gpt.Config, seed uint64) (string, error) {
+	r := rng.New(seed ^ 0x67707432)
+	C, V, T := cfg.Width, cfg.Vocab, cfg.BlockSize
+	var ts []safetensors.Tensor
+	add := func(name string, center, half float64, shape ...int) {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(center + half*(2*r.Float64()-1))
+		}
+		ts = append(ts, safetensors.Tensor{Name: name, Shape: shape, Data: v})
+	}
+	mat := 0.02 * math.Sqrt(3) // uniform on ±a has standard deviation a/√3
+	add("wte.weight", 0, mat, V, C)
+	add("wpe.weight", 0, mat, T, C)
+	for l := range cfg.Layers {
+		p := fmt.Sprintf("h.%d.", l)
+		add(p+"ln_1.weight", 1, 0.1, C)
+		add(p+"ln_1.bias", 0, 0.02, C)
+		add(p+"attn.c_attn.weight", 0, mat, C, 3*C)
+		add(p+"attn.c_attn.bias", 0, 0.02, 3*C)
+		add(p+"attn.c_proj.weight", 0, mat, C, C)
+		add(p+"attn.c_proj.bias", 0, 0.02, C)
+		add(p+"ln_2.weight", 1, 0.1, C)
+		add(p+"ln_2.bias", 0, 0.02, C)
+		add(p+"mlp.c_fc.weight", 0, mat, C, 4*C)
+		add(p+"mlp.c_fc.bias", 0, 0.02, 4*C)
+		add(p+"mlp.c_proj.weight", 0, mat, 4*C, C)
+		add(p+"mlp.c_proj.bias", 0, 0.02, C)
+	}
+	add("ln_f.weight", 1, 0.1, C)
+	add("ln_f.bias", 0, 0.02, C)
+	b, err := safetensors.Encode(ts, map[string]string{"format": "pt"})
+	if err != nil {
+		return "", err
+	}
+	ts = nil
+	path := filepath.Join(dir, gpt.HFFile)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return "", err
+	}
+	conf, err := json.Marshal(map[string]any{"model_type": "gpt2", "n_head": cfg.Heads, "n_layer": cfg.Layers,
+		"n_embd": C, "n_positions": T, "vocab_size": V, "layer_norm_epsilon": 1e-5, "activation_function": "gelu_new"})
+	if err != nil {
+		return "", err
+	}
+	return path, os.WriteFile(filepath.Join(dir, gpt.HFConfigFile), conf, 0o644)
+}
+
+// decodeKey names one row of the table: a prompt length and a thread count.
+type decodeKey struct{ ctx, threads int }
+
+// decodeResults are the measurements of a -decode run.
+type decodeResults struct {
+	ctxs, threads []int
+	weightBytes   float64
+	bandwidth     []float64               // single-core read GB/s, one a round
+	ours          map[decodeKey][]float64 // ms of each timed token
+	torch         map[decodeKey][]float64 // nil when torch was not measured
+	agree         map[int]int             // per prompt length: the shortest run of equal leading greedy tokens over all rounds
+	decoded       int                     // greedy tokens a side per run: the one after the prompt and the timed ones
+}
+
+// decodeOurs runs greedy decoding of prompt on s for n+1 tokens and times
+// the last n: each from having one token to having the next (feeding the
+// token, the logits, the arg max). Once ctx is done it stops at the next
+// token and returns ctx's error.
+func decodeOurs(ctx context.Context, s *gpt.Sampler, prompt []int32, n int) ([]float64, []int32, error) {
+	ms := make([]float64, 0, n)
+	toks := make([]int32, 0, n+1)
+	var last time.Time
+	err := s.Generate(prompt, n+1, 0, 0, nil, func(t int32) error {
+		now := time.Now()
+		if len(toks) > 0 {
+			ms = append(ms, float64(now.Sub(last).Nanoseconds())/1e6)
+		}
+		toks = append(toks, t)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		last = time.Now()
+		return nil
+	})
+	return ms, toks, err
+}
+
+// tokenList is toks as the script's comma-separated list.
+func tokenList[T int32 | int](toks []T) string {
+	var b strings.Builder
+	for i, t := range toks {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(int(t)))
+	}
+	return b.String()
+}
+
+// torchDecode asks the script to decode prompt greedily for n+1 tokens,
+// the last n timed.
+func (p *torchProc) decode(prompt []int32, n int) ([]float64, []int32, error) {
+	reply, err := p.request(fmt.Sprintf("decode %d %s", n, tokenList(prompt)))
+	if err != nil {
+		return nil, nil, err
+	}
+	ms, toks, err := parseDecodeReply(reply, n)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", p.name, err)
+	}
+	return ms, toks, nil
+}
+
+// parseDecodeReply parses "ms M1 ... MN tokens K0 ... KN".
+func parseDecodeReply(line string, n int) ([]float64, []int32, error) {
+	msPart, tokPart, ok := strings.Cut(line, " tokens ")
+	if !ok {
+		return nil, nil, fmt.Errorf("expected \"ms\", %d timings, \"tokens\" and %d tokens, got %q", n, n+1, line)
+	}
+	ms, err := parseMs(msPart, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	f := strings.Fields(tokPart)
+	if len(f) != n+1 {
+		return nil, nil, fmt.Errorf("expected %d tokens, got %q", n+1, line)
+	}
+	toks := make([]int32, len(f))
+	for i, s := range f {
+		v, err := strconv.ParseInt(s, 10, 32)
+		if err != nil || v < 0 {
+			return nil, nil, fmt.Errorf("bad token %q in %q", s, line)
+		}
+		toks[i] = int32(v)
+	}
+	return ms, toks, nil
+}
+
+// logits asks the script for the logits of the token after prompt, which
+// it writes to path; there must be vocab of them.
+func (p *torchProc) logits(prompt []int32, path string, vocab int) ([]float32, error) {
+	reply, err := p.request(fmt.Sprintf("logits %s %s", tokenList(prompt), path))
+	if err != nil {
+		return nil, err
+	}
+	if reply != "ok "+strconv.Itoa(vocab) {
+		return nil, fmt.Errorf("%s: asked for %d logits, answered %q", p.name, vocab, reply)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) != 4*vocab {
+		return nil, fmt.Errorf("%s wrote %d bytes of logits, want %d", p.name, len(b), 4*vocab)
+	}
+	out := make([]float32, vocab)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return out, nil
+}
+
+// commonPrefix is the number of leading elements a and b share.
+func commonPrefix(a, b []int32) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// logitsDiff returns max |ours-torch| and the largest |logit| of ours; a
+// NaN on either side makes the difference +Inf.
+func logitsDiff(ours, torch []float32) (diff, scale float64) {
+	for i, o := range ours {
+		d := math.Abs(float64(o) - float64(torch[i]))
+		if math.IsNaN(d) {
+			d = math.Inf(1)
+		}
+		diff = math.Max(diff, d)
+		scale = math.Max(scale, math.Abs(float64(o)))
+	}
+	return diff, scale
+}
+
+// decodeCheck compares, for every prompt, the logits of the token after it
+// and the first decodeCheckTokens+1 greedy tokens of both sides; it
+// returns the report lines and whether all agree.
+func decodeCheck(ctx context.Context, s *gpt.Sampler, tp *torchProc, prompts map[int][]int32, ctxs []int, dir string, vocab int) ([]string, bool, error) {
+	var lines []string
+	pass := true
+	verdict := func(ok bool) string {
+		pass = pass && ok
+		if ok {
+			return "ok"
+		}
+		return "FAIL"
+	}
+	for _, c := range ctxs {
+		prompt := prompts[c]
+		theirs, err := tp.logits(prompt, filepath.Join(dir, "logits.f32"), vocab)
+		if err != nil {
+			return nil, false, err
+		}
+		ours := s.Logits(prompt)
+		d, scale := logitsDiff(ours, theirs)
+		ok := d <= decodeLogitTol*scale
+		lines = append(lines, fmt.Sprintf("check ctx %d: logits after the prompt max|Δ| %.3g, max|logit| %.3g (%.2g of it, tol %g) %s",
+			c, d, scale, d/scale, decodeLogitTol, verdict(ok)))
+		_, mine, err := decodeOurs(ctx, s, prompt, decodeCheckTokens)
+		if err != nil {
+			return nil, false, err
+		}
+		_, theirToks, err := tp.decode(prompt, decodeCheckTokens)
+		if err != nil {
+			return nil, false, err
+		}
+		k := commonPrefix(mine, theirToks)
+		lines = append(lines, fmt.Sprintf("check ctx %d: greedy tokens %d of %d agree (simdgpt %s, torch %s) %s",
+			c, k, len(mine), tokenList(mine), tokenList(theirToks), verdict(k == len(mine))))
+	}
+	if pass {
+		lines = append(lines, "check PASS")
+	} else {
+		lines = append(lines, "check FAIL")
+	}
+	return lines, pass, nil
+}
+
+// findTorch returns the script named name and torch's version, or ""
+// when torch cannot be imported and o allows measuring simdgpt alone
+// (having said so on stdout).
+func findTorch(ctx context.Context, o options, name string, stdout io.Writer) (script, version string, err error) {
+	if o.noTorch {
+		return "", "", nil
+	}
+	version, err = torchVersion(ctx, o.python)
+	if ctx.Err() != nil {
+		return "", "", ctx.Err()
+	}
+	if err != nil {
+		if o.requireTorch {
+			return "", "", fmt.Errorf("-require-torch: %s cannot import torch (%v); apt-get install python3-torch", o.python, err)
+		}
+		fmt.Fprintln(stdout, noTorchLine)
+		return "", "", nil
+	}
+	script, err = findScript(o.script, name)
+	return script, version, err
+}
+
+// compareDecode is compare for -decode.
+func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
+	if o.model == "" {
+		what := fmt.Sprintf("decoding %d layers of width %d, vocabulary %d", o.cfg.Layers, o.cfg.Width, o.cfg.Vocab)
+		if err := gpt.CheckMemory(what, decodeMemory(o)); err != nil {
+			return err
+		}
+	}
+	dir, err := os.MkdirTemp("", "trainbench")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	script, version, err := findTorch(ctx, o, "gpt2_decode.py", stdout)
+	if err != nil {
+		return err
+	}
+	path, source := o.model, "-model "+o.model
+	if path == "" {
+		if path, err = writeGPT2(dir, o.cfg, o.seed); err != nil {
+			return err
+		}
+		source = fmt.Sprintf("random weights (seed %d) in a safetensors file both sides load", o.seed)
+	}
+	m, err := gpt.LoadGPT2(path)
+	if err != nil {
+		return err
+	}
+	cfg := m.Config
+	for _, c := range o.ctxs {
+		if c+o.tokens > cfg.BlockSize {
+			return fmt.Errorf("-ctx %d and -tokens %d: the context would grow to %d tokens, beyond the model's %d", c, o.tokens, c+o.tokens, cfg.BlockSize)
+		}
+	}
+	prompts := map[int][]int32{}
+	for _, c := range o.ctxs {
+		r := rng.New(o.seed ^ uint64(c)<<20)
+		p := make([]int32, c)
+		for i := range p {
+			p[i] = int32(r.Intn(cfg.Vocab))
+		}
+		prompts[c] = p
+	}
+
+	impl := kernels.Default()
+	cpu := kernels.CPU().Name
+	if cpu == "" {
+		cpu = cpuModel()
+	}
+	wb := decodeWeightBytes(cfg)
+	fmt.Fprintf(stdout, "cpu: %s (%d logical CPUs); kernels %s\n", cpu, runtime.NumCPU(), impl.Name())
+	fmt.Fprintf(stdout, "model: %d layers, %d heads, width %d, vocab %d, block %d, tied head; %d parameters; %s\n",
+		cfg.Layers, max(cfg.Heads, 1), cfg.Width, cfg.Vocab, cfg.BlockSize, cfg.NumParams(), source)
+	fmt.Fprintf(stdout, "weights read per token: 4 bytes × (parameters − (block−1)·width, the rows of wpe not looked up) = %.1f MB (the key/value cache not counted)\n", wb/1e6)
+	var tp *torchProc
+	if script != "" {
+		fmt.Fprintf(stdout, "torch: %s (%s %s)\n", version, o.python, script)
+		args := []string{path, "--heads", strconv.Itoa(max(cfg.Heads, 1))}
+		if tp, err = startTorch(ctx, o.python, script, args, torchEnv(o.ompWait), cfg.NumParams(), stderr); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return err
+		}
+		defer tp.close()
+	}
+	defer func() {
+		if ctx.Err() != nil { // the script's failure is its killing
+			err = ctx.Err()
+		}
+	}()
+	s := m.NewSampler()
+	if o.check && tp != nil {
+		lines, pass, err := decodeCheck(ctx, s, tp, prompts, o.ctxs, dir, cfg.Vocab)
+		if err != nil {
+			return err
+		}
+		for _, l := range lines {
+			fmt.Fprintln(stdout, l)
+		}
+		if !pass {
+			return errors.New("simdgpt and PyTorch disagree on decoding (the check lines above)")
+		}
+	}
+
+	r := &decodeResults{ctxs: o.ctxs, threads: o.threads, weightBytes: wb, decoded: o.tokens + 1,
+		ours: map[decodeKey][]float64{}, agree: map[int]int{}}
+	if tp != nil {
+		r.torch = map[decodeKey][]float64{}
+	}
+	buf := make([]float32, bandwidthBytes(kernels.CPU().L3)/4)
+	for i := range buf {
+		buf[i] = 1 // touch every page
+	}
+	for round := 1; round <= o.rounds; round++ {
+		for _, c := range o.ctxs {
+			for _, n := range o.threads {
+				k := decodeKey{c, n}
+				var ms []float64
+				var mine []int32
+				withProcs(n, func() { ms, mine, err = decodeOurs(ctx, s, prompts[c], o.tokens) })
+				if err != nil {
+					return err
+				}
+				r.ours[k] = append(r.ours[k], ms...)
+				msg := fmt.Sprintf("round %d/%d, ctx %d, %d thread(s): simdgpt %.2f ms/token", round, o.rounds, c, n, median(ms))
+				if tp != nil {
+					if err := tp.setThreads(n); err != nil {
+						return err
+					}
+					tms, theirs, err := tp.decode(prompts[c], o.tokens)
+					if err != nil {
+						return err
+					}
+					r.torch[k] = append(r.torch[k], tms...)
+					a := commonPrefix(mine, theirs)
+					if old, seen := r.agree[c]; !seen || a < old {
+						r.agree[c] = a
+					}
+					msg += fmt.Sprintf(" torch %.2f ms/token", median(tms))
+				}
+				fmt.Fprintln(stderr, msg)
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		withProcs(1, func() { r.bandwidth = append(r.bandwidth, readBandwidth(impl, buf, 3)) })
+	}
+	if tp != nil {
+		if err := tp.close(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "read bandwidth: %s Sum over %d MiB on one goroutine (GOMAXPROCS 1), median of 3 passes after each round: %.1f GB/s (median of the rounds)\n",
+		impl.Name(), 4*len(buf)>>20, median(r.bandwidth))
+	if tp != nil {
+		how := "torch.set_num_threads (its BLAS is not OpenBLAS: its threads are its own)"
+		if tp.blas == "openblas" {
+			how = "torch.set_num_threads and openblas_set_num_threads"
+		}
+		policy := o.ompWait
+		if policy == "" {
+			policy = "as in the environment"
+		}
+		fmt.Fprintf(stdout, "torch threads: %s; OMP_WAIT_POLICY %s\n", how, policy)
+	}
+	fmt.Fprintf(stdout, "%d rounds × %d timed tokens a side at each context and thread count, interleaved; ms/token median (min–max) over all tokens; GB/s = weight bytes per token / median time, %% of the single-core read bandwidth; speed = torch's median / simdgpt's, 95%% CI of bench.Speedup\n\n", o.rounds, o.tokens)
+	r.writeTable(stdout)
+	if tp != nil {
+		fmt.Fprintln(stdout)
+		for _, c := range o.ctxs {
+			fmt.Fprintf(stdout, "greedy tokens, ctx %d: simdgpt and torch agree on the first %d of %d in every round\n", c, r.agree[c], r.decoded)
+		}
+	}
+	return nil
+}
+
+// gbCell is the GB/s of weights read at the median token time and its
+// share of the median single-core read bandwidth.
+func (r *decodeResults) gbCell(ms []float64) string {
+	if len(ms) == 0 {
+		return "-"
+	}
+	gb := r.weightBytes / (median(ms) * 1e6)
+	if bw := median(r.bandwidth); bw > 0 {
+		return fmt.Sprintf("%.1f (%.0f%%)", gb, 100*gb/bw)
+	}
+	return fmt.Sprintf("%.1f (-)", gb)
+}
+
+// tokensCell is tokens per second at the median token time.
+func tokensPerSecond(ms []float64) string {
+	if len(ms) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", 1000/median(ms))
+}
+
+// writeTable prints the results as a Markdown table, one row per prompt
+// length and thread count.
+func (r *decodeResults) writeTable(w io.Writer) {
+	var rows [][]string
+	if r.torch == nil {
+		rows = append(rows, []string{"ctx", "threads", "simdgpt ms/token", "simdgpt tokens/s", "simdgpt GB/s (% read bw)"})
+	} else {
+		rows = append(rows, []string{"ctx", "threads", "simdgpt ms/token", "torch ms/token", "simdgpt tokens/s", "torch tokens/s",
+			"simdgpt GB/s (% read bw)", "torch GB/s (% read bw)", "simdgpt speed [95% CI]"})
+	}
+	for _, c := range r.ctxs {
+		for _, n := range r.threads {
+			k := decodeKey{c, n}
+			o := r.ours[k]
+			if r.torch == nil {
+				rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), tokensPerSecond(o), r.gbCell(o)})
+				continue
+			}
+			t := r.torch[k]
+			rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), msCell(t), tokensPerSecond(o), tokensPerSecond(t),
+				r.gbCell(o), r.gbCell(t), ratioCell(o, t)})
+		}
+	}
+	writeMarkdown(w, rows)
+}
