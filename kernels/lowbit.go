@@ -15,8 +15,10 @@ import (
 // the float32 weights of lowbit's At, whose summation order differs
 // between implementations: generic sums over p in order; the SIMD
 // kernels keep one accumulator of vector lanes per output (lane l
-// summing the p ≡ l modulo the lane count, in order, with FMAs, over the
-// zero-padded last group), then add the lanes pairwise. Against the sum
+// summing, with FMAs, the products of the p ≡ l modulo the lane count,
+// group after group in order, within a group in an order fixed by the
+// kernel, the zero-padded last group included), then add the lanes
+// pairwise. Against the sum
 // in float64 of the same products, |y - y_exact| is at most about
 // (K+2)·2⁻²³·(|alpha|·Σ_p |w(j,p)·x[p]| + |beta·y[j]|), as for Gemv. For a
 // given implementation results are deterministic and do not depend on
