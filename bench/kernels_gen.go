@@ -2,7 +2,10 @@
 
 package bench
 
-import "github.com/simdgpt/simdgpt/kernels"
+import (
+	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
+)
 
 // KernelFuncs holds one func a kernel of package kernels, with its signature;
 // a nil field marks a kernel an Impl does not provide. Impl embeds it.
@@ -27,6 +30,8 @@ type KernelFuncs struct {
 	GELUBackward        func(dx, dy, x []float32)
 	BiasGELU            func(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int)
 	GemmBiasGELU        func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
+	GemmBF16            func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)
+	GemmInt8            func(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
 }
 
 // kernelsOf returns the method values of p for every kernel.
@@ -52,5 +57,7 @@ func kernelsOf(p *kernels.Impl) KernelFuncs {
 		GELUBackward:        p.GELUBackward,
 		BiasGELU:            p.BiasGELU,
 		GemmBiasGELU:        p.GemmBiasGELU,
+		GemmBF16:            p.GemmBF16,
+		GemmInt8:            p.GemmInt8,
 	}
 }

@@ -2,6 +2,10 @@
 
 package kernels
 
+import (
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
+)
+
 // Gemm computes C = alpha*op(A)*op(B) + beta*C with the default
 // implementation; see (*Impl).Gemm.
 func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
@@ -121,6 +125,30 @@ func BiasGELU(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy i
 // the default implementation; see (*Impl).GemmBiasGELU.
 func GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
 	current.Load().GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
+}
+
+// GemmBF16 computes C = alpha*A·Wᵀ + beta*C for the bfloat16 weights
+// W with the default implementation; see (*Impl).GemmBF16.
+func GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+	current.Load().GemmBF16(m, alpha, a, lda, w, beta, c, ldc)
+}
+
+// GemmInt8 computes C = alpha*A·Wᵀ + beta*C for the int8 weights W
+// with the default implementation; see (*Impl).GemmInt8.
+func GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int) {
+	current.Load().GemmInt8(m, alpha, a, lda, w, beta, c, ldc)
+}
+
+// GemvBF16 computes y = alpha*W·x + beta*y for the bfloat16 weights W
+// with the default implementation; see (*Impl).GemvBF16.
+func GemvBF16(alpha float32, w *lowbit.BF16, x []float32, beta float32, y []float32) {
+	current.Load().GemvBF16(alpha, w, x, beta, y)
+}
+
+// GemvInt8 computes y = alpha*W·x + beta*y for the int8 weights W with
+// the default implementation; see (*Impl).GemvInt8.
+func GemvInt8(alpha float32, w *lowbit.Int8, x []float32, beta float32, y []float32) {
+	current.Load().GemvInt8(alpha, w, x, beta, y)
 }
 
 // MatMul computes C = A*B for contiguous row-major matrices (A m×k, B

@@ -204,3 +204,46 @@ func checkGemv(fn string, trans bool, m, n int, a []float32, lda int, x, y []flo
 	checkNoOverlap(fn, "y", y, 1, ylen, ylen, "x", x, 1, xlen, xlen)
 	return xlen, ylen
 }
+
+// checkLowbit checks the arguments of a product C = alpha*A·Wᵀ + beta*C
+// over the n×k low-bit matrix W whose storage is wdata (bytes at wbase):
+// m >= 0, A (m×k, lda >= max(k, 1)) and C (m×n, ldc >= max(n, 1)) fit
+// their slices, and C is apart from A and from W's storage.
+func checkLowbit(fn string, m, n, k int, a []float32, lda int, wbase unsafe.Pointer, wbytes int, c []float32, ldc int) {
+	checkDims(fn, []string{"m"}, m)
+	if lda < max(k, 1) {
+		panic(fmt.Sprintf("kernels.%s: lda = %d, want >= max(w.K, 1) = %d", fn, lda, max(k, 1)))
+	}
+	if ldc < max(n, 1) {
+		panic(fmt.Sprintf("kernels.%s: ldc = %d, want >= max(w.N, 1) = %d", fn, ldc, max(n, 1)))
+	}
+	checkMatrix(fn, "a", a, m, k, lda)
+	checkMatrix(fn, "c", c, m, n, ldc)
+	checkNoOverlap(fn, "c", c, m, n, ldc, "a", a, m, k, lda)
+	if m == 0 || n == 0 || wbytes == 0 {
+		return
+	}
+	c0 := uintptr(unsafe.Pointer(&c[0]))
+	c1 := uintptr(unsafe.Pointer(&c[(m-1)*ldc+n-1])) + 4
+	w0 := uintptr(wbase)
+	if c0 < w0+uintptr(wbytes) && w0 < c1 {
+		panic(fmt.Sprintf("kernels.%s: c overlaps the storage of w", fn))
+	}
+}
+
+// checkGemvLowbit checks the arguments of y = alpha*W·x + beta*y over the
+// n×k low-bit matrix W stored at wbase (wbytes bytes): len(x) >= k,
+// len(y) >= n, y apart from x and from W's storage.
+func checkGemvLowbit(fn string, n, k int, wbase unsafe.Pointer, wbytes int, x, y []float32) {
+	checkLen(fn, "x", x, k)
+	checkLen(fn, "y", y, n)
+	checkVecApart(fn, "y", y, n, "x", x, k)
+	if n == 0 || wbytes == 0 {
+		return
+	}
+	y0 := uintptr(unsafe.Pointer(&y[0]))
+	w0 := uintptr(wbase)
+	if y0 < w0+uintptr(wbytes) && w0 < y0+uintptr(4*n) {
+		panic(fmt.Sprintf("kernels.%s: y overlaps the storage of w", fn))
+	}
+}

@@ -31,4 +31,6 @@ var genericSet = &kernelset.Set{
 	GELUBackward:        generic.GELUBackward,
 	BiasGELU:            generic.BiasGELU,
 	GemmBiasGELU:        generic.GemmBiasGELU,
+	GemmBF16:            generic.GemmBF16,
+	GemmInt8:            generic.GemmInt8,
 }

@@ -31,6 +31,8 @@ var parityTests = map[string][]func(*testing.T){
 	"BiasGELU":        {TestBiasGELU},
 	"GemmBiasGELU":    {TestGemmBiasGELU, TestGemmBiasGELULarge},
 	"FMALoop":         {TestFMAPeakLoop},
+	"GemmBF16":        {TestGemmLowbitSweep, TestGemmLowbitSpecial, TestGemvLowbit, TestGemmLowbitDeterministicSplit},
+	"GemmInt8":        {TestGemmLowbitSweep, TestGemmLowbitSpecial, TestGemvLowbit, TestGemmLowbitDeterministicSplit},
 
 	"LayerNorm":           {TestLayerNormSweep, TestLayerNormInPlace, TestLayerNormSpecial},
 	"LayerNormBackward":   {TestLayerNormBackwardSweep, TestLayerNormBackwardMatchesGeneric},

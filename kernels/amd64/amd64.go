@@ -51,6 +51,9 @@ func init() {
 		GELUBackward: geluBackwardRowAVX2,
 		BiasGELU:     biasGeluAVX2,
 		GemmBiasGELU: gemmBiasGeluAVX2,
+
+		GemmBF16: wdotsAVX2.GemmBF16,
+		GemmInt8: wdotsAVX2.GemmInt8,
 	})
 	kernelset.Register(&kernelset.Set{
 		Name:            "avx512",
@@ -82,5 +85,8 @@ func init() {
 		GELUBackward: geluBackwardRowAVX512,
 		BiasGELU:     biasGeluAVX512,
 		GemmBiasGELU: gemmBiasGeluAVX512,
+
+		GemmBF16: wdotsAVX512.GemmBF16,
+		GemmInt8: wdotsAVX512.GemmInt8,
 	})
 }

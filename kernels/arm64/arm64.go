@@ -44,6 +44,9 @@ func init() {
 		GELUBackward: geluBackwardNEON,
 		BiasGELU:     biasGeluNEON,
 		GemmBiasGELU: gemmBiasGeluNEON,
+
+		GemmBF16: wdotsNEONKernels.GemmBF16,
+		GemmInt8: wdotsNEONKernels.GemmInt8,
 	})
 }
 

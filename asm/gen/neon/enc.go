@@ -50,6 +50,10 @@ const (
 	baseFADDPS   = 0x7e30d800 // FADDP Sd, Vn.2S
 	baseFADDPD   = 0x7e70d800 // FADDP Dd, Vn.2D
 	baseFMAXV    = 0x6e30f800 // FMAXV Sd, Vn.4S
+	baseSXTL8H   = 0x0f08a400 // SXTL Vd.8H, Vn.8B (SSHLL #0)
+	baseSXTL4S   = 0x0f10a400 // SXTL Vd.4S, Vn.4H (SSHLL #0)
+	baseSXTL24S  = 0x4f10a400 // SXTL2 Vd.4S, Vn.8H (SSHLL2 #0)
+	baseSCVTF4S  = 0x4e21d800 // SCVTF Vd.4S, Vn.4S
 )
 
 func reg5(r int) uint32 {
@@ -123,3 +127,17 @@ func faddpD(d, n int) inst { return two(baseFADDPD, fmt.Sprintf("faddp d%d, v%d.
 
 // fmaxv is Sd = the largest of the four lanes of Vn (NaN if any is NaN).
 func fmaxv(d, n int) inst { return two(baseFMAXV, fmt.Sprintf("fmaxv s%d, v%d.4s", d, n), d, n) }
+
+// sxtl8h sign-extends the eight bytes of Vn's low half to halfwords.
+func sxtl8h(d, n int) inst { return two(baseSXTL8H, fmt.Sprintf("sxtl v%d.8h, v%d.8b", d, n), d, n) }
+
+// sxtl4s sign-extends the four halfwords of Vn's low half to words.
+func sxtl4s(d, n int) inst { return two(baseSXTL4S, fmt.Sprintf("sxtl v%d.4s, v%d.4h", d, n), d, n) }
+
+// sxtl24s sign-extends the four halfwords of Vn's high half to words.
+func sxtl24s(d, n int) inst {
+	return two(baseSXTL24S, fmt.Sprintf("sxtl2 v%d.4s, v%d.8h", d, n), d, n)
+}
+
+// scvtf4s converts four signed words to float32.
+func scvtf4s(d, n int) inst { return two(baseSCVTF4S, fmt.Sprintf("scvtf v%d.4s, v%d.4s", d, n), d, n) }

@@ -46,6 +46,14 @@ func TestEncodings(t *testing.T) {
 		{faddpS(3, 1), 0x7e30d823, "faddp s3, v1.2s"},
 		{faddpD(3, 1), 0x7e70d823, "faddp d3, v1.2d"},
 		{fmaxv(3, 1), 0x6e30f823, "fmaxv s3, v1.4s"},
+		{sxtl8h(3, 1), 0x0f08a423, "sxtl v3.8h, v1.8b"},
+		{sxtl8h(31, 17), 0x0f08a63f, "sxtl v31.8h, v17.8b"},
+		{sxtl4s(3, 1), 0x0f10a423, "sxtl v3.4s, v1.4h"},
+		{sxtl4s(31, 30), 0x0f10a7df, "sxtl v31.4s, v30.4h"},
+		{sxtl24s(3, 1), 0x4f10a423, "sxtl2 v3.4s, v1.8h"},
+		{sxtl24s(0, 31), 0x4f10a7e0, "sxtl2 v0.4s, v31.8h"},
+		{scvtf4s(3, 1), 0x4e21d823, "scvtf v3.4s, v1.4s"},
+		{scvtf4s(31, 17), 0x4e21da3f, "scvtf v31.4s, v17.4s"},
 	}
 	for _, c := range cases {
 		if c.got.word != c.word || c.got.text != c.text {

@@ -133,6 +133,30 @@ var kernels = []kernel{
 		contract: "With the arithmetic of Gemm (alpha 1, beta 0) followed by BiasGELU. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; pre and out overlap neither A nor B (when k > 0), nor each other, nor bias.",
 	},
 	{
+		name:     "GemmBF16",
+		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int",
+		summary:  "computes C = alpha*A·Wᵀ + beta*C for the bfloat16 weights W",
+		contract: "m >= 0; w is a valid matrix (lowbit.BF16.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Data; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
+	},
+	{
+		name:     "GemmInt8",
+		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int",
+		summary:  "computes C = alpha*A·Wᵀ + beta*C for the int8 weights W",
+		contract: "m >= 0; w is a valid matrix (lowbit.Int8.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Blocks; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
+	},
+	{
+		name:      "GemvBF16",
+		params:    "alpha float32, w *lowbit.BF16, x []float32, beta float32, y []float32",
+		summary:   "computes y = alpha*W·x + beta*y for the bfloat16 weights W",
+		composite: true,
+	},
+	{
+		name:      "GemvInt8",
+		params:    "alpha float32, w *lowbit.Int8, x []float32, beta float32, y []float32",
+		summary:   "computes y = alpha*W·x + beta*y for the int8 weights W",
+		composite: true,
+	},
+	{
 		name:      "MatMul",
 		params:    "m, n, k int, a, b, c []float32",
 		summary:   "computes C = A*B for contiguous row-major matrices (A m×k, B k×n, C m×n)",

@@ -95,9 +95,9 @@ func comment(b *bytes.Buffer, indent, text string) {
 }
 
 func writeSet(b *bytes.Buffer) {
-	b.WriteString(`package kernelset
-
-// Set is one implementation of every kernel, such as "generic", "avx2",
+	b.WriteString("package kernelset\n\n")
+	writeImports(b, false, false)
+	b.WriteString(`// Set is one implementation of every kernel, such as "generic", "avx2",
 // "avx512" or "neon". Every func field is set, except FMALoop for
 // implementations without SIMD registers. The kernels' fields are
 // generated from kernels/internal/apigen's list; their contracts are what
@@ -151,7 +151,8 @@ var genericSet = &kernelset.Set{
 }
 
 func writeAPI(b *bytes.Buffer) {
-	b.WriteString("package kernels\n")
+	b.WriteString("package kernels\n\n")
+	writeImports(b, true, false)
 	for _, k := range kernels {
 		b.WriteString("\n")
 		comment(b, "", fmt.Sprintf("%s %s with the default implementation; see (*Impl).%s.", k.name, k.summary, k.name))
@@ -165,11 +166,9 @@ func writeAPI(b *bytes.Buffer) {
 }
 
 func writeBench(b *bytes.Buffer) {
-	b.WriteString(`package bench
-
-import "github.com/simdgpt/simdgpt/kernels"
-
-// KernelFuncs holds one func a kernel of package kernels, with its signature;
+	b.WriteString("package bench\n\n")
+	writeImports(b, false, true)
+	b.WriteString(`// KernelFuncs holds one func a kernel of package kernels, with its signature;
 // a nil field marks a kernel an Impl does not provide. Impl embeds it.
 type KernelFuncs struct {
 `)
@@ -190,4 +189,33 @@ func kernelsOf(p *kernels.Impl) KernelFuncs {
 		}
 	}
 	b.WriteString("\t}\n}\n")
+}
+
+// lowbitPkg is the import path of the weight matrix types some kernels
+// take (as lowbit.BF16, lowbit.Int8).
+const lowbitPkg = "github.com/simdgpt/simdgpt/kernels/lowbit"
+
+// writeImports writes the import block of a generated file: package
+// kernels when withKernels, and package lowbit when a kernel the file
+// lists (all of them when withComposite, else the non-composite ones)
+// takes one of its types.
+func writeImports(b *bytes.Buffer, withComposite, withKernels bool) {
+	var paths []string
+	if withKernels {
+		paths = append(paths, "github.com/simdgpt/simdgpt/kernels")
+	}
+	for _, k := range kernels {
+		if (withComposite || !k.composite) && strings.Contains(k.params, "lowbit.") {
+			paths = append(paths, lowbitPkg)
+			break
+		}
+	}
+	if len(paths) == 0 {
+		return
+	}
+	b.WriteString("import (\n")
+	for _, p := range paths {
+		fmt.Fprintf(b, "\t%q\n", p)
+	}
+	b.WriteString(")\n\n")
 }

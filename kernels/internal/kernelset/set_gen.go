@@ -2,6 +2,10 @@
 
 package kernelset
 
+import (
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
+)
+
 // Set is one implementation of every kernel, such as "generic", "avx2",
 // "avx512" or "neon". Every func field is set, except FMALoop for
 // implementations without SIMD registers. The kernels' fields are
@@ -101,6 +105,20 @@ type Set struct {
 	// len(bias) >= n; pre and out overlap neither A nor B (when k > 0), nor
 	// each other, nor bias.
 	GemmBiasGELU func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
+	// GemmBF16 computes C = alpha*A·Wᵀ + beta*C for the bfloat16 weights
+	// W (see kernels.GemmBF16). m >= 0; w is a valid matrix
+	// (lowbit.BF16.Check); A (m×w.K) and C (m×w.N) fit their slices with
+	// lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor
+	// w.Data; C is not read when beta is 0; A and W are not read when alpha
+	// is 0 or w.K is 0.
+	GemmBF16 func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)
+	// GemmInt8 computes C = alpha*A·Wᵀ + beta*C for the int8 weights W
+	// (see kernels.GemmInt8). m >= 0; w is a valid matrix
+	// (lowbit.Int8.Check); A (m×w.K) and C (m×w.N) fit their slices with
+	// lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor
+	// w.Blocks; C is not read when beta is 0; A and W are not read when
+	// alpha is 0 or w.K is 0.
+	GemmInt8 func(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
 
 	// FMALoop runs n >= 1 iterations of FMAFlops floating-point
 	// operations of independent FMAs in the set's widest registers, for

@@ -1,0 +1,212 @@
+package main
+
+import "fmt"
+
+// Kernels of the products over low-bit weights (see
+// kernels/internal/wdots for their contract, the same as amd64's of
+// asm/gen/wdots):
+//
+// wdots<T><r>NEON, T = BF16 or Int8, r = 1..8: for i < r, j < rows,
+// c[i*ldc+j] = alpha*Σ_p x_i[p]·w_j[p] + beta*c[i*ldc+j], W's row j a row
+// of groups of 32 weights (BF16: 64 bytes, word d = w[d] | w[16+d]<<16;
+// Int8: 36 bytes, a float32 scale then 32 int8). Rows of W go R at a
+// time (wdotsRows), then one at a time; the groups in place first, then,
+// when xt is not nil, one more whose x is read from xt (rows 32 floats
+// apart). A group goes in four quarters: bf16, a vector of four words
+// shifted left by 16 (w[4q..4q+3]) and masked to their upper halves
+// (w[16+4q..]); int8, eight bytes sign-extended twice (SXTL, SXTL,
+// SXTL2), converted (SCVTF) and multiplied by the group's scale
+// (w[8q..8q+7]). Each vector of weights is multiplied into one
+// accumulator per (i, j) by FMLA; the four lanes a0..a3 of an
+// accumulator are summed as (a0+a1)+(a2+a3) by two FADDPs, then
+// multiplied by alpha (one rounding), and, when beta is not ±0, c*beta
+// (one rounding) is added (one rounding). Every element is computed the
+// same way whatever its block. c is only written when beta is ±0; no
+// memory outside the rows×(groups+1) blocks of W, the r rows of x (whole
+// groups), xt and the r×rows region of c is touched.
+//
+// Registers: V0.. accumulators (i*R+j), then two vectors of x a row, then
+// the temporaries; R0 rows left, R1 groups, R2 the block's first row of
+// W, R3 ldw bytes, R4 x, R5 ldx bytes, R6 c, R7 ldc bytes, R8 the groups
+// left, R9 R*ldw, R10 scratch, R11 xt; the pointers to the rows of x and
+// of W from wdotsPtr. Never R18 or R26-R30.
+func wdotsNEON() *file {
+	f := newFile("wdots_arm64.s")
+	for _, bf := range []bool{true, false} {
+		for r := 1; r < len(wdotsRows); r++ {
+			wdotsKernel(f, bf, r)
+		}
+	}
+	return f
+}
+
+// wdotsRows[r] is R, the rows of W a kernel of r rows of x takes at once:
+// r·R accumulators, 2r vectors of x and 4 temporaries fit the 32
+// registers, and r+R pointers fit wdotsPtr.
+var wdotsRows = [...]int{0, 8, 8, 6, 5, 3, 2, 2, 1}
+
+// wdotsPtr are the general registers of the pointers to the rows of x
+// (first) and of W in a block.
+var wdotsPtr = [...]string{"R12", "R13", "R14", "R15", "R16", "R17", "R19", "R20", "R21", "R22", "R23", "R24", "R25"}
+
+func wdotsKernel(f *file, bf bool, r int) {
+	R := wdotsRows[r]
+	typ, blockBytes := "Int8", 36
+	if bf {
+		typ, blockBytes = "BF16", 64
+	}
+	name := fmt.Sprintf("wdots%s%dNEON", typ, r)
+	f.text(name, 80, fmt.Sprintf("func %s(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)", name))
+	f.op("MOVD rows+0(FP), R0")
+	f.op("MOVD groups+8(FP), R1")
+	f.op("MOVD w+16(FP), R2")
+	f.op("MOVD ldw+24(FP), R3")
+	f.op("MOVD x+32(FP), R4")
+	f.op("MOVD ldx+40(FP), R5")
+	f.op("LSL $2, R5")
+	f.op("MOVD xt+48(FP), R11")
+	f.op("MOVD c+56(FP), R6")
+	f.op("MOVD ldc+64(FP), R7")
+	f.op("LSL $2, R7")
+	f.op("MOVD $%d, R9", R)
+	f.op("MUL R3, R9")
+	blocks := []int{R, 1}
+	if R == 1 {
+		blocks = blocks[1:]
+	}
+	for _, blk := range blocks {
+		loop := fmt.Sprintf("rows%d", blk)
+		next := "rows1"
+		if blk == 1 {
+			next = "done"
+		}
+		f.label(loop)
+		f.op("CMP $%d, R0", blk)
+		f.op("BLT %s", next)
+		wdotsBlock(f, bf, r, blk, blockBytes, fmt.Sprintf("b%d", blk))
+		if blk == 1 {
+			f.op("ADD R3, R2")
+		} else {
+			f.op("ADD R9, R2")
+		}
+		f.op("ADD $%d, R6", 4*blk)
+		f.op("SUB $%d, R0", blk)
+		f.op("B %s", loop)
+	}
+	f.label("done")
+	f.op("RET")
+}
+
+// wdotsBlock emits the r×R block of c at R6 from the R rows of W at R2.
+func wdotsBlock(f *file, bf bool, r, R, blockBytes int, pfx string) {
+	acc := func(i, j int) int { return i*R + j }
+	xv := func(i, h int) int { return r*R + 2*i + h }
+	t0 := r*R + 2*r
+	t1, t2, t3 := t0+1, t0+2, t0+3 // t3: bf16's mask, int8's scale
+	xp := func(i int) string { return wdotsPtr[i] }
+	wp := func(j int) string { return wdotsPtr[r+j] }
+	f.zero(0, r*R)
+	if bf {
+		f.op("MOVW $0xffff0000, R10")
+		f.op("VDUP R10, V%d.S4", t3)
+	}
+	setX := func(base, ld string) {
+		f.op("MOVD %s, %s", base, xp(0))
+		for i := 1; i < r; i++ {
+			f.op("ADD %s, %s, %s", ld, xp(i-1), xp(i))
+		}
+	}
+	setX("R4", "R5")
+	f.op("MOVD R2, %s", wp(0))
+	for j := 1; j < R; j++ {
+		f.op("ADD R3, %s, %s", wp(j-1), wp(j))
+	}
+	body := func() {
+		for q := 0; q < 4; q++ {
+			// The x of this quarter: bf16 x[4q..] and x[16+4q..]; int8
+			// x[8q..] and x[8q+4..].
+			off0, off1 := 16*q, 64+16*q
+			if !bf {
+				off0, off1 = 32*q, 32*q+16
+			}
+			for i := 0; i < r; i++ {
+				f.op("FMOVQ %d(%s), F%d", off0, xp(i), xv(i, 0))
+				f.op("FMOVQ %d(%s), F%d", off1, xp(i), xv(i, 1))
+			}
+			for j := 0; j < R; j++ {
+				if bf {
+					f.op("FMOVQ %d(%s), F%d", 16*q, wp(j), t0)
+					f.op("VSHL $16, V%d.S4, V%d.S4", t0, t1)
+					f.op("VAND V%d.B16, V%d.B16, V%d.B16", t3, t0, t0)
+				} else {
+					f.op("FMOVS 0(%s), F%d", wp(j), t3)
+					f.op("FMOVD %d(%s), F%d", 4+8*q, wp(j), t0)
+					f.w(sxtl8h(t0, t0))
+					f.w(sxtl4s(t1, t0))
+					f.w(sxtl24s(t0, t0))
+					f.w(scvtf4s(t1, t1))
+					f.w(scvtf4s(t0, t0))
+					f.w(fmulElem(t1, t1, t3, 0))
+					f.w(fmulElem(t0, t0, t3, 0))
+				}
+				for i := 0; i < r; i++ {
+					f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", t1, xv(i, 0), acc(i, j))
+					f.op("VFMLA V%d.S4, V%d.S4, V%d.S4", t0, xv(i, 1), acc(i, j))
+				}
+			}
+		}
+	}
+	f.op("MOVD R1, R8")
+	f.label(pfx + "_g")
+	f.op("CBZ R8, %s_tail", pfx)
+	body()
+	for i := 0; i < r; i++ {
+		f.op("ADD $128, %s", xp(i))
+	}
+	for j := 0; j < R; j++ {
+		f.op("ADD $%d, %s", blockBytes, wp(j))
+	}
+	f.op("SUB $1, R8")
+	f.op("B %s_g", pfx)
+	f.label(pfx + "_tail")
+	f.op("CBZ R11, %s_reduce", pfx)
+	f.op("MOVD $128, R10")
+	setX("R11", "R10")
+	body()
+	f.label(pfx + "_reduce")
+	for a := 0; a < r*R; a++ {
+		f.w(faddp4s(a, a, a))
+		f.w(faddp4s(a, a, a))
+	}
+	f.op("FMOVS alpha+72(FP), F%d", t0)
+	for a := 0; a < r*R; a++ {
+		f.op("FMULS F%d, F%d, F%d", t0, a, a)
+	}
+	f.op("FMOVS beta+76(FP), F%d", t1)
+	f.op("FCMPS $(0.0), F%d", t1)
+	f.op("BEQ %s_b0", pfx)
+	for _, withBeta := range []bool{true, false} {
+		if !withBeta {
+			f.label(pfx + "_b0")
+		}
+		f.op("MOVD R6, R10")
+		for i := 0; i < r; i++ {
+			if i > 0 {
+				f.op("ADD R7, R10")
+			}
+			for j := 0; j < R; j++ {
+				a := acc(i, j)
+				if withBeta {
+					f.op("FMOVS %d(R10), F%d", 4*j, t2)
+					f.op("FMULS F%d, F%d, F%d", t1, t2, t2)
+					f.op("FADDS F%d, F%d, F%d", t2, a, a)
+				}
+				f.op("FMOVS F%d, %d(R10)", a, 4*j)
+			}
+		}
+		if withBeta {
+			f.op("B %s_stored", pfx)
+		}
+	}
+	f.label(pfx + "_stored")
+}

@@ -1,0 +1,47 @@
+package kernels_test
+
+import (
+	"fmt"
+
+	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
+)
+
+func ExampleGemvBF16() {
+	// A projection stored as gpt stores it, k×n (2 inputs, 3 outputs):
+	// out = in·W.
+	w := []float32{
+		1, 2, 3,
+		4, 5, 6,
+	}
+	wb := lowbit.BF16FromKN(w, 2, 3) // 3×2, a row an output
+	y := make([]float32, 3)
+	kernels.GemvBF16(1, wb, []float32{1, -1}, 0, y)
+	fmt.Println(y)
+	// Output:
+	// [-3 -3 -3]
+}
+
+func ExampleGemmInt8() {
+	// Two tokens through a 4-input, 2-output projection quantized to
+	// int8: C = A·Wᵀ.
+	w := []float32{ // 2×4, a row an output
+		127, 0, -127, 63.5,
+		1, 2, 3, 4,
+	}
+	wq, err := lowbit.Int8FromNK(w, 2, 4)
+	if err != nil {
+		panic(err)
+	}
+	a := []float32{ // 2×4
+		1, 1, 1, 1,
+		1, 0, 0, 0,
+	}
+	c := make([]float32, 4)
+	kernels.GemmInt8(2, 1, a, 4, wq, 0, c, 2)
+	fmt.Println(c)
+	fmt.Println(wq.At(0, 3), wq.At(1, 1)) // 63.5/1 rounds to 64 (even); 2/(4/127) to 64
+	// Output:
+	// [64 10.015748 127 1.007874]
+	// 64 2.015748
+}

@@ -1,0 +1,161 @@
+// Package wdots drives the SIMD kernels of the products over low-bit
+// weights (package lowbit): C (m×N) = alpha*A·Wᵀ + beta*C, each element
+// the dot product of a row of A with a row of W, W read once, in place,
+// for every r <= len(kernels) rows of A.
+//
+// A kernel reads W a group of lowbit.GroupSize weights at a time, whole
+// groups only (rows are padded to whole groups with zero weights). The
+// driver hands it the rows of A for the whole groups in place and, when K
+// is not a multiple of the group size, a copy of the last partial group
+// of each row padded with zeros, so that no kernel reads x beyond K
+// elements or needs a masked load.
+//
+// Each kernel computes every element of C the same way whatever its
+// position in the call, so splitting C's columns between goroutines never
+// changes a result.
+package wdots
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/simdgpt/simdgpt/internal/parallel"
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
+)
+
+// Kernel is one SIMD kernel for a fixed r, the rows of A it takes: for
+// i < r and j < rows (rows >= 1),
+//
+//	c[i*ldc+j] = alpha*Σ_p x_i[p]·w_j[p] + beta*c[i*ldc+j]
+//
+// where w_j is the row of W starting ldw bytes after w_{j-1} (w_0 at w)
+// and p runs over groups whole groups (groups >= 0) read from
+// x_i = x[i*ldx:] and then, when xt is not nil, one more group read from
+// x_i = xt[i*GroupSize:]. c is read only when beta is not ±0.
+type Kernel func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
+
+// Kernels are an ISA's kernels for both weight types: BF16[r-1] and
+// Int8[r-1] take r rows of A.
+type Kernels struct {
+	BF16 []Kernel
+	Int8 []Kernel
+}
+
+// MaxRows is the largest number of rows of A a kernel may take.
+const MaxRows = 8
+
+// GemmBF16 is the kernel set's GemmBF16 (see kernelset.Set).
+func (ks *Kernels) GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+	var base *byte
+	if len(w.Data) > 0 {
+		base = (*byte)(unsafe.Pointer(&w.Data[0]))
+	}
+	run(ks.BF16, m, w.N, w.K, alpha, a, lda, base, 2*w.Stride(), beta, c, ldc)
+}
+
+// GemmInt8 is the kernel set's GemmInt8 (see kernelset.Set).
+func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int) {
+	var base *byte
+	if len(w.Blocks) > 0 {
+		base = (*byte)(unsafe.Pointer(&w.Blocks[0]))
+	}
+	run(ks.Int8, m, w.N, w.K, alpha, a, lda, base, int(unsafe.Sizeof(lowbit.Int8Block{}))*lowbit.Groups(w.K), beta, c, ldc)
+}
+
+// MinParallel is the number of weights (N·K) from which a product is
+// split between goroutines: beyond one core's L2 even in bfloat16, where
+// a second core adds memory bandwidth and the split costs microseconds
+// against hundreds.
+const MinParallel = 1 << 20
+
+// splitUnit is the granule, in columns of C, of a split.
+const splitUnit = 64
+
+// task is one pass of r rows of A over W, split by columns of C.
+type task struct {
+	kern     Kernel
+	r, n     int
+	groups   int
+	w        *byte
+	rowBytes int
+	x        *float32
+	ldx      int
+	xt       *float32
+	c        []float32
+	ci       int // offset of the pass's first row in c
+	ldc      int
+	alpha    float32
+	beta     float32
+	step     int
+	tail     [MaxRows * lowbit.GroupSize]float32
+}
+
+var pool = sync.Pool{New: func() any { return new(task) }}
+
+// run computes C = alpha*A·Wᵀ + beta*C for W n×k with rows of rowBytes
+// bytes from base, in passes of up to len(kern) rows of A.
+func run(kern []Kernel, m, n, k int, alpha float32, a []float32, lda int, base *byte, rowBytes int, beta float32, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		for i := 0; i < m; i++ {
+			scale(beta, c[i*ldc:i*ldc+n])
+		}
+		return
+	}
+	t := pool.Get().(*task)
+	full := k / lowbit.GroupSize
+	rem := k - full*lowbit.GroupSize
+	*t = task{n: n, groups: full, w: base, rowBytes: rowBytes, ldx: lda, c: c, ldc: ldc, alpha: alpha, beta: beta}
+	parts := 1
+	if n*k >= MinParallel {
+		parts = parallel.Parts((n+splitUnit-1)/splitUnit, 1)
+	}
+	units := (n + splitUnit - 1) / splitUnit
+	t.step = (units + parts - 1) / parts * splitUnit
+	for i0 := 0; i0 < m; {
+		r := min(m-i0, len(kern))
+		t.kern, t.r, t.ci = kern[r-1], r, i0*ldc
+		t.x = &a[i0*lda]
+		t.xt = nil
+		if rem > 0 {
+			for i := 0; i < r; i++ {
+				row := a[(i0+i)*lda+full*lowbit.GroupSize : (i0+i)*lda+k]
+				g := t.tail[i*lowbit.GroupSize : (i+1)*lowbit.GroupSize]
+				clear(g[copy(g, row):])
+			}
+			t.xt = &t.tail[0]
+		}
+		if parts <= 1 {
+			t.RunPart(0, 0)
+		} else {
+			parallel.Run(t, (n+t.step-1)/t.step, parts)
+		}
+		i0 += r
+	}
+	*t = task{}
+	pool.Put(t)
+}
+
+// RunPart computes the columns [part*step, (part+1)*step) of the pass.
+func (t *task) RunPart(_, part int) {
+	j0 := part * t.step
+	j1 := min(j0+t.step, t.n)
+	if j0 >= j1 {
+		return
+	}
+	w := (*byte)(unsafe.Add(unsafe.Pointer(t.w), j0*t.rowBytes))
+	t.kern(j1-j0, t.groups, w, t.rowBytes, t.x, t.ldx, t.xt, &t.c[t.ci+j0], t.ldc, t.alpha, t.beta)
+}
+
+// scale sets y = beta*y, and y = 0 without reading it when beta is 0.
+func scale(beta float32, y []float32) {
+	if beta == 0 {
+		clear(y)
+		return
+	}
+	for i := range y {
+		y[i] *= beta
+	}
+}

@@ -1,0 +1,75 @@
+package kernels
+
+import (
+	"unsafe"
+
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
+)
+
+// Products over low-bit weights (package lowbit): W is N×K, stored a row
+// an output, and the products read it once, in place, a group of
+// lowbit.GroupSize weights at a time, converting each weight to float32
+// in registers (bfloat16: exact; int8: Scale*float32(Q) rounded to
+// float32, the value lowbit.Int8.At returns) and accumulating in float32.
+// Each output is thus the float32 dot product of a row of A (or x) with
+// the float32 weights of lowbit's At, whose summation order differs
+// between implementations: generic sums over p in order; the SIMD
+// kernels keep one accumulator of vector lanes per output (lane l
+// summing, with FMAs, the products of the p ≡ l modulo the lane count,
+// group after group in order, within a group in an order fixed by the
+// kernel, the zero-padded last group included), then add the lanes
+// pairwise. Against the sum
+// in float64 of the same products, |y - y_exact| is at most about
+// (K+2)·2⁻²³·(|alpha|·Σ_p |w(j,p)·x[p]| + |beta·y[j]|), as for Gemv. For a
+// given implementation results are deterministic and do not depend on
+// GOMAXPROCS: large W are split by output columns between goroutines,
+// each output computed the same way in any part.
+
+// GemmBF16 computes C = alpha*A·Wᵀ + beta*C for the row-major m×w.K
+// matrix A (leading dimension lda >= max(w.K, 1)), the bfloat16 matrix W
+// (w.N×w.K) and the row-major m×w.N matrix C (leading dimension
+// ldc >= max(w.N, 1)): C[i][j] is the dot product of row i of A with row
+// j of W. It is built for few rows of A (decoding: m = 1..8 tokens), where
+// reading W dominates; the kernels take up to 8 rows of A for each pass
+// over W.
+//
+// When beta is 0, C is only written, never read; when alpha is 0 or w.K
+// is 0, A and W are not read and C = beta*C. C must overlap neither A nor
+// w.Data. See the section's comment for the accuracy.
+func (p *Impl) GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+	const fn = "GemmBF16"
+	w.Check("kernels." + fn)
+	checkLowbit(fn, m, w.N, w.K, a, lda, unsafe.Pointer(unsafe.SliceData(w.Data)), 2*len(w.Data), c, ldc)
+	p.set.GemmBF16(m, alpha, a, lda, w, beta, c, ldc)
+}
+
+// GemmInt8 computes C = alpha*A·Wᵀ + beta*C as GemmBF16 does, for the int8
+// matrix W (w.N×w.K, one scale a group of lowbit.GroupSize along K). C
+// must overlap neither A nor w.Blocks.
+func (p *Impl) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int) {
+	const fn = "GemmInt8"
+	w.Check("kernels." + fn)
+	checkLowbit(fn, m, w.N, w.K, a, lda, unsafe.Pointer(unsafe.SliceData(w.Blocks)), int(unsafe.Sizeof(lowbit.Int8Block{}))*len(w.Blocks), c, ldc)
+	p.set.GemmInt8(m, alpha, a, lda, w, beta, c, ldc)
+}
+
+// GemvBF16 computes y = alpha*W·x + beta*y for the bfloat16 matrix W
+// (w.N×w.K), x of w.K and y of w.N elements (only the first w.K or w.N of
+// a longer slice are used): GemmBF16 with one row. When beta is 0, y is
+// only written; when alpha is 0 or w.K is 0, W and x are not read. y must
+// overlap neither x nor w.Data.
+func (p *Impl) GemvBF16(alpha float32, w *lowbit.BF16, x []float32, beta float32, y []float32) {
+	const fn = "GemvBF16"
+	w.Check("kernels." + fn)
+	checkGemvLowbit(fn, w.N, w.K, unsafe.Pointer(unsafe.SliceData(w.Data)), 2*len(w.Data), x, y)
+	p.set.GemmBF16(1, alpha, x, max(w.K, 1), w, beta, y, max(w.N, 1))
+}
+
+// GemvInt8 computes y = alpha*W·x + beta*y for the int8 matrix W
+// (w.N×w.K), as GemvBF16 does. y must overlap neither x nor w.Blocks.
+func (p *Impl) GemvInt8(alpha float32, w *lowbit.Int8, x []float32, beta float32, y []float32) {
+	const fn = "GemvInt8"
+	w.Check("kernels." + fn)
+	checkGemvLowbit(fn, w.N, w.K, unsafe.Pointer(unsafe.SliceData(w.Blocks)), int(unsafe.Sizeof(lowbit.Int8Block{}))*len(w.Blocks), x, y)
+	p.set.GemmInt8(1, alpha, x, max(w.K, 1), w, beta, y, max(w.N, 1))
+}
