@@ -3,14 +3,11 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -18,26 +15,8 @@ import (
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/gpt/rng"
+	"github.com/simdgpt/simdgpt/internal/cmdtest"
 )
-
-// lockedBuffer is a bytes.Buffer that a process's output goroutine writes
-// while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // signalRun runs the built tinygpt with args, waits until ready reports
 // true of its output so far (stdout, stderr), sends it sigs (the later
@@ -46,51 +25,7 @@ func (l *lockedBuffer) String() string {
 // first signal.
 func signalRun(t *testing.T, args []string, ready func(stdout, stderr string) bool, flood bool, sigs ...syscall.Signal) (int, string, string) {
 	t.Helper()
-	cmd := exec.Command(binary(t, "tinygpt"), args...)
-	var out, errb lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	for deadline := time.Now().Add(60 * time.Second); !ready(out.String(), errb.String()); time.Sleep(5 * time.Millisecond) {
-		select {
-		case err := <-done:
-			t.Fatalf("%q ended before the signal: %v\n%s\n%s", args, err, out.String(), errb.String())
-		default:
-		}
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			<-done
-			t.Fatalf("%q: not ready within 60 s\n%s\n%s", args, out.String(), errb.String())
-		}
-	}
-	timeout := time.After(10 * time.Second)
-	var err error
-	for i, exited := 0, false; !exited; i++ {
-		if i < len(sigs) || flood {
-			cmd.Process.Signal(sigs[min(i, len(sigs)-1)])
-		}
-		select {
-		case err = <-done:
-			exited = true
-		case <-time.After(time.Millisecond):
-		case <-timeout:
-			cmd.Process.Kill()
-			<-done
-			t.Fatalf("%q: still running 10 s after %v\n%s\n%s", args, sigs[0], out.String(), errb.String())
-		}
-	}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-		return 0, out.String(), errb.String()
-	case errors.As(err, &ee) && ee.ExitCode() >= 0:
-		return ee.ExitCode(), out.String(), errb.String()
-	}
-	t.Fatalf("%q: %v (ended by the signal, not by itself)\n%s\n%s", args, err, out.String(), errb.String())
-	return 0, "", ""
+	return cmdtest.Signal(t, exec.Command(binary(t, "tinygpt"), args...), ready, flood, sigs...)
 }
 
 // oneLine checks that stderr is one line holding want, with no stack trace.

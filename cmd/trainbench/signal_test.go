@@ -3,36 +3,16 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/simdgpt/simdgpt/internal/cmdtest"
 )
-
-// lockedBuffer is a bytes.Buffer that a process's output goroutine writes
-// while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // TestSignal builds trainbench, sends it SIGINT after its first round of
 // a run of a thousand, and checks that it exits within 10 s with status
@@ -52,39 +32,23 @@ func TestSignal(t *testing.T) {
 	}
 	cmd := exec.Command(bin, "-no-torch", "-config", "a", "-rounds", "1000", "-steps", "3", "-threads", "1")
 	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	var out, errb lockedBuffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	for deadline := time.Now().Add(60 * time.Second); !strings.Contains(errb.String(), "round 1/1000"); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			cmd.Process.Kill()
-			<-done
-			t.Fatalf("no round within 60 s\n%s", errb.String())
+	var seen time.Time
+	ready := func(_, stderr string) bool {
+		if seen.IsZero() && strings.Contains(stderr, "round 1/1000") {
+			seen = time.Now()
 		}
+		return !seen.IsZero() && time.Since(seen) >= 0
 	}
-	cmd.Process.Signal(syscall.SIGINT)
-	var err error
-	select {
-	case err = <-done:
-	case <-time.After(10 * time.Second):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("still running 10 s after SIGINT\n%s", errb.String())
+	st, stdout, stderr := cmdtest.Signal(t, cmd, ready, false, syscall.SIGINT)
+	if st != 130 {
+		t.Fatalf("exit status %d, want 130\n%s", st, stderr)
 	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
-		t.Fatalf("exit: %v, want status 130\n%s", err, errb.String())
-	}
-	lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
-	if last := lines[len(lines)-1]; last != "trainbench: interrupted by SIGINT: no table printed" || strings.Contains(errb.String(), "goroutine") {
+	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+	if last := lines[len(lines)-1]; last != "trainbench: interrupted by SIGINT: no table printed" || strings.Contains(stderr, "goroutine") {
 		t.Errorf("stderr ends %q", last)
 	}
-	if strings.Contains(out.String(), "rounds ×") {
-		t.Errorf("table printed by an interrupted run:\n%s", out.String())
+	if strings.Contains(stdout, "rounds ×") {
+		t.Errorf("table printed by an interrupted run:\n%s", stdout)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("left in the temporary directory: %v", left)
