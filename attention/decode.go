@@ -107,12 +107,53 @@ func (d *Decoder) Decode(out, x []float32, n int, p Params) {
 	checkProduct(fn, "the score workspace", "4*n*(Len()+n)*C", 4, n, d.n+n, C)
 	p.check(fn, "p", C)
 
+	d.qkv = grow(d.qkv, n*3*C)
+	d.project(n, C, 3*C, x, p.WQKV, p.BQKV, d.qkv)
+	d.heads(n)
+	d.project(n, C, C, d.y, p.WProj, p.BProj, out)
+}
+
+// DecodeHeads is Decode without its two projections, for a caller that
+// computes them itself (with weights in another format than float32):
+// qkv [n,3C] holds the next n positions' queries, keys and values side
+// by side (x·WQKV + BQKV), and y [n,C] receives the heads' outputs
+// concatenated, the input of the output projection. It computes them as
+// Decode does, so with qkv from the same projection y holds the same
+// values, bit for bit; the keys and values are appended to the cache. y
+// may not overlap qkv. It panics if n < 1, if qkv is shorter than n*3C
+// or y shorter than n*C, if the cache has no room for n more positions,
+// or if the score workspace would not fit in an int; the cache is
+// unchanged then.
+func (d *Decoder) DecodeHeads(y, qkv []float32, n int) {
+	const fn = "Decoder.DecodeHeads"
+	C := d.c
+	if n < 1 {
+		panic(fmt.Sprintf("attention.%s: n = %d, must be >= 1", fn, n))
+	}
+	if n > d.maxT-d.n {
+		panic(fmt.Sprintf("attention.%s: Len() = %d plus n = %d tokens exceeds the decoder's maxT = %d", fn, d.n, n, d.maxT))
+	}
+	if len(qkv) < 3*n*C {
+		panic(fmt.Sprintf("attention.%s: len(qkv) = %d, want >= 3*n*C = 3*%d*%d = %d", fn, len(qkv), n, C, 3*n*C))
+	}
+	if len(y) < n*C {
+		panic(fmt.Sprintf("attention.%s: len(y) = %d, want >= n*C = %d*%d = %d", fn, len(y), n, C, n*C))
+	}
+	checkProduct(fn, "the score workspace", "4*n*(Len()+n)*C", 4, n, d.n+n, C)
+	d.qkv = grow(d.qkv, n*3*C)
+	copy(d.qkv, qkv[:n*3*C])
+	d.heads(n)
+	copy(y[:n*C], d.y)
+}
+
+// heads appends the keys and values of the n rows of d.qkv to the cache
+// and computes the heads' outputs into d.y.
+func (d *Decoder) heads(n int) {
+	C := d.c
 	past := d.n
 	total := past + n
-	d.qkv = grow(d.qkv, n*3*C)
 	d.y = grow(d.y, n*C)
 	d.s = grow(d.s, d.h*n*total)
-	d.project(n, C, 3*C, x, p.WQKV, p.BQKV, d.qkv)
 	for r := 0; r < n; r++ {
 		row := d.qkv[r*3*C : (r+1)*3*C]
 		for j, kv := range row[C : 2*C] {
@@ -128,7 +169,6 @@ func (d *Decoder) Decode(out, x []float32, n int, p Params) {
 		workers = workersFor(d.h)
 	}
 	parallel.Run((*decodeHeads)(d), d.h, workers)
-	d.project(n, C, C, d.y, p.WProj, p.BProj, out)
 }
 
 // decodeHead computes head h of a Decode call.

@@ -1,6 +1,10 @@
 package attention
 
-import "github.com/simdgpt/simdgpt/internal/parallel"
+import (
+	"fmt"
+
+	"github.com/simdgpt/simdgpt/internal/parallel"
+)
 
 // Layer is one causal self-attention layer of width C with H heads, for
 // training: Forward, then Backward of the same call, and Probs. It owns
@@ -72,6 +76,40 @@ func (l *Layer) Forward(out, x []float32, b, t int, p Params) {
 	parallel.Run((*forwardHeads)(l), items, workersFor(items))
 	l.project(n, C, C, l.y, p.WProj, p.BProj, out)
 	l.ready = true
+}
+
+// ForwardHeads is Forward without its two projections, for a caller that
+// computes them itself (with weights in another format than float32):
+// qkv [B,T,3C] holds each position's query, key and value side by side
+// (x·WQKV + BQKV) and y [B,T,C] receives the heads' outputs concatenated,
+// the input of the output projection. Each (batch, head) is computed as
+// Forward computes it, so with qkv from the same projection y holds the
+// same values, bit for bit. It keeps nothing for Backward and Probs:
+// until the next Forward, Backward panics and Probs returns nil. y may
+// not overlap qkv. It panics if b or t is less than 1, if
+// qkv is shorter than b*t*3C or y shorter than b*t*C, or if the
+// probabilities (b·H·t² of them) would not fit in an int.
+func (l *Layer) ForwardHeads(y, qkv []float32, b, t int) {
+	const fn = "Layer.ForwardHeads"
+	checkBT(fn, b, t)
+	n := b * t
+	C := l.c
+	checkProduct(fn, "the qkv workspace", "3*b*t*C", 3, b, t, C)
+	checkProduct(fn, "the probabilities", "b*H*t*t", b, l.h, t, t)
+	checkRows(fn, "y", y, b, t, C)
+	if len(qkv) < 3*n*C {
+		panic(fmt.Sprintf("attention.%s: len(qkv) = %d, want >= 3*b*t*C = 3*%d*%d*%d = %d", fn, len(qkv), b, t, C, 3*n*C))
+	}
+
+	l.ready = false
+	l.b, l.t = b, t
+	l.qkv = grow(l.qkv, n*3*C)
+	l.probs = grow(l.probs, b*l.h*t*t)
+	l.y = grow(l.y, n*C)
+	copy(l.qkv, qkv[:n*3*C])
+	items := b * l.h
+	parallel.Run((*forwardHeads)(l), items, workersFor(items))
+	copy(y[:n*C], l.y)
 }
 
 // forwardHead computes probabilities and output of item i = b*H + h.

@@ -74,14 +74,24 @@ func EvalBytes(c Config, batch, threads int) int64 {
 	return saturate(float64(TrainBytes(c, batch, threads)) - float64(ModelBytes(c, true)-ModelBytes(c, false)))
 }
 
+// EvalBytesWeights is EvalBytes for a model whose matrices are in format
+// f (see InferenceBytes).
+func EvalBytesWeights(c Config, batch, threads int, f Weights) int64 {
+	return saturate(float64(EvalBytes(c, batch, threads)) - float64(ModelBytes(c, false)) + float64(InferenceBytes(c, f)))
+}
+
 // WithBlockSize returns a new model with m's parameters and a block size
 // of t (1 <= t <= m's): the position embedding is cut to its first t rows,
 // as nanoGPT's crop_block_size does, for training or evaluating on
 // contexts shorter than the model was made for. The new model computes
-// with m's kernel implementation; m is unchanged.
+// with m's kernel implementation; m is unchanged. It errs for a model of
+// low-bit weights (WithWeights), which has no float32 parameters to copy.
 func (m *Model) WithBlockSize(t int) (*Model, error) {
 	if t < 1 || t > m.Config.BlockSize {
 		return nil, fmt.Errorf("gpt: WithBlockSize: block size %d must be in [1, %d], the model's", t, m.Config.BlockSize)
+	}
+	if err := m.inferenceOnly("WithBlockSize"); err != nil {
+		return nil, err
 	}
 	cfg := m.Config
 	cfg.BlockSize = t

@@ -132,12 +132,37 @@ func decodeWindow(ctx int) int { return max(1, ctx/8) }
 // tokens/s, ms/token, the share of it spent drawing the token (a sort of
 // the 50257 logits) as draw-ms/token, and weight-GB/s: the weights one
 // token reads (weight-MB/token, decodeWeightBytes) per token time, to set
-// against a measured copy bandwidth (kernelbench -kernels copy).
+// against a measured copy bandwidth (kernelbench -kernels copy). The
+// sub-benchmarks weights=bf16 and weights=int8 decode with the model's
+// matrices converted (Model.WithWeights), their weight bytes those of the
+// converted matrices (lowbitWeightBytes).
 func BenchmarkGPT2Decode(b *testing.B) {
 	skipGPT2(b)
 	m := sharedGPT2(b)
+	benchDecode(b, m, decodeWeightBytes(m.Config))
+	for _, f := range []Weights{WeightsBF16, WeightsInt8} {
+		b.Run("weights="+f.String(), func(b *testing.B) {
+			low, err := m.WithWeights(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchDecode(b, low, lowbitWeightBytes(low))
+		})
+	}
+}
+
+// lowbitWeightBytes is the bytes of low-bit matrices a decoded token
+// reads: the blocks' four projections and the LM head.
+func lowbitWeightBytes(m *Model) float64 {
+	f, c := m.wf, m.Config
+	C := c.Width
+	return float64(c.Layers)*(f.matrixBytes(3*C, C)+f.matrixBytes(C, C)+f.matrixBytes(4*C, C)+f.matrixBytes(C, 4*C)) + f.matrixBytes(c.Vocab, C)
+}
+
+// benchDecode runs BenchmarkGPT2Decode's sub-benchmarks on m, whose
+// matrices a token reads are wbytes bytes.
+func benchDecode(b *testing.B, m *Model, wbytes float64) {
 	s := m.NewSampler()
-	wbytes := decodeWeightBytes(m.Config)
 	for _, ctx := range []int{64, 512} {
 		b.Run(fmt.Sprintf("ctx=%d", ctx), func(b *testing.B) {
 			prompt := randomTokens(ctx-decodeWindow(ctx), m.Config.Vocab, uint64(ctx))

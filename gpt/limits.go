@@ -88,10 +88,15 @@ func TrainBytes(c Config, batch, threads int) int64 {
 
 // SampleBytes estimates the memory of sampling from a model of config c
 // (the model without optimizer state, the KV caches and the sampler's
-// scratch).
-func SampleBytes(c Config) int64 {
+// scratch): SampleBytesWeights with float32 weights.
+func SampleBytes(c Config) int64 { return SampleBytesWeights(c, WeightsF32) }
+
+// SampleBytesWeights estimates the memory of sampling from a model of
+// config c whose matrices are in format f (see InferenceBytes), with its
+// KV caches and the sampler's scratch.
+func SampleBytesWeights(c Config, f Weights) int64 {
 	C, V, L, T := float64(c.Width), float64(c.Vocab), float64(c.Layers), float64(c.BlockSize)
-	return saturate(float64(ModelBytes(c, false)) + 4*(L*3*(T+16)*C+11*T*C+2*T+V) + 16*V + 4*L*T*T)
+	return saturate(float64(InferenceBytes(c, f)) + 4*(L*3*(T+16)*C+11*T*C+2*T+V) + 16*V + 4*L*T*T)
 }
 
 func saturate(x float64) int64 {

@@ -255,8 +255,13 @@ type Model struct {
 	Params []float32
 	Grads  []float32
 
-	k    *kernels.Impl
-	p    weights
+	k *kernels.Impl
+	p weights
+	// The matrices the forward pass multiplies by, in format wf: views
+	// of p's (float32), or converted copies (WithWeights).
+	wf   Weights
+	lin  []blockLinears
+	head linear
 	reps []*replica // reps[0] always exists; its grads are Grads
 	used int        // replicas used by the last Forward
 	n    int        // rows of the last Forward
@@ -398,6 +403,7 @@ func newModel(cfg Config, opts ...Option) (*Model, error) {
 	n := cfg.NumParams()
 	m := &Model{Config: cfg, Params: make([]float32, n), Grads: make([]float32, n), k: o.impl}
 	m.p = cfg.view(m.Params)
+	m.lin, m.head = f32Linears(cfg, &m.p)
 	m.run.m = m
 	r, err := m.newReplica(m.Grads)
 	if err != nil {
@@ -410,10 +416,14 @@ func newModel(cfg Config, opts ...Option) (*Model, error) {
 // Impl returns the kernel implementation the model computes with.
 func (m *Model) Impl() *kernels.Impl { return m.k }
 
-// newReplica returns a replica writing its gradients into grads.
+// newReplica returns a replica writing its gradients into grads (nil for
+// a model without gradients, see WithWeights).
 func (m *Model) newReplica(grads []float32) (*replica, error) {
 	cfg := m.Config
-	r := &replica{grads: grads, g: cfg.view(grads)}
+	r := &replica{grads: grads}
+	if grads != nil {
+		r.g = cfg.view(grads)
+	}
 	for l := 0; l < cfg.Layers; l++ {
 		a, err := m.newAttention()
 		if err != nil {
@@ -483,7 +493,9 @@ func (m *Model) ensure(r *replica, b, t int) {
 	a.lnf, a.lnfMean, a.lnfRstd = grow(a.lnf, n*C), grow(a.lnfMean, n), grow(a.lnfRstd, n)
 	a.logits = grow(a.logits, n*V)
 	a.losses = grow(a.losses, n)
-	a.dres, a.dln, a.dfc = grow(a.dres, n*C), grow(a.dln, n*C), grow(a.dfc, 4*n*C)
+	if m.wf == WeightsF32 { // a low-bit model has no backward pass
+		a.dres, a.dln, a.dfc = grow(a.dres, n*C), grow(a.dln, n*C), grow(a.dfc, 4*n*C)
+	}
 }
 
 // Forward runs the model over tokens, b sequences of t tokens ([b·t]), and
@@ -516,7 +528,11 @@ func (m *Model) Forward(tokens, targets []int32, b, t int) float64 {
 		k = parallel.Parts(b, 1) // min(GOMAXPROCS, b)
 	}
 	for len(m.reps) < k {
-		r, err := m.newReplica(make([]float32, len(m.Params)))
+		var grads []float32
+		if m.wf == WeightsF32 {
+			grads = make([]float32, len(m.Params))
+		}
+		r, err := m.newReplica(grads)
 		if err != nil {
 			panic(err) // the config was validated when the model was made
 		}
@@ -565,6 +581,9 @@ func (m *Model) Logits() []float32 { a := &m.reps[0].acts; return a.logits[:a.n*
 // Backward computes the gradient of the last Forward's loss (which must
 // have had targets) into Grads, overwriting them.
 func (m *Model) Backward() {
+	if err := m.inferenceOnly("Model.Backward"); err != nil {
+		panic(err.Error())
+	}
 	if !m.hasT {
 		panic("gpt.Model.Backward: the last Forward had no targets")
 	}
@@ -620,12 +639,20 @@ func (m *Model) backward(r *replica) {
 // its key/value cache (Sampler.attend).
 type attender interface {
 	attend(l int, out, x []float32, n int, p attention.Params)
+	// attendHeads is attend without the two projections: qkv [n,3C] in,
+	// the heads' outputs y [n,C] out (for low-bit projections).
+	attendHeads(l int, y, qkv []float32, n int)
 }
 
 // attend is full causal attention over the replica's b sequences of t
 // tokens (n = b·t rows), with the attention layer of block l.
 func (r *replica) attend(l int, out, x []float32, _ int, p attention.Params) {
 	r.attn[l].Forward(out, x, r.acts.b, r.acts.t, p)
+}
+
+// attendHeads is attend's heads over projections computed by the caller.
+func (r *replica) attendHeads(l int, y, qkv []float32, _ int) {
+	r.attn[l].ForwardHeads(y, qkv, r.acts.b, r.acts.t)
 }
 
 // blockForward runs transformer block l (pre-LayerNorm, GPT-2's layout)
@@ -639,15 +666,25 @@ func (r *replica) attend(l int, out, x []float32, _ int, p attention.Params) {
 // decoder. out may be x, and k.mid may be x (the decoder's residual stream
 // is updated in place); k.ln2 may be k.ln1 and k.ln2Mean, k.ln2Rstd may be
 // k.ln1Mean, k.ln1Rstd (the decoder keeps nothing for a backward pass).
+// The products are the model's linears (float32, or low-bit after
+// WithWeights); low-bit attention projections run around att's heads
+// with k.fcPre and k.fcAct as their scratch, which the MLP overwrites.
 func (m *Model) blockForward(l int, out, x []float32, k *blockActs, n int, att attender) {
 	C := m.Config.Width
-	w := &m.p.blocks[l]
+	w, lw := &m.p.blocks[l], &m.lin[l]
 	layerNormForward(m.k, k.ln1, k.ln1Mean, k.ln1Rstd, x, w.ln1W, w.ln1B, n, C)
-	att.attend(l, k.attnOut, k.ln1, n, w.attn)
+	if lw.qkv.f32 != nil {
+		att.attend(l, k.attnOut, k.ln1, n, w.attn)
+	} else {
+		qkv, y := k.fcPre[:3*n*C], k.fcAct[:n*C]
+		lw.qkv.forward(m.k, qkv, k.ln1, n)
+		att.attendHeads(l, y, qkv, n)
+		lw.proj.forward(m.k, k.attnOut, y, n)
+	}
 	addLayerNormForward(m.k, k.mid, k.ln2, k.ln2Mean, k.ln2Rstd, x, k.attnOut, w.ln2W, w.ln2B, n, C)
 	// fcPre = ln2·w_fc + b_fc, fcAct = gelu(fcPre), the bias and GELU
 	// applied as the GEMM's epilogue while its result is in cache.
-	m.k.GemmBiasGELU(false, false, n, 4*C, C, k.ln2, C, w.wfc, 4*C, w.bfc, k.fcPre, 4*C, k.fcAct, 4*C)
+	lw.fc.biasGELU(m.k, k.fcPre, k.fcAct, k.ln2, n)
 	// out = mid + fcAct·w_out + b_out
 	parallelFor(n, rowChunk, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
@@ -657,7 +694,7 @@ func (m *Model) blockForward(l int, out, x []float32, k *blockActs, n int, att a
 			}
 		}
 	})
-	m.k.Gemm(false, false, n, C, 4*C, 1, k.fcAct, 4*C, w.wout, C, 1, out, C)
+	lw.out.accumulate(m.k, out, k.fcAct, n)
 }
 
 // blockBackward is blockForward's backward pass for block l of replica r:
@@ -679,14 +716,10 @@ func (m *Model) blockBackward(l int, r *replica) {
 }
 
 // headForward writes the logits [n,V] of the final LayerNorm's output x
-// [n,C]: x·w_lm + b_lm, or x·wteᵀ with tied embeddings.
+// [n,C]: x·w_lm + b_lm, or x·wteᵀ with tied embeddings (the model's head
+// linear, float32 or low-bit).
 func (m *Model) headForward(logits, x []float32, n int) {
-	C, V := m.Config.Width, m.Config.Vocab
-	if m.Config.TieEmbeddings {
-		m.k.Gemm(false, true, n, V, C, 1, x, C, m.p.wte, C, 0, logits, V)
-		return
-	}
-	linearForward(m.k, logits, x, m.p.wlm, m.p.blm, n, C, V)
+	m.head.forward(m.k, logits, x, n)
 }
 
 // headBackward is headForward's backward pass: dx = dlogits·w_lmᵀ (or

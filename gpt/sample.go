@@ -61,6 +61,11 @@ func (s *Sampler) attend(l int, out, x []float32, n int, p attention.Params) {
 	s.caches[l].Decode(out, x, n, p)
 }
 
+// attendHeads is attend's heads over projections computed by the caller.
+func (s *Sampler) attendHeads(l int, y, qkv []float32, n int) {
+	s.caches[l].DecodeHeads(y, qkv, n)
+}
+
 // feed runs the tokens through the model at the next positions of the
 // caches and leaves the logits of the last one in s.logits.
 func (s *Sampler) feed(toks []int32) {

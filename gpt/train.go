@@ -53,6 +53,9 @@ func evalSeed(seed uint64) uint64  { return seed ^ 0x6576616c75617465 }
 
 // NewTrainer returns a trainer for m on d with a fresh optimizer.
 func NewTrainer(m *Model, d *data.Dataset, cfg TrainConfig) (*Trainer, error) {
+	if err := m.inferenceOnly("NewTrainer"); err != nil {
+		return nil, err
+	}
 	if cfg.BatchSize < 1 || cfg.BatchSize > MaxBatch || cfg.MaxIters < 1 {
 		return nil, fmt.Errorf("gpt: NewTrainer: batch size %d must be in [1, %d] and max iterations %d at least 1", cfg.BatchSize, MaxBatch, cfg.MaxIters)
 	}

@@ -23,8 +23,9 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	block := fs.Int("block_size", 0, "tokens per sequence, at most the model's block size (0: the model's)")
 	batches := fs.Int("batches", 0, "batches to evaluate (0: every whole batch in the file)")
 	threads := fs.Int("threads", 0, "threads (GOMAXPROCS); 0: all CPUs")
+	weights := fs.String("weights", "f32", "format of the blocks' matrices and the LM head: f32, bf16 or int8 (converted on load; the embeddings, LayerNorms, biases and activations stay float32)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `usage: tinygpt eval --checkpoint DIR|FILE --data FILE [--batch_size B] [--block_size T] [--batches N] [--tokenizer_dir DIR]
+		fmt.Fprintf(fs.Output(), `usage: tinygpt eval --checkpoint DIR|FILE --data FILE [--batch_size B] [--block_size T] [--batches N] [--tokenizer_dir DIR] [--weights f32|bf16|int8]
 
 Prints the model's mean cross-entropy (nats per token) and perplexity over
 the first N batches of the file read in order: sequence i of the file is
@@ -44,10 +45,14 @@ flags:
 	if done, st := parseFlags(fs, args, stdout, stderr); done {
 		return st
 	}
-	return finish(stderr, "eval", eval(*ckpt, *tokDir, *dataPath, *batch, *block, *batches, *threads, stdout, stderr))
+	return finish(stderr, "eval", eval(*ckpt, *tokDir, *dataPath, *weights, *batch, *block, *batches, *threads, stdout, stderr))
 }
 
-func eval(ckpt, tokDir, dataPath string, batch, block, batches, threads int, stdout, stderr io.Writer) error {
+func eval(ckpt, tokDir, dataPath, weights string, batch, block, batches, threads int, stdout, stderr io.Writer) error {
+	wf, err := parseWeights(weights)
+	if err != nil {
+		return err
+	}
 	switch {
 	case dataPath == "":
 		return usageError{"--data is missing: name the file to evaluate on"}
@@ -67,6 +72,9 @@ func eval(ckpt, tokDir, dataPath string, batch, block, batches, threads int, std
 	}
 	lm, err := loadModel(ckpt, tokDir, "eval", stderr)
 	if err != nil {
+		return err
+	}
+	if err := lm.convert(wf); err != nil {
 		return err
 	}
 	cfg := lm.m.Config
@@ -99,7 +107,7 @@ func eval(ckpt, tokDir, dataPath string, batch, block, batches, threads int, std
 	evalCfg := cfg
 	evalCfg.BlockSize = block
 	what := fmt.Sprintf("evaluating %s with --batch_size %d on %d threads", describe(evalCfg), batch, runtime.GOMAXPROCS(0))
-	if err := gpt.CheckMemory(what, gpt.EvalBytes(evalCfg, batch, runtime.GOMAXPROCS(0))); err != nil {
+	if err := gpt.CheckMemory(what, gpt.EvalBytesWeights(evalCfg, batch, runtime.GOMAXPROCS(0), wf)); err != nil {
 		return err
 	}
 	loss, done, err := lm.m.EvalSequentialContext(w.Context(), toks, batch, block, batches)
@@ -116,6 +124,15 @@ func eval(ckpt, tokDir, dataPath string, batch, block, batches, threads int, std
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: cross-entropy %.6f nats per token, perplexity %.4f, over %d tokens (%d batches of %d×%d) of %s\n",
-		dataPath, loss, math.Exp(loss), batches*batch*block, batches, batch, block, lm.describe())
+		dataPath, loss, math.Exp(loss), batches*batch*block, batches, batch, block, lm.describe()+weightsNote(wf))
 	return nil
+}
+
+// weightsNote is what a result line adds for weights in format f: nothing
+// for float32.
+func weightsNote(f gpt.Weights) string {
+	if f == gpt.WeightsF32 {
+		return ""
+	}
+	return " with " + f.String() + " weights"
 }

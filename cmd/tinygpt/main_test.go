@@ -58,7 +58,8 @@ func TestHelp(t *testing.T) {
 		want []string
 	}{
 		{[]string{"--help"}, []string{"train", "sample", "eval", "attn", "compare"}},
-		{[]string{"eval", "--help"}, []string{"usage: tinygpt eval", "-checkpoint", "-data", "-batch_size", "-block_size", "-batches", "-tokenizer_dir", "perplexity"}},
+		{[]string{"eval", "--help"}, []string{"usage: tinygpt eval", "-checkpoint", "-data", "-batch_size", "-block_size", "-batches", "-tokenizer_dir", "perplexity", "-weights", "f32|bf16|int8"}},
+		{[]string{"sample", "--help"}, []string{"usage: tinygpt sample", "-checkpoint", "-prompt", "-weights", "f32|bf16|int8", "converted on load"}},
 		{[]string{"attn", "--help"}, []string{"usage: tinygpt attn", "-checkpoint", "-prompt", "-out"}},
 		{[]string{"compare", "--help"}, []string{"usage: tinygpt compare", "-n_heads", "-checkpoint_dir", "1head", "-max_iters"}},
 		{[]string{"train", "--help"}, []string{"usage: tinygpt train", "-batch_size", "-d_model", "-n_heads", "-n_layers", "-lr", "-checkpoint_dir", "-epochs", "-data", "-block_size", "-max_iters", "-eval_interval", "-eval_iters", "-seed", "-threads", "-resume", "-checkpoint_every", "-force", "-init", "-tokenizer", "-tokenizer_dir", "-tie_embeddings"}},

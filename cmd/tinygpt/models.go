@@ -164,3 +164,26 @@ func loadModel(p, tokDir, cmd string, stderr io.Writer) (*model, error) {
 	}
 	return lm, nil
 }
+
+// parseWeights reads --weights: a usage error unless it names a format.
+func parseWeights(s string) (gpt.Weights, error) {
+	f, err := gpt.ParseWeights(s)
+	if err != nil {
+		return 0, usageError{fmt.Sprintf("--weights %q must be f32, bf16 or int8", s)}
+	}
+	return f, nil
+}
+
+// convert replaces lm's model by its weights in format f (gpt.Model.WithWeights),
+// keeping no reference to the float32 one.
+func (lm *model) convert(f gpt.Weights) error {
+	m, err := lm.m.WithWeights(f)
+	if err != nil {
+		return err
+	}
+	lm.m = m
+	if lm.ck != nil {
+		lm.ck.Model = m
+	}
+	return nil
+}

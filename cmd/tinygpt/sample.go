@@ -25,8 +25,9 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 	topK := fs.Int("top_k", 0, "sample from the k most likely tokens only (0: all)")
 	topP := fs.Float64("top_p", 1, "nucleus sampling: sample from the smallest set of most likely tokens whose probabilities sum to at least p (after --top_k; 1: all)")
 	seed := fs.Uint64("seed", 1, "random seed")
+	weights := fs.String("weights", "f32", "format of the blocks' matrices and the LM head for decoding: f32, bf16 or int8 (converted on load; the embeddings, LayerNorms, biases and activations stay float32)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `usage: tinygpt sample --checkpoint DIR|FILE [--prompt TEXT] [-n N] [--temperature T] [--top_k K] [--top_p P] [--seed S] [--tokenizer_dir DIR]
+		fmt.Fprintf(fs.Output(), `usage: tinygpt sample --checkpoint DIR|FILE [--prompt TEXT] [-n N] [--temperature T] [--top_k K] [--top_p P] [--seed S] [--tokenizer_dir DIR] [--weights f32|bf16|int8]
 
 Streams the prompt and then each generated token as it is drawn (the
 bytes of a character split across BPE tokens once it is complete), using
@@ -51,10 +52,17 @@ flags:
 	case !(*topP > 0 && *topP <= 1):
 		return report(stderr, "sample", usageError{fmt.Sprintf("--top_p %g must be in (0, 1]", *topP)})
 	}
+	wf, err := parseWeights(*weights)
+	if err != nil {
+		return report(stderr, "sample", err)
+	}
 	w := watch("sample", stderr)
 	defer w.Stop()
 	ctx := w.Context()
 	lm, err := loadModel(*ckpt, *tokDir, "sample", stderr)
+	if err == nil {
+		err = lm.convert(wf)
+	}
 	if err != nil {
 		return report(stderr, "sample", err)
 	}
@@ -62,7 +70,7 @@ flags:
 		return report(stderr, "sample", lm.needTokenizer("printing the tokens drawn"))
 	}
 	m := lm.m
-	if err := gpt.CheckMemory("sampling from "+describe(m.Config), gpt.SampleBytes(m.Config)); err != nil {
+	if err := gpt.CheckMemory("sampling from "+describe(m.Config), gpt.SampleBytesWeights(m.Config, wf)); err != nil {
 		return report(stderr, "sample", err)
 	}
 	toks, err := promptTokens(lm, *prompt)

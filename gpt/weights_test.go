@@ -1,0 +1,295 @@
+package gpt
+
+import (
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/simdgpt/simdgpt/gpt/rng"
+	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/kernelstest"
+)
+
+// lowbitTestModel returns a model of cfg computing with k, its weights
+// New's times 5 (LayerNorm gains kept at 1) so that the activations are
+// far from 0.
+func lowbitTestModel(t *testing.T, k *kernels.Impl, cfg Config) *Model {
+	t.Helper()
+	m, err := New(cfg, 7, WithImpl(k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range cfg.Tensors() {
+		if strings.HasSuffix(x.Name, "ln1.w") || strings.HasSuffix(x.Name, "ln2.w") || x.Name == "ln_f.w" {
+			continue
+		}
+		for i := range m.Params[x.Offset : x.Offset+x.Size()] {
+			m.Params[x.Offset+i] *= 5
+		}
+	}
+	return m
+}
+
+// dequantized returns a float32 model (untied) whose matrices are low's
+// converted ones read back: the model low computes, in float32.
+func dequantized(t *testing.T, m, low *Model) *Model {
+	t.Helper()
+	d, err := newModel(m.Config, WithImpl(m.k))
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(d.Params, m.Params)
+	back := func(dst []float32, w *linear) {
+		var nk []float32
+		if w.bf != nil {
+			nk = w.bf.Float32()
+		} else {
+			nk = w.i8.Float32()
+		}
+		for j := 0; j < w.n; j++ {
+			for p := 0; p < w.k; p++ {
+				dst[p*w.n+j] = nk[j*w.k+p]
+			}
+		}
+	}
+	for l := range d.p.blocks {
+		b, lw := &d.p.blocks[l], &low.lin[l]
+		back(b.attn.WQKV, &lw.qkv)
+		back(b.attn.WProj, &lw.proj)
+		back(b.wfc, &lw.fc)
+		back(b.wout, &lw.out)
+	}
+	back(d.p.wlm, &low.head)
+	return d
+}
+
+func relDiff(got, want []float32) float64 {
+	var num, den float64
+	for i := range want {
+		num = max(num, math.Abs(float64(got[i])-float64(want[i])))
+		den = max(den, math.Abs(float64(want[i])))
+	}
+	return num / den
+}
+
+// weightsUnit is the largest error of a converted weight relative to the
+// largest |weight| of its group: half an ulp of bfloat16's 8-bit
+// significand, or half a step of int8's 127 levels.
+func weightsUnit(f Weights) float64 {
+	if f == WeightsBF16 {
+		return math.Pow(2, -8)
+	}
+	return 0.5 / 127
+}
+
+// TestWeightsLogits compares the logits of low-bit models, from the
+// Sampler and from Forward, with (a) the float32 model of the same
+// converted weights (the same computation up to float32 rounding) and
+// (b) the original float32 model, within (4·Layers+1) products each off
+// by at most weightsUnit of the logits' scale.
+func TestWeightsLogits(t *testing.T) {
+	kernelstest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
+		for _, cfg := range []Config{
+			{Vocab: 37, BlockSize: 24, Layers: 2, Heads: 4, Width: 64},
+			{Vocab: 50, BlockSize: 16, Layers: 1, Heads: 1, Width: 40, TieEmbeddings: true}, // K not a multiple of 32
+			{Vocab: 29, BlockSize: 16, Layers: 3, Heads: 2, Width: 48},
+		} {
+			m := lowbitTestModel(t, k, cfg)
+			r := rng.New(3)
+			toks, tgts := make([]int32, 2*cfg.BlockSize), make([]int32, 2*cfg.BlockSize)
+			for i := range toks {
+				toks[i], tgts[i] = int32(r.Intn(cfg.Vocab)), int32(r.Intn(cfg.Vocab))
+			}
+			prompt := toks[:cfg.BlockSize-3]
+			want := append([]float32(nil), m.NewSampler().Logits(prompt)...)
+			wantLoss := m.Forward(toks, tgts, 2, cfg.BlockSize)
+			for _, f := range []Weights{WeightsBF16, WeightsInt8} {
+				low, err := m.WithWeights(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if low.Weights() != f || low.Params != nil || low.Grads != nil {
+					t.Fatalf("%v: Weights() = %v, len(Params) = %d, len(Grads) = %d", f, low.Weights(), len(low.Params), len(low.Grads))
+				}
+				s := low.NewSampler()
+				got := append([]float32(nil), s.Logits(prompt)...)
+				// The last row of Forward over the prompt: the same logits.
+				low.Forward(prompt, nil, 1, len(prompt))
+				fwd := low.Logits()[(len(prompt)-1)*cfg.Vocab:]
+				if e := relDiff(fwd, got); e > 1e-5 {
+					t.Errorf("%v %+v: Forward's logits differ from the Sampler's by %.3g (relative)", f, cfg, e)
+				}
+				bound := float64(4*cfg.Layers+1) * weightsUnit(f)
+				e := relDiff(got, want)
+				t.Logf("%v %+v: logits off the float32 model's by %.3g of their scale (bound %.3g)", f, cfg, e, bound)
+				if e > bound || e == 0 {
+					t.Errorf("%v %+v: logits off the float32 model's by %.3g (relative), want in (0, %.3g]", f, cfg, e, bound)
+				}
+				loss := low.Forward(toks, tgts, 2, cfg.BlockSize)
+				if math.Abs(loss-wantLoss) > bound*wantLoss {
+					t.Errorf("%v %+v: loss %v, float32 %v: off by more than %.3g", f, cfg, loss, wantLoss, bound)
+				}
+				if cfg.TieEmbeddings {
+					continue // a dequantized tied head would change the embedding
+				}
+				d := dequantized(t, m, low)
+				ref := d.NewSampler().Logits(prompt)
+				if e := relDiff(got, ref); e > 1e-5 {
+					t.Errorf("%v %+v: logits differ from the float32 model of the converted weights by %.3g (relative)", f, cfg, e)
+				}
+				refLoss := d.Forward(toks, tgts, 2, cfg.BlockSize)
+				if math.Abs(loss-refLoss) > 1e-5*refLoss {
+					t.Errorf("%v %+v: loss %v, the float32 model of the converted weights %v", f, cfg, loss, refLoss)
+				}
+			}
+		}
+	})
+}
+
+// TestWeightsGenerate runs greedy generation past the block size (the
+// caches rebuilt) with low-bit weights on one and two threads: the same
+// tokens, and the same as Logits of the context at each step.
+func TestWeightsGenerate(t *testing.T) {
+	cfg := Config{Vocab: 31, BlockSize: 12, Layers: 2, Heads: 2, Width: 32}
+	m := lowbitTestModel(t, kernels.Default(), cfg)
+	for _, f := range []Weights{WeightsBF16, WeightsInt8} {
+		low, err := m.WithWeights(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var runs [2][]int32
+		for i, procs := range []int{1, 2} {
+			old := runtime.GOMAXPROCS(procs)
+			err := low.NewSampler().Generate([]int32{1, 2, 3}, 30, 0, 0, nil, func(tok int32) error {
+				runs[i] = append(runs[i], tok)
+				return nil
+			})
+			runtime.GOMAXPROCS(old)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if len(runs[0]) != 30 || !slicesEqual(runs[0], runs[1]) {
+			t.Errorf("%v: greedy tokens %v on one thread, %v on two", f, runs[0], runs[1])
+		}
+	}
+}
+
+func slicesEqual(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestWeightsInferenceOnly checks what a low-bit model refuses.
+func TestWeightsInferenceOnly(t *testing.T) {
+	cfg := Config{Vocab: 11, BlockSize: 8, Layers: 1, Heads: 1, Width: 32}
+	m, err := New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if same, err := m.WithWeights(WeightsF32); err != nil || same != m {
+		t.Fatalf("WithWeights(f32) = %p, %v; want m itself", same, err)
+	}
+	low, err := m.WithWeights(WeightsInt8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		what string
+		err  error
+		want string
+	}{
+		{"WithWeights twice", func() error { _, err := low.WithWeights(WeightsBF16); return err }(), "gpt: WithWeights(bf16): the model's weights are int8 already"},
+		{"WithWeights(f32) of int8", func() error { _, err := low.WithWeights(WeightsF32); return err }(), "gpt: WithWeights(f32): the model's weights are int8 already"},
+		{"bad format", func() error { _, err := m.WithWeights(Weights(9)); return err }(), "gpt: WithWeights(Weights(9)): not a weights format"},
+		{"WithBlockSize", func() error { _, err := low.WithBlockSize(4); return err }(), "gpt: WithBlockSize: the model's weights are int8, for inference only"},
+		{"NewTrainer", func() error { _, err := NewTrainer(low, nil, TrainConfig{BatchSize: 1, MaxIters: 1}); return err }(), "gpt: NewTrainer: the model's weights are int8, for inference only"},
+	} {
+		if tc.err == nil || tc.err.Error() != tc.want {
+			t.Errorf("%s: error %v, want %q", tc.what, tc.err, tc.want)
+		}
+	}
+	toks := []int32{1, 2, 3, 4}
+	low.Forward(toks, toks, 1, 4)
+	func() {
+		defer func() {
+			if r := recover(); r == nil || !strings.Contains(r.(string), "gpt: Model.Backward: the model's weights are int8, for inference only") {
+				t.Errorf("Backward of a low-bit model: panic %v", r)
+			}
+		}()
+		low.Backward()
+	}()
+	// A weight that is not finite cannot be quantized.
+	m.p.blocks[0].wfc[5] = float32(math.Inf(1))
+	if _, err := m.WithWeights(WeightsInt8); err == nil || !strings.Contains(err.Error(), "gpt: WithWeights(int8): block 0: lowbit.Int8FromKN: weight (0, 5) = +Inf is not finite") {
+		t.Errorf("WithWeights(int8) of an infinite weight: %v", err)
+	}
+}
+
+func TestParseWeights(t *testing.T) {
+	for _, tc := range []struct {
+		s    string
+		want Weights
+		err  string
+	}{
+		{"f32", WeightsF32, ""}, {"bf16", WeightsBF16, ""}, {"int8", WeightsInt8, ""},
+		{"F32", 0, `weights format "F32" is not one of f32, bf16, int8`},
+		{"", 0, `weights format "" is not one of f32, bf16, int8`},
+		{"fp16", 0, `weights format "fp16" is not one of f32, bf16, int8`},
+	} {
+		got, err := ParseWeights(tc.s)
+		switch {
+		case tc.err != "" && (err == nil || err.Error() != tc.err):
+			t.Errorf("ParseWeights(%q): error %v, want %q", tc.s, err, tc.err)
+		case tc.err == "" && (err != nil || got != tc.want || got.String() != tc.s):
+			t.Errorf("ParseWeights(%q) = %v, %v", tc.s, got, err)
+		}
+	}
+}
+
+// TestInferenceBytes checks the estimate against the bytes a low-bit
+// model holds: its float32 slices and its matrices.
+func TestInferenceBytes(t *testing.T) {
+	for _, cfg := range []Config{
+		{Vocab: 37, BlockSize: 24, Layers: 2, Heads: 4, Width: 64},
+		{Vocab: 50, BlockSize: 16, Layers: 1, Heads: 1, Width: 40, TieEmbeddings: true},
+	} {
+		m, err := New(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := InferenceBytes(cfg, WeightsF32), ModelBytes(cfg, false); got != want {
+			t.Errorf("InferenceBytes(f32) = %d, want ModelBytes = %d", got, want)
+		}
+		for _, f := range []Weights{WeightsBF16, WeightsInt8} {
+			low, err := m.WithWeights(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var held int64
+			low.Config.eachTensor(&low.p, func(_ string, _ []int, _ initKind, field *[]float32) { held += 4 * int64(len(*field)) })
+			mat := func(w *linear) int64 {
+				if w.bf != nil {
+					return 2 * int64(len(w.bf.Data))
+				}
+				return int64(len(w.i8.Blocks)) * int64(36)
+			}
+			for l := range low.lin {
+				b := &low.lin[l]
+				held += mat(&b.qkv) + mat(&b.proj) + mat(&b.fc) + mat(&b.out)
+			}
+			held += mat(&low.head)
+			if got := InferenceBytes(cfg, f); got != held {
+				t.Errorf("%+v %v: InferenceBytes = %d, the model holds %d", cfg, f, got, held)
+			}
+		}
+	}
+}
