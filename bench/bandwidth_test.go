@@ -130,3 +130,38 @@ func TestReadRate(t *testing.T) {
 		t.Errorf("ReadBuffer holds %d bytes, want %d", 4*n, streamBytes(kernels.CPU().L3))
 	}
 }
+
+// TestLowbitGemvKernels checks the GEMV kernels over bf16 and int8
+// weights: read-bound, the bytes of the weights as stored (2 a weight;
+// 36 per group of 32), and runnable on every implementation but memmove.
+func TestLowbitGemvKernels(t *testing.T) {
+	for _, tc := range []struct {
+		kernel string
+		bytes  float64 // per weight, at K = 768 (24 whole groups)
+	}{{"gemvbf16", 2}, {"gemvint8", 36.0 / 32}} {
+		k := kernelByName(t, tc.kernel)
+		if k.Bound != MemoryBound || !k.ReadBound || k.Short != "768x768" {
+			t.Errorf("%s: bound %v, read-bound %v, short %q", tc.kernel, k.Bound, k.ReadBound, k.Short)
+		}
+		for _, name := range []string{"768x768", "3072x768", "50257x768"} {
+			s, ok := k.Shape(name)
+			if !ok {
+				t.Fatalf("%s has no shape %s", tc.kernel, name)
+			}
+			if w := k.Work(s); w.Bytes != tc.bytes*float64(s.M*s.N) || w.Flops != 2*float64(s.M*s.N) {
+				t.Errorf("%s %s: work %+v", tc.kernel, name, w)
+			}
+		}
+		s, _ := k.Shape("768x768")
+		if k.Setup(s, Memmove()) != nil {
+			t.Errorf("%s runs on memmove", tc.kernel)
+		}
+		for _, im := range OursAll() {
+			op := k.Setup(s, im)
+			if op == nil {
+				t.Fatalf("%s does not run on %s", tc.kernel, im.Name)
+			}
+			op()
+		}
+	}
+}

@@ -17,8 +17,10 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"unsafe"
 
 	"github.com/simdgpt/simdgpt/kernels"
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
 // Bound says what limits a kernel: compute-bound kernels are reported in
@@ -140,7 +142,7 @@ func (c Case) Work() Work { return c.Kernel.work(c.Shape) }
 // modify, for example append kernels defined with NewKernel to.
 func Kernels() []*Kernel {
 	return []*Kernel{
-		gemmKernel(), gemvKernel(), scoresKernel(), softmaxKernel(), softmaxBackwardKernel(),
+		gemmKernel(), gemvKernel(), gemvBF16Kernel(), gemvInt8Kernel(), scoresKernel(), softmaxKernel(), softmaxBackwardKernel(),
 		layerNormKernel(), layerNormBackwardKernel(),
 		vecKernel("dot", "r = Σ x[i]·y[i]", 2, 8, func(im *Impl) func(x, y, d []float32) float32 {
 			if im.Dot == nil {
@@ -316,6 +318,69 @@ func gemvKernel() *Kernel {
 			a, x, y := randSlice(r, s.M*s.N, 1), randSlice(r, xl, 1), make([]float32, yl)
 			gemv := im.Gemv
 			return func() { gemv(s.TransA, s.M, s.N, 1, a, s.N, x, 0, y) }
+		},
+	}
+}
+
+// lowbitShapes are the shapes of the GEMV kernels over 16- and 8-bit
+// weights: W N×K (one row per output) of GPT-2 124M's projections (in L2
+// and L3 in bf16) and its tied LM head (beyond the L3 in both formats).
+var lowbitShapes = []Shape{
+	{Name: "768x768", M: 768, N: 768},
+	{Name: "3072x768", M: 3072, N: 768},
+	{Name: "50257x768", M: 50257, N: 768},
+}
+
+// gemvBF16Kernel is y = W·x with W in bf16 (kernels/lowbit.BF16): W read
+// once, GB/s of its bytes (2 a weight).
+func gemvBF16Kernel() *Kernel {
+	return &Kernel{
+		Name:      "gemvbf16",
+		Doc:       "y = W·x, W M×N bf16 (kernels/lowbit), x and y float32, beta = 0; GB/s of W read",
+		Bound:     MemoryBound,
+		ReadBound: true,
+		Shapes:    lowbitShapes,
+		Short:     "768x768",
+		has:       func(im *Impl) bool { return im.GemmBF16 != nil },
+		work: func(s Shape) Work {
+			m, k := float64(s.M), float64(lowbit.Groups(s.N)*lowbit.GroupSize)
+			return Work{Flops: 2 * m * float64(s.N), Bytes: 2 * m * k}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			r := newRand(1)
+			w := lowbit.BF16FromNK(randSlice(r, s.M*s.N, 1), s.M, s.N)
+			x, y := randSlice(r, s.N, 1), make([]float32, s.M)
+			gemm := im.GemmBF16
+			return func() { gemm(1, 1, x, s.N, w, 0, y, s.M) }
+		},
+	}
+}
+
+// gemvInt8Kernel is y = W·x with W in int8 with a float32 scale per
+// group of 32 (kernels/lowbit.Int8): W read once, GB/s of its bytes
+// (36 per 32 weights).
+func gemvInt8Kernel() *Kernel {
+	return &Kernel{
+		Name:      "gemvint8",
+		Doc:       "y = W·x, W M×N int8 with a scale per 32 (kernels/lowbit), x and y float32, beta = 0; GB/s of W read",
+		Bound:     MemoryBound,
+		ReadBound: true,
+		Shapes:    lowbitShapes,
+		Short:     "768x768",
+		has:       func(im *Impl) bool { return im.GemmInt8 != nil },
+		work: func(s Shape) Work {
+			m, g := float64(s.M), float64(lowbit.Groups(s.N))
+			return Work{Flops: 2 * m * float64(s.N), Bytes: m * g * float64(unsafe.Sizeof(lowbit.Int8Block{}))}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			r := newRand(1)
+			w, err := lowbit.Int8FromNK(randSlice(r, s.M*s.N, 1), s.M, s.N)
+			if err != nil {
+				panic(err) // random finite weights always quantize
+			}
+			x, y := randSlice(r, s.N, 1), make([]float32, s.M)
+			gemm := im.GemmInt8
+			return func() { gemm(1, 1, x, s.N, w, 0, y, s.M) }
 		},
 	}
 }

@@ -46,7 +46,7 @@ func TestBadNames(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-kernels", "gemm,softmaxx"}, `kernelbench: unknown kernel "softmaxx"; valid kernels: gemm, gemv, maskedscores, softmax, softmaxbackward, `},
+		{[]string{"-kernels", "gemm,softmaxx"}, `kernelbench: unknown kernel "softmaxx"; valid kernels: gemm, gemv, gemvbf16, gemvint8, maskedscores, softmax, softmaxbackward, `},
 		{[]string{"-kernels", "dot", "-shapes", "n=4096,sq64"}, `kernelbench: unknown shape "sq64" for kernels dot; valid shapes: n=256, n=4096, n=65536, n=16777216`},
 		{[]string{"-impls", "generic,mkl"}, `kernelbench: unknown implementation "mkl"; valid implementations: generic,`},
 		{[]string{"-count", "0"}, "kernelbench: -count 0: want at least 1"},
