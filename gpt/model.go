@@ -335,11 +335,32 @@ type blockActs struct {
 	fcPre, fcAct          []float32 // [n,4C]: pre-activation (bias added) and GELU
 }
 
-// Option is an option of New.
+// Option is an option of New and LoadGPT2.
 type Option func(*options)
 
 type options struct {
 	impl *kernels.Impl
+	load Weights // LoadGPT2's format of the matrices
+}
+
+// newOptions applies opts over the defaults.
+func newOptions(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.impl == nil {
+		o.impl = kernels.Default()
+	}
+	return o
+}
+
+// WithLoadWeights makes LoadGPT2 return a model for inference with its
+// matrices in format f, the model Model.WithWeights(f) makes of the
+// float32 one, read without the float32 model (see LoadGPT2). New ignores
+// it; WeightsF32 is the default.
+func WithLoadWeights(f Weights) Option {
+	return func(o *options) { o.load = f }
 }
 
 // WithImpl makes the model compute with the kernel implementation p (one
@@ -390,13 +411,7 @@ func newModel(cfg Config, opts ...Option) (*Model, error) {
 	if err := CheckMemory("the model", ModelBytes(cfg, false)); err != nil {
 		return nil, err
 	}
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.impl == nil {
-		o.impl = kernels.Default()
-	}
+	o := newOptions(opts)
 	if cfg.Heads == 0 {
 		cfg.Heads = 1
 	}
