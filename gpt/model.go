@@ -701,15 +701,25 @@ func (m *Model) blockForward(l int, out, x []float32, k *blockActs, n int, att a
 	// applied as the GEMM's epilogue while its result is in cache.
 	lw.fc.biasGELU(m.k, k.fcPre, k.fcAct, k.ln2, n)
 	// out = mid + fcAct·w_out + b_out
-	parallelFor(n, rowChunk, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			o, mi := out[i*C:][:C], k.mid[i*C:][:C]
-			for j := range o {
-				o[j] = mi[j] + w.bout[j]
-			}
-		}
-	})
+	if n <= rowChunk {
+		// One chunk (a decoded token): no closure to allocate.
+		addBiasRows(out, k.mid, w.bout, 0, n)
+	} else {
+		parallelFor(n, rowChunk, func(lo, hi int) { addBiasRows(out, k.mid, w.bout, lo, hi) })
+	}
 	lw.out.accumulate(m.k, out, k.fcAct, n)
+}
+
+// addBiasRows sets rows [lo, hi) of out = x + bias, out and x
+// [rows,len(bias)] (out may be x).
+func addBiasRows(out, x, bias []float32, lo, hi int) {
+	c := len(bias)
+	for i := lo; i < hi; i++ {
+		o, xi := out[i*c:][:c], x[i*c:][:c]
+		for j := range o {
+			o[j] = xi[j] + bias[j]
+		}
+	}
 }
 
 // blockBackward is blockForward's backward pass for block l of replica r:

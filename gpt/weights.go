@@ -110,6 +110,12 @@ func (w *linear) biasGELU(p *kernels.Impl, pre, act, x []float32, rows int) {
 		return
 	}
 	w.lowGemm(p, pre, x, rows, 0)
+	if rows <= rowChunk {
+		// One chunk (a decoded token's row): on this goroutine, with no
+		// closure to allocate.
+		p.BiasGELU(rows, w.n, pre, w.n, w.bias, act, w.n)
+		return
+	}
 	parallelFor(rows, rowChunk, func(lo, hi int) {
 		p.BiasGELU(hi-lo, w.n, pre[lo*w.n:hi*w.n], w.n, w.bias, act[lo*w.n:hi*w.n], w.n)
 	})
@@ -117,12 +123,20 @@ func (w *linear) biasGELU(p *kernels.Impl, pre, act, x []float32, rows int) {
 
 // copyBias writes bias into each of the rows of out [rows,len(bias)].
 func copyBias(out, bias []float32, rows int) {
+	if rows <= rowChunk*4 {
+		// One chunk: on this goroutine, with no closure to allocate.
+		copyBiasRows(out, bias, 0, rows)
+		return
+	}
+	parallelFor(rows, rowChunk*4, func(lo, hi int) { copyBiasRows(out, bias, lo, hi) })
+}
+
+// copyBiasRows writes bias into rows [lo, hi) of out [rows,len(bias)].
+func copyBiasRows(out, bias []float32, lo, hi int) {
 	o := len(bias)
-	parallelFor(rows, rowChunk*4, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			copy(out[r*o:][:o], bias)
-		}
-	})
+	for r := lo; r < hi; r++ {
+		copy(out[r*o:][:o], bias)
+	}
 }
 
 // blockLinears are the four projections of a block.
