@@ -51,6 +51,16 @@ const maxConfigJSON = 1 << 20
 // allocated; a file that does not fit (another format, a TinyGPT
 // checkpoint, which gpt.Load reads, missing or misshapen tensors, a
 // truncated file) is an error naming the file and what is wrong.
+//
+// With WithLoadWeights(f) for a low-bit f it returns the model
+// Model.WithWeights(f) makes of the float32 one (the same matrices,
+// bit for bit), for inference only. A safetensors file is read straight
+// into it: the float32 tensors into their own, and each of the matrices
+// (w_qkv, w_proj, w_fc, w_out of every block) through one float32
+// buffer, converted before the next is read (bf16 from a BF16 file keeps
+// the file's values exactly), so memory is the low-bit model
+// (InferenceBytes) plus that buffer of 4·Width² floats, with no float32
+// model at any time. An llm.c file is read as float32 and then converted.
 func LoadGPT2(path string, opts ...Option) (*Model, error) {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		path = filepath.Join(path, HFFile)
@@ -94,9 +104,17 @@ func loadGPT2(r io.ReaderAt, size int64, configJSON []byte, opts ...Option) (*Mo
 	if n < min(int(size), 9) {
 		return nil, fmt.Errorf("reading the first bytes: %v", err)
 	}
+	if f := newOptions(opts).load; f > WeightsInt8 {
+		return nil, fmt.Errorf("WithLoadWeights(%v): not a weights format", f)
+	}
 	switch binary.LittleEndian.Uint32(head[:4]) {
 	case llmcModelMagic:
-		return loadLLMC(r, size, opts...)
+		m, err := loadLLMC(r, size, opts...)
+		if f := newOptions(opts).load; err == nil && f != WeightsF32 {
+			// llm.c's matrices are read whole, then converted.
+			return m.WithWeights(f)
+		}
+		return m, err
 	case llmcTokensMagic:
 		return nil, errors.New("an llm.c token file (magic 20240520), not model weights")
 	}

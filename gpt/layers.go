@@ -17,16 +17,24 @@ const rowChunk = 16
 // sequences of t tokens from position pos (training: pos 0; decoding: t =
 // n tokens following the pos already in the cache).
 func embedForward(x, wte, wpe []float32, tok []int32, n, t, pos, c int) {
-	parallelFor(n, rowChunk, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			te := wte[int(tok[i])*c:][:c]
-			pe := wpe[(pos+i%t)*c:][:c]
-			xi := x[i*c:][:c]
-			for j := range xi {
-				xi[j] = te[j] + pe[j]
-			}
+	if n <= rowChunk {
+		// One chunk (a decoded token): no closure to allocate.
+		embedRows(x, wte, wpe, tok, t, pos, c, 0, n)
+		return
+	}
+	parallelFor(n, rowChunk, func(lo, hi int) { embedRows(x, wte, wpe, tok, t, pos, c, lo, hi) })
+}
+
+// embedRows is embedForward's rows [lo, hi).
+func embedRows(x, wte, wpe []float32, tok []int32, t, pos, c, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		te := wte[int(tok[i])*c:][:c]
+		pe := wpe[(pos+i%t)*c:][:c]
+		xi := x[i*c:][:c]
+		for j := range xi {
+			xi[j] = te[j] + pe[j]
 		}
-	})
+	}
 }
 
 // embedBackward accumulates dwte and dwpe from dx (serially, in row order,
@@ -44,6 +52,11 @@ const lnEps = 1e-5
 // saves mean and rstd [n]. Rows are split over goroutines (each row is
 // independent of the others).
 func layerNormForward(k *kernels.Impl, out, mean, rstd, x, w, b []float32, n, c int) {
+	if n <= rowChunk {
+		// One chunk: no closure to allocate.
+		k.LayerNorm(n, c, x[:n*c], c, w, b, lnEps, out[:n*c], c, mean[:n], rstd[:n])
+		return
+	}
 	parallelFor(n, rowChunk, func(lo, hi int) {
 		k.LayerNorm(hi-lo, c, x[lo*c:hi*c], c, w, b, lnEps, out[lo*c:hi*c], c, mean[lo:hi], rstd[lo:hi])
 	})
@@ -54,6 +67,11 @@ func layerNormForward(k *kernels.Impl, out, mean, rstd, x, w, b []float32, n, c 
 // row (kernels.AddLayerNorm) instead of writing the sum and reading it
 // back. Rows are split over goroutines.
 func addLayerNormForward(k *kernels.Impl, sum, out, mean, rstd, x, r, w, b []float32, n, c int) {
+	if n <= rowChunk {
+		// One chunk: no closure to allocate.
+		k.AddLayerNorm(n, c, x[:n*c], c, r[:n*c], c, sum[:n*c], c, w, b, lnEps, out[:n*c], c, mean[:n], rstd[:n])
+		return
+	}
 	parallelFor(n, rowChunk, func(lo, hi int) {
 		k.AddLayerNorm(hi-lo, c, x[lo*c:hi*c], c, r[lo*c:hi*c], c, sum[lo*c:hi*c], c, w, b, lnEps, out[lo*c:hi*c], c, mean[lo:hi], rstd[lo:hi])
 	})

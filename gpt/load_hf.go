@@ -190,16 +190,22 @@ func loadHF(r io.ReaderAt, size int64, configJSON []byte, opts ...Option) (*Mode
 		return nil, fmt.Errorf("tensor %q has shape %v, wte.weight %v: GPT-2's head is tied to wte", lmHead.Name, lmHead.Shape, wte.Shape)
 	}
 	// Every size is checked: allocate and read.
-	m, err := newModel(cfg, opts...)
+	read := func(name string, dst []float32) error {
+		e := byName[name]
+		return newTensorReader(bufferedSection(r, dataStart+e.Start, e.End-e.Start), e.dt, 0).read(e.Name, dst)
+	}
+	var m *Model
+	if o := newOptions(opts); o.load != WeightsF32 {
+		m, err = loadHFLow(cfg, o, read)
+	} else if m, err = newModel(cfg, opts...); err == nil {
+		for _, t := range ts {
+			if err = read(t.Name, m.Params[t.Offset:t.Offset+t.Size()]); err != nil {
+				break
+			}
+		}
+	}
 	if err != nil {
 		return nil, err
-	}
-	for _, t := range ts {
-		e := byName[t.Name]
-		tr := newTensorReader(bufferedSection(r, dataStart+e.Start, e.End-e.Start), e.dt, 0)
-		if err := tr.read(e.Name, m.Params[t.Offset:t.Offset+t.Size()]); err != nil {
-			return nil, err
-		}
 	}
 	if lmHead != nil {
 		if err := checkTied(r, dataStart, lmHead, m.p.wte, cfg.Width); err != nil {
@@ -207,6 +213,31 @@ func loadHF(r io.ReaderAt, size int64, configJSON []byte, opts ...Option) (*Mode
 		}
 	}
 	return m, nil
+}
+
+// loadHFLow reads the model of config cfg (tied embeddings) into a model
+// for inference in format o.load, tensor by tensor with read(name, dst)
+// (names Config.Tensors'): the float32 tensors into the model's own, each
+// matrix into one float32 buffer reused for the next, converted from it
+// as Model.WithWeights converts (bf16 values are kept exactly, as
+// ToBF16 rounds none of them). Memory is the low-bit model and that
+// buffer, of the largest matrix (w_fc's 4·C·C).
+func loadHFLow(cfg Config, o options, read func(name string, dst []float32) error) (*Model, error) {
+	if err := cfg.CheckLimits(); err != nil {
+		return nil, err
+	}
+	stageBytes := 4 * 4 * int64(cfg.Width) * int64(cfg.Width)
+	if err := CheckMemory("the "+o.load.String()+" model", InferenceBytes(cfg, o.load)+stageBytes); err != nil {
+		return nil, err
+	}
+	var stage []float32
+	return newInference(cfg, o.load, o.impl, read, func(name string, k, n int) (linear, error) {
+		stage = grow(stage, k*n)
+		if err := read(name, stage); err != nil {
+			return linear{}, err
+		}
+		return linear{k: k, n: n, f32: stage}.convert(o.load)
+	})
 }
 
 // checkTied reads the lm_head tensor e in chunks and refuses it unless it

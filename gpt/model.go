@@ -335,11 +335,32 @@ type blockActs struct {
 	fcPre, fcAct          []float32 // [n,4C]: pre-activation (bias added) and GELU
 }
 
-// Option is an option of New.
+// Option is an option of New and LoadGPT2.
 type Option func(*options)
 
 type options struct {
 	impl *kernels.Impl
+	load Weights // LoadGPT2's format of the matrices
+}
+
+// newOptions applies opts over the defaults.
+func newOptions(opts []Option) options {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.impl == nil {
+		o.impl = kernels.Default()
+	}
+	return o
+}
+
+// WithLoadWeights makes LoadGPT2 return a model for inference with its
+// matrices in format f, the model Model.WithWeights(f) makes of the
+// float32 one, read without the float32 model (see LoadGPT2). New ignores
+// it; WeightsF32 is the default.
+func WithLoadWeights(f Weights) Option {
+	return func(o *options) { o.load = f }
 }
 
 // WithImpl makes the model compute with the kernel implementation p (one
@@ -390,13 +411,7 @@ func newModel(cfg Config, opts ...Option) (*Model, error) {
 	if err := CheckMemory("the model", ModelBytes(cfg, false)); err != nil {
 		return nil, err
 	}
-	var o options
-	for _, opt := range opts {
-		opt(&o)
-	}
-	if o.impl == nil {
-		o.impl = kernels.Default()
-	}
+	o := newOptions(opts)
 	if cfg.Heads == 0 {
 		cfg.Heads = 1
 	}
@@ -686,15 +701,25 @@ func (m *Model) blockForward(l int, out, x []float32, k *blockActs, n int, att a
 	// applied as the GEMM's epilogue while its result is in cache.
 	lw.fc.biasGELU(m.k, k.fcPre, k.fcAct, k.ln2, n)
 	// out = mid + fcAct·w_out + b_out
-	parallelFor(n, rowChunk, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			o, mi := out[i*C:][:C], k.mid[i*C:][:C]
-			for j := range o {
-				o[j] = mi[j] + w.bout[j]
-			}
-		}
-	})
+	if n <= rowChunk {
+		// One chunk (a decoded token): no closure to allocate.
+		addBiasRows(out, k.mid, w.bout, 0, n)
+	} else {
+		parallelFor(n, rowChunk, func(lo, hi int) { addBiasRows(out, k.mid, w.bout, lo, hi) })
+	}
 	lw.out.accumulate(m.k, out, k.fcAct, n)
+}
+
+// addBiasRows sets rows [lo, hi) of out = x + bias, out and x
+// [rows,len(bias)] (out may be x).
+func addBiasRows(out, x, bias []float32, lo, hi int) {
+	c := len(bias)
+	for i := lo; i < hi; i++ {
+		o, xi := out[i*c:][:c], x[i*c:][:c]
+		for j := range o {
+			o[j] = xi[j] + bias[j]
+		}
+	}
 }
 
 // blockBackward is blockForward's backward pass for block l of replica r:

@@ -2,6 +2,8 @@ package gpt
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/simdgpt/simdgpt/kernels"
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
@@ -108,6 +110,12 @@ func (w *linear) biasGELU(p *kernels.Impl, pre, act, x []float32, rows int) {
 		return
 	}
 	w.lowGemm(p, pre, x, rows, 0)
+	if rows <= rowChunk {
+		// One chunk (a decoded token's row): on this goroutine, with no
+		// closure to allocate.
+		p.BiasGELU(rows, w.n, pre, w.n, w.bias, act, w.n)
+		return
+	}
 	parallelFor(rows, rowChunk, func(lo, hi int) {
 		p.BiasGELU(hi-lo, w.n, pre[lo*w.n:hi*w.n], w.n, w.bias, act[lo*w.n:hi*w.n], w.n)
 	})
@@ -115,12 +123,20 @@ func (w *linear) biasGELU(p *kernels.Impl, pre, act, x []float32, rows int) {
 
 // copyBias writes bias into each of the rows of out [rows,len(bias)].
 func copyBias(out, bias []float32, rows int) {
+	if rows <= rowChunk*4 {
+		// One chunk: on this goroutine, with no closure to allocate.
+		copyBiasRows(out, bias, 0, rows)
+		return
+	}
+	parallelFor(rows, rowChunk*4, func(lo, hi int) { copyBiasRows(out, bias, lo, hi) })
+}
+
+// copyBiasRows writes bias into rows [lo, hi) of out [rows,len(bias)].
+func copyBiasRows(out, bias []float32, lo, hi int) {
 	o := len(bias)
-	parallelFor(rows, rowChunk*4, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			copy(out[r*o:][:o], bias)
-		}
-	})
+	for r := lo; r < hi; r++ {
+		copy(out[r*o:][:o], bias)
+	}
 }
 
 // blockLinears are the four projections of a block.
@@ -212,53 +228,103 @@ func (m *Model) WithWeights(f Weights) (*Model, error) {
 	case f != WeightsBF16 && f != WeightsInt8:
 		return nil, fmt.Errorf("gpt: WithWeights(%v): not a weights format", f)
 	}
-	cfg := m.Config
-	if err := CheckMemory("the "+f.String()+" model", InferenceBytes(cfg, f)); err != nil {
+	if err := CheckMemory("the "+f.String()+" model", InferenceBytes(m.Config, f)); err != nil {
 		return nil, err
 	}
-	n := &Model{Config: cfg, k: m.k, wf: f}
-	n.run.m = n
-	// The float32 parameters that stay: copies, so that m's buffer is
-	// not kept alive.
-	n.p = weights{blocks: make([]blockWeights, cfg.Layers)}
-	n.p.wte = append([]float32(nil), m.p.wte...)
-	n.p.wpe = append([]float32(nil), m.p.wpe...)
-	n.p.lnfW = append([]float32(nil), m.p.lnfW...)
-	n.p.lnfB = append([]float32(nil), m.p.lnfB...)
-	if m.p.blm != nil {
-		n.p.blm = append([]float32(nil), m.p.blm...)
+	// The float32 parameters that stay are copied, so that m's buffer is
+	// not kept alive; the matrices are converted from m's.
+	src := map[string]linear{}
+	m.Config.eachTensor(&m.p, func(name string, shape []int, _ initKind, field *[]float32) {
+		if len(shape) == 2 {
+			src[name] = linear{k: shape[0], n: shape[1], f32: *field}
+		} else {
+			src[name] = linear{f32: *field}
+		}
+	})
+	n, err := newInference(m.Config, f, m.k,
+		func(name string, dst []float32) error {
+			copy(dst, src[name].f32)
+			return nil
+		},
+		func(name string, _, _ int) (linear, error) { return src[name].convert(f) })
+	if err != nil {
+		return nil, fmt.Errorf("gpt: WithWeights(%v): %v", f, err)
 	}
-	for l := range m.p.blocks {
-		s, d := &m.p.blocks[l], &n.p.blocks[l]
-		d.ln1W, d.ln1B = append([]float32(nil), s.ln1W...), append([]float32(nil), s.ln1B...)
-		d.ln2W, d.ln2B = append([]float32(nil), s.ln2W...), append([]float32(nil), s.ln2B...)
-		d.attn.BQKV, d.attn.BProj = append([]float32(nil), s.attn.BQKV...), append([]float32(nil), s.attn.BProj...)
-		d.bfc, d.bout = append([]float32(nil), s.bfc...), append([]float32(nil), s.bout...)
+	return n, nil
+}
+
+// lowMatrices are the names, within a block, of the matrices a low-bit
+// model holds in its format; lowHead is the untied LM head's.
+var lowMatrices = map[string]bool{"attn.w_qkv": true, "attn.w_proj": true, "mlp.w_fc": true, "mlp.w_out": true}
+
+const lowHead = "w_lm"
+
+// isLowMatrix reports whether the tensor named name (as Config.Tensors
+// names it) is one a low-bit model holds in its format, not in float32.
+func isLowMatrix(name string) bool {
+	if name == lowHead {
+		return true
 	}
-	// The new model's linears take its own biases.
-	nb, _ := f32Linears(cfg, &n.p)
-	n.lin = make([]blockLinears, cfg.Layers)
-	var err error
-	for l := range m.lin {
-		s, d := &m.lin[l], &n.lin[l]
-		for _, x := range []struct {
-			src linear
-			dst *linear
-			b   []float32
-		}{
-			{s.qkv, &d.qkv, nb[l].qkv.bias}, {s.proj, &d.proj, nb[l].proj.bias},
-			{s.fc, &d.fc, nb[l].fc.bias}, {s.out, &d.out, nb[l].out.bias},
-		} {
-			if *x.dst, err = x.src.convert(f); err != nil {
-				return nil, fmt.Errorf("gpt: WithWeights(%v): block %d: %v", f, l, err)
-			}
-			x.dst.bias = x.b
+	if rest, ok := strings.CutPrefix(name, "h."); ok {
+		if _, sub, ok := strings.Cut(rest, "."); ok {
+			return lowMatrices[sub]
 		}
 	}
-	if n.head, err = m.head.convert(f); err != nil {
-		return nil, fmt.Errorf("gpt: WithWeights(%v): LM head: %v", f, err)
+	return false
+}
+
+// newInference returns a model of config cfg (which must pass
+// CheckLimits) for inference with its matrices in the low-bit format f,
+// computing with impl: each float32 tensor (embeddings, LayerNorms,
+// biases) allocated on its own and filled by small(name, dst), each of
+// the blocks' four projections and the untied LM head made by
+// matrix(name, k, n) (a linear in format f of k inputs and n outputs,
+// its bias set here), one at a time in layout order, and a tied head
+// converted from wte. Names are Config.Tensors'. Its errors are small's
+// and matrix's, the latter after the block ("block 2: ...") or "LM head: ".
+func newInference(cfg Config, f Weights, impl *kernels.Impl, small func(name string, dst []float32) error, matrix func(name string, k, n int) (linear, error)) (*Model, error) {
+	n := &Model{Config: cfg, k: impl, wf: f}
+	n.run.m = n
+	n.p = weights{blocks: make([]blockWeights, cfg.Layers)}
+	var err error
+	cfg.eachTensor(&n.p, func(name string, shape []int, _ initKind, field *[]float32) {
+		if err == nil && !isLowMatrix(name) {
+			*field = make([]float32, Tensor{Shape: shape}.Size())
+			err = small(name, *field)
+		}
+	})
+	if err != nil {
+		return nil, err
 	}
-	n.head.bias = n.p.blm
+	// f32Linears gives the shapes and the biases (n.p's); the matrices
+	// are not there.
+	nb, head := f32Linears(cfg, &n.p)
+	n.lin = make([]blockLinears, cfg.Layers)
+	for l := range nb {
+		prefix := "h." + strconv.Itoa(l) + "."
+		for _, x := range []struct {
+			name string
+			src  linear
+			dst  *linear
+		}{
+			{"attn.w_qkv", nb[l].qkv, &n.lin[l].qkv}, {"attn.w_proj", nb[l].proj, &n.lin[l].proj},
+			{"mlp.w_fc", nb[l].fc, &n.lin[l].fc}, {"mlp.w_out", nb[l].out, &n.lin[l].out},
+		} {
+			if *x.dst, err = matrix(prefix+x.name, x.src.k, x.src.n); err != nil {
+				return nil, fmt.Errorf("block %d: %v", l, err)
+			}
+			x.dst.bias = x.src.bias
+		}
+	}
+	if cfg.TieEmbeddings {
+		n.head, err = head.convert(f)
+	} else {
+		n.head, err = matrix(lowHead, head.k, head.n)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("LM head: %v", err)
+	}
+	n.head.bias = head.bias
 	r, err := n.newReplica(nil)
 	if err != nil {
 		return nil, err

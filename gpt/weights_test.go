@@ -293,3 +293,38 @@ func TestInferenceBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestLowDecodeAllocs decodes one token at a time (Sampler.feed, the
+// loop body of GenerateWith without the draw) with float32, bf16 and int8
+// weights: a low-bit model may allocate no more a token than the float32
+// one, and neither more than once a layer (the attention's score
+// workspace, which grows with the context; the row-parallel layers, the
+// products and their bias and GELU epilogues allocate nothing at one
+// row).
+func TestLowDecodeAllocs(t *testing.T) {
+	cfg := Config{Vocab: 96, BlockSize: 64, Layers: 3, Heads: 2, Width: 64, TieEmbeddings: true}
+	m, err := New(cfg, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocs := map[Weights]float64{}
+	for _, f := range []Weights{WeightsF32, WeightsBF16, WeightsInt8} {
+		low, err := m.WithWeights(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := low.NewSampler()
+		s.Logits([]int32{1, 2, 3})
+		one := []int32{4}
+		allocs[f] = testing.AllocsPerRun(20, func() { s.feed(one) })
+		if allocs[f] > float64(cfg.Layers) {
+			t.Errorf("%v: %v allocations a decoded token, more than one a layer (%d)", f, allocs[f], cfg.Layers)
+		}
+	}
+	t.Logf("allocations a token: %v", allocs)
+	for _, f := range []Weights{WeightsBF16, WeightsInt8} {
+		if allocs[f] > allocs[WeightsF32] {
+			t.Errorf("%v: %v allocations a decoded token, float32 %v", f, allocs[f], allocs[WeightsF32])
+		}
+	}
+}

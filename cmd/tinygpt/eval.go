@@ -70,11 +70,8 @@ func eval(ckpt, tokDir, dataPath, weights string, batch, block, batches, threads
 	if threads > 0 {
 		runtime.GOMAXPROCS(threads)
 	}
-	lm, err := loadModel(ckpt, tokDir, "eval", stderr)
+	lm, err := loadModel(ckpt, tokDir, "eval", wf, stderr)
 	if err != nil {
-		return err
-	}
-	if err := lm.convert(wf); err != nil {
 		return err
 	}
 	cfg := lm.m.Config

@@ -115,8 +115,11 @@ func isGPT2File(path string) bool {
 // weights the tokenizer files beside them. GPT-2 weights without a
 // tokenizer load with tok nil and noTok set (a command that needs one
 // says so with needTokenizer); a tokenizer of another size than the
-// model's vocabulary is an error.
-func loadModel(p, tokDir, cmd string, stderr io.Writer) (*model, error) {
+// model's vocabulary is an error. The model's matrices are in format wf:
+// GPT-2 weights are read straight into it (gpt.WithLoadWeights, no
+// float32 model in memory for a safetensors file), our checkpoints are
+// read as float32 and converted (gpt.Model.WithWeights).
+func loadModel(p, tokDir, cmd string, wf gpt.Weights, stderr io.Writer) (*model, error) {
 	path, err := modelFile(p)
 	if err != nil {
 		return nil, err
@@ -124,7 +127,7 @@ func loadModel(p, tokDir, cmd string, stderr io.Writer) (*model, error) {
 	lm := &model{path: path}
 	if isGPT2File(path) {
 		lm.isGPT = true
-		if lm.m, err = gpt.LoadGPT2(path); err != nil {
+		if lm.m, err = gpt.LoadGPT2(path, gpt.WithLoadWeights(wf)); err != nil {
 			return nil, err
 		}
 	} else {
@@ -161,6 +164,11 @@ func loadModel(p, tokDir, cmd string, stderr io.Writer) (*model, error) {
 	}
 	if lm.tok != nil && lm.tok.size() != lm.m.Config.Vocab {
 		return nil, fmt.Errorf("the tokenizer (%s) has %d tokens, but the model %s has a vocabulary of %d", lm.tok.describe(), lm.tok.size(), path, lm.m.Config.Vocab)
+	}
+	if lm.ck != nil {
+		if err := lm.convert(wf); err != nil {
+			return nil, err
+		}
 	}
 	return lm, nil
 }

@@ -59,10 +59,7 @@ flags:
 	w := watch("sample", stderr)
 	defer w.Stop()
 	ctx := w.Context()
-	lm, err := loadModel(*ckpt, *tokDir, "sample", stderr)
-	if err == nil {
-		err = lm.convert(wf)
-	}
+	lm, err := loadModel(*ckpt, *tokDir, "sample", wf, stderr)
 	if err != nil {
 		return report(stderr, "sample", err)
 	}
