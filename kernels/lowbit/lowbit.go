@@ -250,6 +250,9 @@ func (m *Int8) Check(fn string) {
 // normal float32 (max|w| >= 127·2⁻¹²⁶). It returns the index of the
 // first weight that is not finite, or -1; b is left unchanged then.
 func QuantizeGroup(b *Int8Block, w []float32) int {
+	if len(w) > GroupSize {
+		panic(fmt.Sprintf("lowbit.QuantizeGroup: len(w) = %d, more than a group of %d", len(w), GroupSize))
+	}
 	var mx float32
 	for i, v := range w {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {

@@ -265,6 +265,7 @@ func TestChecks(t *testing.T) {
 		{"Row short", func() { NewBF16(2, 3).Row(0, make([]float32, 2)) }, "lowbit.BF16.Row: len(dst) = 2, want >= 3"},
 		{"FromKN short", func() { BF16FromKN(make([]float32, 5), 2, 3) }, "lowbit.BF16FromKN: len(w) = 5, want >= 2×3"},
 		{"Int8FromNK negative", func() { Int8FromNK(nil, -1, 3) }, "lowbit.Int8FromNK: n = -1"},
+		{"QuantizeGroup long", func() { QuantizeGroup(new(Int8Block), make([]float32, 33)) }, "lowbit.QuantizeGroup: len(w) = 33, more than a group of 32"},
 	} {
 		msg := func() (msg string) {
 			defer func() { msg, _ = recover().(string) }()

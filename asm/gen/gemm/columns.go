@@ -158,7 +158,7 @@ func dotKernel(s *x86.ISA, mr int, maskTable Mem) {
 	dotTail(s, name, k, b, bv, &rows, acc, maskTable)
 	Label(name + "_reduce")
 	for _, v := range acc {
-		hsum(s, v)
+		s.SumToLane0(v)
 	}
 	dotStore(name, acc)
 	Label(name + "_done")
@@ -217,22 +217,6 @@ func dotTail(s *x86.ISA, name string, k, b reg.GPVirtual, bv reg.VecVirtual, row
 		VMASKMOVPS(rows.addr(i), m, t)
 		VFMADD231PS(t, bv, acc[i])
 	}
-}
-
-// hsum leaves the sum of v's lanes in lane 0.
-func hsum(s *x86.ISA, v reg.VecVirtual) {
-	if s.Is512() {
-		hi := YMM()
-		VEXTRACTF64X4(U8(1), v, hi)
-		VADDPS(hi, v.AsY(), v.AsY())
-	}
-	x := XMM()
-	VEXTRACTF128(U8(1), v.AsY(), x)
-	VADDPS(x, v.AsX(), v.AsX())
-	VMOVHLPS(v.AsX(), v.AsX(), x)
-	VADDPS(x, v.AsX(), v.AsX())
-	VMOVSHDUP(v.AsX(), x)
-	VADDSS(x, v.AsX(), v.AsX())
 }
 
 // dotStore stores c[i*ldc] = alpha*acc[i] + beta*c[i*ldc], without

@@ -232,7 +232,7 @@ func dotsBlock(s *x86.ISA, r, R int, name string, wrow, ldw, cp reg.GPVirtual) {
 		}
 	} else {
 		for _, v := range res {
-			reduceLane0(v)
+			s.SumToLane0(v)
 		}
 	}
 	alpha := XMM()
@@ -273,18 +273,6 @@ func dotsBlock(s *x86.ISA, r, R int, name string, wrow, ldw, cp reg.GPVirtual) {
 	Label(name + "_beta0")
 	store(false)
 	Label(name + "_stored")
-}
-
-// reduceLane0 sums the lanes of the YMM register v into its lane 0:
-// halves, then quarters, and so on.
-func reduceLane0(v reg.VecVirtual) {
-	x := XMM()
-	VEXTRACTF128(U8(1), v.AsY(), x)
-	VADDPS(x, v.AsX(), v.AsX())
-	VMOVHLPS(v.AsX(), v.AsX(), x)
-	VADDPS(x, v.AsX(), v.AsX())
-	VMOVSHDUP(v.AsX(), x)
-	VADDSS(x, v.AsX(), v.AsX())
 }
 
 func axpys(s *x86.ISA, r int) {

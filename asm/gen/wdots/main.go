@@ -239,7 +239,7 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 		}
 	} else {
 		for _, v := range res {
-			reduceLane0(v)
+			s.SumToLane0(v)
 		}
 	}
 	alpha := XMM()
@@ -333,16 +333,4 @@ func VMOVDQU32orU(s *x86.ISA, m Mem, v reg.VecVirtual) {
 	} else {
 		VMOVDQU(m, v)
 	}
-}
-
-// reduceLane0 sums the lanes of the YMM register v into its lane 0:
-// halves, then quarters, and so on.
-func reduceLane0(v reg.VecVirtual) {
-	x := XMM()
-	VEXTRACTF128(U8(1), v.AsY(), x)
-	VADDPS(x, v.AsX(), v.AsX())
-	VMOVHLPS(v.AsX(), v.AsX(), x)
-	VADDPS(x, v.AsX(), v.AsX())
-	VMOVSHDUP(v.AsX(), x)
-	VADDSS(x, v.AsX(), v.AsX())
 }

@@ -1,8 +1,6 @@
 package blocked
 
 import (
-	"unsafe"
-
 	"github.com/simdgpt/simdgpt/internal/parallel"
 )
 
@@ -269,39 +267,4 @@ func (g *Driver) streamRows(p *skinnyArgs, i0, j0, j1 int) int {
 	}
 	putWork(w)
 	return r
-}
-
-// VecSkinny returns skinny kernels of one row built on an ISA's vector
-// Dot and Axpy (and Scale): each dot product and each row of b a call.
-// They read the large operand once, in place, as the generated kernels
-// do, for an ISA without kernels of its own.
-func VecSkinny(dot func(x, y []float32) float32, axpy func(alpha float32, x, y []float32), scale func(alpha float32, x []float32)) Skinny {
-	dots := func(rows, k int, w *float32, ldw int, x *float32, _ int, c *float32, _ int, alpha, beta float32) {
-		xs := unsafe.Slice(x, k)
-		cs := unsafe.Slice(c, rows)
-		for j := range cs {
-			s := alpha * dot(unsafe.Slice(at(w, j*ldw), k), xs)
-			if beta != 0 {
-				s += beta * cs[j]
-			}
-			cs[j] = s
-		}
-	}
-	axpys := func(k, n int, a *float32, _, csa int, b *float32, ldb int, c *float32, _ int, alpha, beta float32) {
-		cs := unsafe.Slice(c, n)
-		if beta == 0 {
-			clear(cs)
-		} else if beta != 1 {
-			scale(beta, cs)
-		}
-		for q := 0; q < k; q++ {
-			axpy(alpha**at(a, q*csa), unsafe.Slice(at(b, q*ldb), n), cs)
-		}
-	}
-	return Skinny{Dots: []DotsFunc{dots}, Axpys: []AxpysFunc{axpys}}
-}
-
-// at returns &p[i].
-func at(p *float32, i int) *float32 {
-	return (*float32)(unsafe.Add(unsafe.Pointer(p), uintptr(i)*floatBytes))
 }

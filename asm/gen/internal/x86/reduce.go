@@ -82,3 +82,21 @@ func (s *ISA) ReduceLow(op Op3, acc []reg.VecVirtual) reg.Register {
 	op(t, x, x)
 	return x
 }
+
+// SumToLane0 leaves the sum of v's lanes in its lane 0: on AVX-512 the
+// upper 256 bits added to the lower, then halves of the YMM register,
+// quarters and pairs, the last step a scalar add.
+func (s *ISA) SumToLane0(v reg.VecVirtual) {
+	if s.Is512() {
+		hi := YMM()
+		VEXTRACTF64X4(U8(1), v, hi)
+		VADDPS(hi, v.AsY(), v.AsY())
+	}
+	x := XMM()
+	VEXTRACTF128(U8(1), v.AsY(), x)
+	VADDPS(x, v.AsX(), v.AsX())
+	VMOVHLPS(v.AsX(), v.AsX(), x)
+	VADDPS(x, v.AsX(), v.AsX())
+	VMOVSHDUP(v.AsX(), x)
+	VADDSS(x, v.AsX(), v.AsX())
+}
