@@ -8,21 +8,36 @@ import (
 
 // Products over low-bit weights (package lowbit): W is N×K, stored a row
 // an output, and the products read it once, in place, a group of
-// lowbit.GroupSize weights at a time, converting each weight to float32
-// in registers (bfloat16: exact; int8: Scale*float32(Q) rounded to
-// float32, the value lowbit.Int8.At returns) and accumulating in float32.
-// Each output is thus the float32 dot product of a row of A (or x) with
-// the float32 weights of lowbit's At, whose summation order differs
-// between implementations: generic sums over p in order; the SIMD
+// lowbit.GroupSize weights at a time.
+//
+// BF16 weights are converted to float32 in registers (exactly) and
+// multiplied by A's elements in float32: each output is the float32 dot
+// product of a row of A (or x) with the weights, whose summation order
+// differs between implementations: generic sums over p in order; the SIMD
 // kernels keep one accumulator of vector lanes per output (lane l
 // summing, with FMAs, the products of the p ≡ l modulo the lane count,
 // group after group in order, within a group in an order fixed by the
 // kernel, the zero-padded last group included), then add the lanes
-// pairwise. Against the sum
-// in float64 of the same products, |y - y_exact| is at most about
-// (K+2)·2⁻²³·(|alpha|·Σ_p |w(j,p)·x[p]| + |beta·y[j]|), as for Gemv. For a
-// given implementation results are deterministic and do not depend on
-// GOMAXPROCS: large W are split by output columns between goroutines,
+// pairwise. Against the sum in float64 of the same products,
+// |y - y_exact| is at most about (K+2)·2⁻²³·(|alpha|·Σ_p |w(j,p)·x[p]| +
+// |beta·y[j]|), as for Gemv.
+//
+// Int8 weights are multiplied in integers: each row x of A is quantized
+// to int16 by lowbit.QuantizeInt16 (scale sx = max|x|/32767, each element
+// within sx/2), each group's 32 products of int8 weights and int16
+// activations summed exactly in int32, and the group sums converted to
+// float32 and multiplied by the group's scale into a float32 sum (in
+// groups, or vector lanes of them, as above), finally multiplied by
+// alpha·sx. This reads each weight with two instructions where converting
+// it to float32 takes three, so that the products stay bound by memory.
+// The activations' rounding adds at most |alpha|·(sx/2)·Σ_p|w(j,p)| to the
+// error bound above (from the weights of lowbit's At); a row of A with an
+// element that is not finite, or whose elements are all below 32767·2⁻¹²⁶
+// in magnitude, is computed instead in float32 from the weights of At, as
+// for BF16, so NaN and infinities propagate.
+//
+// For a given implementation results are deterministic and do not depend
+// on GOMAXPROCS: large W are split by output columns between goroutines,
 // each output computed the same way in any part.
 
 // GemmBF16 computes C = alpha*A·Wᵀ + beta*C for the row-major m×w.K

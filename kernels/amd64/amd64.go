@@ -12,13 +12,14 @@ import (
 // hasAVX2 reports AVX2 and FMA with OS support for the YMM state.
 var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
-// hasAVX512 reports AVX-512F and AVX-512DQ (the generated kernels zero
-// ZMM registers with VXORPS, a DQ instruction) with OS support for the ZMM
-// and opmask state. TestRequires checks that the generated kernels need
+// hasAVX512 reports AVX-512F, AVX-512DQ (the generated kernels zero ZMM
+// registers with VXORPS, a DQ instruction) and AVX-512BW (the products
+// over int8 weights widen and multiply 16-bit integers) with OS support
+// for the ZMM and opmask state. Every CPU with DQ so far has BW too. TestRequires checks that the generated kernels need
 // nothing more. cpu.X86.HasAVX512F is cleared by GODEBUG=cpu.avx512f=off
 // (cpu.avx512=off also works; Go 1.26 warns that it does not know the
 // name).
-var hasAVX512 = hasAVX2 && cpu.X86.HasAVX512 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ
+var hasAVX512 = hasAVX2 && cpu.X86.HasAVX512 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW
 
 func init() {
 	kernelset.Register(&kernelset.Set{
@@ -57,7 +58,7 @@ func init() {
 	})
 	kernelset.Register(&kernelset.Set{
 		Name:            "avx512",
-		Requires:        "AVX-512F, AVX-512DQ",
+		Requires:        "AVX-512F, AVX-512DQ, AVX-512BW",
 		Available:       hasAVX512,
 		Gemm:            gemmAVX512.Gemm,
 		Gemv:            gemmAVX512.Gemv,

@@ -28,14 +28,14 @@ func biasGeluRowAVX2(y []float32, x []float32, bias []float32)
 
 // geluRowAVX512 sets dst[j] = gelu(x[j]) for j < len(x) (tanh form, see
 // asm/gen/gelu); dst must be at least as long as x and may be x itself.
-// Requires AVX-512F. Arguments are not checked.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
 //
 //go:noescape
 func geluRowAVX512(dst []float32, x []float32)
 
 // geluBackwardRowAVX512 sets dx[j] = dy[j]·gelu'(x[j]) for j < len(x); dx and dy
 // must be at least as long as x, and dx may be dy itself.
-// Requires AVX-512F. Arguments are not checked.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
 //
 //go:noescape
 func geluBackwardRowAVX512(dx []float32, dy []float32, x []float32)
@@ -43,7 +43,7 @@ func geluBackwardRowAVX512(dx []float32, dy []float32, x []float32)
 // biasGeluRowAVX512 sets x[j] += bias[j] and then y[j] = gelu(x[j]) for
 // j < len(x); y and bias must be at least as long as x, and y may be x
 // itself (it then holds the GELU).
-// Requires AVX-512F. Arguments are not checked.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
 //
 //go:noescape
 func biasGeluRowAVX512(y []float32, x []float32, bias []float32)

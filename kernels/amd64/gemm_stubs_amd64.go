@@ -7,7 +7,7 @@ package amd64
 // gemmKernel14x32AVX512 computes one 14×32 tile, C = alpha*A*B + beta*C, with
 // A(i,p) at a[i*rsa+p*csa] for all 14 rows and p < k,
 // B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel14x32AVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -15,7 +15,7 @@ func gemmKernel14x32AVX512(k int, a *float32, rsa int, csa int, b *float32, ldb 
 // gemmKernel14x16AVX512 computes one 14×16 tile, C = alpha*A*B + beta*C, with
 // A(i,p) at a[i*rsa+p*csa] for all 14 rows and p < k,
 // B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel14x16AVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -39,7 +39,7 @@ func gemmKernel6x8AVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int,
 // gemmKernel14x32PackedAVX512 computes one 14×32 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 14 rows and p < k (rsa, csa unused),
 // B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel14x32PackedAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -47,7 +47,7 @@ func gemmKernel14x32PackedAVX512(k int, a *float32, rsa int, csa int, b *float32
 // gemmKernel14x16PackedAVX512 computes one 14×16 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 14 rows and p < k (rsa, csa unused),
 // B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel14x16PackedAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -71,7 +71,7 @@ func gemmKernel6x8PackedAVX2(k int, a *float32, rsa int, csa int, b *float32, ld
 // gemmKernel2x32Packed14RowsAVX512 computes one 2×32 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 2 rows and p < k (rsa, csa unused),
 // B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel2x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -79,7 +79,7 @@ func gemmKernel2x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *fl
 // gemmKernel2x16Packed14RowsAVX512 computes one 2×16 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 2 rows and p < k (rsa, csa unused),
 // B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel2x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -87,7 +87,7 @@ func gemmKernel2x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *fl
 // gemmKernel4x32Packed14RowsAVX512 computes one 4×32 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 4 rows and p < k (rsa, csa unused),
 // B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel4x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -95,7 +95,7 @@ func gemmKernel4x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *fl
 // gemmKernel4x16Packed14RowsAVX512 computes one 4×16 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 4 rows and p < k (rsa, csa unused),
 // B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel4x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -103,7 +103,7 @@ func gemmKernel4x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *fl
 // gemmKernel6x32Packed14RowsAVX512 computes one 6×32 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 6 rows and p < k (rsa, csa unused),
 // B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel6x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -111,7 +111,7 @@ func gemmKernel6x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *fl
 // gemmKernel6x16Packed14RowsAVX512 computes one 6×16 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 6 rows and p < k (rsa, csa unused),
 // B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel6x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -119,7 +119,7 @@ func gemmKernel6x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *fl
 // gemmKernel8x32Packed14RowsAVX512 computes one 8×32 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 8 rows and p < k (rsa, csa unused),
 // B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel8x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -127,7 +127,7 @@ func gemmKernel8x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *fl
 // gemmKernel8x16Packed14RowsAVX512 computes one 8×16 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 8 rows and p < k (rsa, csa unused),
 // B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel8x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -135,7 +135,7 @@ func gemmKernel8x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *fl
 // gemmKernel10x32Packed14RowsAVX512 computes one 10×32 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 10 rows and p < k (rsa, csa unused),
 // B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel10x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -143,7 +143,7 @@ func gemmKernel10x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *f
 // gemmKernel10x16Packed14RowsAVX512 computes one 10×16 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 10 rows and p < k (rsa, csa unused),
 // B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel10x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -151,7 +151,7 @@ func gemmKernel10x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *f
 // gemmKernel12x32Packed14RowsAVX512 computes one 12×32 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 12 rows and p < k (rsa, csa unused),
 // B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel12x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -159,7 +159,7 @@ func gemmKernel12x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *f
 // gemmKernel12x16Packed14RowsAVX512 computes one 12×16 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 12 rows and p < k (rsa, csa unused),
 // B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
-// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F.
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmKernel12x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
@@ -197,7 +197,7 @@ func gemmKernel4x16Packed6RowsAVX2(k int, a *float32, rsa int, csa int, b *float
 func gemmKernel4x8Packed6RowsAVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
 // gemmDotKernel14AVX512 sets c[i*ldc] = alpha*dot(a[i*lda:i*lda+k], b[:k]) + beta*c[i*ldc] for i < 14,
-// reading exactly k floats of each row; c is not read when beta is ±0. Requires AVX-512F.
+// reading exactly k floats of each row; c is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmDotKernel14AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
@@ -209,7 +209,7 @@ func gemmDotKernel14AVX512(k int, a *float32, lda int, b *float32, c *float32, l
 func gemmDotKernel6AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
 
 // gemmColsKernel14AVX512 sets dst[j*16+i] = sum over p < k of a[p*16+i]*b[j*k+p], for i < 16 and
-// j < cols (1 <= cols <= 3): columns of C from a packed A panel. Requires AVX-512F.
+// j < cols (1 <= cols <= 3): columns of C from a packed A panel. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmColsKernel14AVX512(k int, a *float32, b *float32, cols int, dst *float32)

@@ -22,14 +22,14 @@ func layerNormBackwardRowAVX2(dx []float32, dy []float32, x []float32, gamma []f
 // layerNormRowAVX512 normalises the row x (len(x) >= 1) into y = (x-mean)*rstd*gamma + beta and returns
 // mean and rstd = 1/sqrt(variance+eps). y, gamma and beta must be at least as long as x;
 // y may be x (the same slice).
-// Requires AVX-512F. Arguments are not checked.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
 //
 //go:noescape
 func layerNormRowAVX512(y []float32, x []float32, gamma []float32, beta []float32, eps float32) (mean float32, rstd float32)
 
 // layerNormBackwardRowAVX512 accumulates the LayerNorm gradients of the row x (len(x) >= 1) into dx, dgamma and dbeta
 // (see generic.LayerNormBackwardRow); every other slice must be at least as long as x.
-// Requires AVX-512F. Arguments are not checked.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
 //
 //go:noescape
 func layerNormBackwardRowAVX512(dx []float32, dy []float32, x []float32, gamma []float32, dgamma []float32, dbeta []float32, mean float32, rstd float32)

@@ -26,14 +26,14 @@ func sumSquaresAVX2(x []float32) float64
 // two may overlap; c1 = 1-b1 and c2 = 1-b2 as float32. The weight-decay term
 // is added only if wd != 0. Each operation is rounded as in generic.AdamW
 // (no FMA), so the results are bitwise the same.
-// Requires AVX-512F. Arguments are not checked.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
 //
 //go:noescape
 func adamwAVX512(p []float32, g []float32, m []float32, v []float32, scale float32, b1 float32, c1 float32, b2 float32, c2 float32, ic1 float32, ic2 float32, eps float32, wd float32, lr float32)
 
 // sumSquaresAVX512 returns the sum of x[i]*x[i], each square exact in float64 and summed in
 // float64 in eight vector accumulators (0 if x is empty).
-// Requires AVX-512F. Arguments are not checked.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
 //
 //go:noescape
 func sumSquaresAVX512(x []float32) float64

@@ -17,7 +17,7 @@ import (
 // instruction fails here instead of on a CPU without it.
 func TestRequires(t *testing.T) {
 	avx2 := map[string]bool{"AVX": true, "AVX2": true, "FMA3": true, "CMOV": true, "MMX+": true, "SSE": true, "SSE2": true}
-	avx512 := map[string]bool{"AVX512F": true, "AVX512DQ": true}
+	avx512 := map[string]bool{"AVX512F": true, "AVX512DQ": true, "AVX512BW": true}
 	for f := range avx2 {
 		avx512[f] = true
 	}

@@ -122,84 +122,84 @@ func skinnyStream4AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, l
 
 // skinnyDots1AVX512 sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]
 // for i < 1, j < rows (rows, k >= 1), not reading c when beta is ±0.
-// Rows of w go 8 at a time, then one at a time. Requires AVX-512F.
+// Rows of w go 8 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyDots1AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyDots2AVX512 sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]
 // for i < 2, j < rows (rows, k >= 1), not reading c when beta is ±0.
-// Rows of w go 8 at a time, then one at a time. Requires AVX-512F.
+// Rows of w go 8 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyDots2AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyDots3AVX512 sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]
 // for i < 3, j < rows (rows, k >= 1), not reading c when beta is ±0.
-// Rows of w go 8 at a time, then one at a time. Requires AVX-512F.
+// Rows of w go 8 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyDots3AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyDots4AVX512 sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]
 // for i < 4, j < rows (rows, k >= 1), not reading c when beta is ±0.
-// Rows of w go 4 at a time, then one at a time. Requires AVX-512F.
+// Rows of w go 4 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyDots4AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys1AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 1, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 8 vectors at a time, then one, then a masked one. Requires AVX-512F.
+// Columns go 8 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys1AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys2AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 2, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 8 vectors at a time, then one, then a masked one. Requires AVX-512F.
+// Columns go 8 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys2AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys3AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 3, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 6 vectors at a time, then one, then a masked one. Requires AVX-512F.
+// Columns go 6 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys3AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys4AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 4, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 4 vectors at a time, then one, then a masked one. Requires AVX-512F.
+// Columns go 4 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys4AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys5AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 5, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 3 vectors at a time, then one, then a masked one. Requires AVX-512F.
+// Columns go 3 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys5AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys6AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 6, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 2 vectors at a time, then one, then a masked one. Requires AVX-512F.
+// Columns go 2 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys6AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys7AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 7, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 2 vectors at a time, then one, then a masked one. Requires AVX-512F.
+// Columns go 2 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys7AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys8AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 8, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 1 vectors at a time, then one, then a masked one. Requires AVX-512F.
+// Columns go 1 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys8AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
@@ -207,7 +207,7 @@ func skinnyAxpys8AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, 
 // skinnyStream1AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 1, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
 // skinnyAxpys1AVX512 does, bit for bit, reading b row by row: 4 rows per pass over
-// the n columns, then one; acc is scratch of 1×n elements. Requires AVX-512F.
+// the n columns, then one; acc is scratch of 1×n elements. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyStream1AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
@@ -215,7 +215,7 @@ func skinnyStream1AVX512(k int, n int, a *float32, rsa int, csa int, b *float32,
 // skinnyStream2AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 2, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
 // skinnyAxpys2AVX512 does, bit for bit, reading b row by row: 4 rows per pass over
-// the n columns, then one; acc is scratch of 2×n elements. Requires AVX-512F.
+// the n columns, then one; acc is scratch of 2×n elements. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyStream2AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
@@ -223,7 +223,7 @@ func skinnyStream2AVX512(k int, n int, a *float32, rsa int, csa int, b *float32,
 // skinnyStream3AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 3, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
 // skinnyAxpys3AVX512 does, bit for bit, reading b row by row: 4 rows per pass over
-// the n columns, then one; acc is scratch of 3×n elements. Requires AVX-512F.
+// the n columns, then one; acc is scratch of 3×n elements. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyStream3AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)
@@ -231,7 +231,7 @@ func skinnyStream3AVX512(k int, n int, a *float32, rsa int, csa int, b *float32,
 // skinnyStream4AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 4, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
 // skinnyAxpys4AVX512 does, bit for bit, reading b row by row: 4 rows per pass over
-// the n columns, then one; acc is scratch of 4×n elements. Requires AVX-512F.
+// the n columns, then one; acc is scratch of 4×n elements. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyStream4AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32, acc *float32)

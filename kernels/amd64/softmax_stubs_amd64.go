@@ -19,7 +19,7 @@ func softmaxRowAVX2(dst []float32, src []float32)
 // -Inf gives exactly 0, a row of only -Inf gives all 0, and a row holding
 // NaN or +Inf gives all NaN. The relative error of every output above
 // 1e-30 is below 2e-6; outputs below 1.2e-38/len(src) may be flushed
-// to 0. Requires AVX-512F.
+// to 0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func softmaxRowAVX512(dst []float32, src []float32)
@@ -29,7 +29,7 @@ func softmaxRowAVX512(dst []float32, src []float32)
 // at least as long (not checked), and dst0 may be src0, dst1 src1. The
 // results have the same accuracy and special values; the sums are
 // accumulated in another order, so they may differ in the last bit.
-// Requires AVX-512F.
+// Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func softmaxRows2AVX512(dst0 []float32, src0 []float32, dst1 []float32, src1 []float32)
@@ -55,7 +55,7 @@ func softmaxExpRowAVX2(dst []float32, src []float32) (c float32, sum float32)
 // of -Inf gives exactly 0; a row of only -Inf gives sum = 0, a row
 // holding NaN or +Inf a NaN sum; sum >= 0.7 otherwise. The relative error
 // of sum and of every dst[j] above 1e-30 is below 1.3e-6. An empty src
-// returns 0, 0. Requires AVX-512F.
+// returns 0, 0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func softmaxExpRowAVX512(dst []float32, src []float32) (c float32, sum float32)
@@ -69,7 +69,7 @@ func softmaxBackwardRowAVX2(dx []float32, y []float32, dy []float32)
 
 // softmaxBackwardRowAVX512 sets dx[j] = y[j]*(dy[j] - s) for j < len(y), where
 // s = sum_k y[k]*dy[k]. dx and dy must be at least as long as y (not
-// checked); dx may be dy itself. Requires AVX-512F.
+// checked); dx may be dy itself. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func softmaxBackwardRowAVX512(dx []float32, y []float32, dy []float32)

@@ -48,34 +48,34 @@ func maxAVX2(x []float32) float32
 
 // dotAVX512 returns the sum of x[i]*y[i]. len(y) must equal len(x).
 // It keeps four vector accumulators and uses FMA, so the rounding differs from a sequential loop.
-// Requires AVX-512F. Arguments are not checked.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
 //
 //go:noescape
 func dotAVX512(x []float32, y []float32) float32
 
 // axpyAVX512 sets y[i] += alpha*x[i] with a fused multiply-add (one rounding).
 // len(y) must equal len(x).
-// Requires AVX-512F. Arguments are not checked.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
 //
 //go:noescape
 func axpyAVX512(alpha float32, x []float32, y []float32)
 
 // scaleAVX512 sets x[i] *= alpha.
-// Requires AVX-512F. Arguments are not checked.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
 //
 //go:noescape
 func scaleAVX512(alpha float32, x []float32)
 
 // addAVX512 sets dst[i] = x[i] + y[i]. x and y must be as long as dst;
 // dst may be x or y (the same slice), but must not otherwise overlap them.
-// Requires AVX-512F. Arguments are not checked.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
 //
 //go:noescape
 func addAVX512(dst []float32, x []float32, y []float32)
 
 // sumAVX512 returns the sum of the elements of x, 0 if x is empty.
 // It keeps four vector accumulators, so the rounding differs from a sequential loop.
-// Requires AVX-512F. Arguments are not checked.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
 //
 //go:noescape
 func sumAVX512(x []float32) float32
@@ -83,7 +83,7 @@ func sumAVX512(x []float32) float32
 // maxAVX512 returns the largest element of x, -Inf if x is empty.
 // If any element is NaN it returns the first NaN element of x.
 // The sign of a zero result is unspecified when x holds both +0 and -0.
-// Requires AVX-512F. Arguments are not checked.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
 //
 //go:noescape
 func maxAVX512(x []float32) float32

@@ -11,10 +11,10 @@ import "github.com/simdgpt/simdgpt/kernels/internal/wdots"
 var (
 	wdotsAVX512 = &wdots.Kernels{
 		BF16: []wdots.Kernel{wdotsBF161AVX512, wdotsBF162AVX512, wdotsBF163AVX512, wdotsBF164AVX512, wdotsBF165AVX512, wdotsBF166AVX512, wdotsBF167AVX512, wdotsBF168AVX512},
-		Int8: []wdots.Kernel{wdotsInt81AVX512, wdotsInt82AVX512, wdotsInt83AVX512, wdotsInt84AVX512, wdotsInt85AVX512, wdotsInt86AVX512, wdotsInt87AVX512, wdotsInt88AVX512},
+		Int8: []wdots.Int8Kernel{wdotsInt81AVX512, wdotsInt82AVX512, wdotsInt83AVX512, wdotsInt84AVX512, wdotsInt85AVX512, wdotsInt86AVX512, wdotsInt87AVX512, wdotsInt88AVX512},
 	}
 	wdotsAVX2 = &wdots.Kernels{
 		BF16: []wdots.Kernel{wdotsBF161AVX2, wdotsBF162AVX2, wdotsBF163AVX2, wdotsBF164AVX2, wdotsBF165AVX2, wdotsBF166AVX2, wdotsBF167AVX2, wdotsBF168AVX2},
-		Int8: []wdots.Kernel{wdotsInt81AVX2, wdotsInt82AVX2, wdotsInt83AVX2, wdotsInt84AVX2, wdotsInt85AVX2, wdotsInt86AVX2, wdotsInt87AVX2, wdotsInt88AVX2},
+		Int8: []wdots.Int8Kernel{wdotsInt81AVX2, wdotsInt82AVX2, wdotsInt83AVX2, wdotsInt84AVX2, wdotsInt85AVX2, wdotsInt86AVX2, wdotsInt87AVX2, wdotsInt88AVX2},
 	}
 )

@@ -60,170 +60,170 @@ func wdotsBF167AVX2(rows int, groups int, w *byte, ldw int, x *float32, ldx int,
 //go:noescape
 func wdotsBF168AVX2(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
 
-// wdotsInt81AVX2 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 1, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
+// wdotsInt81AVX2 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 1, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
 // not reading c when beta is ±0. Rows of W go 8 at a time, then one at a time. Requires AVX2 and FMA.
 //
 //go:noescape
-func wdotsInt81AVX2(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt81AVX2(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt82AVX2 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 2, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
+// wdotsInt82AVX2 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 2, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
 // not reading c when beta is ±0. Rows of W go 5 at a time, then one at a time. Requires AVX2 and FMA.
 //
 //go:noescape
-func wdotsInt82AVX2(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt82AVX2(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt83AVX2 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 3, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
+// wdotsInt83AVX2 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 3, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
 // not reading c when beta is ±0. Rows of W go 3 at a time, then one at a time. Requires AVX2 and FMA.
 //
 //go:noescape
-func wdotsInt83AVX2(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt83AVX2(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt84AVX2 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 4, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
+// wdotsInt84AVX2 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 4, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
 // not reading c when beta is ±0. Rows of W go 2 at a time, then one at a time. Requires AVX2 and FMA.
 //
 //go:noescape
-func wdotsInt84AVX2(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt84AVX2(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt85AVX2 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 5, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
+// wdotsInt85AVX2 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 5, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
 // not reading c when beta is ±0. Rows of W go 2 at a time, then one at a time. Requires AVX2 and FMA.
 //
 //go:noescape
-func wdotsInt85AVX2(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt85AVX2(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt86AVX2 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 6, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
+// wdotsInt86AVX2 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 6, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
 // not reading c when beta is ±0. Rows of W go 1 at a time, then one at a time. Requires AVX2 and FMA.
 //
 //go:noescape
-func wdotsInt86AVX2(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt86AVX2(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt87AVX2 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 7, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
+// wdotsInt87AVX2 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 7, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
 // not reading c when beta is ±0. Rows of W go 1 at a time, then one at a time. Requires AVX2 and FMA.
 //
 //go:noescape
-func wdotsInt87AVX2(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt87AVX2(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt88AVX2 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 8, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
+// wdotsInt88AVX2 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 8, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
 // not reading c when beta is ±0. Rows of W go 1 at a time, then one at a time. Requires AVX2 and FMA.
 //
 //go:noescape
-func wdotsInt88AVX2(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt88AVX2(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
 // wdotsBF161AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
 // for i < 1, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 8 at a time, then one at a time. Requires AVX-512F.
+// not reading c when beta is ±0. Rows of W go 8 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func wdotsBF161AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
 
 // wdotsBF162AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
 // for i < 2, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 8 at a time, then one at a time. Requires AVX-512F.
+// not reading c when beta is ±0. Rows of W go 8 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func wdotsBF162AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
 
 // wdotsBF163AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
 // for i < 3, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 6 at a time, then one at a time. Requires AVX-512F.
+// not reading c when beta is ±0. Rows of W go 6 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func wdotsBF163AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
 
 // wdotsBF164AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
 // for i < 4, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 5 at a time, then one at a time. Requires AVX-512F.
+// not reading c when beta is ±0. Rows of W go 5 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func wdotsBF164AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
 
 // wdotsBF165AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
 // for i < 5, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 4 at a time, then one at a time. Requires AVX-512F.
+// not reading c when beta is ±0. Rows of W go 4 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func wdotsBF165AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
 
 // wdotsBF166AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
 // for i < 6, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 3 at a time, then one at a time. Requires AVX-512F.
+// not reading c when beta is ±0. Rows of W go 3 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func wdotsBF166AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
 
 // wdotsBF167AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
 // for i < 7, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 3 at a time, then one at a time. Requires AVX-512F.
+// not reading c when beta is ±0. Rows of W go 3 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func wdotsBF167AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
 
 // wdotsBF168AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
 // for i < 8, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 2 at a time, then one at a time. Requires AVX-512F.
+// not reading c when beta is ±0. Rows of W go 2 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func wdotsBF168AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
 
-// wdotsInt81AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 1, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 8 at a time, then one at a time. Requires AVX-512F.
+// wdotsInt81AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 1, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
+// not reading c when beta is ±0. Rows of W go 8 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
-func wdotsInt81AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt81AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt82AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 2, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 8 at a time, then one at a time. Requires AVX-512F.
+// wdotsInt82AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 2, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
+// not reading c when beta is ±0. Rows of W go 8 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
-func wdotsInt82AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt82AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt83AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 3, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 6 at a time, then one at a time. Requires AVX-512F.
+// wdotsInt83AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 3, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
+// not reading c when beta is ±0. Rows of W go 6 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
-func wdotsInt83AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt83AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt84AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 4, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 5 at a time, then one at a time. Requires AVX-512F.
+// wdotsInt84AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 4, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
+// not reading c when beta is ±0. Rows of W go 5 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
-func wdotsInt84AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt84AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt85AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 5, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 4 at a time, then one at a time. Requires AVX-512F.
+// wdotsInt85AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 5, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
+// not reading c when beta is ±0. Rows of W go 4 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
-func wdotsInt85AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt85AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt86AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 6, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 3 at a time, then one at a time. Requires AVX-512F.
+// wdotsInt86AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 6, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
+// not reading c when beta is ±0. Rows of W go 3 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
-func wdotsInt86AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt86AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt87AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 7, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 3 at a time, then one at a time. Requires AVX-512F.
+// wdotsInt87AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 7, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
+// not reading c when beta is ±0. Rows of W go 3 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
-func wdotsInt87AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt87AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsInt88AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 8, j < rows (rows >= 1) over Int8 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 2 at a time, then one at a time. Requires AVX-512F.
+// wdotsInt88AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
+// for i < 8, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
+// not reading c when beta is ±0. Rows of W go 2 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
-func wdotsInt88AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
+func wdotsInt88AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)

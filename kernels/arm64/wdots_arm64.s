@@ -6434,16 +6434,16 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt81NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsInt81NEON(SB), NOSPLIT, $0-80
+// func wdotsInt81NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·wdotsInt81NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
 	MOVD ldw+24(FP), R3
 	MOVD x+32(FP), R4
 	MOVD ldx+40(FP), R5
-	LSL $2, R5
-	MOVD xt+48(FP), R11
+	LSL $1, R5
+	MOVD xs+48(FP), R11
 	MOVD c+56(FP), R6
 	MOVD ldc+64(FP), R7
 	LSL $2, R7
@@ -6471,368 +6471,176 @@ rows8:
 	ADD R3, R20, R21
 	MOVD R1, R8
 b8_g:
-	CBZ R8, b8_tail
-	FMOVQ 0(R12), F8
-	FMOVQ 16(R12), F9
-	FMOVS 0(R13), F13
-	FMOVD 4(R13), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V0.S4
-	VFMLA V10.S4, V9.S4, V0.S4
-	FMOVS 0(R14), F13
-	FMOVD 4(R14), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V1.S4
-	VFMLA V10.S4, V9.S4, V1.S4
-	FMOVS 0(R15), F13
-	FMOVD 4(R15), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V2.S4
-	VFMLA V10.S4, V9.S4, V2.S4
-	FMOVS 0(R16), F13
-	FMOVD 4(R16), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V3.S4
-	VFMLA V10.S4, V9.S4, V3.S4
-	FMOVS 0(R17), F13
-	FMOVD 4(R17), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V4.S4
-	VFMLA V10.S4, V9.S4, V4.S4
-	FMOVS 0(R19), F13
-	FMOVD 4(R19), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V5.S4
-	VFMLA V10.S4, V9.S4, V5.S4
-	FMOVS 0(R20), F13
-	FMOVD 4(R20), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V6.S4
-	VFMLA V10.S4, V9.S4, V6.S4
-	FMOVS 0(R21), F13
-	FMOVD 4(R21), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V7.S4
-	VFMLA V10.S4, V9.S4, V7.S4
-	FMOVQ 32(R12), F8
-	FMOVQ 48(R12), F9
-	FMOVS 0(R13), F13
-	FMOVD 12(R13), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V0.S4
-	VFMLA V10.S4, V9.S4, V0.S4
-	FMOVS 0(R14), F13
-	FMOVD 12(R14), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V1.S4
-	VFMLA V10.S4, V9.S4, V1.S4
-	FMOVS 0(R15), F13
-	FMOVD 12(R15), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V2.S4
-	VFMLA V10.S4, V9.S4, V2.S4
-	FMOVS 0(R16), F13
-	FMOVD 12(R16), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V3.S4
-	VFMLA V10.S4, V9.S4, V3.S4
-	FMOVS 0(R17), F13
-	FMOVD 12(R17), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V4.S4
-	VFMLA V10.S4, V9.S4, V4.S4
-	FMOVS 0(R19), F13
-	FMOVD 12(R19), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V5.S4
-	VFMLA V10.S4, V9.S4, V5.S4
-	FMOVS 0(R20), F13
-	FMOVD 12(R20), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V6.S4
-	VFMLA V10.S4, V9.S4, V6.S4
-	FMOVS 0(R21), F13
-	FMOVD 12(R21), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V7.S4
-	VFMLA V10.S4, V9.S4, V7.S4
-	FMOVQ 64(R12), F8
-	FMOVQ 80(R12), F9
-	FMOVS 0(R13), F13
-	FMOVD 20(R13), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V0.S4
-	VFMLA V10.S4, V9.S4, V0.S4
-	FMOVS 0(R14), F13
-	FMOVD 20(R14), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V1.S4
-	VFMLA V10.S4, V9.S4, V1.S4
-	FMOVS 0(R15), F13
-	FMOVD 20(R15), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V2.S4
-	VFMLA V10.S4, V9.S4, V2.S4
-	FMOVS 0(R16), F13
-	FMOVD 20(R16), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V3.S4
-	VFMLA V10.S4, V9.S4, V3.S4
-	FMOVS 0(R17), F13
-	FMOVD 20(R17), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V4.S4
-	VFMLA V10.S4, V9.S4, V4.S4
-	FMOVS 0(R19), F13
-	FMOVD 20(R19), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V5.S4
-	VFMLA V10.S4, V9.S4, V5.S4
-	FMOVS 0(R20), F13
-	FMOVD 20(R20), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V6.S4
-	VFMLA V10.S4, V9.S4, V6.S4
-	FMOVS 0(R21), F13
-	FMOVD 20(R21), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V7.S4
-	VFMLA V10.S4, V9.S4, V7.S4
-	FMOVQ 96(R12), F8
-	FMOVQ 112(R12), F9
-	FMOVS 0(R13), F13
-	FMOVD 28(R13), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V0.S4
-	VFMLA V10.S4, V9.S4, V0.S4
-	FMOVS 0(R14), F13
-	FMOVD 28(R14), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V1.S4
-	VFMLA V10.S4, V9.S4, V1.S4
-	FMOVS 0(R15), F13
-	FMOVD 28(R15), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V2.S4
-	VFMLA V10.S4, V9.S4, V2.S4
-	FMOVS 0(R16), F13
-	FMOVD 28(R16), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V3.S4
-	VFMLA V10.S4, V9.S4, V3.S4
-	FMOVS 0(R17), F13
-	FMOVD 28(R17), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V4.S4
-	VFMLA V10.S4, V9.S4, V4.S4
-	FMOVS 0(R19), F13
-	FMOVD 28(R19), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V5.S4
-	VFMLA V10.S4, V9.S4, V5.S4
-	FMOVS 0(R20), F13
-	FMOVD 28(R20), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V6.S4
-	VFMLA V10.S4, V9.S4, V6.S4
-	FMOVS 0(R21), F13
-	FMOVD 28(R21), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V7.S4
-	VFMLA V10.S4, V9.S4, V7.S4
-	ADD $128, R12
+	CBZ R8, b8_reduce
+	FMOVS 0(R13), F17
+	FMOVQ 4(R13), F9
+	FMOVQ 20(R13), F11
+	WORD $0x0f08a528 // sxtl v8.8h, v9.8b
+	WORD $0x4f08a529 // sxtl2 v9.8h, v9.16b
+	WORD $0x0f08a56a // sxtl v10.8h, v11.8b
+	WORD $0x4f08a56b // sxtl2 v11.8h, v11.16b
+	FMOVQ 0(R12), F12
+	FMOVQ 16(R12), F13
+	FMOVQ 32(R12), F14
+	FMOVQ 48(R12), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911200 // fmla v0.4s, v16.4s, v17.s[0]
+	FMOVS 0(R14), F17
+	FMOVQ 4(R14), F9
+	FMOVQ 20(R14), F11
+	WORD $0x0f08a528 // sxtl v8.8h, v9.8b
+	WORD $0x4f08a529 // sxtl2 v9.8h, v9.16b
+	WORD $0x0f08a56a // sxtl v10.8h, v11.8b
+	WORD $0x4f08a56b // sxtl2 v11.8h, v11.16b
+	FMOVQ 0(R12), F12
+	FMOVQ 16(R12), F13
+	FMOVQ 32(R12), F14
+	FMOVQ 48(R12), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911201 // fmla v1.4s, v16.4s, v17.s[0]
+	FMOVS 0(R15), F17
+	FMOVQ 4(R15), F9
+	FMOVQ 20(R15), F11
+	WORD $0x0f08a528 // sxtl v8.8h, v9.8b
+	WORD $0x4f08a529 // sxtl2 v9.8h, v9.16b
+	WORD $0x0f08a56a // sxtl v10.8h, v11.8b
+	WORD $0x4f08a56b // sxtl2 v11.8h, v11.16b
+	FMOVQ 0(R12), F12
+	FMOVQ 16(R12), F13
+	FMOVQ 32(R12), F14
+	FMOVQ 48(R12), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911202 // fmla v2.4s, v16.4s, v17.s[0]
+	FMOVS 0(R16), F17
+	FMOVQ 4(R16), F9
+	FMOVQ 20(R16), F11
+	WORD $0x0f08a528 // sxtl v8.8h, v9.8b
+	WORD $0x4f08a529 // sxtl2 v9.8h, v9.16b
+	WORD $0x0f08a56a // sxtl v10.8h, v11.8b
+	WORD $0x4f08a56b // sxtl2 v11.8h, v11.16b
+	FMOVQ 0(R12), F12
+	FMOVQ 16(R12), F13
+	FMOVQ 32(R12), F14
+	FMOVQ 48(R12), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911203 // fmla v3.4s, v16.4s, v17.s[0]
+	FMOVS 0(R17), F17
+	FMOVQ 4(R17), F9
+	FMOVQ 20(R17), F11
+	WORD $0x0f08a528 // sxtl v8.8h, v9.8b
+	WORD $0x4f08a529 // sxtl2 v9.8h, v9.16b
+	WORD $0x0f08a56a // sxtl v10.8h, v11.8b
+	WORD $0x4f08a56b // sxtl2 v11.8h, v11.16b
+	FMOVQ 0(R12), F12
+	FMOVQ 16(R12), F13
+	FMOVQ 32(R12), F14
+	FMOVQ 48(R12), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911204 // fmla v4.4s, v16.4s, v17.s[0]
+	FMOVS 0(R19), F17
+	FMOVQ 4(R19), F9
+	FMOVQ 20(R19), F11
+	WORD $0x0f08a528 // sxtl v8.8h, v9.8b
+	WORD $0x4f08a529 // sxtl2 v9.8h, v9.16b
+	WORD $0x0f08a56a // sxtl v10.8h, v11.8b
+	WORD $0x4f08a56b // sxtl2 v11.8h, v11.16b
+	FMOVQ 0(R12), F12
+	FMOVQ 16(R12), F13
+	FMOVQ 32(R12), F14
+	FMOVQ 48(R12), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911205 // fmla v5.4s, v16.4s, v17.s[0]
+	FMOVS 0(R20), F17
+	FMOVQ 4(R20), F9
+	FMOVQ 20(R20), F11
+	WORD $0x0f08a528 // sxtl v8.8h, v9.8b
+	WORD $0x4f08a529 // sxtl2 v9.8h, v9.16b
+	WORD $0x0f08a56a // sxtl v10.8h, v11.8b
+	WORD $0x4f08a56b // sxtl2 v11.8h, v11.16b
+	FMOVQ 0(R12), F12
+	FMOVQ 16(R12), F13
+	FMOVQ 32(R12), F14
+	FMOVQ 48(R12), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911206 // fmla v6.4s, v16.4s, v17.s[0]
+	FMOVS 0(R21), F17
+	FMOVQ 4(R21), F9
+	FMOVQ 20(R21), F11
+	WORD $0x0f08a528 // sxtl v8.8h, v9.8b
+	WORD $0x4f08a529 // sxtl2 v9.8h, v9.16b
+	WORD $0x0f08a56a // sxtl v10.8h, v11.8b
+	WORD $0x4f08a56b // sxtl2 v11.8h, v11.16b
+	FMOVQ 0(R12), F12
+	FMOVQ 16(R12), F13
+	FMOVQ 32(R12), F14
+	FMOVQ 48(R12), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911207 // fmla v7.4s, v16.4s, v17.s[0]
+	ADD $64, R12
 	ADD $36, R13
 	ADD $36, R14
 	ADD $36, R15
@@ -6843,370 +6651,6 @@ b8_g:
 	ADD $36, R21
 	SUB $1, R8
 	B b8_g
-b8_tail:
-	CBZ R11, b8_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	FMOVQ 0(R12), F8
-	FMOVQ 16(R12), F9
-	FMOVS 0(R13), F13
-	FMOVD 4(R13), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V0.S4
-	VFMLA V10.S4, V9.S4, V0.S4
-	FMOVS 0(R14), F13
-	FMOVD 4(R14), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V1.S4
-	VFMLA V10.S4, V9.S4, V1.S4
-	FMOVS 0(R15), F13
-	FMOVD 4(R15), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V2.S4
-	VFMLA V10.S4, V9.S4, V2.S4
-	FMOVS 0(R16), F13
-	FMOVD 4(R16), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V3.S4
-	VFMLA V10.S4, V9.S4, V3.S4
-	FMOVS 0(R17), F13
-	FMOVD 4(R17), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V4.S4
-	VFMLA V10.S4, V9.S4, V4.S4
-	FMOVS 0(R19), F13
-	FMOVD 4(R19), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V5.S4
-	VFMLA V10.S4, V9.S4, V5.S4
-	FMOVS 0(R20), F13
-	FMOVD 4(R20), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V6.S4
-	VFMLA V10.S4, V9.S4, V6.S4
-	FMOVS 0(R21), F13
-	FMOVD 4(R21), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V7.S4
-	VFMLA V10.S4, V9.S4, V7.S4
-	FMOVQ 32(R12), F8
-	FMOVQ 48(R12), F9
-	FMOVS 0(R13), F13
-	FMOVD 12(R13), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V0.S4
-	VFMLA V10.S4, V9.S4, V0.S4
-	FMOVS 0(R14), F13
-	FMOVD 12(R14), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V1.S4
-	VFMLA V10.S4, V9.S4, V1.S4
-	FMOVS 0(R15), F13
-	FMOVD 12(R15), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V2.S4
-	VFMLA V10.S4, V9.S4, V2.S4
-	FMOVS 0(R16), F13
-	FMOVD 12(R16), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V3.S4
-	VFMLA V10.S4, V9.S4, V3.S4
-	FMOVS 0(R17), F13
-	FMOVD 12(R17), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V4.S4
-	VFMLA V10.S4, V9.S4, V4.S4
-	FMOVS 0(R19), F13
-	FMOVD 12(R19), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V5.S4
-	VFMLA V10.S4, V9.S4, V5.S4
-	FMOVS 0(R20), F13
-	FMOVD 12(R20), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V6.S4
-	VFMLA V10.S4, V9.S4, V6.S4
-	FMOVS 0(R21), F13
-	FMOVD 12(R21), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V7.S4
-	VFMLA V10.S4, V9.S4, V7.S4
-	FMOVQ 64(R12), F8
-	FMOVQ 80(R12), F9
-	FMOVS 0(R13), F13
-	FMOVD 20(R13), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V0.S4
-	VFMLA V10.S4, V9.S4, V0.S4
-	FMOVS 0(R14), F13
-	FMOVD 20(R14), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V1.S4
-	VFMLA V10.S4, V9.S4, V1.S4
-	FMOVS 0(R15), F13
-	FMOVD 20(R15), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V2.S4
-	VFMLA V10.S4, V9.S4, V2.S4
-	FMOVS 0(R16), F13
-	FMOVD 20(R16), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V3.S4
-	VFMLA V10.S4, V9.S4, V3.S4
-	FMOVS 0(R17), F13
-	FMOVD 20(R17), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V4.S4
-	VFMLA V10.S4, V9.S4, V4.S4
-	FMOVS 0(R19), F13
-	FMOVD 20(R19), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V5.S4
-	VFMLA V10.S4, V9.S4, V5.S4
-	FMOVS 0(R20), F13
-	FMOVD 20(R20), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V6.S4
-	VFMLA V10.S4, V9.S4, V6.S4
-	FMOVS 0(R21), F13
-	FMOVD 20(R21), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V7.S4
-	VFMLA V10.S4, V9.S4, V7.S4
-	FMOVQ 96(R12), F8
-	FMOVQ 112(R12), F9
-	FMOVS 0(R13), F13
-	FMOVD 28(R13), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V0.S4
-	VFMLA V10.S4, V9.S4, V0.S4
-	FMOVS 0(R14), F13
-	FMOVD 28(R14), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V1.S4
-	VFMLA V10.S4, V9.S4, V1.S4
-	FMOVS 0(R15), F13
-	FMOVD 28(R15), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V2.S4
-	VFMLA V10.S4, V9.S4, V2.S4
-	FMOVS 0(R16), F13
-	FMOVD 28(R16), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V3.S4
-	VFMLA V10.S4, V9.S4, V3.S4
-	FMOVS 0(R17), F13
-	FMOVD 28(R17), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V4.S4
-	VFMLA V10.S4, V9.S4, V4.S4
-	FMOVS 0(R19), F13
-	FMOVD 28(R19), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V5.S4
-	VFMLA V10.S4, V9.S4, V5.S4
-	FMOVS 0(R20), F13
-	FMOVD 28(R20), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V6.S4
-	VFMLA V10.S4, V9.S4, V6.S4
-	FMOVS 0(R21), F13
-	FMOVD 28(R21), F10
-	WORD $0x0f08a54a // sxtl v10.8h, v10.8b
-	WORD $0x0f10a54b // sxtl v11.4s, v10.4h
-	WORD $0x4f10a54a // sxtl2 v10.4s, v10.8h
-	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4f8d916b // fmul v11.4s, v11.4s, v13.s[0]
-	WORD $0x4f8d914a // fmul v10.4s, v10.4s, v13.s[0]
-	VFMLA V11.S4, V8.S4, V7.S4
-	VFMLA V10.S4, V9.S4, V7.S4
 b8_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
@@ -7224,49 +6668,49 @@ b8_reduce:
 	WORD $0x6e26d4c6 // faddp v6.4s, v6.4s, v6.4s
 	WORD $0x6e27d4e7 // faddp v7.4s, v7.4s, v7.4s
 	WORD $0x6e27d4e7 // faddp v7.4s, v7.4s, v7.4s
-	FMOVS alpha+72(FP), F10
-	FMULS F10, F0, F0
-	FMULS F10, F1, F1
-	FMULS F10, F2, F2
-	FMULS F10, F3, F3
-	FMULS F10, F4, F4
-	FMULS F10, F5, F5
-	FMULS F10, F6, F6
-	FMULS F10, F7, F7
-	FMOVS beta+76(FP), F11
-	FCMPS $(0.0), F11
+	FMOVS 0(R11), F17
+	FMULS F17, F0, F0
+	FMULS F17, F1, F1
+	FMULS F17, F2, F2
+	FMULS F17, F3, F3
+	FMULS F17, F4, F4
+	FMULS F17, F5, F5
+	FMULS F17, F6, F6
+	FMULS F17, F7, F7
+	FMOVS beta+72(FP), F16
+	FCMPS $(0.0), F16
 	BEQ b8_b0
 	MOVD R6, R10
 	FMOVS 0(R10), F12
-	FMULS F11, F12, F12
+	FMULS F16, F12, F12
 	FADDS F12, F0, F0
 	FMOVS F0, 0(R10)
 	FMOVS 4(R10), F12
-	FMULS F11, F12, F12
+	FMULS F16, F12, F12
 	FADDS F12, F1, F1
 	FMOVS F1, 4(R10)
 	FMOVS 8(R10), F12
-	FMULS F11, F12, F12
+	FMULS F16, F12, F12
 	FADDS F12, F2, F2
 	FMOVS F2, 8(R10)
 	FMOVS 12(R10), F12
-	FMULS F11, F12, F12
+	FMULS F16, F12, F12
 	FADDS F12, F3, F3
 	FMOVS F3, 12(R10)
 	FMOVS 16(R10), F12
-	FMULS F11, F12, F12
+	FMULS F16, F12, F12
 	FADDS F12, F4, F4
 	FMOVS F4, 16(R10)
 	FMOVS 20(R10), F12
-	FMULS F11, F12, F12
+	FMULS F16, F12, F12
 	FADDS F12, F5, F5
 	FMOVS F5, 20(R10)
 	FMOVS 24(R10), F12
-	FMULS F11, F12, F12
+	FMULS F16, F12, F12
 	FADDS F12, F6, F6
 	FMOVS F6, 24(R10)
 	FMOVS 28(R10), F12
-	FMULS F11, F12, F12
+	FMULS F16, F12, F12
 	FADDS F12, F7, F7
 	FMOVS F7, 28(R10)
 	B b8_stored
@@ -7293,130 +6737,43 @@ rows1:
 	MOVD R2, R13
 	MOVD R1, R8
 b1_g:
-	CBZ R8, b1_tail
-	FMOVQ 0(R12), F1
-	FMOVQ 16(R12), F2
-	FMOVS 0(R13), F6
-	FMOVD 4(R13), F3
-	WORD $0x0f08a463 // sxtl v3.8h, v3.8b
-	WORD $0x0f10a464 // sxtl v4.4s, v3.4h
-	WORD $0x4f10a463 // sxtl2 v3.4s, v3.8h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
-	WORD $0x4e21d863 // scvtf v3.4s, v3.4s
-	WORD $0x4f869084 // fmul v4.4s, v4.4s, v6.s[0]
-	WORD $0x4f869063 // fmul v3.4s, v3.4s, v6.s[0]
-	VFMLA V4.S4, V1.S4, V0.S4
-	VFMLA V3.S4, V2.S4, V0.S4
-	FMOVQ 32(R12), F1
-	FMOVQ 48(R12), F2
-	FMOVS 0(R13), F6
-	FMOVD 12(R13), F3
-	WORD $0x0f08a463 // sxtl v3.8h, v3.8b
-	WORD $0x0f10a464 // sxtl v4.4s, v3.4h
-	WORD $0x4f10a463 // sxtl2 v3.4s, v3.8h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
-	WORD $0x4e21d863 // scvtf v3.4s, v3.4s
-	WORD $0x4f869084 // fmul v4.4s, v4.4s, v6.s[0]
-	WORD $0x4f869063 // fmul v3.4s, v3.4s, v6.s[0]
-	VFMLA V4.S4, V1.S4, V0.S4
-	VFMLA V3.S4, V2.S4, V0.S4
-	FMOVQ 64(R12), F1
-	FMOVQ 80(R12), F2
-	FMOVS 0(R13), F6
-	FMOVD 20(R13), F3
-	WORD $0x0f08a463 // sxtl v3.8h, v3.8b
-	WORD $0x0f10a464 // sxtl v4.4s, v3.4h
-	WORD $0x4f10a463 // sxtl2 v3.4s, v3.8h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
-	WORD $0x4e21d863 // scvtf v3.4s, v3.4s
-	WORD $0x4f869084 // fmul v4.4s, v4.4s, v6.s[0]
-	WORD $0x4f869063 // fmul v3.4s, v3.4s, v6.s[0]
-	VFMLA V4.S4, V1.S4, V0.S4
-	VFMLA V3.S4, V2.S4, V0.S4
-	FMOVQ 96(R12), F1
-	FMOVQ 112(R12), F2
-	FMOVS 0(R13), F6
-	FMOVD 28(R13), F3
-	WORD $0x0f08a463 // sxtl v3.8h, v3.8b
-	WORD $0x0f10a464 // sxtl v4.4s, v3.4h
-	WORD $0x4f10a463 // sxtl2 v3.4s, v3.8h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
-	WORD $0x4e21d863 // scvtf v3.4s, v3.4s
-	WORD $0x4f869084 // fmul v4.4s, v4.4s, v6.s[0]
-	WORD $0x4f869063 // fmul v3.4s, v3.4s, v6.s[0]
-	VFMLA V4.S4, V1.S4, V0.S4
-	VFMLA V3.S4, V2.S4, V0.S4
-	ADD $128, R12
+	CBZ R8, b1_reduce
+	FMOVS 0(R13), F10
+	FMOVQ 4(R13), F2
+	FMOVQ 20(R13), F4
+	WORD $0x0f08a441 // sxtl v1.8h, v2.8b
+	WORD $0x4f08a442 // sxtl2 v2.8h, v2.16b
+	WORD $0x0f08a483 // sxtl v3.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	FMOVQ 0(R12), F5
+	FMOVQ 16(R12), F6
+	FMOVQ 32(R12), F7
+	FMOVQ 48(R12), F8
+	WORD $0x0e65c029 // smull v9.4s, v1.4h, v5.4h
+	WORD $0x4e658029 // smlal2 v9.4s, v1.8h, v5.8h
+	WORD $0x0e668049 // smlal v9.4s, v2.4h, v6.4h
+	WORD $0x4e668049 // smlal2 v9.4s, v2.8h, v6.8h
+	WORD $0x0e678069 // smlal v9.4s, v3.4h, v7.4h
+	WORD $0x4e678069 // smlal2 v9.4s, v3.8h, v7.8h
+	WORD $0x0e688089 // smlal v9.4s, v4.4h, v8.4h
+	WORD $0x4e688089 // smlal2 v9.4s, v4.8h, v8.8h
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	WORD $0x4f8a1120 // fmla v0.4s, v9.4s, v10.s[0]
+	ADD $64, R12
 	ADD $36, R13
 	SUB $1, R8
 	B b1_g
-b1_tail:
-	CBZ R11, b1_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	FMOVQ 0(R12), F1
-	FMOVQ 16(R12), F2
-	FMOVS 0(R13), F6
-	FMOVD 4(R13), F3
-	WORD $0x0f08a463 // sxtl v3.8h, v3.8b
-	WORD $0x0f10a464 // sxtl v4.4s, v3.4h
-	WORD $0x4f10a463 // sxtl2 v3.4s, v3.8h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
-	WORD $0x4e21d863 // scvtf v3.4s, v3.4s
-	WORD $0x4f869084 // fmul v4.4s, v4.4s, v6.s[0]
-	WORD $0x4f869063 // fmul v3.4s, v3.4s, v6.s[0]
-	VFMLA V4.S4, V1.S4, V0.S4
-	VFMLA V3.S4, V2.S4, V0.S4
-	FMOVQ 32(R12), F1
-	FMOVQ 48(R12), F2
-	FMOVS 0(R13), F6
-	FMOVD 12(R13), F3
-	WORD $0x0f08a463 // sxtl v3.8h, v3.8b
-	WORD $0x0f10a464 // sxtl v4.4s, v3.4h
-	WORD $0x4f10a463 // sxtl2 v3.4s, v3.8h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
-	WORD $0x4e21d863 // scvtf v3.4s, v3.4s
-	WORD $0x4f869084 // fmul v4.4s, v4.4s, v6.s[0]
-	WORD $0x4f869063 // fmul v3.4s, v3.4s, v6.s[0]
-	VFMLA V4.S4, V1.S4, V0.S4
-	VFMLA V3.S4, V2.S4, V0.S4
-	FMOVQ 64(R12), F1
-	FMOVQ 80(R12), F2
-	FMOVS 0(R13), F6
-	FMOVD 20(R13), F3
-	WORD $0x0f08a463 // sxtl v3.8h, v3.8b
-	WORD $0x0f10a464 // sxtl v4.4s, v3.4h
-	WORD $0x4f10a463 // sxtl2 v3.4s, v3.8h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
-	WORD $0x4e21d863 // scvtf v3.4s, v3.4s
-	WORD $0x4f869084 // fmul v4.4s, v4.4s, v6.s[0]
-	WORD $0x4f869063 // fmul v3.4s, v3.4s, v6.s[0]
-	VFMLA V4.S4, V1.S4, V0.S4
-	VFMLA V3.S4, V2.S4, V0.S4
-	FMOVQ 96(R12), F1
-	FMOVQ 112(R12), F2
-	FMOVS 0(R13), F6
-	FMOVD 28(R13), F3
-	WORD $0x0f08a463 // sxtl v3.8h, v3.8b
-	WORD $0x0f10a464 // sxtl v4.4s, v3.4h
-	WORD $0x4f10a463 // sxtl2 v3.4s, v3.8h
-	WORD $0x4e21d884 // scvtf v4.4s, v4.4s
-	WORD $0x4e21d863 // scvtf v3.4s, v3.4s
-	WORD $0x4f869084 // fmul v4.4s, v4.4s, v6.s[0]
-	WORD $0x4f869063 // fmul v3.4s, v3.4s, v6.s[0]
-	VFMLA V4.S4, V1.S4, V0.S4
-	VFMLA V3.S4, V2.S4, V0.S4
 b1_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
-	FMOVS alpha+72(FP), F3
-	FMULS F3, F0, F0
-	FMOVS beta+76(FP), F4
-	FCMPS $(0.0), F4
+	FMOVS 0(R11), F10
+	FMULS F10, F0, F0
+	FMOVS beta+72(FP), F9
+	FCMPS $(0.0), F9
 	BEQ b1_b0
 	MOVD R6, R10
 	FMOVS 0(R10), F5
-	FMULS F4, F5, F5
+	FMULS F9, F5, F5
 	FADDS F5, F0, F0
 	FMOVS F0, 0(R10)
 	B b1_stored
@@ -7431,16 +6788,16 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt82NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsInt82NEON(SB), NOSPLIT, $0-80
+// func wdotsInt82NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·wdotsInt82NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
 	MOVD ldw+24(FP), R3
 	MOVD x+32(FP), R4
 	MOVD ldx+40(FP), R5
-	LSL $2, R5
-	MOVD xt+48(FP), R11
+	LSL $1, R5
+	MOVD xs+48(FP), R11
 	MOVD c+56(FP), R6
 	MOVD ldc+64(FP), R7
 	LSL $2, R7
@@ -7477,441 +6834,289 @@ rows8:
 	ADD R3, R21, R22
 	MOVD R1, R8
 b8_g:
-	CBZ R8, b8_tail
-	FMOVQ 0(R12), F16
-	FMOVQ 16(R12), F17
-	FMOVQ 0(R13), F18
-	FMOVQ 16(R13), F19
-	FMOVS 0(R14), F23
-	FMOVD 4(R14), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V0.S4
-	VFMLA V20.S4, V17.S4, V0.S4
-	VFMLA V21.S4, V18.S4, V8.S4
-	VFMLA V20.S4, V19.S4, V8.S4
-	FMOVS 0(R15), F23
-	FMOVD 4(R15), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V1.S4
-	VFMLA V20.S4, V17.S4, V1.S4
-	VFMLA V21.S4, V18.S4, V9.S4
-	VFMLA V20.S4, V19.S4, V9.S4
-	FMOVS 0(R16), F23
-	FMOVD 4(R16), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V2.S4
-	VFMLA V20.S4, V17.S4, V2.S4
-	VFMLA V21.S4, V18.S4, V10.S4
-	VFMLA V20.S4, V19.S4, V10.S4
-	FMOVS 0(R17), F23
-	FMOVD 4(R17), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V3.S4
-	VFMLA V20.S4, V17.S4, V3.S4
-	VFMLA V21.S4, V18.S4, V11.S4
-	VFMLA V20.S4, V19.S4, V11.S4
-	FMOVS 0(R19), F23
-	FMOVD 4(R19), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V20.S4, V17.S4, V4.S4
-	VFMLA V21.S4, V18.S4, V12.S4
-	VFMLA V20.S4, V19.S4, V12.S4
-	FMOVS 0(R20), F23
-	FMOVD 4(R20), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V5.S4
-	VFMLA V20.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V13.S4
-	VFMLA V20.S4, V19.S4, V13.S4
-	FMOVS 0(R21), F23
-	FMOVD 4(R21), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V6.S4
-	VFMLA V20.S4, V17.S4, V6.S4
-	VFMLA V21.S4, V18.S4, V14.S4
-	VFMLA V20.S4, V19.S4, V14.S4
-	FMOVS 0(R22), F23
-	FMOVD 4(R22), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V7.S4
-	VFMLA V20.S4, V17.S4, V7.S4
-	VFMLA V21.S4, V18.S4, V15.S4
-	VFMLA V20.S4, V19.S4, V15.S4
-	FMOVQ 32(R12), F16
-	FMOVQ 48(R12), F17
-	FMOVQ 32(R13), F18
-	FMOVQ 48(R13), F19
-	FMOVS 0(R14), F23
-	FMOVD 12(R14), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V0.S4
-	VFMLA V20.S4, V17.S4, V0.S4
-	VFMLA V21.S4, V18.S4, V8.S4
-	VFMLA V20.S4, V19.S4, V8.S4
-	FMOVS 0(R15), F23
-	FMOVD 12(R15), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V1.S4
-	VFMLA V20.S4, V17.S4, V1.S4
-	VFMLA V21.S4, V18.S4, V9.S4
-	VFMLA V20.S4, V19.S4, V9.S4
-	FMOVS 0(R16), F23
-	FMOVD 12(R16), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V2.S4
-	VFMLA V20.S4, V17.S4, V2.S4
-	VFMLA V21.S4, V18.S4, V10.S4
-	VFMLA V20.S4, V19.S4, V10.S4
-	FMOVS 0(R17), F23
-	FMOVD 12(R17), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V3.S4
-	VFMLA V20.S4, V17.S4, V3.S4
-	VFMLA V21.S4, V18.S4, V11.S4
-	VFMLA V20.S4, V19.S4, V11.S4
-	FMOVS 0(R19), F23
-	FMOVD 12(R19), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V20.S4, V17.S4, V4.S4
-	VFMLA V21.S4, V18.S4, V12.S4
-	VFMLA V20.S4, V19.S4, V12.S4
-	FMOVS 0(R20), F23
-	FMOVD 12(R20), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V5.S4
-	VFMLA V20.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V13.S4
-	VFMLA V20.S4, V19.S4, V13.S4
-	FMOVS 0(R21), F23
-	FMOVD 12(R21), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V6.S4
-	VFMLA V20.S4, V17.S4, V6.S4
-	VFMLA V21.S4, V18.S4, V14.S4
-	VFMLA V20.S4, V19.S4, V14.S4
-	FMOVS 0(R22), F23
-	FMOVD 12(R22), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V7.S4
-	VFMLA V20.S4, V17.S4, V7.S4
-	VFMLA V21.S4, V18.S4, V15.S4
-	VFMLA V20.S4, V19.S4, V15.S4
-	FMOVQ 64(R12), F16
-	FMOVQ 80(R12), F17
-	FMOVQ 64(R13), F18
-	FMOVQ 80(R13), F19
-	FMOVS 0(R14), F23
-	FMOVD 20(R14), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V0.S4
-	VFMLA V20.S4, V17.S4, V0.S4
-	VFMLA V21.S4, V18.S4, V8.S4
-	VFMLA V20.S4, V19.S4, V8.S4
-	FMOVS 0(R15), F23
-	FMOVD 20(R15), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V1.S4
-	VFMLA V20.S4, V17.S4, V1.S4
-	VFMLA V21.S4, V18.S4, V9.S4
-	VFMLA V20.S4, V19.S4, V9.S4
-	FMOVS 0(R16), F23
-	FMOVD 20(R16), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V2.S4
-	VFMLA V20.S4, V17.S4, V2.S4
-	VFMLA V21.S4, V18.S4, V10.S4
-	VFMLA V20.S4, V19.S4, V10.S4
-	FMOVS 0(R17), F23
-	FMOVD 20(R17), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V3.S4
-	VFMLA V20.S4, V17.S4, V3.S4
-	VFMLA V21.S4, V18.S4, V11.S4
-	VFMLA V20.S4, V19.S4, V11.S4
-	FMOVS 0(R19), F23
-	FMOVD 20(R19), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V20.S4, V17.S4, V4.S4
-	VFMLA V21.S4, V18.S4, V12.S4
-	VFMLA V20.S4, V19.S4, V12.S4
-	FMOVS 0(R20), F23
-	FMOVD 20(R20), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V5.S4
-	VFMLA V20.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V13.S4
-	VFMLA V20.S4, V19.S4, V13.S4
-	FMOVS 0(R21), F23
-	FMOVD 20(R21), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V6.S4
-	VFMLA V20.S4, V17.S4, V6.S4
-	VFMLA V21.S4, V18.S4, V14.S4
-	VFMLA V20.S4, V19.S4, V14.S4
-	FMOVS 0(R22), F23
-	FMOVD 20(R22), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V7.S4
-	VFMLA V20.S4, V17.S4, V7.S4
-	VFMLA V21.S4, V18.S4, V15.S4
-	VFMLA V20.S4, V19.S4, V15.S4
-	FMOVQ 96(R12), F16
-	FMOVQ 112(R12), F17
-	FMOVQ 96(R13), F18
-	FMOVQ 112(R13), F19
-	FMOVS 0(R14), F23
-	FMOVD 28(R14), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V0.S4
-	VFMLA V20.S4, V17.S4, V0.S4
-	VFMLA V21.S4, V18.S4, V8.S4
-	VFMLA V20.S4, V19.S4, V8.S4
-	FMOVS 0(R15), F23
-	FMOVD 28(R15), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V1.S4
-	VFMLA V20.S4, V17.S4, V1.S4
-	VFMLA V21.S4, V18.S4, V9.S4
-	VFMLA V20.S4, V19.S4, V9.S4
-	FMOVS 0(R16), F23
-	FMOVD 28(R16), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V2.S4
-	VFMLA V20.S4, V17.S4, V2.S4
-	VFMLA V21.S4, V18.S4, V10.S4
-	VFMLA V20.S4, V19.S4, V10.S4
-	FMOVS 0(R17), F23
-	FMOVD 28(R17), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V3.S4
-	VFMLA V20.S4, V17.S4, V3.S4
-	VFMLA V21.S4, V18.S4, V11.S4
-	VFMLA V20.S4, V19.S4, V11.S4
-	FMOVS 0(R19), F23
-	FMOVD 28(R19), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V20.S4, V17.S4, V4.S4
-	VFMLA V21.S4, V18.S4, V12.S4
-	VFMLA V20.S4, V19.S4, V12.S4
-	FMOVS 0(R20), F23
-	FMOVD 28(R20), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V5.S4
-	VFMLA V20.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V13.S4
-	VFMLA V20.S4, V19.S4, V13.S4
-	FMOVS 0(R21), F23
-	FMOVD 28(R21), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V6.S4
-	VFMLA V20.S4, V17.S4, V6.S4
-	VFMLA V21.S4, V18.S4, V14.S4
-	VFMLA V20.S4, V19.S4, V14.S4
-	FMOVS 0(R22), F23
-	FMOVD 28(R22), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V7.S4
-	VFMLA V20.S4, V17.S4, V7.S4
-	VFMLA V21.S4, V18.S4, V15.S4
-	VFMLA V20.S4, V19.S4, V15.S4
-	ADD $128, R12
-	ADD $128, R13
+	CBZ R8, b8_reduce
+	FMOVS 0(R14), F25
+	FMOVQ 4(R14), F17
+	FMOVQ 20(R14), F19
+	WORD $0x0f08a630 // sxtl v16.8h, v17.8b
+	WORD $0x4f08a631 // sxtl2 v17.8h, v17.16b
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	FMOVQ 0(R12), F20
+	FMOVQ 16(R12), F21
+	FMOVQ 32(R12), F22
+	FMOVQ 48(R12), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991300 // fmla v0.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R13), F20
+	FMOVQ 16(R13), F21
+	FMOVQ 32(R13), F22
+	FMOVQ 48(R13), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991308 // fmla v8.4s, v24.4s, v25.s[0]
+	FMOVS 0(R15), F25
+	FMOVQ 4(R15), F17
+	FMOVQ 20(R15), F19
+	WORD $0x0f08a630 // sxtl v16.8h, v17.8b
+	WORD $0x4f08a631 // sxtl2 v17.8h, v17.16b
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	FMOVQ 0(R12), F20
+	FMOVQ 16(R12), F21
+	FMOVQ 32(R12), F22
+	FMOVQ 48(R12), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991301 // fmla v1.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R13), F20
+	FMOVQ 16(R13), F21
+	FMOVQ 32(R13), F22
+	FMOVQ 48(R13), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991309 // fmla v9.4s, v24.4s, v25.s[0]
+	FMOVS 0(R16), F25
+	FMOVQ 4(R16), F17
+	FMOVQ 20(R16), F19
+	WORD $0x0f08a630 // sxtl v16.8h, v17.8b
+	WORD $0x4f08a631 // sxtl2 v17.8h, v17.16b
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	FMOVQ 0(R12), F20
+	FMOVQ 16(R12), F21
+	FMOVQ 32(R12), F22
+	FMOVQ 48(R12), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991302 // fmla v2.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R13), F20
+	FMOVQ 16(R13), F21
+	FMOVQ 32(R13), F22
+	FMOVQ 48(R13), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f99130a // fmla v10.4s, v24.4s, v25.s[0]
+	FMOVS 0(R17), F25
+	FMOVQ 4(R17), F17
+	FMOVQ 20(R17), F19
+	WORD $0x0f08a630 // sxtl v16.8h, v17.8b
+	WORD $0x4f08a631 // sxtl2 v17.8h, v17.16b
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	FMOVQ 0(R12), F20
+	FMOVQ 16(R12), F21
+	FMOVQ 32(R12), F22
+	FMOVQ 48(R12), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991303 // fmla v3.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R13), F20
+	FMOVQ 16(R13), F21
+	FMOVQ 32(R13), F22
+	FMOVQ 48(R13), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f99130b // fmla v11.4s, v24.4s, v25.s[0]
+	FMOVS 0(R19), F25
+	FMOVQ 4(R19), F17
+	FMOVQ 20(R19), F19
+	WORD $0x0f08a630 // sxtl v16.8h, v17.8b
+	WORD $0x4f08a631 // sxtl2 v17.8h, v17.16b
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	FMOVQ 0(R12), F20
+	FMOVQ 16(R12), F21
+	FMOVQ 32(R12), F22
+	FMOVQ 48(R12), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991304 // fmla v4.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R13), F20
+	FMOVQ 16(R13), F21
+	FMOVQ 32(R13), F22
+	FMOVQ 48(R13), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f99130c // fmla v12.4s, v24.4s, v25.s[0]
+	FMOVS 0(R20), F25
+	FMOVQ 4(R20), F17
+	FMOVQ 20(R20), F19
+	WORD $0x0f08a630 // sxtl v16.8h, v17.8b
+	WORD $0x4f08a631 // sxtl2 v17.8h, v17.16b
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	FMOVQ 0(R12), F20
+	FMOVQ 16(R12), F21
+	FMOVQ 32(R12), F22
+	FMOVQ 48(R12), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991305 // fmla v5.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R13), F20
+	FMOVQ 16(R13), F21
+	FMOVQ 32(R13), F22
+	FMOVQ 48(R13), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f99130d // fmla v13.4s, v24.4s, v25.s[0]
+	FMOVS 0(R21), F25
+	FMOVQ 4(R21), F17
+	FMOVQ 20(R21), F19
+	WORD $0x0f08a630 // sxtl v16.8h, v17.8b
+	WORD $0x4f08a631 // sxtl2 v17.8h, v17.16b
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	FMOVQ 0(R12), F20
+	FMOVQ 16(R12), F21
+	FMOVQ 32(R12), F22
+	FMOVQ 48(R12), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991306 // fmla v6.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R13), F20
+	FMOVQ 16(R13), F21
+	FMOVQ 32(R13), F22
+	FMOVQ 48(R13), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f99130e // fmla v14.4s, v24.4s, v25.s[0]
+	FMOVS 0(R22), F25
+	FMOVQ 4(R22), F17
+	FMOVQ 20(R22), F19
+	WORD $0x0f08a630 // sxtl v16.8h, v17.8b
+	WORD $0x4f08a631 // sxtl2 v17.8h, v17.16b
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	FMOVQ 0(R12), F20
+	FMOVQ 16(R12), F21
+	FMOVQ 32(R12), F22
+	FMOVQ 48(R12), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991307 // fmla v7.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R13), F20
+	FMOVQ 16(R13), F21
+	FMOVQ 32(R13), F22
+	FMOVQ 48(R13), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f99130f // fmla v15.4s, v24.4s, v25.s[0]
+	ADD $64, R12
+	ADD $64, R13
 	ADD $36, R14
 	ADD $36, R15
 	ADD $36, R16
@@ -7922,443 +7127,6 @@ b8_g:
 	ADD $36, R22
 	SUB $1, R8
 	B b8_g
-b8_tail:
-	CBZ R11, b8_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	ADD R10, R12, R13
-	FMOVQ 0(R12), F16
-	FMOVQ 16(R12), F17
-	FMOVQ 0(R13), F18
-	FMOVQ 16(R13), F19
-	FMOVS 0(R14), F23
-	FMOVD 4(R14), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V0.S4
-	VFMLA V20.S4, V17.S4, V0.S4
-	VFMLA V21.S4, V18.S4, V8.S4
-	VFMLA V20.S4, V19.S4, V8.S4
-	FMOVS 0(R15), F23
-	FMOVD 4(R15), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V1.S4
-	VFMLA V20.S4, V17.S4, V1.S4
-	VFMLA V21.S4, V18.S4, V9.S4
-	VFMLA V20.S4, V19.S4, V9.S4
-	FMOVS 0(R16), F23
-	FMOVD 4(R16), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V2.S4
-	VFMLA V20.S4, V17.S4, V2.S4
-	VFMLA V21.S4, V18.S4, V10.S4
-	VFMLA V20.S4, V19.S4, V10.S4
-	FMOVS 0(R17), F23
-	FMOVD 4(R17), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V3.S4
-	VFMLA V20.S4, V17.S4, V3.S4
-	VFMLA V21.S4, V18.S4, V11.S4
-	VFMLA V20.S4, V19.S4, V11.S4
-	FMOVS 0(R19), F23
-	FMOVD 4(R19), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V20.S4, V17.S4, V4.S4
-	VFMLA V21.S4, V18.S4, V12.S4
-	VFMLA V20.S4, V19.S4, V12.S4
-	FMOVS 0(R20), F23
-	FMOVD 4(R20), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V5.S4
-	VFMLA V20.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V13.S4
-	VFMLA V20.S4, V19.S4, V13.S4
-	FMOVS 0(R21), F23
-	FMOVD 4(R21), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V6.S4
-	VFMLA V20.S4, V17.S4, V6.S4
-	VFMLA V21.S4, V18.S4, V14.S4
-	VFMLA V20.S4, V19.S4, V14.S4
-	FMOVS 0(R22), F23
-	FMOVD 4(R22), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V7.S4
-	VFMLA V20.S4, V17.S4, V7.S4
-	VFMLA V21.S4, V18.S4, V15.S4
-	VFMLA V20.S4, V19.S4, V15.S4
-	FMOVQ 32(R12), F16
-	FMOVQ 48(R12), F17
-	FMOVQ 32(R13), F18
-	FMOVQ 48(R13), F19
-	FMOVS 0(R14), F23
-	FMOVD 12(R14), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V0.S4
-	VFMLA V20.S4, V17.S4, V0.S4
-	VFMLA V21.S4, V18.S4, V8.S4
-	VFMLA V20.S4, V19.S4, V8.S4
-	FMOVS 0(R15), F23
-	FMOVD 12(R15), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V1.S4
-	VFMLA V20.S4, V17.S4, V1.S4
-	VFMLA V21.S4, V18.S4, V9.S4
-	VFMLA V20.S4, V19.S4, V9.S4
-	FMOVS 0(R16), F23
-	FMOVD 12(R16), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V2.S4
-	VFMLA V20.S4, V17.S4, V2.S4
-	VFMLA V21.S4, V18.S4, V10.S4
-	VFMLA V20.S4, V19.S4, V10.S4
-	FMOVS 0(R17), F23
-	FMOVD 12(R17), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V3.S4
-	VFMLA V20.S4, V17.S4, V3.S4
-	VFMLA V21.S4, V18.S4, V11.S4
-	VFMLA V20.S4, V19.S4, V11.S4
-	FMOVS 0(R19), F23
-	FMOVD 12(R19), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V20.S4, V17.S4, V4.S4
-	VFMLA V21.S4, V18.S4, V12.S4
-	VFMLA V20.S4, V19.S4, V12.S4
-	FMOVS 0(R20), F23
-	FMOVD 12(R20), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V5.S4
-	VFMLA V20.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V13.S4
-	VFMLA V20.S4, V19.S4, V13.S4
-	FMOVS 0(R21), F23
-	FMOVD 12(R21), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V6.S4
-	VFMLA V20.S4, V17.S4, V6.S4
-	VFMLA V21.S4, V18.S4, V14.S4
-	VFMLA V20.S4, V19.S4, V14.S4
-	FMOVS 0(R22), F23
-	FMOVD 12(R22), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V7.S4
-	VFMLA V20.S4, V17.S4, V7.S4
-	VFMLA V21.S4, V18.S4, V15.S4
-	VFMLA V20.S4, V19.S4, V15.S4
-	FMOVQ 64(R12), F16
-	FMOVQ 80(R12), F17
-	FMOVQ 64(R13), F18
-	FMOVQ 80(R13), F19
-	FMOVS 0(R14), F23
-	FMOVD 20(R14), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V0.S4
-	VFMLA V20.S4, V17.S4, V0.S4
-	VFMLA V21.S4, V18.S4, V8.S4
-	VFMLA V20.S4, V19.S4, V8.S4
-	FMOVS 0(R15), F23
-	FMOVD 20(R15), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V1.S4
-	VFMLA V20.S4, V17.S4, V1.S4
-	VFMLA V21.S4, V18.S4, V9.S4
-	VFMLA V20.S4, V19.S4, V9.S4
-	FMOVS 0(R16), F23
-	FMOVD 20(R16), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V2.S4
-	VFMLA V20.S4, V17.S4, V2.S4
-	VFMLA V21.S4, V18.S4, V10.S4
-	VFMLA V20.S4, V19.S4, V10.S4
-	FMOVS 0(R17), F23
-	FMOVD 20(R17), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V3.S4
-	VFMLA V20.S4, V17.S4, V3.S4
-	VFMLA V21.S4, V18.S4, V11.S4
-	VFMLA V20.S4, V19.S4, V11.S4
-	FMOVS 0(R19), F23
-	FMOVD 20(R19), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V20.S4, V17.S4, V4.S4
-	VFMLA V21.S4, V18.S4, V12.S4
-	VFMLA V20.S4, V19.S4, V12.S4
-	FMOVS 0(R20), F23
-	FMOVD 20(R20), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V5.S4
-	VFMLA V20.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V13.S4
-	VFMLA V20.S4, V19.S4, V13.S4
-	FMOVS 0(R21), F23
-	FMOVD 20(R21), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V6.S4
-	VFMLA V20.S4, V17.S4, V6.S4
-	VFMLA V21.S4, V18.S4, V14.S4
-	VFMLA V20.S4, V19.S4, V14.S4
-	FMOVS 0(R22), F23
-	FMOVD 20(R22), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V7.S4
-	VFMLA V20.S4, V17.S4, V7.S4
-	VFMLA V21.S4, V18.S4, V15.S4
-	VFMLA V20.S4, V19.S4, V15.S4
-	FMOVQ 96(R12), F16
-	FMOVQ 112(R12), F17
-	FMOVQ 96(R13), F18
-	FMOVQ 112(R13), F19
-	FMOVS 0(R14), F23
-	FMOVD 28(R14), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V0.S4
-	VFMLA V20.S4, V17.S4, V0.S4
-	VFMLA V21.S4, V18.S4, V8.S4
-	VFMLA V20.S4, V19.S4, V8.S4
-	FMOVS 0(R15), F23
-	FMOVD 28(R15), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V1.S4
-	VFMLA V20.S4, V17.S4, V1.S4
-	VFMLA V21.S4, V18.S4, V9.S4
-	VFMLA V20.S4, V19.S4, V9.S4
-	FMOVS 0(R16), F23
-	FMOVD 28(R16), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V2.S4
-	VFMLA V20.S4, V17.S4, V2.S4
-	VFMLA V21.S4, V18.S4, V10.S4
-	VFMLA V20.S4, V19.S4, V10.S4
-	FMOVS 0(R17), F23
-	FMOVD 28(R17), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V3.S4
-	VFMLA V20.S4, V17.S4, V3.S4
-	VFMLA V21.S4, V18.S4, V11.S4
-	VFMLA V20.S4, V19.S4, V11.S4
-	FMOVS 0(R19), F23
-	FMOVD 28(R19), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V20.S4, V17.S4, V4.S4
-	VFMLA V21.S4, V18.S4, V12.S4
-	VFMLA V20.S4, V19.S4, V12.S4
-	FMOVS 0(R20), F23
-	FMOVD 28(R20), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V5.S4
-	VFMLA V20.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V13.S4
-	VFMLA V20.S4, V19.S4, V13.S4
-	FMOVS 0(R21), F23
-	FMOVD 28(R21), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V6.S4
-	VFMLA V20.S4, V17.S4, V6.S4
-	VFMLA V21.S4, V18.S4, V14.S4
-	VFMLA V20.S4, V19.S4, V14.S4
-	FMOVS 0(R22), F23
-	FMOVD 28(R22), F20
-	WORD $0x0f08a694 // sxtl v20.8h, v20.8b
-	WORD $0x0f10a695 // sxtl v21.4s, v20.4h
-	WORD $0x4f10a694 // sxtl2 v20.4s, v20.8h
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4e21da94 // scvtf v20.4s, v20.4s
-	WORD $0x4f9792b5 // fmul v21.4s, v21.4s, v23.s[0]
-	WORD $0x4f979294 // fmul v20.4s, v20.4s, v23.s[0]
-	VFMLA V21.S4, V16.S4, V7.S4
-	VFMLA V20.S4, V17.S4, V7.S4
-	VFMLA V21.S4, V18.S4, V15.S4
-	VFMLA V20.S4, V19.S4, V15.S4
 b8_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
@@ -8392,91 +7160,92 @@ b8_reduce:
 	WORD $0x6e2ed5ce // faddp v14.4s, v14.4s, v14.4s
 	WORD $0x6e2fd5ef // faddp v15.4s, v15.4s, v15.4s
 	WORD $0x6e2fd5ef // faddp v15.4s, v15.4s, v15.4s
-	FMOVS alpha+72(FP), F20
-	FMULS F20, F0, F0
-	FMULS F20, F1, F1
-	FMULS F20, F2, F2
-	FMULS F20, F3, F3
-	FMULS F20, F4, F4
-	FMULS F20, F5, F5
-	FMULS F20, F6, F6
-	FMULS F20, F7, F7
-	FMULS F20, F8, F8
-	FMULS F20, F9, F9
-	FMULS F20, F10, F10
-	FMULS F20, F11, F11
-	FMULS F20, F12, F12
-	FMULS F20, F13, F13
-	FMULS F20, F14, F14
-	FMULS F20, F15, F15
-	FMOVS beta+76(FP), F21
-	FCMPS $(0.0), F21
+	FMOVS 0(R11), F25
+	FMULS F25, F0, F0
+	FMULS F25, F1, F1
+	FMULS F25, F2, F2
+	FMULS F25, F3, F3
+	FMULS F25, F4, F4
+	FMULS F25, F5, F5
+	FMULS F25, F6, F6
+	FMULS F25, F7, F7
+	FMOVS 4(R11), F25
+	FMULS F25, F8, F8
+	FMULS F25, F9, F9
+	FMULS F25, F10, F10
+	FMULS F25, F11, F11
+	FMULS F25, F12, F12
+	FMULS F25, F13, F13
+	FMULS F25, F14, F14
+	FMULS F25, F15, F15
+	FMOVS beta+72(FP), F24
+	FCMPS $(0.0), F24
 	BEQ b8_b0
 	MOVD R6, R10
-	FMOVS 0(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F0, F0
+	FMOVS 0(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F0, F0
 	FMOVS F0, 0(R10)
-	FMOVS 4(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F1, F1
+	FMOVS 4(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F1, F1
 	FMOVS F1, 4(R10)
-	FMOVS 8(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F2, F2
+	FMOVS 8(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F2, F2
 	FMOVS F2, 8(R10)
-	FMOVS 12(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F3, F3
+	FMOVS 12(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F3, F3
 	FMOVS F3, 12(R10)
-	FMOVS 16(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F4, F4
+	FMOVS 16(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F4, F4
 	FMOVS F4, 16(R10)
-	FMOVS 20(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F5, F5
+	FMOVS 20(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F5, F5
 	FMOVS F5, 20(R10)
-	FMOVS 24(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F6, F6
+	FMOVS 24(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F6, F6
 	FMOVS F6, 24(R10)
-	FMOVS 28(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F7, F7
+	FMOVS 28(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F7, F7
 	FMOVS F7, 28(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F8, F8
+	FMOVS 0(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F8, F8
 	FMOVS F8, 0(R10)
-	FMOVS 4(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F9, F9
+	FMOVS 4(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F9, F9
 	FMOVS F9, 4(R10)
-	FMOVS 8(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F10, F10
+	FMOVS 8(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F10, F10
 	FMOVS F10, 8(R10)
-	FMOVS 12(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F11, F11
+	FMOVS 12(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F11, F11
 	FMOVS F11, 12(R10)
-	FMOVS 16(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F12, F12
+	FMOVS 16(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F12, F12
 	FMOVS F12, 16(R10)
-	FMOVS 20(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F13, F13
+	FMOVS 20(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F13, F13
 	FMOVS F13, 20(R10)
-	FMOVS 24(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F14, F14
+	FMOVS 24(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F14, F14
 	FMOVS F14, 24(R10)
-	FMOVS 28(R10), F22
-	FMULS F21, F22, F22
-	FADDS F22, F15, F15
+	FMOVS 28(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F15, F15
 	FMOVS F15, 28(R10)
 	B b8_stored
 b8_b0:
@@ -8513,173 +7282,68 @@ rows1:
 	MOVD R2, R14
 	MOVD R1, R8
 b1_g:
-	CBZ R8, b1_tail
-	FMOVQ 0(R12), F2
-	FMOVQ 16(R12), F3
-	FMOVQ 0(R13), F4
-	FMOVQ 16(R13), F5
-	FMOVS 0(R14), F9
-	FMOVD 4(R14), F6
-	WORD $0x0f08a4c6 // sxtl v6.8h, v6.8b
-	WORD $0x0f10a4c7 // sxtl v7.4s, v6.4h
-	WORD $0x4f10a4c6 // sxtl2 v6.4s, v6.8h
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
-	WORD $0x4f8990e7 // fmul v7.4s, v7.4s, v9.s[0]
-	WORD $0x4f8990c6 // fmul v6.4s, v6.4s, v9.s[0]
-	VFMLA V7.S4, V2.S4, V0.S4
-	VFMLA V6.S4, V3.S4, V0.S4
-	VFMLA V7.S4, V4.S4, V1.S4
-	VFMLA V6.S4, V5.S4, V1.S4
-	FMOVQ 32(R12), F2
-	FMOVQ 48(R12), F3
-	FMOVQ 32(R13), F4
-	FMOVQ 48(R13), F5
-	FMOVS 0(R14), F9
-	FMOVD 12(R14), F6
-	WORD $0x0f08a4c6 // sxtl v6.8h, v6.8b
-	WORD $0x0f10a4c7 // sxtl v7.4s, v6.4h
-	WORD $0x4f10a4c6 // sxtl2 v6.4s, v6.8h
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
-	WORD $0x4f8990e7 // fmul v7.4s, v7.4s, v9.s[0]
-	WORD $0x4f8990c6 // fmul v6.4s, v6.4s, v9.s[0]
-	VFMLA V7.S4, V2.S4, V0.S4
-	VFMLA V6.S4, V3.S4, V0.S4
-	VFMLA V7.S4, V4.S4, V1.S4
-	VFMLA V6.S4, V5.S4, V1.S4
-	FMOVQ 64(R12), F2
-	FMOVQ 80(R12), F3
-	FMOVQ 64(R13), F4
-	FMOVQ 80(R13), F5
-	FMOVS 0(R14), F9
-	FMOVD 20(R14), F6
-	WORD $0x0f08a4c6 // sxtl v6.8h, v6.8b
-	WORD $0x0f10a4c7 // sxtl v7.4s, v6.4h
-	WORD $0x4f10a4c6 // sxtl2 v6.4s, v6.8h
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
-	WORD $0x4f8990e7 // fmul v7.4s, v7.4s, v9.s[0]
-	WORD $0x4f8990c6 // fmul v6.4s, v6.4s, v9.s[0]
-	VFMLA V7.S4, V2.S4, V0.S4
-	VFMLA V6.S4, V3.S4, V0.S4
-	VFMLA V7.S4, V4.S4, V1.S4
-	VFMLA V6.S4, V5.S4, V1.S4
-	FMOVQ 96(R12), F2
-	FMOVQ 112(R12), F3
-	FMOVQ 96(R13), F4
-	FMOVQ 112(R13), F5
-	FMOVS 0(R14), F9
-	FMOVD 28(R14), F6
-	WORD $0x0f08a4c6 // sxtl v6.8h, v6.8b
-	WORD $0x0f10a4c7 // sxtl v7.4s, v6.4h
-	WORD $0x4f10a4c6 // sxtl2 v6.4s, v6.8h
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
-	WORD $0x4f8990e7 // fmul v7.4s, v7.4s, v9.s[0]
-	WORD $0x4f8990c6 // fmul v6.4s, v6.4s, v9.s[0]
-	VFMLA V7.S4, V2.S4, V0.S4
-	VFMLA V6.S4, V3.S4, V0.S4
-	VFMLA V7.S4, V4.S4, V1.S4
-	VFMLA V6.S4, V5.S4, V1.S4
-	ADD $128, R12
-	ADD $128, R13
+	CBZ R8, b1_reduce
+	FMOVS 0(R14), F11
+	FMOVQ 4(R14), F3
+	FMOVQ 20(R14), F5
+	WORD $0x0f08a462 // sxtl v2.8h, v3.8b
+	WORD $0x4f08a463 // sxtl2 v3.8h, v3.16b
+	WORD $0x0f08a4a4 // sxtl v4.8h, v5.8b
+	WORD $0x4f08a4a5 // sxtl2 v5.8h, v5.16b
+	FMOVQ 0(R12), F6
+	FMOVQ 16(R12), F7
+	FMOVQ 32(R12), F8
+	FMOVQ 48(R12), F9
+	WORD $0x0e66c04a // smull v10.4s, v2.4h, v6.4h
+	WORD $0x4e66804a // smlal2 v10.4s, v2.8h, v6.8h
+	WORD $0x0e67806a // smlal v10.4s, v3.4h, v7.4h
+	WORD $0x4e67806a // smlal2 v10.4s, v3.8h, v7.8h
+	WORD $0x0e68808a // smlal v10.4s, v4.4h, v8.4h
+	WORD $0x4e68808a // smlal2 v10.4s, v4.8h, v8.8h
+	WORD $0x0e6980aa // smlal v10.4s, v5.4h, v9.4h
+	WORD $0x4e6980aa // smlal2 v10.4s, v5.8h, v9.8h
+	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	WORD $0x4f8b1140 // fmla v0.4s, v10.4s, v11.s[0]
+	FMOVQ 0(R13), F6
+	FMOVQ 16(R13), F7
+	FMOVQ 32(R13), F8
+	FMOVQ 48(R13), F9
+	WORD $0x0e66c04a // smull v10.4s, v2.4h, v6.4h
+	WORD $0x4e66804a // smlal2 v10.4s, v2.8h, v6.8h
+	WORD $0x0e67806a // smlal v10.4s, v3.4h, v7.4h
+	WORD $0x4e67806a // smlal2 v10.4s, v3.8h, v7.8h
+	WORD $0x0e68808a // smlal v10.4s, v4.4h, v8.4h
+	WORD $0x4e68808a // smlal2 v10.4s, v4.8h, v8.8h
+	WORD $0x0e6980aa // smlal v10.4s, v5.4h, v9.4h
+	WORD $0x4e6980aa // smlal2 v10.4s, v5.8h, v9.8h
+	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	WORD $0x4f8b1141 // fmla v1.4s, v10.4s, v11.s[0]
+	ADD $64, R12
+	ADD $64, R13
 	ADD $36, R14
 	SUB $1, R8
 	B b1_g
-b1_tail:
-	CBZ R11, b1_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	ADD R10, R12, R13
-	FMOVQ 0(R12), F2
-	FMOVQ 16(R12), F3
-	FMOVQ 0(R13), F4
-	FMOVQ 16(R13), F5
-	FMOVS 0(R14), F9
-	FMOVD 4(R14), F6
-	WORD $0x0f08a4c6 // sxtl v6.8h, v6.8b
-	WORD $0x0f10a4c7 // sxtl v7.4s, v6.4h
-	WORD $0x4f10a4c6 // sxtl2 v6.4s, v6.8h
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
-	WORD $0x4f8990e7 // fmul v7.4s, v7.4s, v9.s[0]
-	WORD $0x4f8990c6 // fmul v6.4s, v6.4s, v9.s[0]
-	VFMLA V7.S4, V2.S4, V0.S4
-	VFMLA V6.S4, V3.S4, V0.S4
-	VFMLA V7.S4, V4.S4, V1.S4
-	VFMLA V6.S4, V5.S4, V1.S4
-	FMOVQ 32(R12), F2
-	FMOVQ 48(R12), F3
-	FMOVQ 32(R13), F4
-	FMOVQ 48(R13), F5
-	FMOVS 0(R14), F9
-	FMOVD 12(R14), F6
-	WORD $0x0f08a4c6 // sxtl v6.8h, v6.8b
-	WORD $0x0f10a4c7 // sxtl v7.4s, v6.4h
-	WORD $0x4f10a4c6 // sxtl2 v6.4s, v6.8h
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
-	WORD $0x4f8990e7 // fmul v7.4s, v7.4s, v9.s[0]
-	WORD $0x4f8990c6 // fmul v6.4s, v6.4s, v9.s[0]
-	VFMLA V7.S4, V2.S4, V0.S4
-	VFMLA V6.S4, V3.S4, V0.S4
-	VFMLA V7.S4, V4.S4, V1.S4
-	VFMLA V6.S4, V5.S4, V1.S4
-	FMOVQ 64(R12), F2
-	FMOVQ 80(R12), F3
-	FMOVQ 64(R13), F4
-	FMOVQ 80(R13), F5
-	FMOVS 0(R14), F9
-	FMOVD 20(R14), F6
-	WORD $0x0f08a4c6 // sxtl v6.8h, v6.8b
-	WORD $0x0f10a4c7 // sxtl v7.4s, v6.4h
-	WORD $0x4f10a4c6 // sxtl2 v6.4s, v6.8h
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
-	WORD $0x4f8990e7 // fmul v7.4s, v7.4s, v9.s[0]
-	WORD $0x4f8990c6 // fmul v6.4s, v6.4s, v9.s[0]
-	VFMLA V7.S4, V2.S4, V0.S4
-	VFMLA V6.S4, V3.S4, V0.S4
-	VFMLA V7.S4, V4.S4, V1.S4
-	VFMLA V6.S4, V5.S4, V1.S4
-	FMOVQ 96(R12), F2
-	FMOVQ 112(R12), F3
-	FMOVQ 96(R13), F4
-	FMOVQ 112(R13), F5
-	FMOVS 0(R14), F9
-	FMOVD 28(R14), F6
-	WORD $0x0f08a4c6 // sxtl v6.8h, v6.8b
-	WORD $0x0f10a4c7 // sxtl v7.4s, v6.4h
-	WORD $0x4f10a4c6 // sxtl2 v6.4s, v6.8h
-	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
-	WORD $0x4e21d8c6 // scvtf v6.4s, v6.4s
-	WORD $0x4f8990e7 // fmul v7.4s, v7.4s, v9.s[0]
-	WORD $0x4f8990c6 // fmul v6.4s, v6.4s, v9.s[0]
-	VFMLA V7.S4, V2.S4, V0.S4
-	VFMLA V6.S4, V3.S4, V0.S4
-	VFMLA V7.S4, V4.S4, V1.S4
-	VFMLA V6.S4, V5.S4, V1.S4
 b1_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e21d421 // faddp v1.4s, v1.4s, v1.4s
 	WORD $0x6e21d421 // faddp v1.4s, v1.4s, v1.4s
-	FMOVS alpha+72(FP), F6
-	FMULS F6, F0, F0
-	FMULS F6, F1, F1
-	FMOVS beta+76(FP), F7
-	FCMPS $(0.0), F7
+	FMOVS 0(R11), F11
+	FMULS F11, F0, F0
+	FMOVS 4(R11), F11
+	FMULS F11, F1, F1
+	FMOVS beta+72(FP), F10
+	FCMPS $(0.0), F10
 	BEQ b1_b0
 	MOVD R6, R10
-	FMOVS 0(R10), F8
-	FMULS F7, F8, F8
-	FADDS F8, F0, F0
+	FMOVS 0(R10), F6
+	FMULS F10, F6, F6
+	FADDS F6, F0, F0
 	FMOVS F0, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F8
-	FMULS F7, F8, F8
-	FADDS F8, F1, F1
+	FMOVS 0(R10), F6
+	FMULS F10, F6, F6
+	FADDS F6, F1, F1
 	FMOVS F1, 0(R10)
 	B b1_stored
 b1_b0:
@@ -8695,16 +7359,16 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt83NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsInt83NEON(SB), NOSPLIT, $0-80
+// func wdotsInt83NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·wdotsInt83NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
 	MOVD ldw+24(FP), R3
 	MOVD x+32(FP), R4
 	MOVD ldx+40(FP), R5
-	LSL $2, R5
-	MOVD xt+48(FP), R11
+	LSL $1, R5
+	MOVD xs+48(FP), R11
 	MOVD c+56(FP), R6
 	MOVD ldc+64(FP), R7
 	LSL $2, R7
@@ -8742,394 +7406,304 @@ rows6:
 	ADD R3, R20, R21
 	MOVD R1, R8
 b6_g:
-	CBZ R8, b6_tail
-	FMOVQ 0(R12), F18
-	FMOVQ 16(R12), F19
-	FMOVQ 0(R13), F20
-	FMOVQ 16(R13), F21
+	CBZ R8, b6_reduce
+	FMOVS 0(R15), F27
+	FMOVQ 4(R15), F19
+	FMOVQ 20(R15), F21
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	FMOVQ 0(R12), F22
+	FMOVQ 16(R12), F23
+	FMOVQ 32(R12), F24
+	FMOVQ 48(R12), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1340 // fmla v0.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R13), F22
+	FMOVQ 16(R13), F23
+	FMOVQ 32(R13), F24
+	FMOVQ 48(R13), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1346 // fmla v6.4s, v26.4s, v27.s[0]
 	FMOVQ 0(R14), F22
 	FMOVQ 16(R14), F23
-	FMOVS 0(R15), F27
-	FMOVD 4(R15), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V0.S4
-	VFMLA V24.S4, V19.S4, V0.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V12.S4
-	VFMLA V24.S4, V23.S4, V12.S4
+	FMOVQ 32(R14), F24
+	FMOVQ 48(R14), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b134c // fmla v12.4s, v26.4s, v27.s[0]
 	FMOVS 0(R16), F27
-	FMOVD 4(R16), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V1.S4
-	VFMLA V24.S4, V19.S4, V1.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V24.S4, V21.S4, V7.S4
-	VFMLA V25.S4, V22.S4, V13.S4
-	VFMLA V24.S4, V23.S4, V13.S4
+	FMOVQ 4(R16), F19
+	FMOVQ 20(R16), F21
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	FMOVQ 0(R12), F22
+	FMOVQ 16(R12), F23
+	FMOVQ 32(R12), F24
+	FMOVQ 48(R12), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1341 // fmla v1.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R13), F22
+	FMOVQ 16(R13), F23
+	FMOVQ 32(R13), F24
+	FMOVQ 48(R13), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1347 // fmla v7.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R14), F22
+	FMOVQ 16(R14), F23
+	FMOVQ 32(R14), F24
+	FMOVQ 48(R14), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b134d // fmla v13.4s, v26.4s, v27.s[0]
 	FMOVS 0(R17), F27
-	FMOVD 4(R17), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V2.S4
-	VFMLA V24.S4, V19.S4, V2.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V14.S4
-	VFMLA V24.S4, V23.S4, V14.S4
+	FMOVQ 4(R17), F19
+	FMOVQ 20(R17), F21
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	FMOVQ 0(R12), F22
+	FMOVQ 16(R12), F23
+	FMOVQ 32(R12), F24
+	FMOVQ 48(R12), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1342 // fmla v2.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R13), F22
+	FMOVQ 16(R13), F23
+	FMOVQ 32(R13), F24
+	FMOVQ 48(R13), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1348 // fmla v8.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R14), F22
+	FMOVQ 16(R14), F23
+	FMOVQ 32(R14), F24
+	FMOVQ 48(R14), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b134e // fmla v14.4s, v26.4s, v27.s[0]
 	FMOVS 0(R19), F27
-	FMOVD 4(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V24.S4, V19.S4, V3.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V15.S4
-	VFMLA V24.S4, V23.S4, V15.S4
+	FMOVQ 4(R19), F19
+	FMOVQ 20(R19), F21
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	FMOVQ 0(R12), F22
+	FMOVQ 16(R12), F23
+	FMOVQ 32(R12), F24
+	FMOVQ 48(R12), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1343 // fmla v3.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R13), F22
+	FMOVQ 16(R13), F23
+	FMOVQ 32(R13), F24
+	FMOVQ 48(R13), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1349 // fmla v9.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R14), F22
+	FMOVQ 16(R14), F23
+	FMOVQ 32(R14), F24
+	FMOVQ 48(R14), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b134f // fmla v15.4s, v26.4s, v27.s[0]
 	FMOVS 0(R20), F27
-	FMOVD 4(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V24.S4, V19.S4, V4.S4
-	VFMLA V25.S4, V20.S4, V10.S4
-	VFMLA V24.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V16.S4
-	VFMLA V24.S4, V23.S4, V16.S4
+	FMOVQ 4(R20), F19
+	FMOVQ 20(R20), F21
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	FMOVQ 0(R12), F22
+	FMOVQ 16(R12), F23
+	FMOVQ 32(R12), F24
+	FMOVQ 48(R12), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1344 // fmla v4.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R13), F22
+	FMOVQ 16(R13), F23
+	FMOVQ 32(R13), F24
+	FMOVQ 48(R13), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b134a // fmla v10.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R14), F22
+	FMOVQ 16(R14), F23
+	FMOVQ 32(R14), F24
+	FMOVQ 48(R14), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1350 // fmla v16.4s, v26.4s, v27.s[0]
 	FMOVS 0(R21), F27
-	FMOVD 4(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V11.S4
-	VFMLA V24.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V17.S4
-	VFMLA V24.S4, V23.S4, V17.S4
-	FMOVQ 32(R12), F18
-	FMOVQ 48(R12), F19
-	FMOVQ 32(R13), F20
-	FMOVQ 48(R13), F21
-	FMOVQ 32(R14), F22
-	FMOVQ 48(R14), F23
-	FMOVS 0(R15), F27
-	FMOVD 12(R15), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V0.S4
-	VFMLA V24.S4, V19.S4, V0.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V12.S4
-	VFMLA V24.S4, V23.S4, V12.S4
-	FMOVS 0(R16), F27
-	FMOVD 12(R16), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V1.S4
-	VFMLA V24.S4, V19.S4, V1.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V24.S4, V21.S4, V7.S4
-	VFMLA V25.S4, V22.S4, V13.S4
-	VFMLA V24.S4, V23.S4, V13.S4
-	FMOVS 0(R17), F27
-	FMOVD 12(R17), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V2.S4
-	VFMLA V24.S4, V19.S4, V2.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V14.S4
-	VFMLA V24.S4, V23.S4, V14.S4
-	FMOVS 0(R19), F27
-	FMOVD 12(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V24.S4, V19.S4, V3.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V15.S4
-	VFMLA V24.S4, V23.S4, V15.S4
-	FMOVS 0(R20), F27
-	FMOVD 12(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V24.S4, V19.S4, V4.S4
-	VFMLA V25.S4, V20.S4, V10.S4
-	VFMLA V24.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V16.S4
-	VFMLA V24.S4, V23.S4, V16.S4
-	FMOVS 0(R21), F27
-	FMOVD 12(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V11.S4
-	VFMLA V24.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V17.S4
-	VFMLA V24.S4, V23.S4, V17.S4
-	FMOVQ 64(R12), F18
-	FMOVQ 80(R12), F19
-	FMOVQ 64(R13), F20
-	FMOVQ 80(R13), F21
-	FMOVQ 64(R14), F22
-	FMOVQ 80(R14), F23
-	FMOVS 0(R15), F27
-	FMOVD 20(R15), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V0.S4
-	VFMLA V24.S4, V19.S4, V0.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V12.S4
-	VFMLA V24.S4, V23.S4, V12.S4
-	FMOVS 0(R16), F27
-	FMOVD 20(R16), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V1.S4
-	VFMLA V24.S4, V19.S4, V1.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V24.S4, V21.S4, V7.S4
-	VFMLA V25.S4, V22.S4, V13.S4
-	VFMLA V24.S4, V23.S4, V13.S4
-	FMOVS 0(R17), F27
-	FMOVD 20(R17), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V2.S4
-	VFMLA V24.S4, V19.S4, V2.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V14.S4
-	VFMLA V24.S4, V23.S4, V14.S4
-	FMOVS 0(R19), F27
-	FMOVD 20(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V24.S4, V19.S4, V3.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V15.S4
-	VFMLA V24.S4, V23.S4, V15.S4
-	FMOVS 0(R20), F27
-	FMOVD 20(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V24.S4, V19.S4, V4.S4
-	VFMLA V25.S4, V20.S4, V10.S4
-	VFMLA V24.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V16.S4
-	VFMLA V24.S4, V23.S4, V16.S4
-	FMOVS 0(R21), F27
-	FMOVD 20(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V11.S4
-	VFMLA V24.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V17.S4
-	VFMLA V24.S4, V23.S4, V17.S4
-	FMOVQ 96(R12), F18
-	FMOVQ 112(R12), F19
-	FMOVQ 96(R13), F20
-	FMOVQ 112(R13), F21
-	FMOVQ 96(R14), F22
-	FMOVQ 112(R14), F23
-	FMOVS 0(R15), F27
-	FMOVD 28(R15), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V0.S4
-	VFMLA V24.S4, V19.S4, V0.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V12.S4
-	VFMLA V24.S4, V23.S4, V12.S4
-	FMOVS 0(R16), F27
-	FMOVD 28(R16), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V1.S4
-	VFMLA V24.S4, V19.S4, V1.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V24.S4, V21.S4, V7.S4
-	VFMLA V25.S4, V22.S4, V13.S4
-	VFMLA V24.S4, V23.S4, V13.S4
-	FMOVS 0(R17), F27
-	FMOVD 28(R17), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V2.S4
-	VFMLA V24.S4, V19.S4, V2.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V14.S4
-	VFMLA V24.S4, V23.S4, V14.S4
-	FMOVS 0(R19), F27
-	FMOVD 28(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V24.S4, V19.S4, V3.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V15.S4
-	VFMLA V24.S4, V23.S4, V15.S4
-	FMOVS 0(R20), F27
-	FMOVD 28(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V24.S4, V19.S4, V4.S4
-	VFMLA V25.S4, V20.S4, V10.S4
-	VFMLA V24.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V16.S4
-	VFMLA V24.S4, V23.S4, V16.S4
-	FMOVS 0(R21), F27
-	FMOVD 28(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V11.S4
-	VFMLA V24.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V17.S4
-	VFMLA V24.S4, V23.S4, V17.S4
-	ADD $128, R12
-	ADD $128, R13
-	ADD $128, R14
+	FMOVQ 4(R21), F19
+	FMOVQ 20(R21), F21
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	FMOVQ 0(R12), F22
+	FMOVQ 16(R12), F23
+	FMOVQ 32(R12), F24
+	FMOVQ 48(R12), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1345 // fmla v5.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R13), F22
+	FMOVQ 16(R13), F23
+	FMOVQ 32(R13), F24
+	FMOVQ 48(R13), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b134b // fmla v11.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R14), F22
+	FMOVQ 16(R14), F23
+	FMOVQ 32(R14), F24
+	FMOVQ 48(R14), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1351 // fmla v17.4s, v26.4s, v27.s[0]
+	ADD $64, R12
+	ADD $64, R13
+	ADD $64, R14
 	ADD $36, R15
 	ADD $36, R16
 	ADD $36, R17
@@ -9138,396 +7712,6 @@ b6_g:
 	ADD $36, R21
 	SUB $1, R8
 	B b6_g
-b6_tail:
-	CBZ R11, b6_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	ADD R10, R12, R13
-	ADD R10, R13, R14
-	FMOVQ 0(R12), F18
-	FMOVQ 16(R12), F19
-	FMOVQ 0(R13), F20
-	FMOVQ 16(R13), F21
-	FMOVQ 0(R14), F22
-	FMOVQ 16(R14), F23
-	FMOVS 0(R15), F27
-	FMOVD 4(R15), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V0.S4
-	VFMLA V24.S4, V19.S4, V0.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V12.S4
-	VFMLA V24.S4, V23.S4, V12.S4
-	FMOVS 0(R16), F27
-	FMOVD 4(R16), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V1.S4
-	VFMLA V24.S4, V19.S4, V1.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V24.S4, V21.S4, V7.S4
-	VFMLA V25.S4, V22.S4, V13.S4
-	VFMLA V24.S4, V23.S4, V13.S4
-	FMOVS 0(R17), F27
-	FMOVD 4(R17), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V2.S4
-	VFMLA V24.S4, V19.S4, V2.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V14.S4
-	VFMLA V24.S4, V23.S4, V14.S4
-	FMOVS 0(R19), F27
-	FMOVD 4(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V24.S4, V19.S4, V3.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V15.S4
-	VFMLA V24.S4, V23.S4, V15.S4
-	FMOVS 0(R20), F27
-	FMOVD 4(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V24.S4, V19.S4, V4.S4
-	VFMLA V25.S4, V20.S4, V10.S4
-	VFMLA V24.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V16.S4
-	VFMLA V24.S4, V23.S4, V16.S4
-	FMOVS 0(R21), F27
-	FMOVD 4(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V11.S4
-	VFMLA V24.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V17.S4
-	VFMLA V24.S4, V23.S4, V17.S4
-	FMOVQ 32(R12), F18
-	FMOVQ 48(R12), F19
-	FMOVQ 32(R13), F20
-	FMOVQ 48(R13), F21
-	FMOVQ 32(R14), F22
-	FMOVQ 48(R14), F23
-	FMOVS 0(R15), F27
-	FMOVD 12(R15), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V0.S4
-	VFMLA V24.S4, V19.S4, V0.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V12.S4
-	VFMLA V24.S4, V23.S4, V12.S4
-	FMOVS 0(R16), F27
-	FMOVD 12(R16), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V1.S4
-	VFMLA V24.S4, V19.S4, V1.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V24.S4, V21.S4, V7.S4
-	VFMLA V25.S4, V22.S4, V13.S4
-	VFMLA V24.S4, V23.S4, V13.S4
-	FMOVS 0(R17), F27
-	FMOVD 12(R17), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V2.S4
-	VFMLA V24.S4, V19.S4, V2.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V14.S4
-	VFMLA V24.S4, V23.S4, V14.S4
-	FMOVS 0(R19), F27
-	FMOVD 12(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V24.S4, V19.S4, V3.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V15.S4
-	VFMLA V24.S4, V23.S4, V15.S4
-	FMOVS 0(R20), F27
-	FMOVD 12(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V24.S4, V19.S4, V4.S4
-	VFMLA V25.S4, V20.S4, V10.S4
-	VFMLA V24.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V16.S4
-	VFMLA V24.S4, V23.S4, V16.S4
-	FMOVS 0(R21), F27
-	FMOVD 12(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V11.S4
-	VFMLA V24.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V17.S4
-	VFMLA V24.S4, V23.S4, V17.S4
-	FMOVQ 64(R12), F18
-	FMOVQ 80(R12), F19
-	FMOVQ 64(R13), F20
-	FMOVQ 80(R13), F21
-	FMOVQ 64(R14), F22
-	FMOVQ 80(R14), F23
-	FMOVS 0(R15), F27
-	FMOVD 20(R15), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V0.S4
-	VFMLA V24.S4, V19.S4, V0.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V12.S4
-	VFMLA V24.S4, V23.S4, V12.S4
-	FMOVS 0(R16), F27
-	FMOVD 20(R16), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V1.S4
-	VFMLA V24.S4, V19.S4, V1.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V24.S4, V21.S4, V7.S4
-	VFMLA V25.S4, V22.S4, V13.S4
-	VFMLA V24.S4, V23.S4, V13.S4
-	FMOVS 0(R17), F27
-	FMOVD 20(R17), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V2.S4
-	VFMLA V24.S4, V19.S4, V2.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V14.S4
-	VFMLA V24.S4, V23.S4, V14.S4
-	FMOVS 0(R19), F27
-	FMOVD 20(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V24.S4, V19.S4, V3.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V15.S4
-	VFMLA V24.S4, V23.S4, V15.S4
-	FMOVS 0(R20), F27
-	FMOVD 20(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V24.S4, V19.S4, V4.S4
-	VFMLA V25.S4, V20.S4, V10.S4
-	VFMLA V24.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V16.S4
-	VFMLA V24.S4, V23.S4, V16.S4
-	FMOVS 0(R21), F27
-	FMOVD 20(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V11.S4
-	VFMLA V24.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V17.S4
-	VFMLA V24.S4, V23.S4, V17.S4
-	FMOVQ 96(R12), F18
-	FMOVQ 112(R12), F19
-	FMOVQ 96(R13), F20
-	FMOVQ 112(R13), F21
-	FMOVQ 96(R14), F22
-	FMOVQ 112(R14), F23
-	FMOVS 0(R15), F27
-	FMOVD 28(R15), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V0.S4
-	VFMLA V24.S4, V19.S4, V0.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V12.S4
-	VFMLA V24.S4, V23.S4, V12.S4
-	FMOVS 0(R16), F27
-	FMOVD 28(R16), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V1.S4
-	VFMLA V24.S4, V19.S4, V1.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V24.S4, V21.S4, V7.S4
-	VFMLA V25.S4, V22.S4, V13.S4
-	VFMLA V24.S4, V23.S4, V13.S4
-	FMOVS 0(R17), F27
-	FMOVD 28(R17), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V2.S4
-	VFMLA V24.S4, V19.S4, V2.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V14.S4
-	VFMLA V24.S4, V23.S4, V14.S4
-	FMOVS 0(R19), F27
-	FMOVD 28(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V24.S4, V19.S4, V3.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V15.S4
-	VFMLA V24.S4, V23.S4, V15.S4
-	FMOVS 0(R20), F27
-	FMOVD 28(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V24.S4, V19.S4, V4.S4
-	VFMLA V25.S4, V20.S4, V10.S4
-	VFMLA V24.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V16.S4
-	VFMLA V24.S4, V23.S4, V16.S4
-	FMOVS 0(R21), F27
-	FMOVD 28(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V11.S4
-	VFMLA V24.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V17.S4
-	VFMLA V24.S4, V23.S4, V17.S4
 b6_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
@@ -9565,102 +7749,104 @@ b6_reduce:
 	WORD $0x6e30d610 // faddp v16.4s, v16.4s, v16.4s
 	WORD $0x6e31d631 // faddp v17.4s, v17.4s, v17.4s
 	WORD $0x6e31d631 // faddp v17.4s, v17.4s, v17.4s
-	FMOVS alpha+72(FP), F24
-	FMULS F24, F0, F0
-	FMULS F24, F1, F1
-	FMULS F24, F2, F2
-	FMULS F24, F3, F3
-	FMULS F24, F4, F4
-	FMULS F24, F5, F5
-	FMULS F24, F6, F6
-	FMULS F24, F7, F7
-	FMULS F24, F8, F8
-	FMULS F24, F9, F9
-	FMULS F24, F10, F10
-	FMULS F24, F11, F11
-	FMULS F24, F12, F12
-	FMULS F24, F13, F13
-	FMULS F24, F14, F14
-	FMULS F24, F15, F15
-	FMULS F24, F16, F16
-	FMULS F24, F17, F17
-	FMOVS beta+76(FP), F25
-	FCMPS $(0.0), F25
+	FMOVS 0(R11), F27
+	FMULS F27, F0, F0
+	FMULS F27, F1, F1
+	FMULS F27, F2, F2
+	FMULS F27, F3, F3
+	FMULS F27, F4, F4
+	FMULS F27, F5, F5
+	FMOVS 4(R11), F27
+	FMULS F27, F6, F6
+	FMULS F27, F7, F7
+	FMULS F27, F8, F8
+	FMULS F27, F9, F9
+	FMULS F27, F10, F10
+	FMULS F27, F11, F11
+	FMOVS 8(R11), F27
+	FMULS F27, F12, F12
+	FMULS F27, F13, F13
+	FMULS F27, F14, F14
+	FMULS F27, F15, F15
+	FMULS F27, F16, F16
+	FMULS F27, F17, F17
+	FMOVS beta+72(FP), F26
+	FCMPS $(0.0), F26
 	BEQ b6_b0
 	MOVD R6, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F0, F0
+	FMOVS 0(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F0, F0
 	FMOVS F0, 0(R10)
-	FMOVS 4(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F1, F1
+	FMOVS 4(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F1, F1
 	FMOVS F1, 4(R10)
-	FMOVS 8(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F2, F2
+	FMOVS 8(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F2, F2
 	FMOVS F2, 8(R10)
-	FMOVS 12(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F3, F3
+	FMOVS 12(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F3, F3
 	FMOVS F3, 12(R10)
-	FMOVS 16(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F4, F4
+	FMOVS 16(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F4, F4
 	FMOVS F4, 16(R10)
-	FMOVS 20(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F5, F5
+	FMOVS 20(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F5, F5
 	FMOVS F5, 20(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F6, F6
+	FMOVS 0(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F6, F6
 	FMOVS F6, 0(R10)
-	FMOVS 4(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F7, F7
+	FMOVS 4(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F7, F7
 	FMOVS F7, 4(R10)
-	FMOVS 8(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F8, F8
+	FMOVS 8(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F8, F8
 	FMOVS F8, 8(R10)
-	FMOVS 12(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F9, F9
+	FMOVS 12(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F9, F9
 	FMOVS F9, 12(R10)
-	FMOVS 16(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F10, F10
+	FMOVS 16(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F10, F10
 	FMOVS F10, 16(R10)
-	FMOVS 20(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F11, F11
+	FMOVS 20(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F11, F11
 	FMOVS F11, 20(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F12, F12
+	FMOVS 0(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F12, F12
 	FMOVS F12, 0(R10)
-	FMOVS 4(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F13, F13
+	FMOVS 4(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F13, F13
 	FMOVS F13, 4(R10)
-	FMOVS 8(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F14, F14
+	FMOVS 8(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F14, F14
 	FMOVS F14, 8(R10)
-	FMOVS 12(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F15, F15
+	FMOVS 12(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F15, F15
 	FMOVS F15, 12(R10)
-	FMOVS 16(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F16, F16
+	FMOVS 16(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F16, F16
 	FMOVS F16, 16(R10)
-	FMOVS 20(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F17, F17
+	FMOVS 20(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F17, F17
 	FMOVS F17, 20(R10)
 	B b6_stored
 b6_b0:
@@ -9702,187 +7888,62 @@ rows1:
 	MOVD R2, R15
 	MOVD R1, R8
 b1_g:
-	CBZ R8, b1_tail
-	FMOVQ 0(R12), F3
-	FMOVQ 16(R12), F4
-	FMOVQ 0(R13), F5
-	FMOVQ 16(R13), F6
+	CBZ R8, b1_reduce
+	FMOVS 0(R15), F12
+	FMOVQ 4(R15), F4
+	FMOVQ 20(R15), F6
+	WORD $0x0f08a483 // sxtl v3.8h, v4.8b
+	WORD $0x4f08a484 // sxtl2 v4.8h, v4.16b
+	WORD $0x0f08a4c5 // sxtl v5.8h, v6.8b
+	WORD $0x4f08a4c6 // sxtl2 v6.8h, v6.16b
+	FMOVQ 0(R12), F7
+	FMOVQ 16(R12), F8
+	FMOVQ 32(R12), F9
+	FMOVQ 48(R12), F10
+	WORD $0x0e67c06b // smull v11.4s, v3.4h, v7.4h
+	WORD $0x4e67806b // smlal2 v11.4s, v3.8h, v7.8h
+	WORD $0x0e68808b // smlal v11.4s, v4.4h, v8.4h
+	WORD $0x4e68808b // smlal2 v11.4s, v4.8h, v8.8h
+	WORD $0x0e6980ab // smlal v11.4s, v5.4h, v9.4h
+	WORD $0x4e6980ab // smlal2 v11.4s, v5.8h, v9.8h
+	WORD $0x0e6a80cb // smlal v11.4s, v6.4h, v10.4h
+	WORD $0x4e6a80cb // smlal2 v11.4s, v6.8h, v10.8h
+	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	WORD $0x4f8c1160 // fmla v0.4s, v11.4s, v12.s[0]
+	FMOVQ 0(R13), F7
+	FMOVQ 16(R13), F8
+	FMOVQ 32(R13), F9
+	FMOVQ 48(R13), F10
+	WORD $0x0e67c06b // smull v11.4s, v3.4h, v7.4h
+	WORD $0x4e67806b // smlal2 v11.4s, v3.8h, v7.8h
+	WORD $0x0e68808b // smlal v11.4s, v4.4h, v8.4h
+	WORD $0x4e68808b // smlal2 v11.4s, v4.8h, v8.8h
+	WORD $0x0e6980ab // smlal v11.4s, v5.4h, v9.4h
+	WORD $0x4e6980ab // smlal2 v11.4s, v5.8h, v9.8h
+	WORD $0x0e6a80cb // smlal v11.4s, v6.4h, v10.4h
+	WORD $0x4e6a80cb // smlal2 v11.4s, v6.8h, v10.8h
+	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	WORD $0x4f8c1161 // fmla v1.4s, v11.4s, v12.s[0]
 	FMOVQ 0(R14), F7
 	FMOVQ 16(R14), F8
-	FMOVS 0(R15), F12
-	FMOVD 4(R15), F9
-	WORD $0x0f08a529 // sxtl v9.8h, v9.8b
-	WORD $0x0f10a52a // sxtl v10.4s, v9.4h
-	WORD $0x4f10a529 // sxtl2 v9.4s, v9.8h
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
-	WORD $0x4f8c914a // fmul v10.4s, v10.4s, v12.s[0]
-	WORD $0x4f8c9129 // fmul v9.4s, v9.4s, v12.s[0]
-	VFMLA V10.S4, V3.S4, V0.S4
-	VFMLA V9.S4, V4.S4, V0.S4
-	VFMLA V10.S4, V5.S4, V1.S4
-	VFMLA V9.S4, V6.S4, V1.S4
-	VFMLA V10.S4, V7.S4, V2.S4
-	VFMLA V9.S4, V8.S4, V2.S4
-	FMOVQ 32(R12), F3
-	FMOVQ 48(R12), F4
-	FMOVQ 32(R13), F5
-	FMOVQ 48(R13), F6
-	FMOVQ 32(R14), F7
-	FMOVQ 48(R14), F8
-	FMOVS 0(R15), F12
-	FMOVD 12(R15), F9
-	WORD $0x0f08a529 // sxtl v9.8h, v9.8b
-	WORD $0x0f10a52a // sxtl v10.4s, v9.4h
-	WORD $0x4f10a529 // sxtl2 v9.4s, v9.8h
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
-	WORD $0x4f8c914a // fmul v10.4s, v10.4s, v12.s[0]
-	WORD $0x4f8c9129 // fmul v9.4s, v9.4s, v12.s[0]
-	VFMLA V10.S4, V3.S4, V0.S4
-	VFMLA V9.S4, V4.S4, V0.S4
-	VFMLA V10.S4, V5.S4, V1.S4
-	VFMLA V9.S4, V6.S4, V1.S4
-	VFMLA V10.S4, V7.S4, V2.S4
-	VFMLA V9.S4, V8.S4, V2.S4
-	FMOVQ 64(R12), F3
-	FMOVQ 80(R12), F4
-	FMOVQ 64(R13), F5
-	FMOVQ 80(R13), F6
-	FMOVQ 64(R14), F7
-	FMOVQ 80(R14), F8
-	FMOVS 0(R15), F12
-	FMOVD 20(R15), F9
-	WORD $0x0f08a529 // sxtl v9.8h, v9.8b
-	WORD $0x0f10a52a // sxtl v10.4s, v9.4h
-	WORD $0x4f10a529 // sxtl2 v9.4s, v9.8h
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
-	WORD $0x4f8c914a // fmul v10.4s, v10.4s, v12.s[0]
-	WORD $0x4f8c9129 // fmul v9.4s, v9.4s, v12.s[0]
-	VFMLA V10.S4, V3.S4, V0.S4
-	VFMLA V9.S4, V4.S4, V0.S4
-	VFMLA V10.S4, V5.S4, V1.S4
-	VFMLA V9.S4, V6.S4, V1.S4
-	VFMLA V10.S4, V7.S4, V2.S4
-	VFMLA V9.S4, V8.S4, V2.S4
-	FMOVQ 96(R12), F3
-	FMOVQ 112(R12), F4
-	FMOVQ 96(R13), F5
-	FMOVQ 112(R13), F6
-	FMOVQ 96(R14), F7
-	FMOVQ 112(R14), F8
-	FMOVS 0(R15), F12
-	FMOVD 28(R15), F9
-	WORD $0x0f08a529 // sxtl v9.8h, v9.8b
-	WORD $0x0f10a52a // sxtl v10.4s, v9.4h
-	WORD $0x4f10a529 // sxtl2 v9.4s, v9.8h
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
-	WORD $0x4f8c914a // fmul v10.4s, v10.4s, v12.s[0]
-	WORD $0x4f8c9129 // fmul v9.4s, v9.4s, v12.s[0]
-	VFMLA V10.S4, V3.S4, V0.S4
-	VFMLA V9.S4, V4.S4, V0.S4
-	VFMLA V10.S4, V5.S4, V1.S4
-	VFMLA V9.S4, V6.S4, V1.S4
-	VFMLA V10.S4, V7.S4, V2.S4
-	VFMLA V9.S4, V8.S4, V2.S4
-	ADD $128, R12
-	ADD $128, R13
-	ADD $128, R14
+	FMOVQ 32(R14), F9
+	FMOVQ 48(R14), F10
+	WORD $0x0e67c06b // smull v11.4s, v3.4h, v7.4h
+	WORD $0x4e67806b // smlal2 v11.4s, v3.8h, v7.8h
+	WORD $0x0e68808b // smlal v11.4s, v4.4h, v8.4h
+	WORD $0x4e68808b // smlal2 v11.4s, v4.8h, v8.8h
+	WORD $0x0e6980ab // smlal v11.4s, v5.4h, v9.4h
+	WORD $0x4e6980ab // smlal2 v11.4s, v5.8h, v9.8h
+	WORD $0x0e6a80cb // smlal v11.4s, v6.4h, v10.4h
+	WORD $0x4e6a80cb // smlal2 v11.4s, v6.8h, v10.8h
+	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	WORD $0x4f8c1162 // fmla v2.4s, v11.4s, v12.s[0]
+	ADD $64, R12
+	ADD $64, R13
+	ADD $64, R14
 	ADD $36, R15
 	SUB $1, R8
 	B b1_g
-b1_tail:
-	CBZ R11, b1_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	ADD R10, R12, R13
-	ADD R10, R13, R14
-	FMOVQ 0(R12), F3
-	FMOVQ 16(R12), F4
-	FMOVQ 0(R13), F5
-	FMOVQ 16(R13), F6
-	FMOVQ 0(R14), F7
-	FMOVQ 16(R14), F8
-	FMOVS 0(R15), F12
-	FMOVD 4(R15), F9
-	WORD $0x0f08a529 // sxtl v9.8h, v9.8b
-	WORD $0x0f10a52a // sxtl v10.4s, v9.4h
-	WORD $0x4f10a529 // sxtl2 v9.4s, v9.8h
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
-	WORD $0x4f8c914a // fmul v10.4s, v10.4s, v12.s[0]
-	WORD $0x4f8c9129 // fmul v9.4s, v9.4s, v12.s[0]
-	VFMLA V10.S4, V3.S4, V0.S4
-	VFMLA V9.S4, V4.S4, V0.S4
-	VFMLA V10.S4, V5.S4, V1.S4
-	VFMLA V9.S4, V6.S4, V1.S4
-	VFMLA V10.S4, V7.S4, V2.S4
-	VFMLA V9.S4, V8.S4, V2.S4
-	FMOVQ 32(R12), F3
-	FMOVQ 48(R12), F4
-	FMOVQ 32(R13), F5
-	FMOVQ 48(R13), F6
-	FMOVQ 32(R14), F7
-	FMOVQ 48(R14), F8
-	FMOVS 0(R15), F12
-	FMOVD 12(R15), F9
-	WORD $0x0f08a529 // sxtl v9.8h, v9.8b
-	WORD $0x0f10a52a // sxtl v10.4s, v9.4h
-	WORD $0x4f10a529 // sxtl2 v9.4s, v9.8h
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
-	WORD $0x4f8c914a // fmul v10.4s, v10.4s, v12.s[0]
-	WORD $0x4f8c9129 // fmul v9.4s, v9.4s, v12.s[0]
-	VFMLA V10.S4, V3.S4, V0.S4
-	VFMLA V9.S4, V4.S4, V0.S4
-	VFMLA V10.S4, V5.S4, V1.S4
-	VFMLA V9.S4, V6.S4, V1.S4
-	VFMLA V10.S4, V7.S4, V2.S4
-	VFMLA V9.S4, V8.S4, V2.S4
-	FMOVQ 64(R12), F3
-	FMOVQ 80(R12), F4
-	FMOVQ 64(R13), F5
-	FMOVQ 80(R13), F6
-	FMOVQ 64(R14), F7
-	FMOVQ 80(R14), F8
-	FMOVS 0(R15), F12
-	FMOVD 20(R15), F9
-	WORD $0x0f08a529 // sxtl v9.8h, v9.8b
-	WORD $0x0f10a52a // sxtl v10.4s, v9.4h
-	WORD $0x4f10a529 // sxtl2 v9.4s, v9.8h
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
-	WORD $0x4f8c914a // fmul v10.4s, v10.4s, v12.s[0]
-	WORD $0x4f8c9129 // fmul v9.4s, v9.4s, v12.s[0]
-	VFMLA V10.S4, V3.S4, V0.S4
-	VFMLA V9.S4, V4.S4, V0.S4
-	VFMLA V10.S4, V5.S4, V1.S4
-	VFMLA V9.S4, V6.S4, V1.S4
-	VFMLA V10.S4, V7.S4, V2.S4
-	VFMLA V9.S4, V8.S4, V2.S4
-	FMOVQ 96(R12), F3
-	FMOVQ 112(R12), F4
-	FMOVQ 96(R13), F5
-	FMOVQ 112(R13), F6
-	FMOVQ 96(R14), F7
-	FMOVQ 112(R14), F8
-	FMOVS 0(R15), F12
-	FMOVD 28(R15), F9
-	WORD $0x0f08a529 // sxtl v9.8h, v9.8b
-	WORD $0x0f10a52a // sxtl v10.4s, v9.4h
-	WORD $0x4f10a529 // sxtl2 v9.4s, v9.8h
-	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
-	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
-	WORD $0x4f8c914a // fmul v10.4s, v10.4s, v12.s[0]
-	WORD $0x4f8c9129 // fmul v9.4s, v9.4s, v12.s[0]
-	VFMLA V10.S4, V3.S4, V0.S4
-	VFMLA V9.S4, V4.S4, V0.S4
-	VFMLA V10.S4, V5.S4, V1.S4
-	VFMLA V9.S4, V6.S4, V1.S4
-	VFMLA V10.S4, V7.S4, V2.S4
-	VFMLA V9.S4, V8.S4, V2.S4
 b1_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
@@ -9890,27 +7951,29 @@ b1_reduce:
 	WORD $0x6e21d421 // faddp v1.4s, v1.4s, v1.4s
 	WORD $0x6e22d442 // faddp v2.4s, v2.4s, v2.4s
 	WORD $0x6e22d442 // faddp v2.4s, v2.4s, v2.4s
-	FMOVS alpha+72(FP), F9
-	FMULS F9, F0, F0
-	FMULS F9, F1, F1
-	FMULS F9, F2, F2
-	FMOVS beta+76(FP), F10
-	FCMPS $(0.0), F10
+	FMOVS 0(R11), F12
+	FMULS F12, F0, F0
+	FMOVS 4(R11), F12
+	FMULS F12, F1, F1
+	FMOVS 8(R11), F12
+	FMULS F12, F2, F2
+	FMOVS beta+72(FP), F11
+	FCMPS $(0.0), F11
 	BEQ b1_b0
 	MOVD R6, R10
-	FMOVS 0(R10), F11
-	FMULS F10, F11, F11
-	FADDS F11, F0, F0
+	FMOVS 0(R10), F7
+	FMULS F11, F7, F7
+	FADDS F7, F0, F0
 	FMOVS F0, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F11
-	FMULS F10, F11, F11
-	FADDS F11, F1, F1
+	FMOVS 0(R10), F7
+	FMULS F11, F7, F7
+	FADDS F7, F1, F1
 	FMOVS F1, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F11
-	FMULS F10, F11, F11
-	FADDS F11, F2, F2
+	FMOVS 0(R10), F7
+	FMULS F11, F7, F7
+	FADDS F7, F2, F2
 	FMOVS F2, 0(R10)
 	B b1_stored
 b1_b0:
@@ -9928,16 +7991,16 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt84NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsInt84NEON(SB), NOSPLIT, $0-80
+// func wdotsInt84NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·wdotsInt84NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
 	MOVD ldw+24(FP), R3
 	MOVD x+32(FP), R4
 	MOVD ldx+40(FP), R5
-	LSL $2, R5
-	MOVD xt+48(FP), R11
+	LSL $1, R5
+	MOVD xs+48(FP), R11
 	MOVD c+56(FP), R6
 	MOVD ldc+64(FP), R7
 	LSL $2, R7
@@ -9977,383 +8040,326 @@ rows5:
 	ADD R3, R20, R21
 	MOVD R1, R8
 b5_g:
-	CBZ R8, b5_tail
-	FMOVQ 0(R12), F20
-	FMOVQ 16(R12), F21
-	FMOVQ 0(R13), F22
-	FMOVQ 16(R13), F23
+	CBZ R8, b5_reduce
+	FMOVS 0(R16), F29
+	FMOVQ 4(R16), F21
+	FMOVQ 20(R16), F23
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	WORD $0x0f08a6f6 // sxtl v22.8h, v23.8b
+	WORD $0x4f08a6f7 // sxtl2 v23.8h, v23.16b
+	FMOVQ 0(R12), F24
+	FMOVQ 16(R12), F25
+	FMOVQ 32(R12), F26
+	FMOVQ 48(R12), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1380 // fmla v0.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R13), F24
+	FMOVQ 16(R13), F25
+	FMOVQ 32(R13), F26
+	FMOVQ 48(R13), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1385 // fmla v5.4s, v28.4s, v29.s[0]
 	FMOVQ 0(R14), F24
 	FMOVQ 16(R14), F25
-	FMOVQ 0(R15), F26
-	FMOVQ 16(R15), F27
-	FMOVS 0(R16), F31
-	FMOVD 4(R16), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	FMOVQ 32(R14), F26
+	FMOVQ 48(R14), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V0.S4
-	VFMLA V28.S4, V21.S4, V0.S4
-	VFMLA V29.S4, V22.S4, V5.S4
-	VFMLA V28.S4, V23.S4, V5.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V15.S4
-	VFMLA V28.S4, V27.S4, V15.S4
-	FMOVS 0(R17), F31
-	FMOVD 4(R17), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V1.S4
-	VFMLA V28.S4, V21.S4, V1.S4
-	VFMLA V29.S4, V22.S4, V6.S4
-	VFMLA V28.S4, V23.S4, V6.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V16.S4
-	VFMLA V28.S4, V27.S4, V16.S4
-	FMOVS 0(R19), F31
-	FMOVD 4(R19), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V2.S4
-	VFMLA V28.S4, V21.S4, V2.S4
-	VFMLA V29.S4, V22.S4, V7.S4
-	VFMLA V28.S4, V23.S4, V7.S4
-	VFMLA V29.S4, V24.S4, V12.S4
-	VFMLA V28.S4, V25.S4, V12.S4
-	VFMLA V29.S4, V26.S4, V17.S4
-	VFMLA V28.S4, V27.S4, V17.S4
-	FMOVS 0(R20), F31
-	FMOVD 4(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V3.S4
-	VFMLA V28.S4, V21.S4, V3.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V13.S4
-	VFMLA V28.S4, V25.S4, V13.S4
-	VFMLA V29.S4, V26.S4, V18.S4
-	VFMLA V28.S4, V27.S4, V18.S4
-	FMOVS 0(R21), F31
-	FMOVD 4(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V4.S4
-	VFMLA V28.S4, V21.S4, V4.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V14.S4
-	VFMLA V28.S4, V25.S4, V14.S4
-	VFMLA V29.S4, V26.S4, V19.S4
-	VFMLA V28.S4, V27.S4, V19.S4
-	FMOVQ 32(R12), F20
-	FMOVQ 48(R12), F21
-	FMOVQ 32(R13), F22
-	FMOVQ 48(R13), F23
-	FMOVQ 32(R14), F24
-	FMOVQ 48(R14), F25
+	WORD $0x4f9d138a // fmla v10.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R15), F24
+	FMOVQ 16(R15), F25
 	FMOVQ 32(R15), F26
 	FMOVQ 48(R15), F27
-	FMOVS 0(R16), F31
-	FMOVD 12(R16), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V0.S4
-	VFMLA V28.S4, V21.S4, V0.S4
-	VFMLA V29.S4, V22.S4, V5.S4
-	VFMLA V28.S4, V23.S4, V5.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V15.S4
-	VFMLA V28.S4, V27.S4, V15.S4
-	FMOVS 0(R17), F31
-	FMOVD 12(R17), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d138f // fmla v15.4s, v28.4s, v29.s[0]
+	FMOVS 0(R17), F29
+	FMOVQ 4(R17), F21
+	FMOVQ 20(R17), F23
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	WORD $0x0f08a6f6 // sxtl v22.8h, v23.8b
+	WORD $0x4f08a6f7 // sxtl2 v23.8h, v23.16b
+	FMOVQ 0(R12), F24
+	FMOVQ 16(R12), F25
+	FMOVQ 32(R12), F26
+	FMOVQ 48(R12), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V1.S4
-	VFMLA V28.S4, V21.S4, V1.S4
-	VFMLA V29.S4, V22.S4, V6.S4
-	VFMLA V28.S4, V23.S4, V6.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V16.S4
-	VFMLA V28.S4, V27.S4, V16.S4
-	FMOVS 0(R19), F31
-	FMOVD 12(R19), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d1381 // fmla v1.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R13), F24
+	FMOVQ 16(R13), F25
+	FMOVQ 32(R13), F26
+	FMOVQ 48(R13), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V2.S4
-	VFMLA V28.S4, V21.S4, V2.S4
-	VFMLA V29.S4, V22.S4, V7.S4
-	VFMLA V28.S4, V23.S4, V7.S4
-	VFMLA V29.S4, V24.S4, V12.S4
-	VFMLA V28.S4, V25.S4, V12.S4
-	VFMLA V29.S4, V26.S4, V17.S4
-	VFMLA V28.S4, V27.S4, V17.S4
-	FMOVS 0(R20), F31
-	FMOVD 12(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d1386 // fmla v6.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R14), F24
+	FMOVQ 16(R14), F25
+	FMOVQ 32(R14), F26
+	FMOVQ 48(R14), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V3.S4
-	VFMLA V28.S4, V21.S4, V3.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V13.S4
-	VFMLA V28.S4, V25.S4, V13.S4
-	VFMLA V29.S4, V26.S4, V18.S4
-	VFMLA V28.S4, V27.S4, V18.S4
-	FMOVS 0(R21), F31
-	FMOVD 12(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d138b // fmla v11.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R15), F24
+	FMOVQ 16(R15), F25
+	FMOVQ 32(R15), F26
+	FMOVQ 48(R15), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V4.S4
-	VFMLA V28.S4, V21.S4, V4.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V14.S4
-	VFMLA V28.S4, V25.S4, V14.S4
-	VFMLA V29.S4, V26.S4, V19.S4
-	VFMLA V28.S4, V27.S4, V19.S4
-	FMOVQ 64(R12), F20
-	FMOVQ 80(R12), F21
-	FMOVQ 64(R13), F22
-	FMOVQ 80(R13), F23
-	FMOVQ 64(R14), F24
-	FMOVQ 80(R14), F25
-	FMOVQ 64(R15), F26
-	FMOVQ 80(R15), F27
-	FMOVS 0(R16), F31
-	FMOVD 20(R16), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d1390 // fmla v16.4s, v28.4s, v29.s[0]
+	FMOVS 0(R19), F29
+	FMOVQ 4(R19), F21
+	FMOVQ 20(R19), F23
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	WORD $0x0f08a6f6 // sxtl v22.8h, v23.8b
+	WORD $0x4f08a6f7 // sxtl2 v23.8h, v23.16b
+	FMOVQ 0(R12), F24
+	FMOVQ 16(R12), F25
+	FMOVQ 32(R12), F26
+	FMOVQ 48(R12), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V0.S4
-	VFMLA V28.S4, V21.S4, V0.S4
-	VFMLA V29.S4, V22.S4, V5.S4
-	VFMLA V28.S4, V23.S4, V5.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V15.S4
-	VFMLA V28.S4, V27.S4, V15.S4
-	FMOVS 0(R17), F31
-	FMOVD 20(R17), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d1382 // fmla v2.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R13), F24
+	FMOVQ 16(R13), F25
+	FMOVQ 32(R13), F26
+	FMOVQ 48(R13), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V1.S4
-	VFMLA V28.S4, V21.S4, V1.S4
-	VFMLA V29.S4, V22.S4, V6.S4
-	VFMLA V28.S4, V23.S4, V6.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V16.S4
-	VFMLA V28.S4, V27.S4, V16.S4
-	FMOVS 0(R19), F31
-	FMOVD 20(R19), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d1387 // fmla v7.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R14), F24
+	FMOVQ 16(R14), F25
+	FMOVQ 32(R14), F26
+	FMOVQ 48(R14), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V2.S4
-	VFMLA V28.S4, V21.S4, V2.S4
-	VFMLA V29.S4, V22.S4, V7.S4
-	VFMLA V28.S4, V23.S4, V7.S4
-	VFMLA V29.S4, V24.S4, V12.S4
-	VFMLA V28.S4, V25.S4, V12.S4
-	VFMLA V29.S4, V26.S4, V17.S4
-	VFMLA V28.S4, V27.S4, V17.S4
-	FMOVS 0(R20), F31
-	FMOVD 20(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d138c // fmla v12.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R15), F24
+	FMOVQ 16(R15), F25
+	FMOVQ 32(R15), F26
+	FMOVQ 48(R15), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V3.S4
-	VFMLA V28.S4, V21.S4, V3.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V13.S4
-	VFMLA V28.S4, V25.S4, V13.S4
-	VFMLA V29.S4, V26.S4, V18.S4
-	VFMLA V28.S4, V27.S4, V18.S4
-	FMOVS 0(R21), F31
-	FMOVD 20(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d1391 // fmla v17.4s, v28.4s, v29.s[0]
+	FMOVS 0(R20), F29
+	FMOVQ 4(R20), F21
+	FMOVQ 20(R20), F23
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	WORD $0x0f08a6f6 // sxtl v22.8h, v23.8b
+	WORD $0x4f08a6f7 // sxtl2 v23.8h, v23.16b
+	FMOVQ 0(R12), F24
+	FMOVQ 16(R12), F25
+	FMOVQ 32(R12), F26
+	FMOVQ 48(R12), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V4.S4
-	VFMLA V28.S4, V21.S4, V4.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V14.S4
-	VFMLA V28.S4, V25.S4, V14.S4
-	VFMLA V29.S4, V26.S4, V19.S4
-	VFMLA V28.S4, V27.S4, V19.S4
-	FMOVQ 96(R12), F20
-	FMOVQ 112(R12), F21
-	FMOVQ 96(R13), F22
-	FMOVQ 112(R13), F23
-	FMOVQ 96(R14), F24
-	FMOVQ 112(R14), F25
-	FMOVQ 96(R15), F26
-	FMOVQ 112(R15), F27
-	FMOVS 0(R16), F31
-	FMOVD 28(R16), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d1383 // fmla v3.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R13), F24
+	FMOVQ 16(R13), F25
+	FMOVQ 32(R13), F26
+	FMOVQ 48(R13), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V0.S4
-	VFMLA V28.S4, V21.S4, V0.S4
-	VFMLA V29.S4, V22.S4, V5.S4
-	VFMLA V28.S4, V23.S4, V5.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V15.S4
-	VFMLA V28.S4, V27.S4, V15.S4
-	FMOVS 0(R17), F31
-	FMOVD 28(R17), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d1388 // fmla v8.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R14), F24
+	FMOVQ 16(R14), F25
+	FMOVQ 32(R14), F26
+	FMOVQ 48(R14), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V1.S4
-	VFMLA V28.S4, V21.S4, V1.S4
-	VFMLA V29.S4, V22.S4, V6.S4
-	VFMLA V28.S4, V23.S4, V6.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V16.S4
-	VFMLA V28.S4, V27.S4, V16.S4
-	FMOVS 0(R19), F31
-	FMOVD 28(R19), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d138d // fmla v13.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R15), F24
+	FMOVQ 16(R15), F25
+	FMOVQ 32(R15), F26
+	FMOVQ 48(R15), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V2.S4
-	VFMLA V28.S4, V21.S4, V2.S4
-	VFMLA V29.S4, V22.S4, V7.S4
-	VFMLA V28.S4, V23.S4, V7.S4
-	VFMLA V29.S4, V24.S4, V12.S4
-	VFMLA V28.S4, V25.S4, V12.S4
-	VFMLA V29.S4, V26.S4, V17.S4
-	VFMLA V28.S4, V27.S4, V17.S4
-	FMOVS 0(R20), F31
-	FMOVD 28(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d1392 // fmla v18.4s, v28.4s, v29.s[0]
+	FMOVS 0(R21), F29
+	FMOVQ 4(R21), F21
+	FMOVQ 20(R21), F23
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	WORD $0x0f08a6f6 // sxtl v22.8h, v23.8b
+	WORD $0x4f08a6f7 // sxtl2 v23.8h, v23.16b
+	FMOVQ 0(R12), F24
+	FMOVQ 16(R12), F25
+	FMOVQ 32(R12), F26
+	FMOVQ 48(R12), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V3.S4
-	VFMLA V28.S4, V21.S4, V3.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V13.S4
-	VFMLA V28.S4, V25.S4, V13.S4
-	VFMLA V29.S4, V26.S4, V18.S4
-	VFMLA V28.S4, V27.S4, V18.S4
-	FMOVS 0(R21), F31
-	FMOVD 28(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9d1384 // fmla v4.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R13), F24
+	FMOVQ 16(R13), F25
+	FMOVQ 32(R13), F26
+	FMOVQ 48(R13), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
 	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V4.S4
-	VFMLA V28.S4, V21.S4, V4.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V14.S4
-	VFMLA V28.S4, V25.S4, V14.S4
-	VFMLA V29.S4, V26.S4, V19.S4
-	VFMLA V28.S4, V27.S4, V19.S4
-	ADD $128, R12
-	ADD $128, R13
-	ADD $128, R14
-	ADD $128, R15
+	WORD $0x4f9d1389 // fmla v9.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R14), F24
+	FMOVQ 16(R14), F25
+	FMOVQ 32(R14), F26
+	FMOVQ 48(R14), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d138e // fmla v14.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R15), F24
+	FMOVQ 16(R15), F25
+	FMOVQ 32(R15), F26
+	FMOVQ 48(R15), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1393 // fmla v19.4s, v28.4s, v29.s[0]
+	ADD $64, R12
+	ADD $64, R13
+	ADD $64, R14
+	ADD $64, R15
 	ADD $36, R16
 	ADD $36, R17
 	ADD $36, R19
@@ -10361,385 +8367,6 @@ b5_g:
 	ADD $36, R21
 	SUB $1, R8
 	B b5_g
-b5_tail:
-	CBZ R11, b5_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	ADD R10, R12, R13
-	ADD R10, R13, R14
-	ADD R10, R14, R15
-	FMOVQ 0(R12), F20
-	FMOVQ 16(R12), F21
-	FMOVQ 0(R13), F22
-	FMOVQ 16(R13), F23
-	FMOVQ 0(R14), F24
-	FMOVQ 16(R14), F25
-	FMOVQ 0(R15), F26
-	FMOVQ 16(R15), F27
-	FMOVS 0(R16), F31
-	FMOVD 4(R16), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V0.S4
-	VFMLA V28.S4, V21.S4, V0.S4
-	VFMLA V29.S4, V22.S4, V5.S4
-	VFMLA V28.S4, V23.S4, V5.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V15.S4
-	VFMLA V28.S4, V27.S4, V15.S4
-	FMOVS 0(R17), F31
-	FMOVD 4(R17), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V1.S4
-	VFMLA V28.S4, V21.S4, V1.S4
-	VFMLA V29.S4, V22.S4, V6.S4
-	VFMLA V28.S4, V23.S4, V6.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V16.S4
-	VFMLA V28.S4, V27.S4, V16.S4
-	FMOVS 0(R19), F31
-	FMOVD 4(R19), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V2.S4
-	VFMLA V28.S4, V21.S4, V2.S4
-	VFMLA V29.S4, V22.S4, V7.S4
-	VFMLA V28.S4, V23.S4, V7.S4
-	VFMLA V29.S4, V24.S4, V12.S4
-	VFMLA V28.S4, V25.S4, V12.S4
-	VFMLA V29.S4, V26.S4, V17.S4
-	VFMLA V28.S4, V27.S4, V17.S4
-	FMOVS 0(R20), F31
-	FMOVD 4(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V3.S4
-	VFMLA V28.S4, V21.S4, V3.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V13.S4
-	VFMLA V28.S4, V25.S4, V13.S4
-	VFMLA V29.S4, V26.S4, V18.S4
-	VFMLA V28.S4, V27.S4, V18.S4
-	FMOVS 0(R21), F31
-	FMOVD 4(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V4.S4
-	VFMLA V28.S4, V21.S4, V4.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V14.S4
-	VFMLA V28.S4, V25.S4, V14.S4
-	VFMLA V29.S4, V26.S4, V19.S4
-	VFMLA V28.S4, V27.S4, V19.S4
-	FMOVQ 32(R12), F20
-	FMOVQ 48(R12), F21
-	FMOVQ 32(R13), F22
-	FMOVQ 48(R13), F23
-	FMOVQ 32(R14), F24
-	FMOVQ 48(R14), F25
-	FMOVQ 32(R15), F26
-	FMOVQ 48(R15), F27
-	FMOVS 0(R16), F31
-	FMOVD 12(R16), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V0.S4
-	VFMLA V28.S4, V21.S4, V0.S4
-	VFMLA V29.S4, V22.S4, V5.S4
-	VFMLA V28.S4, V23.S4, V5.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V15.S4
-	VFMLA V28.S4, V27.S4, V15.S4
-	FMOVS 0(R17), F31
-	FMOVD 12(R17), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V1.S4
-	VFMLA V28.S4, V21.S4, V1.S4
-	VFMLA V29.S4, V22.S4, V6.S4
-	VFMLA V28.S4, V23.S4, V6.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V16.S4
-	VFMLA V28.S4, V27.S4, V16.S4
-	FMOVS 0(R19), F31
-	FMOVD 12(R19), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V2.S4
-	VFMLA V28.S4, V21.S4, V2.S4
-	VFMLA V29.S4, V22.S4, V7.S4
-	VFMLA V28.S4, V23.S4, V7.S4
-	VFMLA V29.S4, V24.S4, V12.S4
-	VFMLA V28.S4, V25.S4, V12.S4
-	VFMLA V29.S4, V26.S4, V17.S4
-	VFMLA V28.S4, V27.S4, V17.S4
-	FMOVS 0(R20), F31
-	FMOVD 12(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V3.S4
-	VFMLA V28.S4, V21.S4, V3.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V13.S4
-	VFMLA V28.S4, V25.S4, V13.S4
-	VFMLA V29.S4, V26.S4, V18.S4
-	VFMLA V28.S4, V27.S4, V18.S4
-	FMOVS 0(R21), F31
-	FMOVD 12(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V4.S4
-	VFMLA V28.S4, V21.S4, V4.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V14.S4
-	VFMLA V28.S4, V25.S4, V14.S4
-	VFMLA V29.S4, V26.S4, V19.S4
-	VFMLA V28.S4, V27.S4, V19.S4
-	FMOVQ 64(R12), F20
-	FMOVQ 80(R12), F21
-	FMOVQ 64(R13), F22
-	FMOVQ 80(R13), F23
-	FMOVQ 64(R14), F24
-	FMOVQ 80(R14), F25
-	FMOVQ 64(R15), F26
-	FMOVQ 80(R15), F27
-	FMOVS 0(R16), F31
-	FMOVD 20(R16), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V0.S4
-	VFMLA V28.S4, V21.S4, V0.S4
-	VFMLA V29.S4, V22.S4, V5.S4
-	VFMLA V28.S4, V23.S4, V5.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V15.S4
-	VFMLA V28.S4, V27.S4, V15.S4
-	FMOVS 0(R17), F31
-	FMOVD 20(R17), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V1.S4
-	VFMLA V28.S4, V21.S4, V1.S4
-	VFMLA V29.S4, V22.S4, V6.S4
-	VFMLA V28.S4, V23.S4, V6.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V16.S4
-	VFMLA V28.S4, V27.S4, V16.S4
-	FMOVS 0(R19), F31
-	FMOVD 20(R19), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V2.S4
-	VFMLA V28.S4, V21.S4, V2.S4
-	VFMLA V29.S4, V22.S4, V7.S4
-	VFMLA V28.S4, V23.S4, V7.S4
-	VFMLA V29.S4, V24.S4, V12.S4
-	VFMLA V28.S4, V25.S4, V12.S4
-	VFMLA V29.S4, V26.S4, V17.S4
-	VFMLA V28.S4, V27.S4, V17.S4
-	FMOVS 0(R20), F31
-	FMOVD 20(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V3.S4
-	VFMLA V28.S4, V21.S4, V3.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V13.S4
-	VFMLA V28.S4, V25.S4, V13.S4
-	VFMLA V29.S4, V26.S4, V18.S4
-	VFMLA V28.S4, V27.S4, V18.S4
-	FMOVS 0(R21), F31
-	FMOVD 20(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V4.S4
-	VFMLA V28.S4, V21.S4, V4.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V14.S4
-	VFMLA V28.S4, V25.S4, V14.S4
-	VFMLA V29.S4, V26.S4, V19.S4
-	VFMLA V28.S4, V27.S4, V19.S4
-	FMOVQ 96(R12), F20
-	FMOVQ 112(R12), F21
-	FMOVQ 96(R13), F22
-	FMOVQ 112(R13), F23
-	FMOVQ 96(R14), F24
-	FMOVQ 112(R14), F25
-	FMOVQ 96(R15), F26
-	FMOVQ 112(R15), F27
-	FMOVS 0(R16), F31
-	FMOVD 28(R16), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V0.S4
-	VFMLA V28.S4, V21.S4, V0.S4
-	VFMLA V29.S4, V22.S4, V5.S4
-	VFMLA V28.S4, V23.S4, V5.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V15.S4
-	VFMLA V28.S4, V27.S4, V15.S4
-	FMOVS 0(R17), F31
-	FMOVD 28(R17), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V1.S4
-	VFMLA V28.S4, V21.S4, V1.S4
-	VFMLA V29.S4, V22.S4, V6.S4
-	VFMLA V28.S4, V23.S4, V6.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V16.S4
-	VFMLA V28.S4, V27.S4, V16.S4
-	FMOVS 0(R19), F31
-	FMOVD 28(R19), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V2.S4
-	VFMLA V28.S4, V21.S4, V2.S4
-	VFMLA V29.S4, V22.S4, V7.S4
-	VFMLA V28.S4, V23.S4, V7.S4
-	VFMLA V29.S4, V24.S4, V12.S4
-	VFMLA V28.S4, V25.S4, V12.S4
-	VFMLA V29.S4, V26.S4, V17.S4
-	VFMLA V28.S4, V27.S4, V17.S4
-	FMOVS 0(R20), F31
-	FMOVD 28(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V3.S4
-	VFMLA V28.S4, V21.S4, V3.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V13.S4
-	VFMLA V28.S4, V25.S4, V13.S4
-	VFMLA V29.S4, V26.S4, V18.S4
-	VFMLA V28.S4, V27.S4, V18.S4
-	FMOVS 0(R21), F31
-	FMOVD 28(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V20.S4, V4.S4
-	VFMLA V28.S4, V21.S4, V4.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V14.S4
-	VFMLA V28.S4, V25.S4, V14.S4
-	VFMLA V29.S4, V26.S4, V19.S4
-	VFMLA V28.S4, V27.S4, V19.S4
 b5_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
@@ -10781,113 +8408,116 @@ b5_reduce:
 	WORD $0x6e32d652 // faddp v18.4s, v18.4s, v18.4s
 	WORD $0x6e33d673 // faddp v19.4s, v19.4s, v19.4s
 	WORD $0x6e33d673 // faddp v19.4s, v19.4s, v19.4s
-	FMOVS alpha+72(FP), F28
-	FMULS F28, F0, F0
-	FMULS F28, F1, F1
-	FMULS F28, F2, F2
-	FMULS F28, F3, F3
-	FMULS F28, F4, F4
-	FMULS F28, F5, F5
-	FMULS F28, F6, F6
-	FMULS F28, F7, F7
-	FMULS F28, F8, F8
-	FMULS F28, F9, F9
-	FMULS F28, F10, F10
-	FMULS F28, F11, F11
-	FMULS F28, F12, F12
-	FMULS F28, F13, F13
-	FMULS F28, F14, F14
-	FMULS F28, F15, F15
-	FMULS F28, F16, F16
-	FMULS F28, F17, F17
-	FMULS F28, F18, F18
-	FMULS F28, F19, F19
-	FMOVS beta+76(FP), F29
-	FCMPS $(0.0), F29
+	FMOVS 0(R11), F29
+	FMULS F29, F0, F0
+	FMULS F29, F1, F1
+	FMULS F29, F2, F2
+	FMULS F29, F3, F3
+	FMULS F29, F4, F4
+	FMOVS 4(R11), F29
+	FMULS F29, F5, F5
+	FMULS F29, F6, F6
+	FMULS F29, F7, F7
+	FMULS F29, F8, F8
+	FMULS F29, F9, F9
+	FMOVS 8(R11), F29
+	FMULS F29, F10, F10
+	FMULS F29, F11, F11
+	FMULS F29, F12, F12
+	FMULS F29, F13, F13
+	FMULS F29, F14, F14
+	FMOVS 12(R11), F29
+	FMULS F29, F15, F15
+	FMULS F29, F16, F16
+	FMULS F29, F17, F17
+	FMULS F29, F18, F18
+	FMULS F29, F19, F19
+	FMOVS beta+72(FP), F28
+	FCMPS $(0.0), F28
 	BEQ b5_b0
 	MOVD R6, R10
-	FMOVS 0(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F0, F0
+	FMOVS 0(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F0, F0
 	FMOVS F0, 0(R10)
-	FMOVS 4(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F1, F1
+	FMOVS 4(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F1, F1
 	FMOVS F1, 4(R10)
-	FMOVS 8(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F2, F2
+	FMOVS 8(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F2, F2
 	FMOVS F2, 8(R10)
-	FMOVS 12(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F3, F3
+	FMOVS 12(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F3, F3
 	FMOVS F3, 12(R10)
-	FMOVS 16(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F4, F4
+	FMOVS 16(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F4, F4
 	FMOVS F4, 16(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F5, F5
+	FMOVS 0(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F5, F5
 	FMOVS F5, 0(R10)
-	FMOVS 4(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F6, F6
+	FMOVS 4(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F6, F6
 	FMOVS F6, 4(R10)
-	FMOVS 8(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F7, F7
+	FMOVS 8(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F7, F7
 	FMOVS F7, 8(R10)
-	FMOVS 12(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F8, F8
+	FMOVS 12(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F8, F8
 	FMOVS F8, 12(R10)
-	FMOVS 16(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F9, F9
+	FMOVS 16(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F9, F9
 	FMOVS F9, 16(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F10, F10
+	FMOVS 0(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F10, F10
 	FMOVS F10, 0(R10)
-	FMOVS 4(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F11, F11
+	FMOVS 4(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F11, F11
 	FMOVS F11, 4(R10)
-	FMOVS 8(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F12, F12
+	FMOVS 8(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F12, F12
 	FMOVS F12, 8(R10)
-	FMOVS 12(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F13, F13
+	FMOVS 12(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F13, F13
 	FMOVS F13, 12(R10)
-	FMOVS 16(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F14, F14
+	FMOVS 16(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F14, F14
 	FMOVS F14, 16(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F15, F15
+	FMOVS 0(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F15, F15
 	FMOVS F15, 0(R10)
-	FMOVS 4(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F16, F16
+	FMOVS 4(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F16, F16
 	FMOVS F16, 4(R10)
-	FMOVS 8(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F17, F17
+	FMOVS 8(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F17, F17
 	FMOVS F17, 8(R10)
-	FMOVS 12(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F18, F18
+	FMOVS 12(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F18, F18
 	FMOVS F18, 12(R10)
-	FMOVS 16(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F19, F19
+	FMOVS 16(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F19, F19
 	FMOVS F19, 16(R10)
 	B b5_stored
 b5_b0:
@@ -10934,221 +8564,77 @@ rows1:
 	MOVD R2, R16
 	MOVD R1, R8
 b1_g:
-	CBZ R8, b1_tail
-	FMOVQ 0(R12), F4
-	FMOVQ 16(R12), F5
-	FMOVQ 0(R13), F6
-	FMOVQ 16(R13), F7
+	CBZ R8, b1_reduce
+	FMOVS 0(R16), F13
+	FMOVQ 4(R16), F5
+	FMOVQ 20(R16), F7
+	WORD $0x0f08a4a4 // sxtl v4.8h, v5.8b
+	WORD $0x4f08a4a5 // sxtl2 v5.8h, v5.16b
+	WORD $0x0f08a4e6 // sxtl v6.8h, v7.8b
+	WORD $0x4f08a4e7 // sxtl2 v7.8h, v7.16b
+	FMOVQ 0(R12), F8
+	FMOVQ 16(R12), F9
+	FMOVQ 32(R12), F10
+	FMOVQ 48(R12), F11
+	WORD $0x0e68c08c // smull v12.4s, v4.4h, v8.4h
+	WORD $0x4e68808c // smlal2 v12.4s, v4.8h, v8.8h
+	WORD $0x0e6980ac // smlal v12.4s, v5.4h, v9.4h
+	WORD $0x4e6980ac // smlal2 v12.4s, v5.8h, v9.8h
+	WORD $0x0e6a80cc // smlal v12.4s, v6.4h, v10.4h
+	WORD $0x4e6a80cc // smlal2 v12.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ec // smlal v12.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ec // smlal2 v12.4s, v7.8h, v11.8h
+	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	WORD $0x4f8d1180 // fmla v0.4s, v12.4s, v13.s[0]
+	FMOVQ 0(R13), F8
+	FMOVQ 16(R13), F9
+	FMOVQ 32(R13), F10
+	FMOVQ 48(R13), F11
+	WORD $0x0e68c08c // smull v12.4s, v4.4h, v8.4h
+	WORD $0x4e68808c // smlal2 v12.4s, v4.8h, v8.8h
+	WORD $0x0e6980ac // smlal v12.4s, v5.4h, v9.4h
+	WORD $0x4e6980ac // smlal2 v12.4s, v5.8h, v9.8h
+	WORD $0x0e6a80cc // smlal v12.4s, v6.4h, v10.4h
+	WORD $0x4e6a80cc // smlal2 v12.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ec // smlal v12.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ec // smlal2 v12.4s, v7.8h, v11.8h
+	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	WORD $0x4f8d1181 // fmla v1.4s, v12.4s, v13.s[0]
 	FMOVQ 0(R14), F8
 	FMOVQ 16(R14), F9
-	FMOVQ 0(R15), F10
-	FMOVQ 16(R15), F11
-	FMOVS 0(R16), F15
-	FMOVD 4(R16), F12
-	WORD $0x0f08a58c // sxtl v12.8h, v12.8b
-	WORD $0x0f10a58d // sxtl v13.4s, v12.4h
-	WORD $0x4f10a58c // sxtl2 v12.4s, v12.8h
-	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	FMOVQ 32(R14), F10
+	FMOVQ 48(R14), F11
+	WORD $0x0e68c08c // smull v12.4s, v4.4h, v8.4h
+	WORD $0x4e68808c // smlal2 v12.4s, v4.8h, v8.8h
+	WORD $0x0e6980ac // smlal v12.4s, v5.4h, v9.4h
+	WORD $0x4e6980ac // smlal2 v12.4s, v5.8h, v9.8h
+	WORD $0x0e6a80cc // smlal v12.4s, v6.4h, v10.4h
+	WORD $0x4e6a80cc // smlal2 v12.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ec // smlal v12.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ec // smlal2 v12.4s, v7.8h, v11.8h
 	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
-	WORD $0x4f8f91ad // fmul v13.4s, v13.4s, v15.s[0]
-	WORD $0x4f8f918c // fmul v12.4s, v12.4s, v15.s[0]
-	VFMLA V13.S4, V4.S4, V0.S4
-	VFMLA V12.S4, V5.S4, V0.S4
-	VFMLA V13.S4, V6.S4, V1.S4
-	VFMLA V12.S4, V7.S4, V1.S4
-	VFMLA V13.S4, V8.S4, V2.S4
-	VFMLA V12.S4, V9.S4, V2.S4
-	VFMLA V13.S4, V10.S4, V3.S4
-	VFMLA V12.S4, V11.S4, V3.S4
-	FMOVQ 32(R12), F4
-	FMOVQ 48(R12), F5
-	FMOVQ 32(R13), F6
-	FMOVQ 48(R13), F7
-	FMOVQ 32(R14), F8
-	FMOVQ 48(R14), F9
+	WORD $0x4f8d1182 // fmla v2.4s, v12.4s, v13.s[0]
+	FMOVQ 0(R15), F8
+	FMOVQ 16(R15), F9
 	FMOVQ 32(R15), F10
 	FMOVQ 48(R15), F11
-	FMOVS 0(R16), F15
-	FMOVD 12(R16), F12
-	WORD $0x0f08a58c // sxtl v12.8h, v12.8b
-	WORD $0x0f10a58d // sxtl v13.4s, v12.4h
-	WORD $0x4f10a58c // sxtl2 v12.4s, v12.8h
-	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	WORD $0x0e68c08c // smull v12.4s, v4.4h, v8.4h
+	WORD $0x4e68808c // smlal2 v12.4s, v4.8h, v8.8h
+	WORD $0x0e6980ac // smlal v12.4s, v5.4h, v9.4h
+	WORD $0x4e6980ac // smlal2 v12.4s, v5.8h, v9.8h
+	WORD $0x0e6a80cc // smlal v12.4s, v6.4h, v10.4h
+	WORD $0x4e6a80cc // smlal2 v12.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ec // smlal v12.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ec // smlal2 v12.4s, v7.8h, v11.8h
 	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
-	WORD $0x4f8f91ad // fmul v13.4s, v13.4s, v15.s[0]
-	WORD $0x4f8f918c // fmul v12.4s, v12.4s, v15.s[0]
-	VFMLA V13.S4, V4.S4, V0.S4
-	VFMLA V12.S4, V5.S4, V0.S4
-	VFMLA V13.S4, V6.S4, V1.S4
-	VFMLA V12.S4, V7.S4, V1.S4
-	VFMLA V13.S4, V8.S4, V2.S4
-	VFMLA V12.S4, V9.S4, V2.S4
-	VFMLA V13.S4, V10.S4, V3.S4
-	VFMLA V12.S4, V11.S4, V3.S4
-	FMOVQ 64(R12), F4
-	FMOVQ 80(R12), F5
-	FMOVQ 64(R13), F6
-	FMOVQ 80(R13), F7
-	FMOVQ 64(R14), F8
-	FMOVQ 80(R14), F9
-	FMOVQ 64(R15), F10
-	FMOVQ 80(R15), F11
-	FMOVS 0(R16), F15
-	FMOVD 20(R16), F12
-	WORD $0x0f08a58c // sxtl v12.8h, v12.8b
-	WORD $0x0f10a58d // sxtl v13.4s, v12.4h
-	WORD $0x4f10a58c // sxtl2 v12.4s, v12.8h
-	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
-	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
-	WORD $0x4f8f91ad // fmul v13.4s, v13.4s, v15.s[0]
-	WORD $0x4f8f918c // fmul v12.4s, v12.4s, v15.s[0]
-	VFMLA V13.S4, V4.S4, V0.S4
-	VFMLA V12.S4, V5.S4, V0.S4
-	VFMLA V13.S4, V6.S4, V1.S4
-	VFMLA V12.S4, V7.S4, V1.S4
-	VFMLA V13.S4, V8.S4, V2.S4
-	VFMLA V12.S4, V9.S4, V2.S4
-	VFMLA V13.S4, V10.S4, V3.S4
-	VFMLA V12.S4, V11.S4, V3.S4
-	FMOVQ 96(R12), F4
-	FMOVQ 112(R12), F5
-	FMOVQ 96(R13), F6
-	FMOVQ 112(R13), F7
-	FMOVQ 96(R14), F8
-	FMOVQ 112(R14), F9
-	FMOVQ 96(R15), F10
-	FMOVQ 112(R15), F11
-	FMOVS 0(R16), F15
-	FMOVD 28(R16), F12
-	WORD $0x0f08a58c // sxtl v12.8h, v12.8b
-	WORD $0x0f10a58d // sxtl v13.4s, v12.4h
-	WORD $0x4f10a58c // sxtl2 v12.4s, v12.8h
-	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
-	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
-	WORD $0x4f8f91ad // fmul v13.4s, v13.4s, v15.s[0]
-	WORD $0x4f8f918c // fmul v12.4s, v12.4s, v15.s[0]
-	VFMLA V13.S4, V4.S4, V0.S4
-	VFMLA V12.S4, V5.S4, V0.S4
-	VFMLA V13.S4, V6.S4, V1.S4
-	VFMLA V12.S4, V7.S4, V1.S4
-	VFMLA V13.S4, V8.S4, V2.S4
-	VFMLA V12.S4, V9.S4, V2.S4
-	VFMLA V13.S4, V10.S4, V3.S4
-	VFMLA V12.S4, V11.S4, V3.S4
-	ADD $128, R12
-	ADD $128, R13
-	ADD $128, R14
-	ADD $128, R15
+	WORD $0x4f8d1183 // fmla v3.4s, v12.4s, v13.s[0]
+	ADD $64, R12
+	ADD $64, R13
+	ADD $64, R14
+	ADD $64, R15
 	ADD $36, R16
 	SUB $1, R8
 	B b1_g
-b1_tail:
-	CBZ R11, b1_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	ADD R10, R12, R13
-	ADD R10, R13, R14
-	ADD R10, R14, R15
-	FMOVQ 0(R12), F4
-	FMOVQ 16(R12), F5
-	FMOVQ 0(R13), F6
-	FMOVQ 16(R13), F7
-	FMOVQ 0(R14), F8
-	FMOVQ 16(R14), F9
-	FMOVQ 0(R15), F10
-	FMOVQ 16(R15), F11
-	FMOVS 0(R16), F15
-	FMOVD 4(R16), F12
-	WORD $0x0f08a58c // sxtl v12.8h, v12.8b
-	WORD $0x0f10a58d // sxtl v13.4s, v12.4h
-	WORD $0x4f10a58c // sxtl2 v12.4s, v12.8h
-	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
-	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
-	WORD $0x4f8f91ad // fmul v13.4s, v13.4s, v15.s[0]
-	WORD $0x4f8f918c // fmul v12.4s, v12.4s, v15.s[0]
-	VFMLA V13.S4, V4.S4, V0.S4
-	VFMLA V12.S4, V5.S4, V0.S4
-	VFMLA V13.S4, V6.S4, V1.S4
-	VFMLA V12.S4, V7.S4, V1.S4
-	VFMLA V13.S4, V8.S4, V2.S4
-	VFMLA V12.S4, V9.S4, V2.S4
-	VFMLA V13.S4, V10.S4, V3.S4
-	VFMLA V12.S4, V11.S4, V3.S4
-	FMOVQ 32(R12), F4
-	FMOVQ 48(R12), F5
-	FMOVQ 32(R13), F6
-	FMOVQ 48(R13), F7
-	FMOVQ 32(R14), F8
-	FMOVQ 48(R14), F9
-	FMOVQ 32(R15), F10
-	FMOVQ 48(R15), F11
-	FMOVS 0(R16), F15
-	FMOVD 12(R16), F12
-	WORD $0x0f08a58c // sxtl v12.8h, v12.8b
-	WORD $0x0f10a58d // sxtl v13.4s, v12.4h
-	WORD $0x4f10a58c // sxtl2 v12.4s, v12.8h
-	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
-	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
-	WORD $0x4f8f91ad // fmul v13.4s, v13.4s, v15.s[0]
-	WORD $0x4f8f918c // fmul v12.4s, v12.4s, v15.s[0]
-	VFMLA V13.S4, V4.S4, V0.S4
-	VFMLA V12.S4, V5.S4, V0.S4
-	VFMLA V13.S4, V6.S4, V1.S4
-	VFMLA V12.S4, V7.S4, V1.S4
-	VFMLA V13.S4, V8.S4, V2.S4
-	VFMLA V12.S4, V9.S4, V2.S4
-	VFMLA V13.S4, V10.S4, V3.S4
-	VFMLA V12.S4, V11.S4, V3.S4
-	FMOVQ 64(R12), F4
-	FMOVQ 80(R12), F5
-	FMOVQ 64(R13), F6
-	FMOVQ 80(R13), F7
-	FMOVQ 64(R14), F8
-	FMOVQ 80(R14), F9
-	FMOVQ 64(R15), F10
-	FMOVQ 80(R15), F11
-	FMOVS 0(R16), F15
-	FMOVD 20(R16), F12
-	WORD $0x0f08a58c // sxtl v12.8h, v12.8b
-	WORD $0x0f10a58d // sxtl v13.4s, v12.4h
-	WORD $0x4f10a58c // sxtl2 v12.4s, v12.8h
-	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
-	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
-	WORD $0x4f8f91ad // fmul v13.4s, v13.4s, v15.s[0]
-	WORD $0x4f8f918c // fmul v12.4s, v12.4s, v15.s[0]
-	VFMLA V13.S4, V4.S4, V0.S4
-	VFMLA V12.S4, V5.S4, V0.S4
-	VFMLA V13.S4, V6.S4, V1.S4
-	VFMLA V12.S4, V7.S4, V1.S4
-	VFMLA V13.S4, V8.S4, V2.S4
-	VFMLA V12.S4, V9.S4, V2.S4
-	VFMLA V13.S4, V10.S4, V3.S4
-	VFMLA V12.S4, V11.S4, V3.S4
-	FMOVQ 96(R12), F4
-	FMOVQ 112(R12), F5
-	FMOVQ 96(R13), F6
-	FMOVQ 112(R13), F7
-	FMOVQ 96(R14), F8
-	FMOVQ 112(R14), F9
-	FMOVQ 96(R15), F10
-	FMOVQ 112(R15), F11
-	FMOVS 0(R16), F15
-	FMOVD 28(R16), F12
-	WORD $0x0f08a58c // sxtl v12.8h, v12.8b
-	WORD $0x0f10a58d // sxtl v13.4s, v12.4h
-	WORD $0x4f10a58c // sxtl2 v12.4s, v12.8h
-	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
-	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
-	WORD $0x4f8f91ad // fmul v13.4s, v13.4s, v15.s[0]
-	WORD $0x4f8f918c // fmul v12.4s, v12.4s, v15.s[0]
-	VFMLA V13.S4, V4.S4, V0.S4
-	VFMLA V12.S4, V5.S4, V0.S4
-	VFMLA V13.S4, V6.S4, V1.S4
-	VFMLA V12.S4, V7.S4, V1.S4
-	VFMLA V13.S4, V8.S4, V2.S4
-	VFMLA V12.S4, V9.S4, V2.S4
-	VFMLA V13.S4, V10.S4, V3.S4
-	VFMLA V12.S4, V11.S4, V3.S4
 b1_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
@@ -11158,33 +8644,36 @@ b1_reduce:
 	WORD $0x6e22d442 // faddp v2.4s, v2.4s, v2.4s
 	WORD $0x6e23d463 // faddp v3.4s, v3.4s, v3.4s
 	WORD $0x6e23d463 // faddp v3.4s, v3.4s, v3.4s
-	FMOVS alpha+72(FP), F12
-	FMULS F12, F0, F0
-	FMULS F12, F1, F1
-	FMULS F12, F2, F2
-	FMULS F12, F3, F3
-	FMOVS beta+76(FP), F13
-	FCMPS $(0.0), F13
+	FMOVS 0(R11), F13
+	FMULS F13, F0, F0
+	FMOVS 4(R11), F13
+	FMULS F13, F1, F1
+	FMOVS 8(R11), F13
+	FMULS F13, F2, F2
+	FMOVS 12(R11), F13
+	FMULS F13, F3, F3
+	FMOVS beta+72(FP), F12
+	FCMPS $(0.0), F12
 	BEQ b1_b0
 	MOVD R6, R10
-	FMOVS 0(R10), F14
-	FMULS F13, F14, F14
-	FADDS F14, F0, F0
+	FMOVS 0(R10), F8
+	FMULS F12, F8, F8
+	FADDS F8, F0, F0
 	FMOVS F0, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F14
-	FMULS F13, F14, F14
-	FADDS F14, F1, F1
+	FMOVS 0(R10), F8
+	FMULS F12, F8, F8
+	FADDS F8, F1, F1
 	FMOVS F1, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F14
-	FMULS F13, F14, F14
-	FADDS F14, F2, F2
+	FMOVS 0(R10), F8
+	FMULS F12, F8, F8
+	FADDS F8, F2, F2
 	FMOVS F2, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F14
-	FMULS F13, F14, F14
-	FADDS F14, F3, F3
+	FMOVS 0(R10), F8
+	FMULS F12, F8, F8
+	FADDS F8, F3, F3
 	FMOVS F3, 0(R10)
 	B b1_stored
 b1_b0:
@@ -11204,16 +8693,742 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt85NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsInt85NEON(SB), NOSPLIT, $0-80
+// func wdotsInt85NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·wdotsInt85NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
 	MOVD ldw+24(FP), R3
 	MOVD x+32(FP), R4
 	MOVD ldx+40(FP), R5
-	LSL $2, R5
-	MOVD xt+48(FP), R11
+	LSL $1, R5
+	MOVD xs+48(FP), R11
+	MOVD c+56(FP), R6
+	MOVD ldc+64(FP), R7
+	LSL $2, R7
+	MOVD $4, R9
+	MUL R3, R9
+rows4:
+	CMP $4, R0
+	BLT rows1
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
+	VEOR V7.B16, V7.B16, V7.B16
+	VEOR V8.B16, V8.B16, V8.B16
+	VEOR V9.B16, V9.B16, V9.B16
+	VEOR V10.B16, V10.B16, V10.B16
+	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	MOVD R4, R12
+	ADD R5, R12, R13
+	ADD R5, R13, R14
+	ADD R5, R14, R15
+	ADD R5, R15, R16
+	MOVD R2, R17
+	ADD R3, R17, R19
+	ADD R3, R19, R20
+	ADD R3, R20, R21
+	MOVD R1, R8
+b4_g:
+	CBZ R8, b4_reduce
+	FMOVS 0(R17), F29
+	FMOVQ 4(R17), F21
+	FMOVQ 20(R17), F23
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	WORD $0x0f08a6f6 // sxtl v22.8h, v23.8b
+	WORD $0x4f08a6f7 // sxtl2 v23.8h, v23.16b
+	FMOVQ 0(R12), F24
+	FMOVQ 16(R12), F25
+	FMOVQ 32(R12), F26
+	FMOVQ 48(R12), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1380 // fmla v0.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R13), F24
+	FMOVQ 16(R13), F25
+	FMOVQ 32(R13), F26
+	FMOVQ 48(R13), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1384 // fmla v4.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R14), F24
+	FMOVQ 16(R14), F25
+	FMOVQ 32(R14), F26
+	FMOVQ 48(R14), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1388 // fmla v8.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R15), F24
+	FMOVQ 16(R15), F25
+	FMOVQ 32(R15), F26
+	FMOVQ 48(R15), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d138c // fmla v12.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R16), F24
+	FMOVQ 16(R16), F25
+	FMOVQ 32(R16), F26
+	FMOVQ 48(R16), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1390 // fmla v16.4s, v28.4s, v29.s[0]
+	FMOVS 0(R19), F29
+	FMOVQ 4(R19), F21
+	FMOVQ 20(R19), F23
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	WORD $0x0f08a6f6 // sxtl v22.8h, v23.8b
+	WORD $0x4f08a6f7 // sxtl2 v23.8h, v23.16b
+	FMOVQ 0(R12), F24
+	FMOVQ 16(R12), F25
+	FMOVQ 32(R12), F26
+	FMOVQ 48(R12), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1381 // fmla v1.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R13), F24
+	FMOVQ 16(R13), F25
+	FMOVQ 32(R13), F26
+	FMOVQ 48(R13), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1385 // fmla v5.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R14), F24
+	FMOVQ 16(R14), F25
+	FMOVQ 32(R14), F26
+	FMOVQ 48(R14), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1389 // fmla v9.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R15), F24
+	FMOVQ 16(R15), F25
+	FMOVQ 32(R15), F26
+	FMOVQ 48(R15), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d138d // fmla v13.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R16), F24
+	FMOVQ 16(R16), F25
+	FMOVQ 32(R16), F26
+	FMOVQ 48(R16), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1391 // fmla v17.4s, v28.4s, v29.s[0]
+	FMOVS 0(R20), F29
+	FMOVQ 4(R20), F21
+	FMOVQ 20(R20), F23
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	WORD $0x0f08a6f6 // sxtl v22.8h, v23.8b
+	WORD $0x4f08a6f7 // sxtl2 v23.8h, v23.16b
+	FMOVQ 0(R12), F24
+	FMOVQ 16(R12), F25
+	FMOVQ 32(R12), F26
+	FMOVQ 48(R12), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1382 // fmla v2.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R13), F24
+	FMOVQ 16(R13), F25
+	FMOVQ 32(R13), F26
+	FMOVQ 48(R13), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1386 // fmla v6.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R14), F24
+	FMOVQ 16(R14), F25
+	FMOVQ 32(R14), F26
+	FMOVQ 48(R14), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d138a // fmla v10.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R15), F24
+	FMOVQ 16(R15), F25
+	FMOVQ 32(R15), F26
+	FMOVQ 48(R15), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d138e // fmla v14.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R16), F24
+	FMOVQ 16(R16), F25
+	FMOVQ 32(R16), F26
+	FMOVQ 48(R16), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1392 // fmla v18.4s, v28.4s, v29.s[0]
+	FMOVS 0(R21), F29
+	FMOVQ 4(R21), F21
+	FMOVQ 20(R21), F23
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	WORD $0x0f08a6f6 // sxtl v22.8h, v23.8b
+	WORD $0x4f08a6f7 // sxtl2 v23.8h, v23.16b
+	FMOVQ 0(R12), F24
+	FMOVQ 16(R12), F25
+	FMOVQ 32(R12), F26
+	FMOVQ 48(R12), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1383 // fmla v3.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R13), F24
+	FMOVQ 16(R13), F25
+	FMOVQ 32(R13), F26
+	FMOVQ 48(R13), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1387 // fmla v7.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R14), F24
+	FMOVQ 16(R14), F25
+	FMOVQ 32(R14), F26
+	FMOVQ 48(R14), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d138b // fmla v11.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R15), F24
+	FMOVQ 16(R15), F25
+	FMOVQ 32(R15), F26
+	FMOVQ 48(R15), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d138f // fmla v15.4s, v28.4s, v29.s[0]
+	FMOVQ 0(R16), F24
+	FMOVQ 16(R16), F25
+	FMOVQ 32(R16), F26
+	FMOVQ 48(R16), F27
+	WORD $0x0e78c29c // smull v28.4s, v20.4h, v24.4h
+	WORD $0x4e78829c // smlal2 v28.4s, v20.8h, v24.8h
+	WORD $0x0e7982bc // smlal v28.4s, v21.4h, v25.4h
+	WORD $0x4e7982bc // smlal2 v28.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dc // smlal v28.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dc // smlal2 v28.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fc // smlal v28.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fc // smlal2 v28.4s, v23.8h, v27.8h
+	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
+	WORD $0x4f9d1393 // fmla v19.4s, v28.4s, v29.s[0]
+	ADD $64, R12
+	ADD $64, R13
+	ADD $64, R14
+	ADD $64, R15
+	ADD $64, R16
+	ADD $36, R17
+	ADD $36, R19
+	ADD $36, R20
+	ADD $36, R21
+	SUB $1, R8
+	B b4_g
+b4_reduce:
+	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD $0x6e21d421 // faddp v1.4s, v1.4s, v1.4s
+	WORD $0x6e21d421 // faddp v1.4s, v1.4s, v1.4s
+	WORD $0x6e22d442 // faddp v2.4s, v2.4s, v2.4s
+	WORD $0x6e22d442 // faddp v2.4s, v2.4s, v2.4s
+	WORD $0x6e23d463 // faddp v3.4s, v3.4s, v3.4s
+	WORD $0x6e23d463 // faddp v3.4s, v3.4s, v3.4s
+	WORD $0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD $0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD $0x6e25d4a5 // faddp v5.4s, v5.4s, v5.4s
+	WORD $0x6e25d4a5 // faddp v5.4s, v5.4s, v5.4s
+	WORD $0x6e26d4c6 // faddp v6.4s, v6.4s, v6.4s
+	WORD $0x6e26d4c6 // faddp v6.4s, v6.4s, v6.4s
+	WORD $0x6e27d4e7 // faddp v7.4s, v7.4s, v7.4s
+	WORD $0x6e27d4e7 // faddp v7.4s, v7.4s, v7.4s
+	WORD $0x6e28d508 // faddp v8.4s, v8.4s, v8.4s
+	WORD $0x6e28d508 // faddp v8.4s, v8.4s, v8.4s
+	WORD $0x6e29d529 // faddp v9.4s, v9.4s, v9.4s
+	WORD $0x6e29d529 // faddp v9.4s, v9.4s, v9.4s
+	WORD $0x6e2ad54a // faddp v10.4s, v10.4s, v10.4s
+	WORD $0x6e2ad54a // faddp v10.4s, v10.4s, v10.4s
+	WORD $0x6e2bd56b // faddp v11.4s, v11.4s, v11.4s
+	WORD $0x6e2bd56b // faddp v11.4s, v11.4s, v11.4s
+	WORD $0x6e2cd58c // faddp v12.4s, v12.4s, v12.4s
+	WORD $0x6e2cd58c // faddp v12.4s, v12.4s, v12.4s
+	WORD $0x6e2dd5ad // faddp v13.4s, v13.4s, v13.4s
+	WORD $0x6e2dd5ad // faddp v13.4s, v13.4s, v13.4s
+	WORD $0x6e2ed5ce // faddp v14.4s, v14.4s, v14.4s
+	WORD $0x6e2ed5ce // faddp v14.4s, v14.4s, v14.4s
+	WORD $0x6e2fd5ef // faddp v15.4s, v15.4s, v15.4s
+	WORD $0x6e2fd5ef // faddp v15.4s, v15.4s, v15.4s
+	WORD $0x6e30d610 // faddp v16.4s, v16.4s, v16.4s
+	WORD $0x6e30d610 // faddp v16.4s, v16.4s, v16.4s
+	WORD $0x6e31d631 // faddp v17.4s, v17.4s, v17.4s
+	WORD $0x6e31d631 // faddp v17.4s, v17.4s, v17.4s
+	WORD $0x6e32d652 // faddp v18.4s, v18.4s, v18.4s
+	WORD $0x6e32d652 // faddp v18.4s, v18.4s, v18.4s
+	WORD $0x6e33d673 // faddp v19.4s, v19.4s, v19.4s
+	WORD $0x6e33d673 // faddp v19.4s, v19.4s, v19.4s
+	FMOVS 0(R11), F29
+	FMULS F29, F0, F0
+	FMULS F29, F1, F1
+	FMULS F29, F2, F2
+	FMULS F29, F3, F3
+	FMOVS 4(R11), F29
+	FMULS F29, F4, F4
+	FMULS F29, F5, F5
+	FMULS F29, F6, F6
+	FMULS F29, F7, F7
+	FMOVS 8(R11), F29
+	FMULS F29, F8, F8
+	FMULS F29, F9, F9
+	FMULS F29, F10, F10
+	FMULS F29, F11, F11
+	FMOVS 12(R11), F29
+	FMULS F29, F12, F12
+	FMULS F29, F13, F13
+	FMULS F29, F14, F14
+	FMULS F29, F15, F15
+	FMOVS 16(R11), F29
+	FMULS F29, F16, F16
+	FMULS F29, F17, F17
+	FMULS F29, F18, F18
+	FMULS F29, F19, F19
+	FMOVS beta+72(FP), F28
+	FCMPS $(0.0), F28
+	BEQ b4_b0
+	MOVD R6, R10
+	FMOVS 0(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F0, F0
+	FMOVS F0, 0(R10)
+	FMOVS 4(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F1, F1
+	FMOVS F1, 4(R10)
+	FMOVS 8(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F2, F2
+	FMOVS F2, 8(R10)
+	FMOVS 12(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F3, F3
+	FMOVS F3, 12(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F4, F4
+	FMOVS F4, 0(R10)
+	FMOVS 4(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F5, F5
+	FMOVS F5, 4(R10)
+	FMOVS 8(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F6, F6
+	FMOVS F6, 8(R10)
+	FMOVS 12(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F7, F7
+	FMOVS F7, 12(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F8, F8
+	FMOVS F8, 0(R10)
+	FMOVS 4(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F9, F9
+	FMOVS F9, 4(R10)
+	FMOVS 8(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F10, F10
+	FMOVS F10, 8(R10)
+	FMOVS 12(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F11, F11
+	FMOVS F11, 12(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F12, F12
+	FMOVS F12, 0(R10)
+	FMOVS 4(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F13, F13
+	FMOVS F13, 4(R10)
+	FMOVS 8(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F14, F14
+	FMOVS F14, 8(R10)
+	FMOVS 12(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F15, F15
+	FMOVS F15, 12(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F16, F16
+	FMOVS F16, 0(R10)
+	FMOVS 4(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F17, F17
+	FMOVS F17, 4(R10)
+	FMOVS 8(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F18, F18
+	FMOVS F18, 8(R10)
+	FMOVS 12(R10), F24
+	FMULS F28, F24, F24
+	FADDS F24, F19, F19
+	FMOVS F19, 12(R10)
+	B b4_stored
+b4_b0:
+	MOVD R6, R10
+	FMOVS F0, 0(R10)
+	FMOVS F1, 4(R10)
+	FMOVS F2, 8(R10)
+	FMOVS F3, 12(R10)
+	ADD R7, R10
+	FMOVS F4, 0(R10)
+	FMOVS F5, 4(R10)
+	FMOVS F6, 8(R10)
+	FMOVS F7, 12(R10)
+	ADD R7, R10
+	FMOVS F8, 0(R10)
+	FMOVS F9, 4(R10)
+	FMOVS F10, 8(R10)
+	FMOVS F11, 12(R10)
+	ADD R7, R10
+	FMOVS F12, 0(R10)
+	FMOVS F13, 4(R10)
+	FMOVS F14, 8(R10)
+	FMOVS F15, 12(R10)
+	ADD R7, R10
+	FMOVS F16, 0(R10)
+	FMOVS F17, 4(R10)
+	FMOVS F18, 8(R10)
+	FMOVS F19, 12(R10)
+b4_stored:
+	ADD R9, R2
+	ADD $16, R6
+	SUB $4, R0
+	B rows4
+rows1:
+	CMP $1, R0
+	BLT done
+	VEOR V0.B16, V0.B16, V0.B16
+	VEOR V1.B16, V1.B16, V1.B16
+	VEOR V2.B16, V2.B16, V2.B16
+	VEOR V3.B16, V3.B16, V3.B16
+	VEOR V4.B16, V4.B16, V4.B16
+	MOVD R4, R12
+	ADD R5, R12, R13
+	ADD R5, R13, R14
+	ADD R5, R14, R15
+	ADD R5, R15, R16
+	MOVD R2, R17
+	MOVD R1, R8
+b1_g:
+	CBZ R8, b1_reduce
+	FMOVS 0(R17), F14
+	FMOVQ 4(R17), F6
+	FMOVQ 20(R17), F8
+	WORD $0x0f08a4c5 // sxtl v5.8h, v6.8b
+	WORD $0x4f08a4c6 // sxtl2 v6.8h, v6.16b
+	WORD $0x0f08a507 // sxtl v7.8h, v8.8b
+	WORD $0x4f08a508 // sxtl2 v8.8h, v8.16b
+	FMOVQ 0(R12), F9
+	FMOVQ 16(R12), F10
+	FMOVQ 32(R12), F11
+	FMOVQ 48(R12), F12
+	WORD $0x0e69c0ad // smull v13.4s, v5.4h, v9.4h
+	WORD $0x4e6980ad // smlal2 v13.4s, v5.8h, v9.8h
+	WORD $0x0e6a80cd // smlal v13.4s, v6.4h, v10.4h
+	WORD $0x4e6a80cd // smlal2 v13.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ed // smlal v13.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ed // smlal2 v13.4s, v7.8h, v11.8h
+	WORD $0x0e6c810d // smlal v13.4s, v8.4h, v12.4h
+	WORD $0x4e6c810d // smlal2 v13.4s, v8.8h, v12.8h
+	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	WORD $0x4f8e11a0 // fmla v0.4s, v13.4s, v14.s[0]
+	FMOVQ 0(R13), F9
+	FMOVQ 16(R13), F10
+	FMOVQ 32(R13), F11
+	FMOVQ 48(R13), F12
+	WORD $0x0e69c0ad // smull v13.4s, v5.4h, v9.4h
+	WORD $0x4e6980ad // smlal2 v13.4s, v5.8h, v9.8h
+	WORD $0x0e6a80cd // smlal v13.4s, v6.4h, v10.4h
+	WORD $0x4e6a80cd // smlal2 v13.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ed // smlal v13.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ed // smlal2 v13.4s, v7.8h, v11.8h
+	WORD $0x0e6c810d // smlal v13.4s, v8.4h, v12.4h
+	WORD $0x4e6c810d // smlal2 v13.4s, v8.8h, v12.8h
+	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	WORD $0x4f8e11a1 // fmla v1.4s, v13.4s, v14.s[0]
+	FMOVQ 0(R14), F9
+	FMOVQ 16(R14), F10
+	FMOVQ 32(R14), F11
+	FMOVQ 48(R14), F12
+	WORD $0x0e69c0ad // smull v13.4s, v5.4h, v9.4h
+	WORD $0x4e6980ad // smlal2 v13.4s, v5.8h, v9.8h
+	WORD $0x0e6a80cd // smlal v13.4s, v6.4h, v10.4h
+	WORD $0x4e6a80cd // smlal2 v13.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ed // smlal v13.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ed // smlal2 v13.4s, v7.8h, v11.8h
+	WORD $0x0e6c810d // smlal v13.4s, v8.4h, v12.4h
+	WORD $0x4e6c810d // smlal2 v13.4s, v8.8h, v12.8h
+	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	WORD $0x4f8e11a2 // fmla v2.4s, v13.4s, v14.s[0]
+	FMOVQ 0(R15), F9
+	FMOVQ 16(R15), F10
+	FMOVQ 32(R15), F11
+	FMOVQ 48(R15), F12
+	WORD $0x0e69c0ad // smull v13.4s, v5.4h, v9.4h
+	WORD $0x4e6980ad // smlal2 v13.4s, v5.8h, v9.8h
+	WORD $0x0e6a80cd // smlal v13.4s, v6.4h, v10.4h
+	WORD $0x4e6a80cd // smlal2 v13.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ed // smlal v13.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ed // smlal2 v13.4s, v7.8h, v11.8h
+	WORD $0x0e6c810d // smlal v13.4s, v8.4h, v12.4h
+	WORD $0x4e6c810d // smlal2 v13.4s, v8.8h, v12.8h
+	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	WORD $0x4f8e11a3 // fmla v3.4s, v13.4s, v14.s[0]
+	FMOVQ 0(R16), F9
+	FMOVQ 16(R16), F10
+	FMOVQ 32(R16), F11
+	FMOVQ 48(R16), F12
+	WORD $0x0e69c0ad // smull v13.4s, v5.4h, v9.4h
+	WORD $0x4e6980ad // smlal2 v13.4s, v5.8h, v9.8h
+	WORD $0x0e6a80cd // smlal v13.4s, v6.4h, v10.4h
+	WORD $0x4e6a80cd // smlal2 v13.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ed // smlal v13.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ed // smlal2 v13.4s, v7.8h, v11.8h
+	WORD $0x0e6c810d // smlal v13.4s, v8.4h, v12.4h
+	WORD $0x4e6c810d // smlal2 v13.4s, v8.8h, v12.8h
+	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	WORD $0x4f8e11a4 // fmla v4.4s, v13.4s, v14.s[0]
+	ADD $64, R12
+	ADD $64, R13
+	ADD $64, R14
+	ADD $64, R15
+	ADD $64, R16
+	ADD $36, R17
+	SUB $1, R8
+	B b1_g
+b1_reduce:
+	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
+	WORD $0x6e21d421 // faddp v1.4s, v1.4s, v1.4s
+	WORD $0x6e21d421 // faddp v1.4s, v1.4s, v1.4s
+	WORD $0x6e22d442 // faddp v2.4s, v2.4s, v2.4s
+	WORD $0x6e22d442 // faddp v2.4s, v2.4s, v2.4s
+	WORD $0x6e23d463 // faddp v3.4s, v3.4s, v3.4s
+	WORD $0x6e23d463 // faddp v3.4s, v3.4s, v3.4s
+	WORD $0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	WORD $0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
+	FMOVS 0(R11), F14
+	FMULS F14, F0, F0
+	FMOVS 4(R11), F14
+	FMULS F14, F1, F1
+	FMOVS 8(R11), F14
+	FMULS F14, F2, F2
+	FMOVS 12(R11), F14
+	FMULS F14, F3, F3
+	FMOVS 16(R11), F14
+	FMULS F14, F4, F4
+	FMOVS beta+72(FP), F13
+	FCMPS $(0.0), F13
+	BEQ b1_b0
+	MOVD R6, R10
+	FMOVS 0(R10), F9
+	FMULS F13, F9, F9
+	FADDS F9, F0, F0
+	FMOVS F0, 0(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F9
+	FMULS F13, F9, F9
+	FADDS F9, F1, F1
+	FMOVS F1, 0(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F9
+	FMULS F13, F9, F9
+	FADDS F9, F2, F2
+	FMOVS F2, 0(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F9
+	FMULS F13, F9, F9
+	FADDS F9, F3, F3
+	FMOVS F3, 0(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F9
+	FMULS F13, F9, F9
+	FADDS F9, F4, F4
+	FMOVS F4, 0(R10)
+	B b1_stored
+b1_b0:
+	MOVD R6, R10
+	FMOVS F0, 0(R10)
+	ADD R7, R10
+	FMOVS F1, 0(R10)
+	ADD R7, R10
+	FMOVS F2, 0(R10)
+	ADD R7, R10
+	FMOVS F3, 0(R10)
+	ADD R7, R10
+	FMOVS F4, 0(R10)
+b1_stored:
+	ADD R3, R2
+	ADD $4, R6
+	SUB $1, R0
+	B rows1
+done:
+	RET
+
+// func wdotsInt86NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·wdotsInt86NEON(SB), NOSPLIT, $0-76
+	MOVD rows+0(FP), R0
+	MOVD groups+8(FP), R1
+	MOVD w+16(FP), R2
+	MOVD ldw+24(FP), R3
+	MOVD x+32(FP), R4
+	MOVD ldx+40(FP), R5
+	LSL $1, R5
+	MOVD xs+48(FP), R11
 	MOVD c+56(FP), R6
 	MOVD ldc+64(FP), R7
 	LSL $2, R7
@@ -11237,571 +9452,305 @@ rows3:
 	VEOR V12.B16, V12.B16, V12.B16
 	VEOR V13.B16, V13.B16, V13.B16
 	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
 	MOVD R4, R12
 	ADD R5, R12, R13
 	ADD R5, R13, R14
 	ADD R5, R14, R15
 	ADD R5, R15, R16
-	MOVD R2, R17
-	ADD R3, R17, R19
+	ADD R5, R16, R17
+	MOVD R2, R19
 	ADD R3, R19, R20
+	ADD R3, R20, R21
 	MOVD R1, R8
 b3_g:
-	CBZ R8, b3_tail
-	FMOVQ 0(R12), F15
-	FMOVQ 16(R12), F16
-	FMOVQ 0(R13), F17
-	FMOVQ 16(R13), F18
-	FMOVQ 0(R14), F19
-	FMOVQ 16(R14), F20
-	FMOVQ 0(R15), F21
-	FMOVQ 16(R15), F22
-	FMOVQ 0(R16), F23
-	FMOVQ 16(R16), F24
-	FMOVS 0(R17), F28
-	FMOVD 4(R17), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
+	CBZ R8, b3_reduce
+	FMOVS 0(R19), F27
+	FMOVQ 4(R19), F19
+	FMOVQ 20(R19), F21
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	FMOVQ 0(R12), F22
+	FMOVQ 16(R12), F23
+	FMOVQ 32(R12), F24
+	FMOVQ 48(R12), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V0.S4
-	VFMLA V25.S4, V16.S4, V0.S4
-	VFMLA V26.S4, V17.S4, V3.S4
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V26.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V26.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V9.S4
-	VFMLA V26.S4, V23.S4, V12.S4
-	VFMLA V25.S4, V24.S4, V12.S4
-	FMOVS 0(R19), F28
-	FMOVD 4(R19), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
+	WORD $0x4f9b1340 // fmla v0.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R13), F22
+	FMOVQ 16(R13), F23
+	FMOVQ 32(R13), F24
+	FMOVQ 48(R13), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V1.S4
-	VFMLA V25.S4, V16.S4, V1.S4
-	VFMLA V26.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V26.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V26.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V26.S4, V23.S4, V13.S4
-	VFMLA V25.S4, V24.S4, V13.S4
-	FMOVS 0(R20), F28
-	FMOVD 4(R20), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
+	WORD $0x4f9b1343 // fmla v3.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R14), F22
+	FMOVQ 16(R14), F23
+	FMOVQ 32(R14), F24
+	FMOVQ 48(R14), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V2.S4
-	VFMLA V26.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V26.S4, V19.S4, V8.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V26.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V26.S4, V23.S4, V14.S4
-	VFMLA V25.S4, V24.S4, V14.S4
-	FMOVQ 32(R12), F15
-	FMOVQ 48(R12), F16
-	FMOVQ 32(R13), F17
-	FMOVQ 48(R13), F18
-	FMOVQ 32(R14), F19
-	FMOVQ 48(R14), F20
-	FMOVQ 32(R15), F21
-	FMOVQ 48(R15), F22
-	FMOVQ 32(R16), F23
-	FMOVQ 48(R16), F24
-	FMOVS 0(R17), F28
-	FMOVD 12(R17), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
+	WORD $0x4f9b1346 // fmla v6.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R15), F22
+	FMOVQ 16(R15), F23
+	FMOVQ 32(R15), F24
+	FMOVQ 48(R15), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V0.S4
-	VFMLA V25.S4, V16.S4, V0.S4
-	VFMLA V26.S4, V17.S4, V3.S4
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V26.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V26.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V9.S4
-	VFMLA V26.S4, V23.S4, V12.S4
-	VFMLA V25.S4, V24.S4, V12.S4
-	FMOVS 0(R19), F28
-	FMOVD 12(R19), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
+	WORD $0x4f9b1349 // fmla v9.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R16), F22
+	FMOVQ 16(R16), F23
+	FMOVQ 32(R16), F24
+	FMOVQ 48(R16), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V1.S4
-	VFMLA V25.S4, V16.S4, V1.S4
-	VFMLA V26.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V26.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V26.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V26.S4, V23.S4, V13.S4
-	VFMLA V25.S4, V24.S4, V13.S4
-	FMOVS 0(R20), F28
-	FMOVD 12(R20), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
+	WORD $0x4f9b134c // fmla v12.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R17), F22
+	FMOVQ 16(R17), F23
+	FMOVQ 32(R17), F24
+	FMOVQ 48(R17), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V2.S4
-	VFMLA V26.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V26.S4, V19.S4, V8.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V26.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V26.S4, V23.S4, V14.S4
-	VFMLA V25.S4, V24.S4, V14.S4
-	FMOVQ 64(R12), F15
-	FMOVQ 80(R12), F16
-	FMOVQ 64(R13), F17
-	FMOVQ 80(R13), F18
-	FMOVQ 64(R14), F19
-	FMOVQ 80(R14), F20
-	FMOVQ 64(R15), F21
-	FMOVQ 80(R15), F22
-	FMOVQ 64(R16), F23
-	FMOVQ 80(R16), F24
-	FMOVS 0(R17), F28
-	FMOVD 20(R17), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
+	WORD $0x4f9b134f // fmla v15.4s, v26.4s, v27.s[0]
+	FMOVS 0(R20), F27
+	FMOVQ 4(R20), F19
+	FMOVQ 20(R20), F21
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	FMOVQ 0(R12), F22
+	FMOVQ 16(R12), F23
+	FMOVQ 32(R12), F24
+	FMOVQ 48(R12), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V0.S4
-	VFMLA V25.S4, V16.S4, V0.S4
-	VFMLA V26.S4, V17.S4, V3.S4
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V26.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V26.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V9.S4
-	VFMLA V26.S4, V23.S4, V12.S4
-	VFMLA V25.S4, V24.S4, V12.S4
-	FMOVS 0(R19), F28
-	FMOVD 20(R19), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
+	WORD $0x4f9b1341 // fmla v1.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R13), F22
+	FMOVQ 16(R13), F23
+	FMOVQ 32(R13), F24
+	FMOVQ 48(R13), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V1.S4
-	VFMLA V25.S4, V16.S4, V1.S4
-	VFMLA V26.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V26.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V26.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V26.S4, V23.S4, V13.S4
-	VFMLA V25.S4, V24.S4, V13.S4
-	FMOVS 0(R20), F28
-	FMOVD 20(R20), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
+	WORD $0x4f9b1344 // fmla v4.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R14), F22
+	FMOVQ 16(R14), F23
+	FMOVQ 32(R14), F24
+	FMOVQ 48(R14), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V2.S4
-	VFMLA V26.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V26.S4, V19.S4, V8.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V26.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V26.S4, V23.S4, V14.S4
-	VFMLA V25.S4, V24.S4, V14.S4
-	FMOVQ 96(R12), F15
-	FMOVQ 112(R12), F16
-	FMOVQ 96(R13), F17
-	FMOVQ 112(R13), F18
-	FMOVQ 96(R14), F19
-	FMOVQ 112(R14), F20
-	FMOVQ 96(R15), F21
-	FMOVQ 112(R15), F22
-	FMOVQ 96(R16), F23
-	FMOVQ 112(R16), F24
-	FMOVS 0(R17), F28
-	FMOVD 28(R17), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
+	WORD $0x4f9b1347 // fmla v7.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R15), F22
+	FMOVQ 16(R15), F23
+	FMOVQ 32(R15), F24
+	FMOVQ 48(R15), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V0.S4
-	VFMLA V25.S4, V16.S4, V0.S4
-	VFMLA V26.S4, V17.S4, V3.S4
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V26.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V26.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V9.S4
-	VFMLA V26.S4, V23.S4, V12.S4
-	VFMLA V25.S4, V24.S4, V12.S4
-	FMOVS 0(R19), F28
-	FMOVD 28(R19), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
+	WORD $0x4f9b134a // fmla v10.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R16), F22
+	FMOVQ 16(R16), F23
+	FMOVQ 32(R16), F24
+	FMOVQ 48(R16), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V1.S4
-	VFMLA V25.S4, V16.S4, V1.S4
-	VFMLA V26.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V26.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V26.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V26.S4, V23.S4, V13.S4
-	VFMLA V25.S4, V24.S4, V13.S4
-	FMOVS 0(R20), F28
-	FMOVD 28(R20), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
+	WORD $0x4f9b134d // fmla v13.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R17), F22
+	FMOVQ 16(R17), F23
+	FMOVQ 32(R17), F24
+	FMOVQ 48(R17), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
 	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V2.S4
-	VFMLA V26.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V26.S4, V19.S4, V8.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V26.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V26.S4, V23.S4, V14.S4
-	VFMLA V25.S4, V24.S4, V14.S4
-	ADD $128, R12
-	ADD $128, R13
-	ADD $128, R14
-	ADD $128, R15
-	ADD $128, R16
-	ADD $36, R17
+	WORD $0x4f9b1350 // fmla v16.4s, v26.4s, v27.s[0]
+	FMOVS 0(R21), F27
+	FMOVQ 4(R21), F19
+	FMOVQ 20(R21), F21
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	WORD $0x0f08a6b4 // sxtl v20.8h, v21.8b
+	WORD $0x4f08a6b5 // sxtl2 v21.8h, v21.16b
+	FMOVQ 0(R12), F22
+	FMOVQ 16(R12), F23
+	FMOVQ 32(R12), F24
+	FMOVQ 48(R12), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1342 // fmla v2.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R13), F22
+	FMOVQ 16(R13), F23
+	FMOVQ 32(R13), F24
+	FMOVQ 48(R13), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1345 // fmla v5.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R14), F22
+	FMOVQ 16(R14), F23
+	FMOVQ 32(R14), F24
+	FMOVQ 48(R14), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1348 // fmla v8.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R15), F22
+	FMOVQ 16(R15), F23
+	FMOVQ 32(R15), F24
+	FMOVQ 48(R15), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b134b // fmla v11.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R16), F22
+	FMOVQ 16(R16), F23
+	FMOVQ 32(R16), F24
+	FMOVQ 48(R16), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b134e // fmla v14.4s, v26.4s, v27.s[0]
+	FMOVQ 0(R17), F22
+	FMOVQ 16(R17), F23
+	FMOVQ 32(R17), F24
+	FMOVQ 48(R17), F25
+	WORD $0x0e76c25a // smull v26.4s, v18.4h, v22.4h
+	WORD $0x4e76825a // smlal2 v26.4s, v18.8h, v22.8h
+	WORD $0x0e77827a // smlal v26.4s, v19.4h, v23.4h
+	WORD $0x4e77827a // smlal2 v26.4s, v19.8h, v23.8h
+	WORD $0x0e78829a // smlal v26.4s, v20.4h, v24.4h
+	WORD $0x4e78829a // smlal2 v26.4s, v20.8h, v24.8h
+	WORD $0x0e7982ba // smlal v26.4s, v21.4h, v25.4h
+	WORD $0x4e7982ba // smlal2 v26.4s, v21.8h, v25.8h
+	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
+	WORD $0x4f9b1351 // fmla v17.4s, v26.4s, v27.s[0]
+	ADD $64, R12
+	ADD $64, R13
+	ADD $64, R14
+	ADD $64, R15
+	ADD $64, R16
+	ADD $64, R17
 	ADD $36, R19
 	ADD $36, R20
+	ADD $36, R21
 	SUB $1, R8
 	B b3_g
-b3_tail:
-	CBZ R11, b3_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	ADD R10, R12, R13
-	ADD R10, R13, R14
-	ADD R10, R14, R15
-	ADD R10, R15, R16
-	FMOVQ 0(R12), F15
-	FMOVQ 16(R12), F16
-	FMOVQ 0(R13), F17
-	FMOVQ 16(R13), F18
-	FMOVQ 0(R14), F19
-	FMOVQ 16(R14), F20
-	FMOVQ 0(R15), F21
-	FMOVQ 16(R15), F22
-	FMOVQ 0(R16), F23
-	FMOVQ 16(R16), F24
-	FMOVS 0(R17), F28
-	FMOVD 4(R17), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
-	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V0.S4
-	VFMLA V25.S4, V16.S4, V0.S4
-	VFMLA V26.S4, V17.S4, V3.S4
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V26.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V26.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V9.S4
-	VFMLA V26.S4, V23.S4, V12.S4
-	VFMLA V25.S4, V24.S4, V12.S4
-	FMOVS 0(R19), F28
-	FMOVD 4(R19), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
-	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V1.S4
-	VFMLA V25.S4, V16.S4, V1.S4
-	VFMLA V26.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V26.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V26.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V26.S4, V23.S4, V13.S4
-	VFMLA V25.S4, V24.S4, V13.S4
-	FMOVS 0(R20), F28
-	FMOVD 4(R20), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
-	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V2.S4
-	VFMLA V26.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V26.S4, V19.S4, V8.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V26.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V26.S4, V23.S4, V14.S4
-	VFMLA V25.S4, V24.S4, V14.S4
-	FMOVQ 32(R12), F15
-	FMOVQ 48(R12), F16
-	FMOVQ 32(R13), F17
-	FMOVQ 48(R13), F18
-	FMOVQ 32(R14), F19
-	FMOVQ 48(R14), F20
-	FMOVQ 32(R15), F21
-	FMOVQ 48(R15), F22
-	FMOVQ 32(R16), F23
-	FMOVQ 48(R16), F24
-	FMOVS 0(R17), F28
-	FMOVD 12(R17), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
-	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V0.S4
-	VFMLA V25.S4, V16.S4, V0.S4
-	VFMLA V26.S4, V17.S4, V3.S4
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V26.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V26.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V9.S4
-	VFMLA V26.S4, V23.S4, V12.S4
-	VFMLA V25.S4, V24.S4, V12.S4
-	FMOVS 0(R19), F28
-	FMOVD 12(R19), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
-	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V1.S4
-	VFMLA V25.S4, V16.S4, V1.S4
-	VFMLA V26.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V26.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V26.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V26.S4, V23.S4, V13.S4
-	VFMLA V25.S4, V24.S4, V13.S4
-	FMOVS 0(R20), F28
-	FMOVD 12(R20), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
-	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V2.S4
-	VFMLA V26.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V26.S4, V19.S4, V8.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V26.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V26.S4, V23.S4, V14.S4
-	VFMLA V25.S4, V24.S4, V14.S4
-	FMOVQ 64(R12), F15
-	FMOVQ 80(R12), F16
-	FMOVQ 64(R13), F17
-	FMOVQ 80(R13), F18
-	FMOVQ 64(R14), F19
-	FMOVQ 80(R14), F20
-	FMOVQ 64(R15), F21
-	FMOVQ 80(R15), F22
-	FMOVQ 64(R16), F23
-	FMOVQ 80(R16), F24
-	FMOVS 0(R17), F28
-	FMOVD 20(R17), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
-	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V0.S4
-	VFMLA V25.S4, V16.S4, V0.S4
-	VFMLA V26.S4, V17.S4, V3.S4
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V26.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V26.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V9.S4
-	VFMLA V26.S4, V23.S4, V12.S4
-	VFMLA V25.S4, V24.S4, V12.S4
-	FMOVS 0(R19), F28
-	FMOVD 20(R19), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
-	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V1.S4
-	VFMLA V25.S4, V16.S4, V1.S4
-	VFMLA V26.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V26.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V26.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V26.S4, V23.S4, V13.S4
-	VFMLA V25.S4, V24.S4, V13.S4
-	FMOVS 0(R20), F28
-	FMOVD 20(R20), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
-	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V2.S4
-	VFMLA V26.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V26.S4, V19.S4, V8.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V26.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V26.S4, V23.S4, V14.S4
-	VFMLA V25.S4, V24.S4, V14.S4
-	FMOVQ 96(R12), F15
-	FMOVQ 112(R12), F16
-	FMOVQ 96(R13), F17
-	FMOVQ 112(R13), F18
-	FMOVQ 96(R14), F19
-	FMOVQ 112(R14), F20
-	FMOVQ 96(R15), F21
-	FMOVQ 112(R15), F22
-	FMOVQ 96(R16), F23
-	FMOVQ 112(R16), F24
-	FMOVS 0(R17), F28
-	FMOVD 28(R17), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
-	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V0.S4
-	VFMLA V25.S4, V16.S4, V0.S4
-	VFMLA V26.S4, V17.S4, V3.S4
-	VFMLA V25.S4, V18.S4, V3.S4
-	VFMLA V26.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V26.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V9.S4
-	VFMLA V26.S4, V23.S4, V12.S4
-	VFMLA V25.S4, V24.S4, V12.S4
-	FMOVS 0(R19), F28
-	FMOVD 28(R19), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
-	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V1.S4
-	VFMLA V25.S4, V16.S4, V1.S4
-	VFMLA V26.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V4.S4
-	VFMLA V26.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V7.S4
-	VFMLA V26.S4, V21.S4, V10.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V26.S4, V23.S4, V13.S4
-	VFMLA V25.S4, V24.S4, V13.S4
-	FMOVS 0(R20), F28
-	FMOVD 28(R20), F25
-	WORD $0x0f08a739 // sxtl v25.8h, v25.8b
-	WORD $0x0f10a73a // sxtl v26.4s, v25.4h
-	WORD $0x4f10a739 // sxtl2 v25.4s, v25.8h
-	WORD $0x4e21db5a // scvtf v26.4s, v26.4s
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4f9c935a // fmul v26.4s, v26.4s, v28.s[0]
-	WORD $0x4f9c9339 // fmul v25.4s, v25.4s, v28.s[0]
-	VFMLA V26.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V2.S4
-	VFMLA V26.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V26.S4, V19.S4, V8.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V26.S4, V21.S4, V11.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V26.S4, V23.S4, V14.S4
-	VFMLA V25.S4, V24.S4, V14.S4
 b3_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
@@ -11833,90 +9782,117 @@ b3_reduce:
 	WORD $0x6e2dd5ad // faddp v13.4s, v13.4s, v13.4s
 	WORD $0x6e2ed5ce // faddp v14.4s, v14.4s, v14.4s
 	WORD $0x6e2ed5ce // faddp v14.4s, v14.4s, v14.4s
-	FMOVS alpha+72(FP), F25
-	FMULS F25, F0, F0
-	FMULS F25, F1, F1
-	FMULS F25, F2, F2
-	FMULS F25, F3, F3
-	FMULS F25, F4, F4
-	FMULS F25, F5, F5
-	FMULS F25, F6, F6
-	FMULS F25, F7, F7
-	FMULS F25, F8, F8
-	FMULS F25, F9, F9
-	FMULS F25, F10, F10
-	FMULS F25, F11, F11
-	FMULS F25, F12, F12
-	FMULS F25, F13, F13
-	FMULS F25, F14, F14
-	FMOVS beta+76(FP), F26
+	WORD $0x6e2fd5ef // faddp v15.4s, v15.4s, v15.4s
+	WORD $0x6e2fd5ef // faddp v15.4s, v15.4s, v15.4s
+	WORD $0x6e30d610 // faddp v16.4s, v16.4s, v16.4s
+	WORD $0x6e30d610 // faddp v16.4s, v16.4s, v16.4s
+	WORD $0x6e31d631 // faddp v17.4s, v17.4s, v17.4s
+	WORD $0x6e31d631 // faddp v17.4s, v17.4s, v17.4s
+	FMOVS 0(R11), F27
+	FMULS F27, F0, F0
+	FMULS F27, F1, F1
+	FMULS F27, F2, F2
+	FMOVS 4(R11), F27
+	FMULS F27, F3, F3
+	FMULS F27, F4, F4
+	FMULS F27, F5, F5
+	FMOVS 8(R11), F27
+	FMULS F27, F6, F6
+	FMULS F27, F7, F7
+	FMULS F27, F8, F8
+	FMOVS 12(R11), F27
+	FMULS F27, F9, F9
+	FMULS F27, F10, F10
+	FMULS F27, F11, F11
+	FMOVS 16(R11), F27
+	FMULS F27, F12, F12
+	FMULS F27, F13, F13
+	FMULS F27, F14, F14
+	FMOVS 20(R11), F27
+	FMULS F27, F15, F15
+	FMULS F27, F16, F16
+	FMULS F27, F17, F17
+	FMOVS beta+72(FP), F26
 	FCMPS $(0.0), F26
 	BEQ b3_b0
 	MOVD R6, R10
-	FMOVS 0(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F0, F0
+	FMOVS 0(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F0, F0
 	FMOVS F0, 0(R10)
-	FMOVS 4(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F1, F1
+	FMOVS 4(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F1, F1
 	FMOVS F1, 4(R10)
-	FMOVS 8(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F2, F2
+	FMOVS 8(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F2, F2
 	FMOVS F2, 8(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F3, F3
+	FMOVS 0(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F3, F3
 	FMOVS F3, 0(R10)
-	FMOVS 4(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F4, F4
+	FMOVS 4(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F4, F4
 	FMOVS F4, 4(R10)
-	FMOVS 8(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F5, F5
+	FMOVS 8(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F5, F5
 	FMOVS F5, 8(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F6, F6
+	FMOVS 0(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F6, F6
 	FMOVS F6, 0(R10)
-	FMOVS 4(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F7, F7
+	FMOVS 4(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F7, F7
 	FMOVS F7, 4(R10)
-	FMOVS 8(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F8, F8
+	FMOVS 8(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F8, F8
 	FMOVS F8, 8(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F9, F9
+	FMOVS 0(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F9, F9
 	FMOVS F9, 0(R10)
-	FMOVS 4(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F10, F10
+	FMOVS 4(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F10, F10
 	FMOVS F10, 4(R10)
-	FMOVS 8(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F11, F11
+	FMOVS 8(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F11, F11
 	FMOVS F11, 8(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F12, F12
+	FMOVS 0(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F12, F12
 	FMOVS F12, 0(R10)
-	FMOVS 4(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F13, F13
+	FMOVS 4(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F13, F13
 	FMOVS F13, 4(R10)
-	FMOVS 8(R10), F27
-	FMULS F26, F27, F27
-	FADDS F27, F14, F14
+	FMOVS 8(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F14, F14
 	FMOVS F14, 8(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F15, F15
+	FMOVS F15, 0(R10)
+	FMOVS 4(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F16, F16
+	FMOVS F16, 4(R10)
+	FMOVS 8(R10), F22
+	FMULS F26, F22, F22
+	FADDS F22, F17, F17
+	FMOVS F17, 8(R10)
 	B b3_stored
 b3_b0:
 	MOVD R6, R10
@@ -11939,6 +9915,10 @@ b3_b0:
 	FMOVS F12, 0(R10)
 	FMOVS F13, 4(R10)
 	FMOVS F14, 8(R10)
+	ADD R7, R10
+	FMOVS F15, 0(R10)
+	FMOVS F16, 4(R10)
+	FMOVS F17, 8(R10)
 b3_stored:
 	ADD R9, R2
 	ADD $12, R6
@@ -11952,263 +9932,117 @@ rows1:
 	VEOR V2.B16, V2.B16, V2.B16
 	VEOR V3.B16, V3.B16, V3.B16
 	VEOR V4.B16, V4.B16, V4.B16
+	VEOR V5.B16, V5.B16, V5.B16
 	MOVD R4, R12
 	ADD R5, R12, R13
 	ADD R5, R13, R14
 	ADD R5, R14, R15
 	ADD R5, R15, R16
-	MOVD R2, R17
+	ADD R5, R16, R17
+	MOVD R2, R19
 	MOVD R1, R8
 b1_g:
-	CBZ R8, b1_tail
-	FMOVQ 0(R12), F5
-	FMOVQ 16(R12), F6
-	FMOVQ 0(R13), F7
-	FMOVQ 16(R13), F8
-	FMOVQ 0(R14), F9
-	FMOVQ 16(R14), F10
-	FMOVQ 0(R15), F11
-	FMOVQ 16(R15), F12
-	FMOVQ 0(R16), F13
-	FMOVQ 16(R16), F14
-	FMOVS 0(R17), F18
-	FMOVD 4(R17), F15
-	WORD $0x0f08a5ef // sxtl v15.8h, v15.8b
-	WORD $0x0f10a5f0 // sxtl v16.4s, v15.4h
-	WORD $0x4f10a5ef // sxtl2 v15.4s, v15.8h
-	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
-	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
-	WORD $0x4f929210 // fmul v16.4s, v16.4s, v18.s[0]
-	WORD $0x4f9291ef // fmul v15.4s, v15.4s, v18.s[0]
-	VFMLA V16.S4, V5.S4, V0.S4
-	VFMLA V15.S4, V6.S4, V0.S4
-	VFMLA V16.S4, V7.S4, V1.S4
-	VFMLA V15.S4, V8.S4, V1.S4
-	VFMLA V16.S4, V9.S4, V2.S4
-	VFMLA V15.S4, V10.S4, V2.S4
-	VFMLA V16.S4, V11.S4, V3.S4
-	VFMLA V15.S4, V12.S4, V3.S4
-	VFMLA V16.S4, V13.S4, V4.S4
-	VFMLA V15.S4, V14.S4, V4.S4
-	FMOVQ 32(R12), F5
-	FMOVQ 48(R12), F6
-	FMOVQ 32(R13), F7
-	FMOVQ 48(R13), F8
-	FMOVQ 32(R14), F9
-	FMOVQ 48(R14), F10
-	FMOVQ 32(R15), F11
-	FMOVQ 48(R15), F12
-	FMOVQ 32(R16), F13
-	FMOVQ 48(R16), F14
-	FMOVS 0(R17), F18
-	FMOVD 12(R17), F15
-	WORD $0x0f08a5ef // sxtl v15.8h, v15.8b
-	WORD $0x0f10a5f0 // sxtl v16.4s, v15.4h
-	WORD $0x4f10a5ef // sxtl2 v15.4s, v15.8h
-	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
-	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
-	WORD $0x4f929210 // fmul v16.4s, v16.4s, v18.s[0]
-	WORD $0x4f9291ef // fmul v15.4s, v15.4s, v18.s[0]
-	VFMLA V16.S4, V5.S4, V0.S4
-	VFMLA V15.S4, V6.S4, V0.S4
-	VFMLA V16.S4, V7.S4, V1.S4
-	VFMLA V15.S4, V8.S4, V1.S4
-	VFMLA V16.S4, V9.S4, V2.S4
-	VFMLA V15.S4, V10.S4, V2.S4
-	VFMLA V16.S4, V11.S4, V3.S4
-	VFMLA V15.S4, V12.S4, V3.S4
-	VFMLA V16.S4, V13.S4, V4.S4
-	VFMLA V15.S4, V14.S4, V4.S4
-	FMOVQ 64(R12), F5
-	FMOVQ 80(R12), F6
-	FMOVQ 64(R13), F7
-	FMOVQ 80(R13), F8
-	FMOVQ 64(R14), F9
-	FMOVQ 80(R14), F10
-	FMOVQ 64(R15), F11
-	FMOVQ 80(R15), F12
-	FMOVQ 64(R16), F13
-	FMOVQ 80(R16), F14
-	FMOVS 0(R17), F18
-	FMOVD 20(R17), F15
-	WORD $0x0f08a5ef // sxtl v15.8h, v15.8b
-	WORD $0x0f10a5f0 // sxtl v16.4s, v15.4h
-	WORD $0x4f10a5ef // sxtl2 v15.4s, v15.8h
-	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
-	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
-	WORD $0x4f929210 // fmul v16.4s, v16.4s, v18.s[0]
-	WORD $0x4f9291ef // fmul v15.4s, v15.4s, v18.s[0]
-	VFMLA V16.S4, V5.S4, V0.S4
-	VFMLA V15.S4, V6.S4, V0.S4
-	VFMLA V16.S4, V7.S4, V1.S4
-	VFMLA V15.S4, V8.S4, V1.S4
-	VFMLA V16.S4, V9.S4, V2.S4
-	VFMLA V15.S4, V10.S4, V2.S4
-	VFMLA V16.S4, V11.S4, V3.S4
-	VFMLA V15.S4, V12.S4, V3.S4
-	VFMLA V16.S4, V13.S4, V4.S4
-	VFMLA V15.S4, V14.S4, V4.S4
-	FMOVQ 96(R12), F5
-	FMOVQ 112(R12), F6
-	FMOVQ 96(R13), F7
-	FMOVQ 112(R13), F8
-	FMOVQ 96(R14), F9
-	FMOVQ 112(R14), F10
-	FMOVQ 96(R15), F11
-	FMOVQ 112(R15), F12
-	FMOVQ 96(R16), F13
-	FMOVQ 112(R16), F14
-	FMOVS 0(R17), F18
-	FMOVD 28(R17), F15
-	WORD $0x0f08a5ef // sxtl v15.8h, v15.8b
-	WORD $0x0f10a5f0 // sxtl v16.4s, v15.4h
-	WORD $0x4f10a5ef // sxtl2 v15.4s, v15.8h
-	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
-	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
-	WORD $0x4f929210 // fmul v16.4s, v16.4s, v18.s[0]
-	WORD $0x4f9291ef // fmul v15.4s, v15.4s, v18.s[0]
-	VFMLA V16.S4, V5.S4, V0.S4
-	VFMLA V15.S4, V6.S4, V0.S4
-	VFMLA V16.S4, V7.S4, V1.S4
-	VFMLA V15.S4, V8.S4, V1.S4
-	VFMLA V16.S4, V9.S4, V2.S4
-	VFMLA V15.S4, V10.S4, V2.S4
-	VFMLA V16.S4, V11.S4, V3.S4
-	VFMLA V15.S4, V12.S4, V3.S4
-	VFMLA V16.S4, V13.S4, V4.S4
-	VFMLA V15.S4, V14.S4, V4.S4
-	ADD $128, R12
-	ADD $128, R13
-	ADD $128, R14
-	ADD $128, R15
-	ADD $128, R16
-	ADD $36, R17
+	CBZ R8, b1_reduce
+	FMOVS 0(R19), F15
+	FMOVQ 4(R19), F7
+	FMOVQ 20(R19), F9
+	WORD $0x0f08a4e6 // sxtl v6.8h, v7.8b
+	WORD $0x4f08a4e7 // sxtl2 v7.8h, v7.16b
+	WORD $0x0f08a528 // sxtl v8.8h, v9.8b
+	WORD $0x4f08a529 // sxtl2 v9.8h, v9.16b
+	FMOVQ 0(R12), F10
+	FMOVQ 16(R12), F11
+	FMOVQ 32(R12), F12
+	FMOVQ 48(R12), F13
+	WORD $0x0e6ac0ce // smull v14.4s, v6.4h, v10.4h
+	WORD $0x4e6a80ce // smlal2 v14.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ee // smlal v14.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ee // smlal2 v14.4s, v7.8h, v11.8h
+	WORD $0x0e6c810e // smlal v14.4s, v8.4h, v12.4h
+	WORD $0x4e6c810e // smlal2 v14.4s, v8.8h, v12.8h
+	WORD $0x0e6d812e // smlal v14.4s, v9.4h, v13.4h
+	WORD $0x4e6d812e // smlal2 v14.4s, v9.8h, v13.8h
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8f11c0 // fmla v0.4s, v14.4s, v15.s[0]
+	FMOVQ 0(R13), F10
+	FMOVQ 16(R13), F11
+	FMOVQ 32(R13), F12
+	FMOVQ 48(R13), F13
+	WORD $0x0e6ac0ce // smull v14.4s, v6.4h, v10.4h
+	WORD $0x4e6a80ce // smlal2 v14.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ee // smlal v14.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ee // smlal2 v14.4s, v7.8h, v11.8h
+	WORD $0x0e6c810e // smlal v14.4s, v8.4h, v12.4h
+	WORD $0x4e6c810e // smlal2 v14.4s, v8.8h, v12.8h
+	WORD $0x0e6d812e // smlal v14.4s, v9.4h, v13.4h
+	WORD $0x4e6d812e // smlal2 v14.4s, v9.8h, v13.8h
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8f11c1 // fmla v1.4s, v14.4s, v15.s[0]
+	FMOVQ 0(R14), F10
+	FMOVQ 16(R14), F11
+	FMOVQ 32(R14), F12
+	FMOVQ 48(R14), F13
+	WORD $0x0e6ac0ce // smull v14.4s, v6.4h, v10.4h
+	WORD $0x4e6a80ce // smlal2 v14.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ee // smlal v14.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ee // smlal2 v14.4s, v7.8h, v11.8h
+	WORD $0x0e6c810e // smlal v14.4s, v8.4h, v12.4h
+	WORD $0x4e6c810e // smlal2 v14.4s, v8.8h, v12.8h
+	WORD $0x0e6d812e // smlal v14.4s, v9.4h, v13.4h
+	WORD $0x4e6d812e // smlal2 v14.4s, v9.8h, v13.8h
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8f11c2 // fmla v2.4s, v14.4s, v15.s[0]
+	FMOVQ 0(R15), F10
+	FMOVQ 16(R15), F11
+	FMOVQ 32(R15), F12
+	FMOVQ 48(R15), F13
+	WORD $0x0e6ac0ce // smull v14.4s, v6.4h, v10.4h
+	WORD $0x4e6a80ce // smlal2 v14.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ee // smlal v14.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ee // smlal2 v14.4s, v7.8h, v11.8h
+	WORD $0x0e6c810e // smlal v14.4s, v8.4h, v12.4h
+	WORD $0x4e6c810e // smlal2 v14.4s, v8.8h, v12.8h
+	WORD $0x0e6d812e // smlal v14.4s, v9.4h, v13.4h
+	WORD $0x4e6d812e // smlal2 v14.4s, v9.8h, v13.8h
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8f11c3 // fmla v3.4s, v14.4s, v15.s[0]
+	FMOVQ 0(R16), F10
+	FMOVQ 16(R16), F11
+	FMOVQ 32(R16), F12
+	FMOVQ 48(R16), F13
+	WORD $0x0e6ac0ce // smull v14.4s, v6.4h, v10.4h
+	WORD $0x4e6a80ce // smlal2 v14.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ee // smlal v14.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ee // smlal2 v14.4s, v7.8h, v11.8h
+	WORD $0x0e6c810e // smlal v14.4s, v8.4h, v12.4h
+	WORD $0x4e6c810e // smlal2 v14.4s, v8.8h, v12.8h
+	WORD $0x0e6d812e // smlal v14.4s, v9.4h, v13.4h
+	WORD $0x4e6d812e // smlal2 v14.4s, v9.8h, v13.8h
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8f11c4 // fmla v4.4s, v14.4s, v15.s[0]
+	FMOVQ 0(R17), F10
+	FMOVQ 16(R17), F11
+	FMOVQ 32(R17), F12
+	FMOVQ 48(R17), F13
+	WORD $0x0e6ac0ce // smull v14.4s, v6.4h, v10.4h
+	WORD $0x4e6a80ce // smlal2 v14.4s, v6.8h, v10.8h
+	WORD $0x0e6b80ee // smlal v14.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ee // smlal2 v14.4s, v7.8h, v11.8h
+	WORD $0x0e6c810e // smlal v14.4s, v8.4h, v12.4h
+	WORD $0x4e6c810e // smlal2 v14.4s, v8.8h, v12.8h
+	WORD $0x0e6d812e // smlal v14.4s, v9.4h, v13.4h
+	WORD $0x4e6d812e // smlal2 v14.4s, v9.8h, v13.8h
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8f11c5 // fmla v5.4s, v14.4s, v15.s[0]
+	ADD $64, R12
+	ADD $64, R13
+	ADD $64, R14
+	ADD $64, R15
+	ADD $64, R16
+	ADD $64, R17
+	ADD $36, R19
 	SUB $1, R8
 	B b1_g
-b1_tail:
-	CBZ R11, b1_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	ADD R10, R12, R13
-	ADD R10, R13, R14
-	ADD R10, R14, R15
-	ADD R10, R15, R16
-	FMOVQ 0(R12), F5
-	FMOVQ 16(R12), F6
-	FMOVQ 0(R13), F7
-	FMOVQ 16(R13), F8
-	FMOVQ 0(R14), F9
-	FMOVQ 16(R14), F10
-	FMOVQ 0(R15), F11
-	FMOVQ 16(R15), F12
-	FMOVQ 0(R16), F13
-	FMOVQ 16(R16), F14
-	FMOVS 0(R17), F18
-	FMOVD 4(R17), F15
-	WORD $0x0f08a5ef // sxtl v15.8h, v15.8b
-	WORD $0x0f10a5f0 // sxtl v16.4s, v15.4h
-	WORD $0x4f10a5ef // sxtl2 v15.4s, v15.8h
-	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
-	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
-	WORD $0x4f929210 // fmul v16.4s, v16.4s, v18.s[0]
-	WORD $0x4f9291ef // fmul v15.4s, v15.4s, v18.s[0]
-	VFMLA V16.S4, V5.S4, V0.S4
-	VFMLA V15.S4, V6.S4, V0.S4
-	VFMLA V16.S4, V7.S4, V1.S4
-	VFMLA V15.S4, V8.S4, V1.S4
-	VFMLA V16.S4, V9.S4, V2.S4
-	VFMLA V15.S4, V10.S4, V2.S4
-	VFMLA V16.S4, V11.S4, V3.S4
-	VFMLA V15.S4, V12.S4, V3.S4
-	VFMLA V16.S4, V13.S4, V4.S4
-	VFMLA V15.S4, V14.S4, V4.S4
-	FMOVQ 32(R12), F5
-	FMOVQ 48(R12), F6
-	FMOVQ 32(R13), F7
-	FMOVQ 48(R13), F8
-	FMOVQ 32(R14), F9
-	FMOVQ 48(R14), F10
-	FMOVQ 32(R15), F11
-	FMOVQ 48(R15), F12
-	FMOVQ 32(R16), F13
-	FMOVQ 48(R16), F14
-	FMOVS 0(R17), F18
-	FMOVD 12(R17), F15
-	WORD $0x0f08a5ef // sxtl v15.8h, v15.8b
-	WORD $0x0f10a5f0 // sxtl v16.4s, v15.4h
-	WORD $0x4f10a5ef // sxtl2 v15.4s, v15.8h
-	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
-	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
-	WORD $0x4f929210 // fmul v16.4s, v16.4s, v18.s[0]
-	WORD $0x4f9291ef // fmul v15.4s, v15.4s, v18.s[0]
-	VFMLA V16.S4, V5.S4, V0.S4
-	VFMLA V15.S4, V6.S4, V0.S4
-	VFMLA V16.S4, V7.S4, V1.S4
-	VFMLA V15.S4, V8.S4, V1.S4
-	VFMLA V16.S4, V9.S4, V2.S4
-	VFMLA V15.S4, V10.S4, V2.S4
-	VFMLA V16.S4, V11.S4, V3.S4
-	VFMLA V15.S4, V12.S4, V3.S4
-	VFMLA V16.S4, V13.S4, V4.S4
-	VFMLA V15.S4, V14.S4, V4.S4
-	FMOVQ 64(R12), F5
-	FMOVQ 80(R12), F6
-	FMOVQ 64(R13), F7
-	FMOVQ 80(R13), F8
-	FMOVQ 64(R14), F9
-	FMOVQ 80(R14), F10
-	FMOVQ 64(R15), F11
-	FMOVQ 80(R15), F12
-	FMOVQ 64(R16), F13
-	FMOVQ 80(R16), F14
-	FMOVS 0(R17), F18
-	FMOVD 20(R17), F15
-	WORD $0x0f08a5ef // sxtl v15.8h, v15.8b
-	WORD $0x0f10a5f0 // sxtl v16.4s, v15.4h
-	WORD $0x4f10a5ef // sxtl2 v15.4s, v15.8h
-	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
-	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
-	WORD $0x4f929210 // fmul v16.4s, v16.4s, v18.s[0]
-	WORD $0x4f9291ef // fmul v15.4s, v15.4s, v18.s[0]
-	VFMLA V16.S4, V5.S4, V0.S4
-	VFMLA V15.S4, V6.S4, V0.S4
-	VFMLA V16.S4, V7.S4, V1.S4
-	VFMLA V15.S4, V8.S4, V1.S4
-	VFMLA V16.S4, V9.S4, V2.S4
-	VFMLA V15.S4, V10.S4, V2.S4
-	VFMLA V16.S4, V11.S4, V3.S4
-	VFMLA V15.S4, V12.S4, V3.S4
-	VFMLA V16.S4, V13.S4, V4.S4
-	VFMLA V15.S4, V14.S4, V4.S4
-	FMOVQ 96(R12), F5
-	FMOVQ 112(R12), F6
-	FMOVQ 96(R13), F7
-	FMOVQ 112(R13), F8
-	FMOVQ 96(R14), F9
-	FMOVQ 112(R14), F10
-	FMOVQ 96(R15), F11
-	FMOVQ 112(R15), F12
-	FMOVQ 96(R16), F13
-	FMOVQ 112(R16), F14
-	FMOVS 0(R17), F18
-	FMOVD 28(R17), F15
-	WORD $0x0f08a5ef // sxtl v15.8h, v15.8b
-	WORD $0x0f10a5f0 // sxtl v16.4s, v15.4h
-	WORD $0x4f10a5ef // sxtl2 v15.4s, v15.8h
-	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
-	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
-	WORD $0x4f929210 // fmul v16.4s, v16.4s, v18.s[0]
-	WORD $0x4f9291ef // fmul v15.4s, v15.4s, v18.s[0]
-	VFMLA V16.S4, V5.S4, V0.S4
-	VFMLA V15.S4, V6.S4, V0.S4
-	VFMLA V16.S4, V7.S4, V1.S4
-	VFMLA V15.S4, V8.S4, V1.S4
-	VFMLA V16.S4, V9.S4, V2.S4
-	VFMLA V15.S4, V10.S4, V2.S4
-	VFMLA V16.S4, V11.S4, V3.S4
-	VFMLA V15.S4, V12.S4, V3.S4
-	VFMLA V16.S4, V13.S4, V4.S4
-	VFMLA V15.S4, V14.S4, V4.S4
 b1_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
@@ -12220,40 +10054,53 @@ b1_reduce:
 	WORD $0x6e23d463 // faddp v3.4s, v3.4s, v3.4s
 	WORD $0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD $0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
-	FMOVS alpha+72(FP), F15
+	WORD $0x6e25d4a5 // faddp v5.4s, v5.4s, v5.4s
+	WORD $0x6e25d4a5 // faddp v5.4s, v5.4s, v5.4s
+	FMOVS 0(R11), F15
 	FMULS F15, F0, F0
+	FMOVS 4(R11), F15
 	FMULS F15, F1, F1
+	FMOVS 8(R11), F15
 	FMULS F15, F2, F2
+	FMOVS 12(R11), F15
 	FMULS F15, F3, F3
+	FMOVS 16(R11), F15
 	FMULS F15, F4, F4
-	FMOVS beta+76(FP), F16
-	FCMPS $(0.0), F16
+	FMOVS 20(R11), F15
+	FMULS F15, F5, F5
+	FMOVS beta+72(FP), F14
+	FCMPS $(0.0), F14
 	BEQ b1_b0
 	MOVD R6, R10
-	FMOVS 0(R10), F17
-	FMULS F16, F17, F17
-	FADDS F17, F0, F0
+	FMOVS 0(R10), F10
+	FMULS F14, F10, F10
+	FADDS F10, F0, F0
 	FMOVS F0, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F17
-	FMULS F16, F17, F17
-	FADDS F17, F1, F1
+	FMOVS 0(R10), F10
+	FMULS F14, F10, F10
+	FADDS F10, F1, F1
 	FMOVS F1, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F17
-	FMULS F16, F17, F17
-	FADDS F17, F2, F2
+	FMOVS 0(R10), F10
+	FMULS F14, F10, F10
+	FADDS F10, F2, F2
 	FMOVS F2, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F17
-	FMULS F16, F17, F17
-	FADDS F17, F3, F3
+	FMOVS 0(R10), F10
+	FMULS F14, F10, F10
+	FADDS F10, F3, F3
 	FMOVS F3, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F17
-	FMULS F16, F17, F17
-	FADDS F17, F4, F4
+	FMOVS 0(R10), F10
+	FMULS F14, F10, F10
+	FADDS F10, F4, F4
 	FMOVS F4, 0(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F10
+	FMULS F14, F10, F10
+	FADDS F10, F5, F5
+	FMOVS F5, 0(R10)
 	B b1_stored
 b1_b0:
 	MOVD R6, R10
@@ -12266,6 +10113,8 @@ b1_b0:
 	FMOVS F3, 0(R10)
 	ADD R7, R10
 	FMOVS F4, 0(R10)
+	ADD R7, R10
+	FMOVS F5, 0(R10)
 b1_stored:
 	ADD R3, R2
 	ADD $4, R6
@@ -12274,23 +10123,23 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt86NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsInt86NEON(SB), NOSPLIT, $0-80
+// func wdotsInt87NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·wdotsInt87NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
 	MOVD ldw+24(FP), R3
 	MOVD x+32(FP), R4
 	MOVD ldx+40(FP), R5
-	LSL $2, R5
-	MOVD xt+48(FP), R11
+	LSL $1, R5
+	MOVD xs+48(FP), R11
 	MOVD c+56(FP), R6
 	MOVD ldc+64(FP), R7
 	LSL $2, R7
-	MOVD $2, R9
+	MOVD $3, R9
 	MUL R3, R9
-rows2:
-	CMP $2, R0
+rows3:
+	CMP $3, R0
 	BLT rows1
 	VEOR V0.B16, V0.B16, V0.B16
 	VEOR V1.B16, V1.B16, V1.B16
@@ -12304,469 +10153,356 @@ rows2:
 	VEOR V9.B16, V9.B16, V9.B16
 	VEOR V10.B16, V10.B16, V10.B16
 	VEOR V11.B16, V11.B16, V11.B16
+	VEOR V12.B16, V12.B16, V12.B16
+	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
+	VEOR V16.B16, V16.B16, V16.B16
+	VEOR V17.B16, V17.B16, V17.B16
+	VEOR V18.B16, V18.B16, V18.B16
+	VEOR V19.B16, V19.B16, V19.B16
+	VEOR V20.B16, V20.B16, V20.B16
 	MOVD R4, R12
 	ADD R5, R12, R13
 	ADD R5, R13, R14
 	ADD R5, R14, R15
 	ADD R5, R15, R16
 	ADD R5, R16, R17
-	MOVD R2, R19
-	ADD R3, R19, R20
+	ADD R5, R17, R19
+	MOVD R2, R20
+	ADD R3, R20, R21
+	ADD R3, R21, R22
 	MOVD R1, R8
-b2_g:
-	CBZ R8, b2_tail
-	FMOVQ 0(R12), F12
-	FMOVQ 16(R12), F13
-	FMOVQ 0(R13), F14
-	FMOVQ 16(R13), F15
-	FMOVQ 0(R14), F16
-	FMOVQ 16(R14), F17
-	FMOVQ 0(R15), F18
-	FMOVQ 16(R15), F19
-	FMOVQ 0(R16), F20
-	FMOVQ 16(R16), F21
-	FMOVQ 0(R17), F22
-	FMOVQ 16(R17), F23
-	FMOVS 0(R19), F27
-	FMOVD 4(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V0.S4
-	VFMLA V24.S4, V13.S4, V0.S4
-	VFMLA V25.S4, V14.S4, V2.S4
-	VFMLA V24.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V6.S4
-	VFMLA V24.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V24.S4, V23.S4, V10.S4
-	FMOVS 0(R20), F27
-	FMOVD 4(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V1.S4
-	VFMLA V24.S4, V13.S4, V1.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V5.S4
-	VFMLA V24.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V7.S4
-	VFMLA V24.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V24.S4, V23.S4, V11.S4
-	FMOVQ 32(R12), F12
-	FMOVQ 48(R12), F13
-	FMOVQ 32(R13), F14
-	FMOVQ 48(R13), F15
-	FMOVQ 32(R14), F16
-	FMOVQ 48(R14), F17
-	FMOVQ 32(R15), F18
-	FMOVQ 48(R15), F19
-	FMOVQ 32(R16), F20
-	FMOVQ 48(R16), F21
-	FMOVQ 32(R17), F22
-	FMOVQ 48(R17), F23
-	FMOVS 0(R19), F27
-	FMOVD 12(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V0.S4
-	VFMLA V24.S4, V13.S4, V0.S4
-	VFMLA V25.S4, V14.S4, V2.S4
-	VFMLA V24.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V6.S4
-	VFMLA V24.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V24.S4, V23.S4, V10.S4
-	FMOVS 0(R20), F27
-	FMOVD 12(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V1.S4
-	VFMLA V24.S4, V13.S4, V1.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V5.S4
-	VFMLA V24.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V7.S4
-	VFMLA V24.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V24.S4, V23.S4, V11.S4
-	FMOVQ 64(R12), F12
-	FMOVQ 80(R12), F13
-	FMOVQ 64(R13), F14
-	FMOVQ 80(R13), F15
-	FMOVQ 64(R14), F16
-	FMOVQ 80(R14), F17
-	FMOVQ 64(R15), F18
-	FMOVQ 80(R15), F19
-	FMOVQ 64(R16), F20
-	FMOVQ 80(R16), F21
-	FMOVQ 64(R17), F22
-	FMOVQ 80(R17), F23
-	FMOVS 0(R19), F27
-	FMOVD 20(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V0.S4
-	VFMLA V24.S4, V13.S4, V0.S4
-	VFMLA V25.S4, V14.S4, V2.S4
-	VFMLA V24.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V6.S4
-	VFMLA V24.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V24.S4, V23.S4, V10.S4
-	FMOVS 0(R20), F27
-	FMOVD 20(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V1.S4
-	VFMLA V24.S4, V13.S4, V1.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V5.S4
-	VFMLA V24.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V7.S4
-	VFMLA V24.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V24.S4, V23.S4, V11.S4
-	FMOVQ 96(R12), F12
-	FMOVQ 112(R12), F13
-	FMOVQ 96(R13), F14
-	FMOVQ 112(R13), F15
-	FMOVQ 96(R14), F16
-	FMOVQ 112(R14), F17
-	FMOVQ 96(R15), F18
-	FMOVQ 112(R15), F19
-	FMOVQ 96(R16), F20
-	FMOVQ 112(R16), F21
-	FMOVQ 96(R17), F22
-	FMOVQ 112(R17), F23
-	FMOVS 0(R19), F27
-	FMOVD 28(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V0.S4
-	VFMLA V24.S4, V13.S4, V0.S4
-	VFMLA V25.S4, V14.S4, V2.S4
-	VFMLA V24.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V6.S4
-	VFMLA V24.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V24.S4, V23.S4, V10.S4
-	FMOVS 0(R20), F27
-	FMOVD 28(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V1.S4
-	VFMLA V24.S4, V13.S4, V1.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V5.S4
-	VFMLA V24.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V7.S4
-	VFMLA V24.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V24.S4, V23.S4, V11.S4
-	ADD $128, R12
-	ADD $128, R13
-	ADD $128, R14
-	ADD $128, R15
-	ADD $128, R16
-	ADD $128, R17
-	ADD $36, R19
+b3_g:
+	CBZ R8, b3_reduce
+	FMOVS 0(R20), F30
+	FMOVQ 4(R20), F22
+	FMOVQ 20(R20), F24
+	WORD $0x0f08a6d5 // sxtl v21.8h, v22.8b
+	WORD $0x4f08a6d6 // sxtl2 v22.8h, v22.16b
+	WORD $0x0f08a717 // sxtl v23.8h, v24.8b
+	WORD $0x4f08a718 // sxtl2 v24.8h, v24.16b
+	FMOVQ 0(R12), F25
+	FMOVQ 16(R12), F26
+	FMOVQ 32(R12), F27
+	FMOVQ 48(R12), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13a0 // fmla v0.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R13), F25
+	FMOVQ 16(R13), F26
+	FMOVQ 32(R13), F27
+	FMOVQ 48(R13), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13a3 // fmla v3.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R14), F25
+	FMOVQ 16(R14), F26
+	FMOVQ 32(R14), F27
+	FMOVQ 48(R14), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13a6 // fmla v6.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R15), F25
+	FMOVQ 16(R15), F26
+	FMOVQ 32(R15), F27
+	FMOVQ 48(R15), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13a9 // fmla v9.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R16), F25
+	FMOVQ 16(R16), F26
+	FMOVQ 32(R16), F27
+	FMOVQ 48(R16), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13ac // fmla v12.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R17), F25
+	FMOVQ 16(R17), F26
+	FMOVQ 32(R17), F27
+	FMOVQ 48(R17), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13af // fmla v15.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R19), F25
+	FMOVQ 16(R19), F26
+	FMOVQ 32(R19), F27
+	FMOVQ 48(R19), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13b2 // fmla v18.4s, v29.4s, v30.s[0]
+	FMOVS 0(R21), F30
+	FMOVQ 4(R21), F22
+	FMOVQ 20(R21), F24
+	WORD $0x0f08a6d5 // sxtl v21.8h, v22.8b
+	WORD $0x4f08a6d6 // sxtl2 v22.8h, v22.16b
+	WORD $0x0f08a717 // sxtl v23.8h, v24.8b
+	WORD $0x4f08a718 // sxtl2 v24.8h, v24.16b
+	FMOVQ 0(R12), F25
+	FMOVQ 16(R12), F26
+	FMOVQ 32(R12), F27
+	FMOVQ 48(R12), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13a1 // fmla v1.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R13), F25
+	FMOVQ 16(R13), F26
+	FMOVQ 32(R13), F27
+	FMOVQ 48(R13), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13a4 // fmla v4.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R14), F25
+	FMOVQ 16(R14), F26
+	FMOVQ 32(R14), F27
+	FMOVQ 48(R14), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13a7 // fmla v7.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R15), F25
+	FMOVQ 16(R15), F26
+	FMOVQ 32(R15), F27
+	FMOVQ 48(R15), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13aa // fmla v10.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R16), F25
+	FMOVQ 16(R16), F26
+	FMOVQ 32(R16), F27
+	FMOVQ 48(R16), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13ad // fmla v13.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R17), F25
+	FMOVQ 16(R17), F26
+	FMOVQ 32(R17), F27
+	FMOVQ 48(R17), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13b0 // fmla v16.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R19), F25
+	FMOVQ 16(R19), F26
+	FMOVQ 32(R19), F27
+	FMOVQ 48(R19), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13b3 // fmla v19.4s, v29.4s, v30.s[0]
+	FMOVS 0(R22), F30
+	FMOVQ 4(R22), F22
+	FMOVQ 20(R22), F24
+	WORD $0x0f08a6d5 // sxtl v21.8h, v22.8b
+	WORD $0x4f08a6d6 // sxtl2 v22.8h, v22.16b
+	WORD $0x0f08a717 // sxtl v23.8h, v24.8b
+	WORD $0x4f08a718 // sxtl2 v24.8h, v24.16b
+	FMOVQ 0(R12), F25
+	FMOVQ 16(R12), F26
+	FMOVQ 32(R12), F27
+	FMOVQ 48(R12), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13a2 // fmla v2.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R13), F25
+	FMOVQ 16(R13), F26
+	FMOVQ 32(R13), F27
+	FMOVQ 48(R13), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13a5 // fmla v5.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R14), F25
+	FMOVQ 16(R14), F26
+	FMOVQ 32(R14), F27
+	FMOVQ 48(R14), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13a8 // fmla v8.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R15), F25
+	FMOVQ 16(R15), F26
+	FMOVQ 32(R15), F27
+	FMOVQ 48(R15), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13ab // fmla v11.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R16), F25
+	FMOVQ 16(R16), F26
+	FMOVQ 32(R16), F27
+	FMOVQ 48(R16), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13ae // fmla v14.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R17), F25
+	FMOVQ 16(R17), F26
+	FMOVQ 32(R17), F27
+	FMOVQ 48(R17), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13b1 // fmla v17.4s, v29.4s, v30.s[0]
+	FMOVQ 0(R19), F25
+	FMOVQ 16(R19), F26
+	FMOVQ 32(R19), F27
+	FMOVQ 48(R19), F28
+	WORD $0x0e79c2bd // smull v29.4s, v21.4h, v25.4h
+	WORD $0x4e7982bd // smlal2 v29.4s, v21.8h, v25.8h
+	WORD $0x0e7a82dd // smlal v29.4s, v22.4h, v26.4h
+	WORD $0x4e7a82dd // smlal2 v29.4s, v22.8h, v26.8h
+	WORD $0x0e7b82fd // smlal v29.4s, v23.4h, v27.4h
+	WORD $0x4e7b82fd // smlal2 v29.4s, v23.8h, v27.8h
+	WORD $0x0e7c831d // smlal v29.4s, v24.4h, v28.4h
+	WORD $0x4e7c831d // smlal2 v29.4s, v24.8h, v28.8h
+	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
+	WORD $0x4f9e13b4 // fmla v20.4s, v29.4s, v30.s[0]
+	ADD $64, R12
+	ADD $64, R13
+	ADD $64, R14
+	ADD $64, R15
+	ADD $64, R16
+	ADD $64, R17
+	ADD $64, R19
 	ADD $36, R20
+	ADD $36, R21
+	ADD $36, R22
 	SUB $1, R8
-	B b2_g
-b2_tail:
-	CBZ R11, b2_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	ADD R10, R12, R13
-	ADD R10, R13, R14
-	ADD R10, R14, R15
-	ADD R10, R15, R16
-	ADD R10, R16, R17
-	FMOVQ 0(R12), F12
-	FMOVQ 16(R12), F13
-	FMOVQ 0(R13), F14
-	FMOVQ 16(R13), F15
-	FMOVQ 0(R14), F16
-	FMOVQ 16(R14), F17
-	FMOVQ 0(R15), F18
-	FMOVQ 16(R15), F19
-	FMOVQ 0(R16), F20
-	FMOVQ 16(R16), F21
-	FMOVQ 0(R17), F22
-	FMOVQ 16(R17), F23
-	FMOVS 0(R19), F27
-	FMOVD 4(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V0.S4
-	VFMLA V24.S4, V13.S4, V0.S4
-	VFMLA V25.S4, V14.S4, V2.S4
-	VFMLA V24.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V6.S4
-	VFMLA V24.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V24.S4, V23.S4, V10.S4
-	FMOVS 0(R20), F27
-	FMOVD 4(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V1.S4
-	VFMLA V24.S4, V13.S4, V1.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V5.S4
-	VFMLA V24.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V7.S4
-	VFMLA V24.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V24.S4, V23.S4, V11.S4
-	FMOVQ 32(R12), F12
-	FMOVQ 48(R12), F13
-	FMOVQ 32(R13), F14
-	FMOVQ 48(R13), F15
-	FMOVQ 32(R14), F16
-	FMOVQ 48(R14), F17
-	FMOVQ 32(R15), F18
-	FMOVQ 48(R15), F19
-	FMOVQ 32(R16), F20
-	FMOVQ 48(R16), F21
-	FMOVQ 32(R17), F22
-	FMOVQ 48(R17), F23
-	FMOVS 0(R19), F27
-	FMOVD 12(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V0.S4
-	VFMLA V24.S4, V13.S4, V0.S4
-	VFMLA V25.S4, V14.S4, V2.S4
-	VFMLA V24.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V6.S4
-	VFMLA V24.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V24.S4, V23.S4, V10.S4
-	FMOVS 0(R20), F27
-	FMOVD 12(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V1.S4
-	VFMLA V24.S4, V13.S4, V1.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V5.S4
-	VFMLA V24.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V7.S4
-	VFMLA V24.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V24.S4, V23.S4, V11.S4
-	FMOVQ 64(R12), F12
-	FMOVQ 80(R12), F13
-	FMOVQ 64(R13), F14
-	FMOVQ 80(R13), F15
-	FMOVQ 64(R14), F16
-	FMOVQ 80(R14), F17
-	FMOVQ 64(R15), F18
-	FMOVQ 80(R15), F19
-	FMOVQ 64(R16), F20
-	FMOVQ 80(R16), F21
-	FMOVQ 64(R17), F22
-	FMOVQ 80(R17), F23
-	FMOVS 0(R19), F27
-	FMOVD 20(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V0.S4
-	VFMLA V24.S4, V13.S4, V0.S4
-	VFMLA V25.S4, V14.S4, V2.S4
-	VFMLA V24.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V6.S4
-	VFMLA V24.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V24.S4, V23.S4, V10.S4
-	FMOVS 0(R20), F27
-	FMOVD 20(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V1.S4
-	VFMLA V24.S4, V13.S4, V1.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V5.S4
-	VFMLA V24.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V7.S4
-	VFMLA V24.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V24.S4, V23.S4, V11.S4
-	FMOVQ 96(R12), F12
-	FMOVQ 112(R12), F13
-	FMOVQ 96(R13), F14
-	FMOVQ 112(R13), F15
-	FMOVQ 96(R14), F16
-	FMOVQ 112(R14), F17
-	FMOVQ 96(R15), F18
-	FMOVQ 112(R15), F19
-	FMOVQ 96(R16), F20
-	FMOVQ 112(R16), F21
-	FMOVQ 96(R17), F22
-	FMOVQ 112(R17), F23
-	FMOVS 0(R19), F27
-	FMOVD 28(R19), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V0.S4
-	VFMLA V24.S4, V13.S4, V0.S4
-	VFMLA V25.S4, V14.S4, V2.S4
-	VFMLA V24.S4, V15.S4, V2.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V6.S4
-	VFMLA V24.S4, V19.S4, V6.S4
-	VFMLA V25.S4, V20.S4, V8.S4
-	VFMLA V24.S4, V21.S4, V8.S4
-	VFMLA V25.S4, V22.S4, V10.S4
-	VFMLA V24.S4, V23.S4, V10.S4
-	FMOVS 0(R20), F27
-	FMOVD 28(R20), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V12.S4, V1.S4
-	VFMLA V24.S4, V13.S4, V1.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V5.S4
-	VFMLA V24.S4, V17.S4, V5.S4
-	VFMLA V25.S4, V18.S4, V7.S4
-	VFMLA V24.S4, V19.S4, V7.S4
-	VFMLA V25.S4, V20.S4, V9.S4
-	VFMLA V24.S4, V21.S4, V9.S4
-	VFMLA V25.S4, V22.S4, V11.S4
-	VFMLA V24.S4, V23.S4, V11.S4
-b2_reduce:
+	B b3_g
+b3_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e21d421 // faddp v1.4s, v1.4s, v1.4s
@@ -12791,101 +10527,181 @@ b2_reduce:
 	WORD $0x6e2ad54a // faddp v10.4s, v10.4s, v10.4s
 	WORD $0x6e2bd56b // faddp v11.4s, v11.4s, v11.4s
 	WORD $0x6e2bd56b // faddp v11.4s, v11.4s, v11.4s
-	FMOVS alpha+72(FP), F24
-	FMULS F24, F0, F0
-	FMULS F24, F1, F1
-	FMULS F24, F2, F2
-	FMULS F24, F3, F3
-	FMULS F24, F4, F4
-	FMULS F24, F5, F5
-	FMULS F24, F6, F6
-	FMULS F24, F7, F7
-	FMULS F24, F8, F8
-	FMULS F24, F9, F9
-	FMULS F24, F10, F10
-	FMULS F24, F11, F11
-	FMOVS beta+76(FP), F25
-	FCMPS $(0.0), F25
-	BEQ b2_b0
+	WORD $0x6e2cd58c // faddp v12.4s, v12.4s, v12.4s
+	WORD $0x6e2cd58c // faddp v12.4s, v12.4s, v12.4s
+	WORD $0x6e2dd5ad // faddp v13.4s, v13.4s, v13.4s
+	WORD $0x6e2dd5ad // faddp v13.4s, v13.4s, v13.4s
+	WORD $0x6e2ed5ce // faddp v14.4s, v14.4s, v14.4s
+	WORD $0x6e2ed5ce // faddp v14.4s, v14.4s, v14.4s
+	WORD $0x6e2fd5ef // faddp v15.4s, v15.4s, v15.4s
+	WORD $0x6e2fd5ef // faddp v15.4s, v15.4s, v15.4s
+	WORD $0x6e30d610 // faddp v16.4s, v16.4s, v16.4s
+	WORD $0x6e30d610 // faddp v16.4s, v16.4s, v16.4s
+	WORD $0x6e31d631 // faddp v17.4s, v17.4s, v17.4s
+	WORD $0x6e31d631 // faddp v17.4s, v17.4s, v17.4s
+	WORD $0x6e32d652 // faddp v18.4s, v18.4s, v18.4s
+	WORD $0x6e32d652 // faddp v18.4s, v18.4s, v18.4s
+	WORD $0x6e33d673 // faddp v19.4s, v19.4s, v19.4s
+	WORD $0x6e33d673 // faddp v19.4s, v19.4s, v19.4s
+	WORD $0x6e34d694 // faddp v20.4s, v20.4s, v20.4s
+	WORD $0x6e34d694 // faddp v20.4s, v20.4s, v20.4s
+	FMOVS 0(R11), F30
+	FMULS F30, F0, F0
+	FMULS F30, F1, F1
+	FMULS F30, F2, F2
+	FMOVS 4(R11), F30
+	FMULS F30, F3, F3
+	FMULS F30, F4, F4
+	FMULS F30, F5, F5
+	FMOVS 8(R11), F30
+	FMULS F30, F6, F6
+	FMULS F30, F7, F7
+	FMULS F30, F8, F8
+	FMOVS 12(R11), F30
+	FMULS F30, F9, F9
+	FMULS F30, F10, F10
+	FMULS F30, F11, F11
+	FMOVS 16(R11), F30
+	FMULS F30, F12, F12
+	FMULS F30, F13, F13
+	FMULS F30, F14, F14
+	FMOVS 20(R11), F30
+	FMULS F30, F15, F15
+	FMULS F30, F16, F16
+	FMULS F30, F17, F17
+	FMOVS 24(R11), F30
+	FMULS F30, F18, F18
+	FMULS F30, F19, F19
+	FMULS F30, F20, F20
+	FMOVS beta+72(FP), F29
+	FCMPS $(0.0), F29
+	BEQ b3_b0
 	MOVD R6, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F0, F0
+	FMOVS 0(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F0, F0
 	FMOVS F0, 0(R10)
-	FMOVS 4(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F1, F1
+	FMOVS 4(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F1, F1
 	FMOVS F1, 4(R10)
+	FMOVS 8(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F2, F2
+	FMOVS F2, 8(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F2, F2
-	FMOVS F2, 0(R10)
-	FMOVS 4(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F3, F3
-	FMOVS F3, 4(R10)
+	FMOVS 0(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F3, F3
+	FMOVS F3, 0(R10)
+	FMOVS 4(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F4, F4
+	FMOVS F4, 4(R10)
+	FMOVS 8(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F5, F5
+	FMOVS F5, 8(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F4, F4
-	FMOVS F4, 0(R10)
-	FMOVS 4(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F5, F5
-	FMOVS F5, 4(R10)
-	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F6, F6
+	FMOVS 0(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F6, F6
 	FMOVS F6, 0(R10)
-	FMOVS 4(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F7, F7
+	FMOVS 4(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F7, F7
 	FMOVS F7, 4(R10)
+	FMOVS 8(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F8, F8
+	FMOVS F8, 8(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F8, F8
-	FMOVS F8, 0(R10)
-	FMOVS 4(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F9, F9
-	FMOVS F9, 4(R10)
+	FMOVS 0(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F9, F9
+	FMOVS F9, 0(R10)
+	FMOVS 4(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F10, F10
+	FMOVS F10, 4(R10)
+	FMOVS 8(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F11, F11
+	FMOVS F11, 8(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F10, F10
-	FMOVS F10, 0(R10)
-	FMOVS 4(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F11, F11
-	FMOVS F11, 4(R10)
-	B b2_stored
-b2_b0:
+	FMOVS 0(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F12, F12
+	FMOVS F12, 0(R10)
+	FMOVS 4(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F13, F13
+	FMOVS F13, 4(R10)
+	FMOVS 8(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F14, F14
+	FMOVS F14, 8(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F15, F15
+	FMOVS F15, 0(R10)
+	FMOVS 4(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F16, F16
+	FMOVS F16, 4(R10)
+	FMOVS 8(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F17, F17
+	FMOVS F17, 8(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F18, F18
+	FMOVS F18, 0(R10)
+	FMOVS 4(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F19, F19
+	FMOVS F19, 4(R10)
+	FMOVS 8(R10), F25
+	FMULS F29, F25, F25
+	FADDS F25, F20, F20
+	FMOVS F20, 8(R10)
+	B b3_stored
+b3_b0:
 	MOVD R6, R10
 	FMOVS F0, 0(R10)
 	FMOVS F1, 4(R10)
+	FMOVS F2, 8(R10)
 	ADD R7, R10
-	FMOVS F2, 0(R10)
-	FMOVS F3, 4(R10)
-	ADD R7, R10
-	FMOVS F4, 0(R10)
-	FMOVS F5, 4(R10)
+	FMOVS F3, 0(R10)
+	FMOVS F4, 4(R10)
+	FMOVS F5, 8(R10)
 	ADD R7, R10
 	FMOVS F6, 0(R10)
 	FMOVS F7, 4(R10)
+	FMOVS F8, 8(R10)
 	ADD R7, R10
-	FMOVS F8, 0(R10)
-	FMOVS F9, 4(R10)
+	FMOVS F9, 0(R10)
+	FMOVS F10, 4(R10)
+	FMOVS F11, 8(R10)
 	ADD R7, R10
-	FMOVS F10, 0(R10)
-	FMOVS F11, 4(R10)
-b2_stored:
+	FMOVS F12, 0(R10)
+	FMOVS F13, 4(R10)
+	FMOVS F14, 8(R10)
+	ADD R7, R10
+	FMOVS F15, 0(R10)
+	FMOVS F16, 4(R10)
+	FMOVS F17, 8(R10)
+	ADD R7, R10
+	FMOVS F18, 0(R10)
+	FMOVS F19, 4(R10)
+	FMOVS F20, 8(R10)
+b3_stored:
 	ADD R9, R2
-	ADD $8, R6
-	SUB $2, R0
-	B rows2
+	ADD $12, R6
+	SUB $3, R0
+	B rows3
 rows1:
 	CMP $1, R0
 	BLT done
@@ -12895,298 +10711,133 @@ rows1:
 	VEOR V3.B16, V3.B16, V3.B16
 	VEOR V4.B16, V4.B16, V4.B16
 	VEOR V5.B16, V5.B16, V5.B16
+	VEOR V6.B16, V6.B16, V6.B16
 	MOVD R4, R12
 	ADD R5, R12, R13
 	ADD R5, R13, R14
 	ADD R5, R14, R15
 	ADD R5, R15, R16
 	ADD R5, R16, R17
-	MOVD R2, R19
+	ADD R5, R17, R19
+	MOVD R2, R20
 	MOVD R1, R8
 b1_g:
-	CBZ R8, b1_tail
-	FMOVQ 0(R12), F6
-	FMOVQ 16(R12), F7
-	FMOVQ 0(R13), F8
-	FMOVQ 16(R13), F9
-	FMOVQ 0(R14), F10
-	FMOVQ 16(R14), F11
-	FMOVQ 0(R15), F12
-	FMOVQ 16(R15), F13
-	FMOVQ 0(R16), F14
-	FMOVQ 16(R16), F15
-	FMOVQ 0(R17), F16
-	FMOVQ 16(R17), F17
-	FMOVS 0(R19), F21
-	FMOVD 4(R19), F18
-	WORD $0x0f08a652 // sxtl v18.8h, v18.8b
-	WORD $0x0f10a653 // sxtl v19.4s, v18.4h
-	WORD $0x4f10a652 // sxtl2 v18.4s, v18.8h
-	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
-	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
-	WORD $0x4f959273 // fmul v19.4s, v19.4s, v21.s[0]
-	WORD $0x4f959252 // fmul v18.4s, v18.4s, v21.s[0]
-	VFMLA V19.S4, V6.S4, V0.S4
-	VFMLA V18.S4, V7.S4, V0.S4
-	VFMLA V19.S4, V8.S4, V1.S4
-	VFMLA V18.S4, V9.S4, V1.S4
-	VFMLA V19.S4, V10.S4, V2.S4
-	VFMLA V18.S4, V11.S4, V2.S4
-	VFMLA V19.S4, V12.S4, V3.S4
-	VFMLA V18.S4, V13.S4, V3.S4
-	VFMLA V19.S4, V14.S4, V4.S4
-	VFMLA V18.S4, V15.S4, V4.S4
-	VFMLA V19.S4, V16.S4, V5.S4
-	VFMLA V18.S4, V17.S4, V5.S4
-	FMOVQ 32(R12), F6
-	FMOVQ 48(R12), F7
-	FMOVQ 32(R13), F8
-	FMOVQ 48(R13), F9
-	FMOVQ 32(R14), F10
-	FMOVQ 48(R14), F11
-	FMOVQ 32(R15), F12
-	FMOVQ 48(R15), F13
-	FMOVQ 32(R16), F14
-	FMOVQ 48(R16), F15
-	FMOVQ 32(R17), F16
-	FMOVQ 48(R17), F17
-	FMOVS 0(R19), F21
-	FMOVD 12(R19), F18
-	WORD $0x0f08a652 // sxtl v18.8h, v18.8b
-	WORD $0x0f10a653 // sxtl v19.4s, v18.4h
-	WORD $0x4f10a652 // sxtl2 v18.4s, v18.8h
-	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
-	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
-	WORD $0x4f959273 // fmul v19.4s, v19.4s, v21.s[0]
-	WORD $0x4f959252 // fmul v18.4s, v18.4s, v21.s[0]
-	VFMLA V19.S4, V6.S4, V0.S4
-	VFMLA V18.S4, V7.S4, V0.S4
-	VFMLA V19.S4, V8.S4, V1.S4
-	VFMLA V18.S4, V9.S4, V1.S4
-	VFMLA V19.S4, V10.S4, V2.S4
-	VFMLA V18.S4, V11.S4, V2.S4
-	VFMLA V19.S4, V12.S4, V3.S4
-	VFMLA V18.S4, V13.S4, V3.S4
-	VFMLA V19.S4, V14.S4, V4.S4
-	VFMLA V18.S4, V15.S4, V4.S4
-	VFMLA V19.S4, V16.S4, V5.S4
-	VFMLA V18.S4, V17.S4, V5.S4
-	FMOVQ 64(R12), F6
-	FMOVQ 80(R12), F7
-	FMOVQ 64(R13), F8
-	FMOVQ 80(R13), F9
-	FMOVQ 64(R14), F10
-	FMOVQ 80(R14), F11
-	FMOVQ 64(R15), F12
-	FMOVQ 80(R15), F13
-	FMOVQ 64(R16), F14
-	FMOVQ 80(R16), F15
-	FMOVQ 64(R17), F16
-	FMOVQ 80(R17), F17
-	FMOVS 0(R19), F21
-	FMOVD 20(R19), F18
-	WORD $0x0f08a652 // sxtl v18.8h, v18.8b
-	WORD $0x0f10a653 // sxtl v19.4s, v18.4h
-	WORD $0x4f10a652 // sxtl2 v18.4s, v18.8h
-	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
-	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
-	WORD $0x4f959273 // fmul v19.4s, v19.4s, v21.s[0]
-	WORD $0x4f959252 // fmul v18.4s, v18.4s, v21.s[0]
-	VFMLA V19.S4, V6.S4, V0.S4
-	VFMLA V18.S4, V7.S4, V0.S4
-	VFMLA V19.S4, V8.S4, V1.S4
-	VFMLA V18.S4, V9.S4, V1.S4
-	VFMLA V19.S4, V10.S4, V2.S4
-	VFMLA V18.S4, V11.S4, V2.S4
-	VFMLA V19.S4, V12.S4, V3.S4
-	VFMLA V18.S4, V13.S4, V3.S4
-	VFMLA V19.S4, V14.S4, V4.S4
-	VFMLA V18.S4, V15.S4, V4.S4
-	VFMLA V19.S4, V16.S4, V5.S4
-	VFMLA V18.S4, V17.S4, V5.S4
-	FMOVQ 96(R12), F6
-	FMOVQ 112(R12), F7
-	FMOVQ 96(R13), F8
-	FMOVQ 112(R13), F9
-	FMOVQ 96(R14), F10
-	FMOVQ 112(R14), F11
-	FMOVQ 96(R15), F12
-	FMOVQ 112(R15), F13
-	FMOVQ 96(R16), F14
-	FMOVQ 112(R16), F15
-	FMOVQ 96(R17), F16
-	FMOVQ 112(R17), F17
-	FMOVS 0(R19), F21
-	FMOVD 28(R19), F18
-	WORD $0x0f08a652 // sxtl v18.8h, v18.8b
-	WORD $0x0f10a653 // sxtl v19.4s, v18.4h
-	WORD $0x4f10a652 // sxtl2 v18.4s, v18.8h
-	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
-	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
-	WORD $0x4f959273 // fmul v19.4s, v19.4s, v21.s[0]
-	WORD $0x4f959252 // fmul v18.4s, v18.4s, v21.s[0]
-	VFMLA V19.S4, V6.S4, V0.S4
-	VFMLA V18.S4, V7.S4, V0.S4
-	VFMLA V19.S4, V8.S4, V1.S4
-	VFMLA V18.S4, V9.S4, V1.S4
-	VFMLA V19.S4, V10.S4, V2.S4
-	VFMLA V18.S4, V11.S4, V2.S4
-	VFMLA V19.S4, V12.S4, V3.S4
-	VFMLA V18.S4, V13.S4, V3.S4
-	VFMLA V19.S4, V14.S4, V4.S4
-	VFMLA V18.S4, V15.S4, V4.S4
-	VFMLA V19.S4, V16.S4, V5.S4
-	VFMLA V18.S4, V17.S4, V5.S4
-	ADD $128, R12
-	ADD $128, R13
-	ADD $128, R14
-	ADD $128, R15
-	ADD $128, R16
-	ADD $128, R17
-	ADD $36, R19
+	CBZ R8, b1_reduce
+	FMOVS 0(R20), F16
+	FMOVQ 4(R20), F8
+	FMOVQ 20(R20), F10
+	WORD $0x0f08a507 // sxtl v7.8h, v8.8b
+	WORD $0x4f08a508 // sxtl2 v8.8h, v8.16b
+	WORD $0x0f08a549 // sxtl v9.8h, v10.8b
+	WORD $0x4f08a54a // sxtl2 v10.8h, v10.16b
+	FMOVQ 0(R12), F11
+	FMOVQ 16(R12), F12
+	FMOVQ 32(R12), F13
+	FMOVQ 48(R12), F14
+	WORD $0x0e6bc0ef // smull v15.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ef // smlal2 v15.4s, v7.8h, v11.8h
+	WORD $0x0e6c810f // smlal v15.4s, v8.4h, v12.4h
+	WORD $0x4e6c810f // smlal2 v15.4s, v8.8h, v12.8h
+	WORD $0x0e6d812f // smlal v15.4s, v9.4h, v13.4h
+	WORD $0x4e6d812f // smlal2 v15.4s, v9.8h, v13.8h
+	WORD $0x0e6e814f // smlal v15.4s, v10.4h, v14.4h
+	WORD $0x4e6e814f // smlal2 v15.4s, v10.8h, v14.8h
+	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	WORD $0x4f9011e0 // fmla v0.4s, v15.4s, v16.s[0]
+	FMOVQ 0(R13), F11
+	FMOVQ 16(R13), F12
+	FMOVQ 32(R13), F13
+	FMOVQ 48(R13), F14
+	WORD $0x0e6bc0ef // smull v15.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ef // smlal2 v15.4s, v7.8h, v11.8h
+	WORD $0x0e6c810f // smlal v15.4s, v8.4h, v12.4h
+	WORD $0x4e6c810f // smlal2 v15.4s, v8.8h, v12.8h
+	WORD $0x0e6d812f // smlal v15.4s, v9.4h, v13.4h
+	WORD $0x4e6d812f // smlal2 v15.4s, v9.8h, v13.8h
+	WORD $0x0e6e814f // smlal v15.4s, v10.4h, v14.4h
+	WORD $0x4e6e814f // smlal2 v15.4s, v10.8h, v14.8h
+	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	WORD $0x4f9011e1 // fmla v1.4s, v15.4s, v16.s[0]
+	FMOVQ 0(R14), F11
+	FMOVQ 16(R14), F12
+	FMOVQ 32(R14), F13
+	FMOVQ 48(R14), F14
+	WORD $0x0e6bc0ef // smull v15.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ef // smlal2 v15.4s, v7.8h, v11.8h
+	WORD $0x0e6c810f // smlal v15.4s, v8.4h, v12.4h
+	WORD $0x4e6c810f // smlal2 v15.4s, v8.8h, v12.8h
+	WORD $0x0e6d812f // smlal v15.4s, v9.4h, v13.4h
+	WORD $0x4e6d812f // smlal2 v15.4s, v9.8h, v13.8h
+	WORD $0x0e6e814f // smlal v15.4s, v10.4h, v14.4h
+	WORD $0x4e6e814f // smlal2 v15.4s, v10.8h, v14.8h
+	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	WORD $0x4f9011e2 // fmla v2.4s, v15.4s, v16.s[0]
+	FMOVQ 0(R15), F11
+	FMOVQ 16(R15), F12
+	FMOVQ 32(R15), F13
+	FMOVQ 48(R15), F14
+	WORD $0x0e6bc0ef // smull v15.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ef // smlal2 v15.4s, v7.8h, v11.8h
+	WORD $0x0e6c810f // smlal v15.4s, v8.4h, v12.4h
+	WORD $0x4e6c810f // smlal2 v15.4s, v8.8h, v12.8h
+	WORD $0x0e6d812f // smlal v15.4s, v9.4h, v13.4h
+	WORD $0x4e6d812f // smlal2 v15.4s, v9.8h, v13.8h
+	WORD $0x0e6e814f // smlal v15.4s, v10.4h, v14.4h
+	WORD $0x4e6e814f // smlal2 v15.4s, v10.8h, v14.8h
+	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	WORD $0x4f9011e3 // fmla v3.4s, v15.4s, v16.s[0]
+	FMOVQ 0(R16), F11
+	FMOVQ 16(R16), F12
+	FMOVQ 32(R16), F13
+	FMOVQ 48(R16), F14
+	WORD $0x0e6bc0ef // smull v15.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ef // smlal2 v15.4s, v7.8h, v11.8h
+	WORD $0x0e6c810f // smlal v15.4s, v8.4h, v12.4h
+	WORD $0x4e6c810f // smlal2 v15.4s, v8.8h, v12.8h
+	WORD $0x0e6d812f // smlal v15.4s, v9.4h, v13.4h
+	WORD $0x4e6d812f // smlal2 v15.4s, v9.8h, v13.8h
+	WORD $0x0e6e814f // smlal v15.4s, v10.4h, v14.4h
+	WORD $0x4e6e814f // smlal2 v15.4s, v10.8h, v14.8h
+	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	WORD $0x4f9011e4 // fmla v4.4s, v15.4s, v16.s[0]
+	FMOVQ 0(R17), F11
+	FMOVQ 16(R17), F12
+	FMOVQ 32(R17), F13
+	FMOVQ 48(R17), F14
+	WORD $0x0e6bc0ef // smull v15.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ef // smlal2 v15.4s, v7.8h, v11.8h
+	WORD $0x0e6c810f // smlal v15.4s, v8.4h, v12.4h
+	WORD $0x4e6c810f // smlal2 v15.4s, v8.8h, v12.8h
+	WORD $0x0e6d812f // smlal v15.4s, v9.4h, v13.4h
+	WORD $0x4e6d812f // smlal2 v15.4s, v9.8h, v13.8h
+	WORD $0x0e6e814f // smlal v15.4s, v10.4h, v14.4h
+	WORD $0x4e6e814f // smlal2 v15.4s, v10.8h, v14.8h
+	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	WORD $0x4f9011e5 // fmla v5.4s, v15.4s, v16.s[0]
+	FMOVQ 0(R19), F11
+	FMOVQ 16(R19), F12
+	FMOVQ 32(R19), F13
+	FMOVQ 48(R19), F14
+	WORD $0x0e6bc0ef // smull v15.4s, v7.4h, v11.4h
+	WORD $0x4e6b80ef // smlal2 v15.4s, v7.8h, v11.8h
+	WORD $0x0e6c810f // smlal v15.4s, v8.4h, v12.4h
+	WORD $0x4e6c810f // smlal2 v15.4s, v8.8h, v12.8h
+	WORD $0x0e6d812f // smlal v15.4s, v9.4h, v13.4h
+	WORD $0x4e6d812f // smlal2 v15.4s, v9.8h, v13.8h
+	WORD $0x0e6e814f // smlal v15.4s, v10.4h, v14.4h
+	WORD $0x4e6e814f // smlal2 v15.4s, v10.8h, v14.8h
+	WORD $0x4e21d9ef // scvtf v15.4s, v15.4s
+	WORD $0x4f9011e6 // fmla v6.4s, v15.4s, v16.s[0]
+	ADD $64, R12
+	ADD $64, R13
+	ADD $64, R14
+	ADD $64, R15
+	ADD $64, R16
+	ADD $64, R17
+	ADD $64, R19
+	ADD $36, R20
 	SUB $1, R8
 	B b1_g
-b1_tail:
-	CBZ R11, b1_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	ADD R10, R12, R13
-	ADD R10, R13, R14
-	ADD R10, R14, R15
-	ADD R10, R15, R16
-	ADD R10, R16, R17
-	FMOVQ 0(R12), F6
-	FMOVQ 16(R12), F7
-	FMOVQ 0(R13), F8
-	FMOVQ 16(R13), F9
-	FMOVQ 0(R14), F10
-	FMOVQ 16(R14), F11
-	FMOVQ 0(R15), F12
-	FMOVQ 16(R15), F13
-	FMOVQ 0(R16), F14
-	FMOVQ 16(R16), F15
-	FMOVQ 0(R17), F16
-	FMOVQ 16(R17), F17
-	FMOVS 0(R19), F21
-	FMOVD 4(R19), F18
-	WORD $0x0f08a652 // sxtl v18.8h, v18.8b
-	WORD $0x0f10a653 // sxtl v19.4s, v18.4h
-	WORD $0x4f10a652 // sxtl2 v18.4s, v18.8h
-	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
-	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
-	WORD $0x4f959273 // fmul v19.4s, v19.4s, v21.s[0]
-	WORD $0x4f959252 // fmul v18.4s, v18.4s, v21.s[0]
-	VFMLA V19.S4, V6.S4, V0.S4
-	VFMLA V18.S4, V7.S4, V0.S4
-	VFMLA V19.S4, V8.S4, V1.S4
-	VFMLA V18.S4, V9.S4, V1.S4
-	VFMLA V19.S4, V10.S4, V2.S4
-	VFMLA V18.S4, V11.S4, V2.S4
-	VFMLA V19.S4, V12.S4, V3.S4
-	VFMLA V18.S4, V13.S4, V3.S4
-	VFMLA V19.S4, V14.S4, V4.S4
-	VFMLA V18.S4, V15.S4, V4.S4
-	VFMLA V19.S4, V16.S4, V5.S4
-	VFMLA V18.S4, V17.S4, V5.S4
-	FMOVQ 32(R12), F6
-	FMOVQ 48(R12), F7
-	FMOVQ 32(R13), F8
-	FMOVQ 48(R13), F9
-	FMOVQ 32(R14), F10
-	FMOVQ 48(R14), F11
-	FMOVQ 32(R15), F12
-	FMOVQ 48(R15), F13
-	FMOVQ 32(R16), F14
-	FMOVQ 48(R16), F15
-	FMOVQ 32(R17), F16
-	FMOVQ 48(R17), F17
-	FMOVS 0(R19), F21
-	FMOVD 12(R19), F18
-	WORD $0x0f08a652 // sxtl v18.8h, v18.8b
-	WORD $0x0f10a653 // sxtl v19.4s, v18.4h
-	WORD $0x4f10a652 // sxtl2 v18.4s, v18.8h
-	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
-	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
-	WORD $0x4f959273 // fmul v19.4s, v19.4s, v21.s[0]
-	WORD $0x4f959252 // fmul v18.4s, v18.4s, v21.s[0]
-	VFMLA V19.S4, V6.S4, V0.S4
-	VFMLA V18.S4, V7.S4, V0.S4
-	VFMLA V19.S4, V8.S4, V1.S4
-	VFMLA V18.S4, V9.S4, V1.S4
-	VFMLA V19.S4, V10.S4, V2.S4
-	VFMLA V18.S4, V11.S4, V2.S4
-	VFMLA V19.S4, V12.S4, V3.S4
-	VFMLA V18.S4, V13.S4, V3.S4
-	VFMLA V19.S4, V14.S4, V4.S4
-	VFMLA V18.S4, V15.S4, V4.S4
-	VFMLA V19.S4, V16.S4, V5.S4
-	VFMLA V18.S4, V17.S4, V5.S4
-	FMOVQ 64(R12), F6
-	FMOVQ 80(R12), F7
-	FMOVQ 64(R13), F8
-	FMOVQ 80(R13), F9
-	FMOVQ 64(R14), F10
-	FMOVQ 80(R14), F11
-	FMOVQ 64(R15), F12
-	FMOVQ 80(R15), F13
-	FMOVQ 64(R16), F14
-	FMOVQ 80(R16), F15
-	FMOVQ 64(R17), F16
-	FMOVQ 80(R17), F17
-	FMOVS 0(R19), F21
-	FMOVD 20(R19), F18
-	WORD $0x0f08a652 // sxtl v18.8h, v18.8b
-	WORD $0x0f10a653 // sxtl v19.4s, v18.4h
-	WORD $0x4f10a652 // sxtl2 v18.4s, v18.8h
-	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
-	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
-	WORD $0x4f959273 // fmul v19.4s, v19.4s, v21.s[0]
-	WORD $0x4f959252 // fmul v18.4s, v18.4s, v21.s[0]
-	VFMLA V19.S4, V6.S4, V0.S4
-	VFMLA V18.S4, V7.S4, V0.S4
-	VFMLA V19.S4, V8.S4, V1.S4
-	VFMLA V18.S4, V9.S4, V1.S4
-	VFMLA V19.S4, V10.S4, V2.S4
-	VFMLA V18.S4, V11.S4, V2.S4
-	VFMLA V19.S4, V12.S4, V3.S4
-	VFMLA V18.S4, V13.S4, V3.S4
-	VFMLA V19.S4, V14.S4, V4.S4
-	VFMLA V18.S4, V15.S4, V4.S4
-	VFMLA V19.S4, V16.S4, V5.S4
-	VFMLA V18.S4, V17.S4, V5.S4
-	FMOVQ 96(R12), F6
-	FMOVQ 112(R12), F7
-	FMOVQ 96(R13), F8
-	FMOVQ 112(R13), F9
-	FMOVQ 96(R14), F10
-	FMOVQ 112(R14), F11
-	FMOVQ 96(R15), F12
-	FMOVQ 112(R15), F13
-	FMOVQ 96(R16), F14
-	FMOVQ 112(R16), F15
-	FMOVQ 96(R17), F16
-	FMOVQ 112(R17), F17
-	FMOVS 0(R19), F21
-	FMOVD 28(R19), F18
-	WORD $0x0f08a652 // sxtl v18.8h, v18.8b
-	WORD $0x0f10a653 // sxtl v19.4s, v18.4h
-	WORD $0x4f10a652 // sxtl2 v18.4s, v18.8h
-	WORD $0x4e21da73 // scvtf v19.4s, v19.4s
-	WORD $0x4e21da52 // scvtf v18.4s, v18.4s
-	WORD $0x4f959273 // fmul v19.4s, v19.4s, v21.s[0]
-	WORD $0x4f959252 // fmul v18.4s, v18.4s, v21.s[0]
-	VFMLA V19.S4, V6.S4, V0.S4
-	VFMLA V18.S4, V7.S4, V0.S4
-	VFMLA V19.S4, V8.S4, V1.S4
-	VFMLA V18.S4, V9.S4, V1.S4
-	VFMLA V19.S4, V10.S4, V2.S4
-	VFMLA V18.S4, V11.S4, V2.S4
-	VFMLA V19.S4, V12.S4, V3.S4
-	VFMLA V18.S4, V13.S4, V3.S4
-	VFMLA V19.S4, V14.S4, V4.S4
-	VFMLA V18.S4, V15.S4, V4.S4
-	VFMLA V19.S4, V16.S4, V5.S4
-	VFMLA V18.S4, V17.S4, V5.S4
 b1_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
@@ -13200,46 +10851,60 @@ b1_reduce:
 	WORD $0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
 	WORD $0x6e25d4a5 // faddp v5.4s, v5.4s, v5.4s
 	WORD $0x6e25d4a5 // faddp v5.4s, v5.4s, v5.4s
-	FMOVS alpha+72(FP), F18
-	FMULS F18, F0, F0
-	FMULS F18, F1, F1
-	FMULS F18, F2, F2
-	FMULS F18, F3, F3
-	FMULS F18, F4, F4
-	FMULS F18, F5, F5
-	FMOVS beta+76(FP), F19
-	FCMPS $(0.0), F19
+	WORD $0x6e26d4c6 // faddp v6.4s, v6.4s, v6.4s
+	WORD $0x6e26d4c6 // faddp v6.4s, v6.4s, v6.4s
+	FMOVS 0(R11), F16
+	FMULS F16, F0, F0
+	FMOVS 4(R11), F16
+	FMULS F16, F1, F1
+	FMOVS 8(R11), F16
+	FMULS F16, F2, F2
+	FMOVS 12(R11), F16
+	FMULS F16, F3, F3
+	FMOVS 16(R11), F16
+	FMULS F16, F4, F4
+	FMOVS 20(R11), F16
+	FMULS F16, F5, F5
+	FMOVS 24(R11), F16
+	FMULS F16, F6, F6
+	FMOVS beta+72(FP), F15
+	FCMPS $(0.0), F15
 	BEQ b1_b0
 	MOVD R6, R10
-	FMOVS 0(R10), F20
-	FMULS F19, F20, F20
-	FADDS F20, F0, F0
+	FMOVS 0(R10), F11
+	FMULS F15, F11, F11
+	FADDS F11, F0, F0
 	FMOVS F0, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F20
-	FMULS F19, F20, F20
-	FADDS F20, F1, F1
+	FMOVS 0(R10), F11
+	FMULS F15, F11, F11
+	FADDS F11, F1, F1
 	FMOVS F1, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F20
-	FMULS F19, F20, F20
-	FADDS F20, F2, F2
+	FMOVS 0(R10), F11
+	FMULS F15, F11, F11
+	FADDS F11, F2, F2
 	FMOVS F2, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F20
-	FMULS F19, F20, F20
-	FADDS F20, F3, F3
+	FMOVS 0(R10), F11
+	FMULS F15, F11, F11
+	FADDS F11, F3, F3
 	FMOVS F3, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F20
-	FMULS F19, F20, F20
-	FADDS F20, F4, F4
+	FMOVS 0(R10), F11
+	FMULS F15, F11, F11
+	FADDS F11, F4, F4
 	FMOVS F4, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F20
-	FMULS F19, F20, F20
-	FADDS F20, F5, F5
+	FMOVS 0(R10), F11
+	FMULS F15, F11, F11
+	FADDS F11, F5, F5
 	FMOVS F5, 0(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F11
+	FMULS F15, F11, F11
+	FADDS F11, F6, F6
+	FMOVS F6, 0(R10)
 	B b1_stored
 b1_b0:
 	MOVD R6, R10
@@ -13254,6 +10919,8 @@ b1_b0:
 	FMOVS F4, 0(R10)
 	ADD R7, R10
 	FMOVS F5, 0(R10)
+	ADD R7, R10
+	FMOVS F6, 0(R10)
 b1_stored:
 	ADD R3, R2
 	ADD $4, R6
@@ -13262,16 +10929,16 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt87NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsInt87NEON(SB), NOSPLIT, $0-80
+// func wdotsInt88NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·wdotsInt88NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
 	MOVD ldw+24(FP), R3
 	MOVD x+32(FP), R4
 	MOVD ldx+40(FP), R5
-	LSL $2, R5
-	MOVD xt+48(FP), R11
+	LSL $1, R5
+	MOVD xs+48(FP), R11
 	MOVD c+56(FP), R6
 	MOVD ldc+64(FP), R7
 	LSL $2, R7
@@ -13294,6 +10961,8 @@ rows2:
 	VEOR V11.B16, V11.B16, V11.B16
 	VEOR V12.B16, V12.B16, V12.B16
 	VEOR V13.B16, V13.B16, V13.B16
+	VEOR V14.B16, V14.B16, V14.B16
+	VEOR V15.B16, V15.B16, V15.B16
 	MOVD R4, R12
 	ADD R5, R12, R13
 	ADD R5, R13, R14
@@ -13301,512 +10970,262 @@ rows2:
 	ADD R5, R15, R16
 	ADD R5, R16, R17
 	ADD R5, R17, R19
-	MOVD R2, R20
-	ADD R3, R20, R21
+	ADD R5, R19, R20
+	MOVD R2, R21
+	ADD R3, R21, R22
 	MOVD R1, R8
 b2_g:
-	CBZ R8, b2_tail
-	FMOVQ 0(R12), F14
-	FMOVQ 16(R12), F15
-	FMOVQ 0(R13), F16
-	FMOVQ 16(R13), F17
-	FMOVQ 0(R14), F18
-	FMOVQ 16(R14), F19
+	CBZ R8, b2_reduce
+	FMOVS 0(R21), F25
+	FMOVQ 4(R21), F17
+	FMOVQ 20(R21), F19
+	WORD $0x0f08a630 // sxtl v16.8h, v17.8b
+	WORD $0x4f08a631 // sxtl2 v17.8h, v17.16b
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	FMOVQ 0(R12), F20
+	FMOVQ 16(R12), F21
+	FMOVQ 32(R12), F22
+	FMOVQ 48(R12), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991300 // fmla v0.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R13), F20
+	FMOVQ 16(R13), F21
+	FMOVQ 32(R13), F22
+	FMOVQ 48(R13), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991302 // fmla v2.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R14), F20
+	FMOVQ 16(R14), F21
+	FMOVQ 32(R14), F22
+	FMOVQ 48(R14), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991304 // fmla v4.4s, v24.4s, v25.s[0]
 	FMOVQ 0(R15), F20
 	FMOVQ 16(R15), F21
-	FMOVQ 0(R16), F22
-	FMOVQ 16(R16), F23
-	FMOVQ 0(R17), F24
-	FMOVQ 16(R17), F25
-	FMOVQ 0(R19), F26
-	FMOVQ 16(R19), F27
-	FMOVS 0(R20), F31
-	FMOVD 4(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V0.S4
-	VFMLA V28.S4, V15.S4, V0.S4
-	VFMLA V29.S4, V16.S4, V2.S4
-	VFMLA V28.S4, V17.S4, V2.S4
-	VFMLA V29.S4, V18.S4, V4.S4
-	VFMLA V28.S4, V19.S4, V4.S4
-	VFMLA V29.S4, V20.S4, V6.S4
-	VFMLA V28.S4, V21.S4, V6.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V12.S4
-	VFMLA V28.S4, V27.S4, V12.S4
-	FMOVS 0(R21), F31
-	FMOVD 4(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V1.S4
-	VFMLA V28.S4, V15.S4, V1.S4
-	VFMLA V29.S4, V16.S4, V3.S4
-	VFMLA V28.S4, V17.S4, V3.S4
-	VFMLA V29.S4, V18.S4, V5.S4
-	VFMLA V28.S4, V19.S4, V5.S4
-	VFMLA V29.S4, V20.S4, V7.S4
-	VFMLA V28.S4, V21.S4, V7.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V13.S4
-	VFMLA V28.S4, V27.S4, V13.S4
-	FMOVQ 32(R12), F14
-	FMOVQ 48(R12), F15
-	FMOVQ 32(R13), F16
-	FMOVQ 48(R13), F17
-	FMOVQ 32(R14), F18
-	FMOVQ 48(R14), F19
-	FMOVQ 32(R15), F20
-	FMOVQ 48(R15), F21
+	FMOVQ 32(R15), F22
+	FMOVQ 48(R15), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991306 // fmla v6.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R16), F20
+	FMOVQ 16(R16), F21
 	FMOVQ 32(R16), F22
 	FMOVQ 48(R16), F23
-	FMOVQ 32(R17), F24
-	FMOVQ 48(R17), F25
-	FMOVQ 32(R19), F26
-	FMOVQ 48(R19), F27
-	FMOVS 0(R20), F31
-	FMOVD 12(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V0.S4
-	VFMLA V28.S4, V15.S4, V0.S4
-	VFMLA V29.S4, V16.S4, V2.S4
-	VFMLA V28.S4, V17.S4, V2.S4
-	VFMLA V29.S4, V18.S4, V4.S4
-	VFMLA V28.S4, V19.S4, V4.S4
-	VFMLA V29.S4, V20.S4, V6.S4
-	VFMLA V28.S4, V21.S4, V6.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V12.S4
-	VFMLA V28.S4, V27.S4, V12.S4
-	FMOVS 0(R21), F31
-	FMOVD 12(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V1.S4
-	VFMLA V28.S4, V15.S4, V1.S4
-	VFMLA V29.S4, V16.S4, V3.S4
-	VFMLA V28.S4, V17.S4, V3.S4
-	VFMLA V29.S4, V18.S4, V5.S4
-	VFMLA V28.S4, V19.S4, V5.S4
-	VFMLA V29.S4, V20.S4, V7.S4
-	VFMLA V28.S4, V21.S4, V7.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V13.S4
-	VFMLA V28.S4, V27.S4, V13.S4
-	FMOVQ 64(R12), F14
-	FMOVQ 80(R12), F15
-	FMOVQ 64(R13), F16
-	FMOVQ 80(R13), F17
-	FMOVQ 64(R14), F18
-	FMOVQ 80(R14), F19
-	FMOVQ 64(R15), F20
-	FMOVQ 80(R15), F21
-	FMOVQ 64(R16), F22
-	FMOVQ 80(R16), F23
-	FMOVQ 64(R17), F24
-	FMOVQ 80(R17), F25
-	FMOVQ 64(R19), F26
-	FMOVQ 80(R19), F27
-	FMOVS 0(R20), F31
-	FMOVD 20(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V0.S4
-	VFMLA V28.S4, V15.S4, V0.S4
-	VFMLA V29.S4, V16.S4, V2.S4
-	VFMLA V28.S4, V17.S4, V2.S4
-	VFMLA V29.S4, V18.S4, V4.S4
-	VFMLA V28.S4, V19.S4, V4.S4
-	VFMLA V29.S4, V20.S4, V6.S4
-	VFMLA V28.S4, V21.S4, V6.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V12.S4
-	VFMLA V28.S4, V27.S4, V12.S4
-	FMOVS 0(R21), F31
-	FMOVD 20(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V1.S4
-	VFMLA V28.S4, V15.S4, V1.S4
-	VFMLA V29.S4, V16.S4, V3.S4
-	VFMLA V28.S4, V17.S4, V3.S4
-	VFMLA V29.S4, V18.S4, V5.S4
-	VFMLA V28.S4, V19.S4, V5.S4
-	VFMLA V29.S4, V20.S4, V7.S4
-	VFMLA V28.S4, V21.S4, V7.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V13.S4
-	VFMLA V28.S4, V27.S4, V13.S4
-	FMOVQ 96(R12), F14
-	FMOVQ 112(R12), F15
-	FMOVQ 96(R13), F16
-	FMOVQ 112(R13), F17
-	FMOVQ 96(R14), F18
-	FMOVQ 112(R14), F19
-	FMOVQ 96(R15), F20
-	FMOVQ 112(R15), F21
-	FMOVQ 96(R16), F22
-	FMOVQ 112(R16), F23
-	FMOVQ 96(R17), F24
-	FMOVQ 112(R17), F25
-	FMOVQ 96(R19), F26
-	FMOVQ 112(R19), F27
-	FMOVS 0(R20), F31
-	FMOVD 28(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V0.S4
-	VFMLA V28.S4, V15.S4, V0.S4
-	VFMLA V29.S4, V16.S4, V2.S4
-	VFMLA V28.S4, V17.S4, V2.S4
-	VFMLA V29.S4, V18.S4, V4.S4
-	VFMLA V28.S4, V19.S4, V4.S4
-	VFMLA V29.S4, V20.S4, V6.S4
-	VFMLA V28.S4, V21.S4, V6.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V12.S4
-	VFMLA V28.S4, V27.S4, V12.S4
-	FMOVS 0(R21), F31
-	FMOVD 28(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V1.S4
-	VFMLA V28.S4, V15.S4, V1.S4
-	VFMLA V29.S4, V16.S4, V3.S4
-	VFMLA V28.S4, V17.S4, V3.S4
-	VFMLA V29.S4, V18.S4, V5.S4
-	VFMLA V28.S4, V19.S4, V5.S4
-	VFMLA V29.S4, V20.S4, V7.S4
-	VFMLA V28.S4, V21.S4, V7.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V13.S4
-	VFMLA V28.S4, V27.S4, V13.S4
-	ADD $128, R12
-	ADD $128, R13
-	ADD $128, R14
-	ADD $128, R15
-	ADD $128, R16
-	ADD $128, R17
-	ADD $128, R19
-	ADD $36, R20
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991308 // fmla v8.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R17), F20
+	FMOVQ 16(R17), F21
+	FMOVQ 32(R17), F22
+	FMOVQ 48(R17), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f99130a // fmla v10.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R19), F20
+	FMOVQ 16(R19), F21
+	FMOVQ 32(R19), F22
+	FMOVQ 48(R19), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f99130c // fmla v12.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R20), F20
+	FMOVQ 16(R20), F21
+	FMOVQ 32(R20), F22
+	FMOVQ 48(R20), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f99130e // fmla v14.4s, v24.4s, v25.s[0]
+	FMOVS 0(R22), F25
+	FMOVQ 4(R22), F17
+	FMOVQ 20(R22), F19
+	WORD $0x0f08a630 // sxtl v16.8h, v17.8b
+	WORD $0x4f08a631 // sxtl2 v17.8h, v17.16b
+	WORD $0x0f08a672 // sxtl v18.8h, v19.8b
+	WORD $0x4f08a673 // sxtl2 v19.8h, v19.16b
+	FMOVQ 0(R12), F20
+	FMOVQ 16(R12), F21
+	FMOVQ 32(R12), F22
+	FMOVQ 48(R12), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991301 // fmla v1.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R13), F20
+	FMOVQ 16(R13), F21
+	FMOVQ 32(R13), F22
+	FMOVQ 48(R13), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991303 // fmla v3.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R14), F20
+	FMOVQ 16(R14), F21
+	FMOVQ 32(R14), F22
+	FMOVQ 48(R14), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991305 // fmla v5.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R15), F20
+	FMOVQ 16(R15), F21
+	FMOVQ 32(R15), F22
+	FMOVQ 48(R15), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991307 // fmla v7.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R16), F20
+	FMOVQ 16(R16), F21
+	FMOVQ 32(R16), F22
+	FMOVQ 48(R16), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f991309 // fmla v9.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R17), F20
+	FMOVQ 16(R17), F21
+	FMOVQ 32(R17), F22
+	FMOVQ 48(R17), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f99130b // fmla v11.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R19), F20
+	FMOVQ 16(R19), F21
+	FMOVQ 32(R19), F22
+	FMOVQ 48(R19), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f99130d // fmla v13.4s, v24.4s, v25.s[0]
+	FMOVQ 0(R20), F20
+	FMOVQ 16(R20), F21
+	FMOVQ 32(R20), F22
+	FMOVQ 48(R20), F23
+	WORD $0x0e74c218 // smull v24.4s, v16.4h, v20.4h
+	WORD $0x4e748218 // smlal2 v24.4s, v16.8h, v20.8h
+	WORD $0x0e758238 // smlal v24.4s, v17.4h, v21.4h
+	WORD $0x4e758238 // smlal2 v24.4s, v17.8h, v21.8h
+	WORD $0x0e768258 // smlal v24.4s, v18.4h, v22.4h
+	WORD $0x4e768258 // smlal2 v24.4s, v18.8h, v22.8h
+	WORD $0x0e778278 // smlal v24.4s, v19.4h, v23.4h
+	WORD $0x4e778278 // smlal2 v24.4s, v19.8h, v23.8h
+	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
+	WORD $0x4f99130f // fmla v15.4s, v24.4s, v25.s[0]
+	ADD $64, R12
+	ADD $64, R13
+	ADD $64, R14
+	ADD $64, R15
+	ADD $64, R16
+	ADD $64, R17
+	ADD $64, R19
+	ADD $64, R20
 	ADD $36, R21
+	ADD $36, R22
 	SUB $1, R8
 	B b2_g
-b2_tail:
-	CBZ R11, b2_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	ADD R10, R12, R13
-	ADD R10, R13, R14
-	ADD R10, R14, R15
-	ADD R10, R15, R16
-	ADD R10, R16, R17
-	ADD R10, R17, R19
-	FMOVQ 0(R12), F14
-	FMOVQ 16(R12), F15
-	FMOVQ 0(R13), F16
-	FMOVQ 16(R13), F17
-	FMOVQ 0(R14), F18
-	FMOVQ 16(R14), F19
-	FMOVQ 0(R15), F20
-	FMOVQ 16(R15), F21
-	FMOVQ 0(R16), F22
-	FMOVQ 16(R16), F23
-	FMOVQ 0(R17), F24
-	FMOVQ 16(R17), F25
-	FMOVQ 0(R19), F26
-	FMOVQ 16(R19), F27
-	FMOVS 0(R20), F31
-	FMOVD 4(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V0.S4
-	VFMLA V28.S4, V15.S4, V0.S4
-	VFMLA V29.S4, V16.S4, V2.S4
-	VFMLA V28.S4, V17.S4, V2.S4
-	VFMLA V29.S4, V18.S4, V4.S4
-	VFMLA V28.S4, V19.S4, V4.S4
-	VFMLA V29.S4, V20.S4, V6.S4
-	VFMLA V28.S4, V21.S4, V6.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V12.S4
-	VFMLA V28.S4, V27.S4, V12.S4
-	FMOVS 0(R21), F31
-	FMOVD 4(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V1.S4
-	VFMLA V28.S4, V15.S4, V1.S4
-	VFMLA V29.S4, V16.S4, V3.S4
-	VFMLA V28.S4, V17.S4, V3.S4
-	VFMLA V29.S4, V18.S4, V5.S4
-	VFMLA V28.S4, V19.S4, V5.S4
-	VFMLA V29.S4, V20.S4, V7.S4
-	VFMLA V28.S4, V21.S4, V7.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V13.S4
-	VFMLA V28.S4, V27.S4, V13.S4
-	FMOVQ 32(R12), F14
-	FMOVQ 48(R12), F15
-	FMOVQ 32(R13), F16
-	FMOVQ 48(R13), F17
-	FMOVQ 32(R14), F18
-	FMOVQ 48(R14), F19
-	FMOVQ 32(R15), F20
-	FMOVQ 48(R15), F21
-	FMOVQ 32(R16), F22
-	FMOVQ 48(R16), F23
-	FMOVQ 32(R17), F24
-	FMOVQ 48(R17), F25
-	FMOVQ 32(R19), F26
-	FMOVQ 48(R19), F27
-	FMOVS 0(R20), F31
-	FMOVD 12(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V0.S4
-	VFMLA V28.S4, V15.S4, V0.S4
-	VFMLA V29.S4, V16.S4, V2.S4
-	VFMLA V28.S4, V17.S4, V2.S4
-	VFMLA V29.S4, V18.S4, V4.S4
-	VFMLA V28.S4, V19.S4, V4.S4
-	VFMLA V29.S4, V20.S4, V6.S4
-	VFMLA V28.S4, V21.S4, V6.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V12.S4
-	VFMLA V28.S4, V27.S4, V12.S4
-	FMOVS 0(R21), F31
-	FMOVD 12(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V1.S4
-	VFMLA V28.S4, V15.S4, V1.S4
-	VFMLA V29.S4, V16.S4, V3.S4
-	VFMLA V28.S4, V17.S4, V3.S4
-	VFMLA V29.S4, V18.S4, V5.S4
-	VFMLA V28.S4, V19.S4, V5.S4
-	VFMLA V29.S4, V20.S4, V7.S4
-	VFMLA V28.S4, V21.S4, V7.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V13.S4
-	VFMLA V28.S4, V27.S4, V13.S4
-	FMOVQ 64(R12), F14
-	FMOVQ 80(R12), F15
-	FMOVQ 64(R13), F16
-	FMOVQ 80(R13), F17
-	FMOVQ 64(R14), F18
-	FMOVQ 80(R14), F19
-	FMOVQ 64(R15), F20
-	FMOVQ 80(R15), F21
-	FMOVQ 64(R16), F22
-	FMOVQ 80(R16), F23
-	FMOVQ 64(R17), F24
-	FMOVQ 80(R17), F25
-	FMOVQ 64(R19), F26
-	FMOVQ 80(R19), F27
-	FMOVS 0(R20), F31
-	FMOVD 20(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V0.S4
-	VFMLA V28.S4, V15.S4, V0.S4
-	VFMLA V29.S4, V16.S4, V2.S4
-	VFMLA V28.S4, V17.S4, V2.S4
-	VFMLA V29.S4, V18.S4, V4.S4
-	VFMLA V28.S4, V19.S4, V4.S4
-	VFMLA V29.S4, V20.S4, V6.S4
-	VFMLA V28.S4, V21.S4, V6.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V12.S4
-	VFMLA V28.S4, V27.S4, V12.S4
-	FMOVS 0(R21), F31
-	FMOVD 20(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V1.S4
-	VFMLA V28.S4, V15.S4, V1.S4
-	VFMLA V29.S4, V16.S4, V3.S4
-	VFMLA V28.S4, V17.S4, V3.S4
-	VFMLA V29.S4, V18.S4, V5.S4
-	VFMLA V28.S4, V19.S4, V5.S4
-	VFMLA V29.S4, V20.S4, V7.S4
-	VFMLA V28.S4, V21.S4, V7.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V13.S4
-	VFMLA V28.S4, V27.S4, V13.S4
-	FMOVQ 96(R12), F14
-	FMOVQ 112(R12), F15
-	FMOVQ 96(R13), F16
-	FMOVQ 112(R13), F17
-	FMOVQ 96(R14), F18
-	FMOVQ 112(R14), F19
-	FMOVQ 96(R15), F20
-	FMOVQ 112(R15), F21
-	FMOVQ 96(R16), F22
-	FMOVQ 112(R16), F23
-	FMOVQ 96(R17), F24
-	FMOVQ 112(R17), F25
-	FMOVQ 96(R19), F26
-	FMOVQ 112(R19), F27
-	FMOVS 0(R20), F31
-	FMOVD 28(R20), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V0.S4
-	VFMLA V28.S4, V15.S4, V0.S4
-	VFMLA V29.S4, V16.S4, V2.S4
-	VFMLA V28.S4, V17.S4, V2.S4
-	VFMLA V29.S4, V18.S4, V4.S4
-	VFMLA V28.S4, V19.S4, V4.S4
-	VFMLA V29.S4, V20.S4, V6.S4
-	VFMLA V28.S4, V21.S4, V6.S4
-	VFMLA V29.S4, V22.S4, V8.S4
-	VFMLA V28.S4, V23.S4, V8.S4
-	VFMLA V29.S4, V24.S4, V10.S4
-	VFMLA V28.S4, V25.S4, V10.S4
-	VFMLA V29.S4, V26.S4, V12.S4
-	VFMLA V28.S4, V27.S4, V12.S4
-	FMOVS 0(R21), F31
-	FMOVD 28(R21), F28
-	WORD $0x0f08a79c // sxtl v28.8h, v28.8b
-	WORD $0x0f10a79d // sxtl v29.4s, v28.4h
-	WORD $0x4f10a79c // sxtl2 v28.4s, v28.8h
-	WORD $0x4e21dbbd // scvtf v29.4s, v29.4s
-	WORD $0x4e21db9c // scvtf v28.4s, v28.4s
-	WORD $0x4f9f93bd // fmul v29.4s, v29.4s, v31.s[0]
-	WORD $0x4f9f939c // fmul v28.4s, v28.4s, v31.s[0]
-	VFMLA V29.S4, V14.S4, V1.S4
-	VFMLA V28.S4, V15.S4, V1.S4
-	VFMLA V29.S4, V16.S4, V3.S4
-	VFMLA V28.S4, V17.S4, V3.S4
-	VFMLA V29.S4, V18.S4, V5.S4
-	VFMLA V28.S4, V19.S4, V5.S4
-	VFMLA V29.S4, V20.S4, V7.S4
-	VFMLA V28.S4, V21.S4, V7.S4
-	VFMLA V29.S4, V22.S4, V9.S4
-	VFMLA V28.S4, V23.S4, V9.S4
-	VFMLA V29.S4, V24.S4, V11.S4
-	VFMLA V28.S4, V25.S4, V11.S4
-	VFMLA V29.S4, V26.S4, V13.S4
-	VFMLA V28.S4, V27.S4, V13.S4
 b2_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
@@ -13836,87 +11255,109 @@ b2_reduce:
 	WORD $0x6e2cd58c // faddp v12.4s, v12.4s, v12.4s
 	WORD $0x6e2dd5ad // faddp v13.4s, v13.4s, v13.4s
 	WORD $0x6e2dd5ad // faddp v13.4s, v13.4s, v13.4s
-	FMOVS alpha+72(FP), F28
-	FMULS F28, F0, F0
-	FMULS F28, F1, F1
-	FMULS F28, F2, F2
-	FMULS F28, F3, F3
-	FMULS F28, F4, F4
-	FMULS F28, F5, F5
-	FMULS F28, F6, F6
-	FMULS F28, F7, F7
-	FMULS F28, F8, F8
-	FMULS F28, F9, F9
-	FMULS F28, F10, F10
-	FMULS F28, F11, F11
-	FMULS F28, F12, F12
-	FMULS F28, F13, F13
-	FMOVS beta+76(FP), F29
-	FCMPS $(0.0), F29
+	WORD $0x6e2ed5ce // faddp v14.4s, v14.4s, v14.4s
+	WORD $0x6e2ed5ce // faddp v14.4s, v14.4s, v14.4s
+	WORD $0x6e2fd5ef // faddp v15.4s, v15.4s, v15.4s
+	WORD $0x6e2fd5ef // faddp v15.4s, v15.4s, v15.4s
+	FMOVS 0(R11), F25
+	FMULS F25, F0, F0
+	FMULS F25, F1, F1
+	FMOVS 4(R11), F25
+	FMULS F25, F2, F2
+	FMULS F25, F3, F3
+	FMOVS 8(R11), F25
+	FMULS F25, F4, F4
+	FMULS F25, F5, F5
+	FMOVS 12(R11), F25
+	FMULS F25, F6, F6
+	FMULS F25, F7, F7
+	FMOVS 16(R11), F25
+	FMULS F25, F8, F8
+	FMULS F25, F9, F9
+	FMOVS 20(R11), F25
+	FMULS F25, F10, F10
+	FMULS F25, F11, F11
+	FMOVS 24(R11), F25
+	FMULS F25, F12, F12
+	FMULS F25, F13, F13
+	FMOVS 28(R11), F25
+	FMULS F25, F14, F14
+	FMULS F25, F15, F15
+	FMOVS beta+72(FP), F24
+	FCMPS $(0.0), F24
 	BEQ b2_b0
 	MOVD R6, R10
-	FMOVS 0(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F0, F0
+	FMOVS 0(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F0, F0
 	FMOVS F0, 0(R10)
-	FMOVS 4(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F1, F1
+	FMOVS 4(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F1, F1
 	FMOVS F1, 4(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F2, F2
+	FMOVS 0(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F2, F2
 	FMOVS F2, 0(R10)
-	FMOVS 4(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F3, F3
+	FMOVS 4(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F3, F3
 	FMOVS F3, 4(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F4, F4
+	FMOVS 0(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F4, F4
 	FMOVS F4, 0(R10)
-	FMOVS 4(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F5, F5
+	FMOVS 4(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F5, F5
 	FMOVS F5, 4(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F6, F6
+	FMOVS 0(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F6, F6
 	FMOVS F6, 0(R10)
-	FMOVS 4(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F7, F7
+	FMOVS 4(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F7, F7
 	FMOVS F7, 4(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F8, F8
+	FMOVS 0(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F8, F8
 	FMOVS F8, 0(R10)
-	FMOVS 4(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F9, F9
+	FMOVS 4(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F9, F9
 	FMOVS F9, 4(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F10, F10
+	FMOVS 0(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F10, F10
 	FMOVS F10, 0(R10)
-	FMOVS 4(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F11, F11
+	FMOVS 4(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F11, F11
 	FMOVS F11, 4(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F12, F12
+	FMOVS 0(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F12, F12
 	FMOVS F12, 0(R10)
-	FMOVS 4(R10), F30
-	FMULS F29, F30, F30
-	FADDS F30, F13, F13
+	FMOVS 4(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F13, F13
 	FMOVS F13, 4(R10)
+	ADD R7, R10
+	FMOVS 0(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F14, F14
+	FMOVS F14, 0(R10)
+	FMOVS 4(R10), F20
+	FMULS F24, F20, F20
+	FADDS F20, F15, F15
+	FMOVS F15, 4(R10)
 	B b2_stored
 b2_b0:
 	MOVD R6, R10
@@ -13940,448 +11381,14 @@ b2_b0:
 	ADD R7, R10
 	FMOVS F12, 0(R10)
 	FMOVS F13, 4(R10)
+	ADD R7, R10
+	FMOVS F14, 0(R10)
+	FMOVS F15, 4(R10)
 b2_stored:
 	ADD R9, R2
 	ADD $8, R6
 	SUB $2, R0
 	B rows2
-rows1:
-	CMP $1, R0
-	BLT done
-	VEOR V0.B16, V0.B16, V0.B16
-	VEOR V1.B16, V1.B16, V1.B16
-	VEOR V2.B16, V2.B16, V2.B16
-	VEOR V3.B16, V3.B16, V3.B16
-	VEOR V4.B16, V4.B16, V4.B16
-	VEOR V5.B16, V5.B16, V5.B16
-	VEOR V6.B16, V6.B16, V6.B16
-	MOVD R4, R12
-	ADD R5, R12, R13
-	ADD R5, R13, R14
-	ADD R5, R14, R15
-	ADD R5, R15, R16
-	ADD R5, R16, R17
-	ADD R5, R17, R19
-	MOVD R2, R20
-	MOVD R1, R8
-b1_g:
-	CBZ R8, b1_tail
-	FMOVQ 0(R12), F7
-	FMOVQ 16(R12), F8
-	FMOVQ 0(R13), F9
-	FMOVQ 16(R13), F10
-	FMOVQ 0(R14), F11
-	FMOVQ 16(R14), F12
-	FMOVQ 0(R15), F13
-	FMOVQ 16(R15), F14
-	FMOVQ 0(R16), F15
-	FMOVQ 16(R16), F16
-	FMOVQ 0(R17), F17
-	FMOVQ 16(R17), F18
-	FMOVQ 0(R19), F19
-	FMOVQ 16(R19), F20
-	FMOVS 0(R20), F24
-	FMOVD 4(R20), F21
-	WORD $0x0f08a6b5 // sxtl v21.8h, v21.8b
-	WORD $0x0f10a6b6 // sxtl v22.4s, v21.4h
-	WORD $0x4f10a6b5 // sxtl2 v21.4s, v21.8h
-	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4f9892d6 // fmul v22.4s, v22.4s, v24.s[0]
-	WORD $0x4f9892b5 // fmul v21.4s, v21.4s, v24.s[0]
-	VFMLA V22.S4, V7.S4, V0.S4
-	VFMLA V21.S4, V8.S4, V0.S4
-	VFMLA V22.S4, V9.S4, V1.S4
-	VFMLA V21.S4, V10.S4, V1.S4
-	VFMLA V22.S4, V11.S4, V2.S4
-	VFMLA V21.S4, V12.S4, V2.S4
-	VFMLA V22.S4, V13.S4, V3.S4
-	VFMLA V21.S4, V14.S4, V3.S4
-	VFMLA V22.S4, V15.S4, V4.S4
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V22.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V5.S4
-	VFMLA V22.S4, V19.S4, V6.S4
-	VFMLA V21.S4, V20.S4, V6.S4
-	FMOVQ 32(R12), F7
-	FMOVQ 48(R12), F8
-	FMOVQ 32(R13), F9
-	FMOVQ 48(R13), F10
-	FMOVQ 32(R14), F11
-	FMOVQ 48(R14), F12
-	FMOVQ 32(R15), F13
-	FMOVQ 48(R15), F14
-	FMOVQ 32(R16), F15
-	FMOVQ 48(R16), F16
-	FMOVQ 32(R17), F17
-	FMOVQ 48(R17), F18
-	FMOVQ 32(R19), F19
-	FMOVQ 48(R19), F20
-	FMOVS 0(R20), F24
-	FMOVD 12(R20), F21
-	WORD $0x0f08a6b5 // sxtl v21.8h, v21.8b
-	WORD $0x0f10a6b6 // sxtl v22.4s, v21.4h
-	WORD $0x4f10a6b5 // sxtl2 v21.4s, v21.8h
-	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4f9892d6 // fmul v22.4s, v22.4s, v24.s[0]
-	WORD $0x4f9892b5 // fmul v21.4s, v21.4s, v24.s[0]
-	VFMLA V22.S4, V7.S4, V0.S4
-	VFMLA V21.S4, V8.S4, V0.S4
-	VFMLA V22.S4, V9.S4, V1.S4
-	VFMLA V21.S4, V10.S4, V1.S4
-	VFMLA V22.S4, V11.S4, V2.S4
-	VFMLA V21.S4, V12.S4, V2.S4
-	VFMLA V22.S4, V13.S4, V3.S4
-	VFMLA V21.S4, V14.S4, V3.S4
-	VFMLA V22.S4, V15.S4, V4.S4
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V22.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V5.S4
-	VFMLA V22.S4, V19.S4, V6.S4
-	VFMLA V21.S4, V20.S4, V6.S4
-	FMOVQ 64(R12), F7
-	FMOVQ 80(R12), F8
-	FMOVQ 64(R13), F9
-	FMOVQ 80(R13), F10
-	FMOVQ 64(R14), F11
-	FMOVQ 80(R14), F12
-	FMOVQ 64(R15), F13
-	FMOVQ 80(R15), F14
-	FMOVQ 64(R16), F15
-	FMOVQ 80(R16), F16
-	FMOVQ 64(R17), F17
-	FMOVQ 80(R17), F18
-	FMOVQ 64(R19), F19
-	FMOVQ 80(R19), F20
-	FMOVS 0(R20), F24
-	FMOVD 20(R20), F21
-	WORD $0x0f08a6b5 // sxtl v21.8h, v21.8b
-	WORD $0x0f10a6b6 // sxtl v22.4s, v21.4h
-	WORD $0x4f10a6b5 // sxtl2 v21.4s, v21.8h
-	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4f9892d6 // fmul v22.4s, v22.4s, v24.s[0]
-	WORD $0x4f9892b5 // fmul v21.4s, v21.4s, v24.s[0]
-	VFMLA V22.S4, V7.S4, V0.S4
-	VFMLA V21.S4, V8.S4, V0.S4
-	VFMLA V22.S4, V9.S4, V1.S4
-	VFMLA V21.S4, V10.S4, V1.S4
-	VFMLA V22.S4, V11.S4, V2.S4
-	VFMLA V21.S4, V12.S4, V2.S4
-	VFMLA V22.S4, V13.S4, V3.S4
-	VFMLA V21.S4, V14.S4, V3.S4
-	VFMLA V22.S4, V15.S4, V4.S4
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V22.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V5.S4
-	VFMLA V22.S4, V19.S4, V6.S4
-	VFMLA V21.S4, V20.S4, V6.S4
-	FMOVQ 96(R12), F7
-	FMOVQ 112(R12), F8
-	FMOVQ 96(R13), F9
-	FMOVQ 112(R13), F10
-	FMOVQ 96(R14), F11
-	FMOVQ 112(R14), F12
-	FMOVQ 96(R15), F13
-	FMOVQ 112(R15), F14
-	FMOVQ 96(R16), F15
-	FMOVQ 112(R16), F16
-	FMOVQ 96(R17), F17
-	FMOVQ 112(R17), F18
-	FMOVQ 96(R19), F19
-	FMOVQ 112(R19), F20
-	FMOVS 0(R20), F24
-	FMOVD 28(R20), F21
-	WORD $0x0f08a6b5 // sxtl v21.8h, v21.8b
-	WORD $0x0f10a6b6 // sxtl v22.4s, v21.4h
-	WORD $0x4f10a6b5 // sxtl2 v21.4s, v21.8h
-	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4f9892d6 // fmul v22.4s, v22.4s, v24.s[0]
-	WORD $0x4f9892b5 // fmul v21.4s, v21.4s, v24.s[0]
-	VFMLA V22.S4, V7.S4, V0.S4
-	VFMLA V21.S4, V8.S4, V0.S4
-	VFMLA V22.S4, V9.S4, V1.S4
-	VFMLA V21.S4, V10.S4, V1.S4
-	VFMLA V22.S4, V11.S4, V2.S4
-	VFMLA V21.S4, V12.S4, V2.S4
-	VFMLA V22.S4, V13.S4, V3.S4
-	VFMLA V21.S4, V14.S4, V3.S4
-	VFMLA V22.S4, V15.S4, V4.S4
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V22.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V5.S4
-	VFMLA V22.S4, V19.S4, V6.S4
-	VFMLA V21.S4, V20.S4, V6.S4
-	ADD $128, R12
-	ADD $128, R13
-	ADD $128, R14
-	ADD $128, R15
-	ADD $128, R16
-	ADD $128, R17
-	ADD $128, R19
-	ADD $36, R20
-	SUB $1, R8
-	B b1_g
-b1_tail:
-	CBZ R11, b1_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	ADD R10, R12, R13
-	ADD R10, R13, R14
-	ADD R10, R14, R15
-	ADD R10, R15, R16
-	ADD R10, R16, R17
-	ADD R10, R17, R19
-	FMOVQ 0(R12), F7
-	FMOVQ 16(R12), F8
-	FMOVQ 0(R13), F9
-	FMOVQ 16(R13), F10
-	FMOVQ 0(R14), F11
-	FMOVQ 16(R14), F12
-	FMOVQ 0(R15), F13
-	FMOVQ 16(R15), F14
-	FMOVQ 0(R16), F15
-	FMOVQ 16(R16), F16
-	FMOVQ 0(R17), F17
-	FMOVQ 16(R17), F18
-	FMOVQ 0(R19), F19
-	FMOVQ 16(R19), F20
-	FMOVS 0(R20), F24
-	FMOVD 4(R20), F21
-	WORD $0x0f08a6b5 // sxtl v21.8h, v21.8b
-	WORD $0x0f10a6b6 // sxtl v22.4s, v21.4h
-	WORD $0x4f10a6b5 // sxtl2 v21.4s, v21.8h
-	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4f9892d6 // fmul v22.4s, v22.4s, v24.s[0]
-	WORD $0x4f9892b5 // fmul v21.4s, v21.4s, v24.s[0]
-	VFMLA V22.S4, V7.S4, V0.S4
-	VFMLA V21.S4, V8.S4, V0.S4
-	VFMLA V22.S4, V9.S4, V1.S4
-	VFMLA V21.S4, V10.S4, V1.S4
-	VFMLA V22.S4, V11.S4, V2.S4
-	VFMLA V21.S4, V12.S4, V2.S4
-	VFMLA V22.S4, V13.S4, V3.S4
-	VFMLA V21.S4, V14.S4, V3.S4
-	VFMLA V22.S4, V15.S4, V4.S4
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V22.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V5.S4
-	VFMLA V22.S4, V19.S4, V6.S4
-	VFMLA V21.S4, V20.S4, V6.S4
-	FMOVQ 32(R12), F7
-	FMOVQ 48(R12), F8
-	FMOVQ 32(R13), F9
-	FMOVQ 48(R13), F10
-	FMOVQ 32(R14), F11
-	FMOVQ 48(R14), F12
-	FMOVQ 32(R15), F13
-	FMOVQ 48(R15), F14
-	FMOVQ 32(R16), F15
-	FMOVQ 48(R16), F16
-	FMOVQ 32(R17), F17
-	FMOVQ 48(R17), F18
-	FMOVQ 32(R19), F19
-	FMOVQ 48(R19), F20
-	FMOVS 0(R20), F24
-	FMOVD 12(R20), F21
-	WORD $0x0f08a6b5 // sxtl v21.8h, v21.8b
-	WORD $0x0f10a6b6 // sxtl v22.4s, v21.4h
-	WORD $0x4f10a6b5 // sxtl2 v21.4s, v21.8h
-	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4f9892d6 // fmul v22.4s, v22.4s, v24.s[0]
-	WORD $0x4f9892b5 // fmul v21.4s, v21.4s, v24.s[0]
-	VFMLA V22.S4, V7.S4, V0.S4
-	VFMLA V21.S4, V8.S4, V0.S4
-	VFMLA V22.S4, V9.S4, V1.S4
-	VFMLA V21.S4, V10.S4, V1.S4
-	VFMLA V22.S4, V11.S4, V2.S4
-	VFMLA V21.S4, V12.S4, V2.S4
-	VFMLA V22.S4, V13.S4, V3.S4
-	VFMLA V21.S4, V14.S4, V3.S4
-	VFMLA V22.S4, V15.S4, V4.S4
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V22.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V5.S4
-	VFMLA V22.S4, V19.S4, V6.S4
-	VFMLA V21.S4, V20.S4, V6.S4
-	FMOVQ 64(R12), F7
-	FMOVQ 80(R12), F8
-	FMOVQ 64(R13), F9
-	FMOVQ 80(R13), F10
-	FMOVQ 64(R14), F11
-	FMOVQ 80(R14), F12
-	FMOVQ 64(R15), F13
-	FMOVQ 80(R15), F14
-	FMOVQ 64(R16), F15
-	FMOVQ 80(R16), F16
-	FMOVQ 64(R17), F17
-	FMOVQ 80(R17), F18
-	FMOVQ 64(R19), F19
-	FMOVQ 80(R19), F20
-	FMOVS 0(R20), F24
-	FMOVD 20(R20), F21
-	WORD $0x0f08a6b5 // sxtl v21.8h, v21.8b
-	WORD $0x0f10a6b6 // sxtl v22.4s, v21.4h
-	WORD $0x4f10a6b5 // sxtl2 v21.4s, v21.8h
-	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4f9892d6 // fmul v22.4s, v22.4s, v24.s[0]
-	WORD $0x4f9892b5 // fmul v21.4s, v21.4s, v24.s[0]
-	VFMLA V22.S4, V7.S4, V0.S4
-	VFMLA V21.S4, V8.S4, V0.S4
-	VFMLA V22.S4, V9.S4, V1.S4
-	VFMLA V21.S4, V10.S4, V1.S4
-	VFMLA V22.S4, V11.S4, V2.S4
-	VFMLA V21.S4, V12.S4, V2.S4
-	VFMLA V22.S4, V13.S4, V3.S4
-	VFMLA V21.S4, V14.S4, V3.S4
-	VFMLA V22.S4, V15.S4, V4.S4
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V22.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V5.S4
-	VFMLA V22.S4, V19.S4, V6.S4
-	VFMLA V21.S4, V20.S4, V6.S4
-	FMOVQ 96(R12), F7
-	FMOVQ 112(R12), F8
-	FMOVQ 96(R13), F9
-	FMOVQ 112(R13), F10
-	FMOVQ 96(R14), F11
-	FMOVQ 112(R14), F12
-	FMOVQ 96(R15), F13
-	FMOVQ 112(R15), F14
-	FMOVQ 96(R16), F15
-	FMOVQ 112(R16), F16
-	FMOVQ 96(R17), F17
-	FMOVQ 112(R17), F18
-	FMOVQ 96(R19), F19
-	FMOVQ 112(R19), F20
-	FMOVS 0(R20), F24
-	FMOVD 28(R20), F21
-	WORD $0x0f08a6b5 // sxtl v21.8h, v21.8b
-	WORD $0x0f10a6b6 // sxtl v22.4s, v21.4h
-	WORD $0x4f10a6b5 // sxtl2 v21.4s, v21.8h
-	WORD $0x4e21dad6 // scvtf v22.4s, v22.4s
-	WORD $0x4e21dab5 // scvtf v21.4s, v21.4s
-	WORD $0x4f9892d6 // fmul v22.4s, v22.4s, v24.s[0]
-	WORD $0x4f9892b5 // fmul v21.4s, v21.4s, v24.s[0]
-	VFMLA V22.S4, V7.S4, V0.S4
-	VFMLA V21.S4, V8.S4, V0.S4
-	VFMLA V22.S4, V9.S4, V1.S4
-	VFMLA V21.S4, V10.S4, V1.S4
-	VFMLA V22.S4, V11.S4, V2.S4
-	VFMLA V21.S4, V12.S4, V2.S4
-	VFMLA V22.S4, V13.S4, V3.S4
-	VFMLA V21.S4, V14.S4, V3.S4
-	VFMLA V22.S4, V15.S4, V4.S4
-	VFMLA V21.S4, V16.S4, V4.S4
-	VFMLA V22.S4, V17.S4, V5.S4
-	VFMLA V21.S4, V18.S4, V5.S4
-	VFMLA V22.S4, V19.S4, V6.S4
-	VFMLA V21.S4, V20.S4, V6.S4
-b1_reduce:
-	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
-	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
-	WORD $0x6e21d421 // faddp v1.4s, v1.4s, v1.4s
-	WORD $0x6e21d421 // faddp v1.4s, v1.4s, v1.4s
-	WORD $0x6e22d442 // faddp v2.4s, v2.4s, v2.4s
-	WORD $0x6e22d442 // faddp v2.4s, v2.4s, v2.4s
-	WORD $0x6e23d463 // faddp v3.4s, v3.4s, v3.4s
-	WORD $0x6e23d463 // faddp v3.4s, v3.4s, v3.4s
-	WORD $0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
-	WORD $0x6e24d484 // faddp v4.4s, v4.4s, v4.4s
-	WORD $0x6e25d4a5 // faddp v5.4s, v5.4s, v5.4s
-	WORD $0x6e25d4a5 // faddp v5.4s, v5.4s, v5.4s
-	WORD $0x6e26d4c6 // faddp v6.4s, v6.4s, v6.4s
-	WORD $0x6e26d4c6 // faddp v6.4s, v6.4s, v6.4s
-	FMOVS alpha+72(FP), F21
-	FMULS F21, F0, F0
-	FMULS F21, F1, F1
-	FMULS F21, F2, F2
-	FMULS F21, F3, F3
-	FMULS F21, F4, F4
-	FMULS F21, F5, F5
-	FMULS F21, F6, F6
-	FMOVS beta+76(FP), F22
-	FCMPS $(0.0), F22
-	BEQ b1_b0
-	MOVD R6, R10
-	FMOVS 0(R10), F23
-	FMULS F22, F23, F23
-	FADDS F23, F0, F0
-	FMOVS F0, 0(R10)
-	ADD R7, R10
-	FMOVS 0(R10), F23
-	FMULS F22, F23, F23
-	FADDS F23, F1, F1
-	FMOVS F1, 0(R10)
-	ADD R7, R10
-	FMOVS 0(R10), F23
-	FMULS F22, F23, F23
-	FADDS F23, F2, F2
-	FMOVS F2, 0(R10)
-	ADD R7, R10
-	FMOVS 0(R10), F23
-	FMULS F22, F23, F23
-	FADDS F23, F3, F3
-	FMOVS F3, 0(R10)
-	ADD R7, R10
-	FMOVS 0(R10), F23
-	FMULS F22, F23, F23
-	FADDS F23, F4, F4
-	FMOVS F4, 0(R10)
-	ADD R7, R10
-	FMOVS 0(R10), F23
-	FMULS F22, F23, F23
-	FADDS F23, F5, F5
-	FMOVS F5, 0(R10)
-	ADD R7, R10
-	FMOVS 0(R10), F23
-	FMULS F22, F23, F23
-	FADDS F23, F6, F6
-	FMOVS F6, 0(R10)
-	B b1_stored
-b1_b0:
-	MOVD R6, R10
-	FMOVS F0, 0(R10)
-	ADD R7, R10
-	FMOVS F1, 0(R10)
-	ADD R7, R10
-	FMOVS F2, 0(R10)
-	ADD R7, R10
-	FMOVS F3, 0(R10)
-	ADD R7, R10
-	FMOVS F4, 0(R10)
-	ADD R7, R10
-	FMOVS F5, 0(R10)
-	ADD R7, R10
-	FMOVS F6, 0(R10)
-b1_stored:
-	ADD R3, R2
-	ADD $4, R6
-	SUB $1, R0
-	B rows1
-done:
-	RET
-
-// func wdotsInt88NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsInt88NEON(SB), NOSPLIT, $0-80
-	MOVD rows+0(FP), R0
-	MOVD groups+8(FP), R1
-	MOVD w+16(FP), R2
-	MOVD ldw+24(FP), R3
-	MOVD x+32(FP), R4
-	MOVD ldx+40(FP), R5
-	LSL $2, R5
-	MOVD xt+48(FP), R11
-	MOVD c+56(FP), R6
-	MOVD ldc+64(FP), R7
-	LSL $2, R7
-	MOVD $1, R9
-	MUL R3, R9
 rows1:
 	CMP $1, R0
 	BLT done
@@ -14404,357 +11411,137 @@ rows1:
 	MOVD R2, R21
 	MOVD R1, R8
 b1_g:
-	CBZ R8, b1_tail
-	FMOVQ 0(R12), F8
-	FMOVQ 16(R12), F9
-	FMOVQ 0(R13), F10
-	FMOVQ 16(R13), F11
+	CBZ R8, b1_reduce
+	FMOVS 0(R21), F17
+	FMOVQ 4(R21), F9
+	FMOVQ 20(R21), F11
+	WORD $0x0f08a528 // sxtl v8.8h, v9.8b
+	WORD $0x4f08a529 // sxtl2 v9.8h, v9.16b
+	WORD $0x0f08a56a // sxtl v10.8h, v11.8b
+	WORD $0x4f08a56b // sxtl2 v11.8h, v11.16b
+	FMOVQ 0(R12), F12
+	FMOVQ 16(R12), F13
+	FMOVQ 32(R12), F14
+	FMOVQ 48(R12), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911200 // fmla v0.4s, v16.4s, v17.s[0]
+	FMOVQ 0(R13), F12
+	FMOVQ 16(R13), F13
+	FMOVQ 32(R13), F14
+	FMOVQ 48(R13), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911201 // fmla v1.4s, v16.4s, v17.s[0]
 	FMOVQ 0(R14), F12
 	FMOVQ 16(R14), F13
-	FMOVQ 0(R15), F14
-	FMOVQ 16(R15), F15
-	FMOVQ 0(R16), F16
-	FMOVQ 16(R16), F17
-	FMOVQ 0(R17), F18
-	FMOVQ 16(R17), F19
-	FMOVQ 0(R19), F20
-	FMOVQ 16(R19), F21
-	FMOVQ 0(R20), F22
-	FMOVQ 16(R20), F23
-	FMOVS 0(R21), F27
-	FMOVD 4(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V8.S4, V0.S4
-	VFMLA V24.S4, V9.S4, V0.S4
-	VFMLA V25.S4, V10.S4, V1.S4
-	VFMLA V24.S4, V11.S4, V1.S4
-	VFMLA V25.S4, V12.S4, V2.S4
-	VFMLA V24.S4, V13.S4, V2.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V7.S4
-	VFMLA V24.S4, V23.S4, V7.S4
-	FMOVQ 32(R12), F8
-	FMOVQ 48(R12), F9
-	FMOVQ 32(R13), F10
-	FMOVQ 48(R13), F11
-	FMOVQ 32(R14), F12
-	FMOVQ 48(R14), F13
+	FMOVQ 32(R14), F14
+	FMOVQ 48(R14), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911202 // fmla v2.4s, v16.4s, v17.s[0]
+	FMOVQ 0(R15), F12
+	FMOVQ 16(R15), F13
 	FMOVQ 32(R15), F14
 	FMOVQ 48(R15), F15
-	FMOVQ 32(R16), F16
-	FMOVQ 48(R16), F17
-	FMOVQ 32(R17), F18
-	FMOVQ 48(R17), F19
-	FMOVQ 32(R19), F20
-	FMOVQ 48(R19), F21
-	FMOVQ 32(R20), F22
-	FMOVQ 48(R20), F23
-	FMOVS 0(R21), F27
-	FMOVD 12(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V8.S4, V0.S4
-	VFMLA V24.S4, V9.S4, V0.S4
-	VFMLA V25.S4, V10.S4, V1.S4
-	VFMLA V24.S4, V11.S4, V1.S4
-	VFMLA V25.S4, V12.S4, V2.S4
-	VFMLA V24.S4, V13.S4, V2.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V7.S4
-	VFMLA V24.S4, V23.S4, V7.S4
-	FMOVQ 64(R12), F8
-	FMOVQ 80(R12), F9
-	FMOVQ 64(R13), F10
-	FMOVQ 80(R13), F11
-	FMOVQ 64(R14), F12
-	FMOVQ 80(R14), F13
-	FMOVQ 64(R15), F14
-	FMOVQ 80(R15), F15
-	FMOVQ 64(R16), F16
-	FMOVQ 80(R16), F17
-	FMOVQ 64(R17), F18
-	FMOVQ 80(R17), F19
-	FMOVQ 64(R19), F20
-	FMOVQ 80(R19), F21
-	FMOVQ 64(R20), F22
-	FMOVQ 80(R20), F23
-	FMOVS 0(R21), F27
-	FMOVD 20(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V8.S4, V0.S4
-	VFMLA V24.S4, V9.S4, V0.S4
-	VFMLA V25.S4, V10.S4, V1.S4
-	VFMLA V24.S4, V11.S4, V1.S4
-	VFMLA V25.S4, V12.S4, V2.S4
-	VFMLA V24.S4, V13.S4, V2.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V7.S4
-	VFMLA V24.S4, V23.S4, V7.S4
-	FMOVQ 96(R12), F8
-	FMOVQ 112(R12), F9
-	FMOVQ 96(R13), F10
-	FMOVQ 112(R13), F11
-	FMOVQ 96(R14), F12
-	FMOVQ 112(R14), F13
-	FMOVQ 96(R15), F14
-	FMOVQ 112(R15), F15
-	FMOVQ 96(R16), F16
-	FMOVQ 112(R16), F17
-	FMOVQ 96(R17), F18
-	FMOVQ 112(R17), F19
-	FMOVQ 96(R19), F20
-	FMOVQ 112(R19), F21
-	FMOVQ 96(R20), F22
-	FMOVQ 112(R20), F23
-	FMOVS 0(R21), F27
-	FMOVD 28(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V8.S4, V0.S4
-	VFMLA V24.S4, V9.S4, V0.S4
-	VFMLA V25.S4, V10.S4, V1.S4
-	VFMLA V24.S4, V11.S4, V1.S4
-	VFMLA V25.S4, V12.S4, V2.S4
-	VFMLA V24.S4, V13.S4, V2.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V7.S4
-	VFMLA V24.S4, V23.S4, V7.S4
-	ADD $128, R12
-	ADD $128, R13
-	ADD $128, R14
-	ADD $128, R15
-	ADD $128, R16
-	ADD $128, R17
-	ADD $128, R19
-	ADD $128, R20
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911203 // fmla v3.4s, v16.4s, v17.s[0]
+	FMOVQ 0(R16), F12
+	FMOVQ 16(R16), F13
+	FMOVQ 32(R16), F14
+	FMOVQ 48(R16), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911204 // fmla v4.4s, v16.4s, v17.s[0]
+	FMOVQ 0(R17), F12
+	FMOVQ 16(R17), F13
+	FMOVQ 32(R17), F14
+	FMOVQ 48(R17), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911205 // fmla v5.4s, v16.4s, v17.s[0]
+	FMOVQ 0(R19), F12
+	FMOVQ 16(R19), F13
+	FMOVQ 32(R19), F14
+	FMOVQ 48(R19), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911206 // fmla v6.4s, v16.4s, v17.s[0]
+	FMOVQ 0(R20), F12
+	FMOVQ 16(R20), F13
+	FMOVQ 32(R20), F14
+	FMOVQ 48(R20), F15
+	WORD $0x0e6cc110 // smull v16.4s, v8.4h, v12.4h
+	WORD $0x4e6c8110 // smlal2 v16.4s, v8.8h, v12.8h
+	WORD $0x0e6d8130 // smlal v16.4s, v9.4h, v13.4h
+	WORD $0x4e6d8130 // smlal2 v16.4s, v9.8h, v13.8h
+	WORD $0x0e6e8150 // smlal v16.4s, v10.4h, v14.4h
+	WORD $0x4e6e8150 // smlal2 v16.4s, v10.8h, v14.8h
+	WORD $0x0e6f8170 // smlal v16.4s, v11.4h, v15.4h
+	WORD $0x4e6f8170 // smlal2 v16.4s, v11.8h, v15.8h
+	WORD $0x4e21da10 // scvtf v16.4s, v16.4s
+	WORD $0x4f911207 // fmla v7.4s, v16.4s, v17.s[0]
+	ADD $64, R12
+	ADD $64, R13
+	ADD $64, R14
+	ADD $64, R15
+	ADD $64, R16
+	ADD $64, R17
+	ADD $64, R19
+	ADD $64, R20
 	ADD $36, R21
 	SUB $1, R8
 	B b1_g
-b1_tail:
-	CBZ R11, b1_reduce
-	MOVD $128, R10
-	MOVD R11, R12
-	ADD R10, R12, R13
-	ADD R10, R13, R14
-	ADD R10, R14, R15
-	ADD R10, R15, R16
-	ADD R10, R16, R17
-	ADD R10, R17, R19
-	ADD R10, R19, R20
-	FMOVQ 0(R12), F8
-	FMOVQ 16(R12), F9
-	FMOVQ 0(R13), F10
-	FMOVQ 16(R13), F11
-	FMOVQ 0(R14), F12
-	FMOVQ 16(R14), F13
-	FMOVQ 0(R15), F14
-	FMOVQ 16(R15), F15
-	FMOVQ 0(R16), F16
-	FMOVQ 16(R16), F17
-	FMOVQ 0(R17), F18
-	FMOVQ 16(R17), F19
-	FMOVQ 0(R19), F20
-	FMOVQ 16(R19), F21
-	FMOVQ 0(R20), F22
-	FMOVQ 16(R20), F23
-	FMOVS 0(R21), F27
-	FMOVD 4(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V8.S4, V0.S4
-	VFMLA V24.S4, V9.S4, V0.S4
-	VFMLA V25.S4, V10.S4, V1.S4
-	VFMLA V24.S4, V11.S4, V1.S4
-	VFMLA V25.S4, V12.S4, V2.S4
-	VFMLA V24.S4, V13.S4, V2.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V7.S4
-	VFMLA V24.S4, V23.S4, V7.S4
-	FMOVQ 32(R12), F8
-	FMOVQ 48(R12), F9
-	FMOVQ 32(R13), F10
-	FMOVQ 48(R13), F11
-	FMOVQ 32(R14), F12
-	FMOVQ 48(R14), F13
-	FMOVQ 32(R15), F14
-	FMOVQ 48(R15), F15
-	FMOVQ 32(R16), F16
-	FMOVQ 48(R16), F17
-	FMOVQ 32(R17), F18
-	FMOVQ 48(R17), F19
-	FMOVQ 32(R19), F20
-	FMOVQ 48(R19), F21
-	FMOVQ 32(R20), F22
-	FMOVQ 48(R20), F23
-	FMOVS 0(R21), F27
-	FMOVD 12(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V8.S4, V0.S4
-	VFMLA V24.S4, V9.S4, V0.S4
-	VFMLA V25.S4, V10.S4, V1.S4
-	VFMLA V24.S4, V11.S4, V1.S4
-	VFMLA V25.S4, V12.S4, V2.S4
-	VFMLA V24.S4, V13.S4, V2.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V7.S4
-	VFMLA V24.S4, V23.S4, V7.S4
-	FMOVQ 64(R12), F8
-	FMOVQ 80(R12), F9
-	FMOVQ 64(R13), F10
-	FMOVQ 80(R13), F11
-	FMOVQ 64(R14), F12
-	FMOVQ 80(R14), F13
-	FMOVQ 64(R15), F14
-	FMOVQ 80(R15), F15
-	FMOVQ 64(R16), F16
-	FMOVQ 80(R16), F17
-	FMOVQ 64(R17), F18
-	FMOVQ 80(R17), F19
-	FMOVQ 64(R19), F20
-	FMOVQ 80(R19), F21
-	FMOVQ 64(R20), F22
-	FMOVQ 80(R20), F23
-	FMOVS 0(R21), F27
-	FMOVD 20(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V8.S4, V0.S4
-	VFMLA V24.S4, V9.S4, V0.S4
-	VFMLA V25.S4, V10.S4, V1.S4
-	VFMLA V24.S4, V11.S4, V1.S4
-	VFMLA V25.S4, V12.S4, V2.S4
-	VFMLA V24.S4, V13.S4, V2.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V7.S4
-	VFMLA V24.S4, V23.S4, V7.S4
-	FMOVQ 96(R12), F8
-	FMOVQ 112(R12), F9
-	FMOVQ 96(R13), F10
-	FMOVQ 112(R13), F11
-	FMOVQ 96(R14), F12
-	FMOVQ 112(R14), F13
-	FMOVQ 96(R15), F14
-	FMOVQ 112(R15), F15
-	FMOVQ 96(R16), F16
-	FMOVQ 112(R16), F17
-	FMOVQ 96(R17), F18
-	FMOVQ 112(R17), F19
-	FMOVQ 96(R19), F20
-	FMOVQ 112(R19), F21
-	FMOVQ 96(R20), F22
-	FMOVQ 112(R20), F23
-	FMOVS 0(R21), F27
-	FMOVD 28(R21), F24
-	WORD $0x0f08a718 // sxtl v24.8h, v24.8b
-	WORD $0x0f10a719 // sxtl v25.4s, v24.4h
-	WORD $0x4f10a718 // sxtl2 v24.4s, v24.8h
-	WORD $0x4e21db39 // scvtf v25.4s, v25.4s
-	WORD $0x4e21db18 // scvtf v24.4s, v24.4s
-	WORD $0x4f9b9339 // fmul v25.4s, v25.4s, v27.s[0]
-	WORD $0x4f9b9318 // fmul v24.4s, v24.4s, v27.s[0]
-	VFMLA V25.S4, V8.S4, V0.S4
-	VFMLA V24.S4, V9.S4, V0.S4
-	VFMLA V25.S4, V10.S4, V1.S4
-	VFMLA V24.S4, V11.S4, V1.S4
-	VFMLA V25.S4, V12.S4, V2.S4
-	VFMLA V24.S4, V13.S4, V2.S4
-	VFMLA V25.S4, V14.S4, V3.S4
-	VFMLA V24.S4, V15.S4, V3.S4
-	VFMLA V25.S4, V16.S4, V4.S4
-	VFMLA V24.S4, V17.S4, V4.S4
-	VFMLA V25.S4, V18.S4, V5.S4
-	VFMLA V24.S4, V19.S4, V5.S4
-	VFMLA V25.S4, V20.S4, V6.S4
-	VFMLA V24.S4, V21.S4, V6.S4
-	VFMLA V25.S4, V22.S4, V7.S4
-	VFMLA V24.S4, V23.S4, V7.S4
 b1_reduce:
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
 	WORD $0x6e20d400 // faddp v0.4s, v0.4s, v0.4s
@@ -14772,57 +11559,64 @@ b1_reduce:
 	WORD $0x6e26d4c6 // faddp v6.4s, v6.4s, v6.4s
 	WORD $0x6e27d4e7 // faddp v7.4s, v7.4s, v7.4s
 	WORD $0x6e27d4e7 // faddp v7.4s, v7.4s, v7.4s
-	FMOVS alpha+72(FP), F24
-	FMULS F24, F0, F0
-	FMULS F24, F1, F1
-	FMULS F24, F2, F2
-	FMULS F24, F3, F3
-	FMULS F24, F4, F4
-	FMULS F24, F5, F5
-	FMULS F24, F6, F6
-	FMULS F24, F7, F7
-	FMOVS beta+76(FP), F25
-	FCMPS $(0.0), F25
+	FMOVS 0(R11), F17
+	FMULS F17, F0, F0
+	FMOVS 4(R11), F17
+	FMULS F17, F1, F1
+	FMOVS 8(R11), F17
+	FMULS F17, F2, F2
+	FMOVS 12(R11), F17
+	FMULS F17, F3, F3
+	FMOVS 16(R11), F17
+	FMULS F17, F4, F4
+	FMOVS 20(R11), F17
+	FMULS F17, F5, F5
+	FMOVS 24(R11), F17
+	FMULS F17, F6, F6
+	FMOVS 28(R11), F17
+	FMULS F17, F7, F7
+	FMOVS beta+72(FP), F16
+	FCMPS $(0.0), F16
 	BEQ b1_b0
 	MOVD R6, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F0, F0
+	FMOVS 0(R10), F12
+	FMULS F16, F12, F12
+	FADDS F12, F0, F0
 	FMOVS F0, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F1, F1
+	FMOVS 0(R10), F12
+	FMULS F16, F12, F12
+	FADDS F12, F1, F1
 	FMOVS F1, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F2, F2
+	FMOVS 0(R10), F12
+	FMULS F16, F12, F12
+	FADDS F12, F2, F2
 	FMOVS F2, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F3, F3
+	FMOVS 0(R10), F12
+	FMULS F16, F12, F12
+	FADDS F12, F3, F3
 	FMOVS F3, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F4, F4
+	FMOVS 0(R10), F12
+	FMULS F16, F12, F12
+	FADDS F12, F4, F4
 	FMOVS F4, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F5, F5
+	FMOVS 0(R10), F12
+	FMULS F16, F12, F12
+	FADDS F12, F5, F5
 	FMOVS F5, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F6, F6
+	FMOVS 0(R10), F12
+	FMULS F16, F12, F12
+	FADDS F12, F6, F6
 	FMOVS F6, 0(R10)
 	ADD R7, R10
-	FMOVS 0(R10), F26
-	FMULS F25, F26, F26
-	FADDS F26, F7, F7
+	FMOVS 0(R10), F12
+	FMULS F16, F12, F12
+	FADDS F12, F7, F7
 	FMOVS F7, 0(R10)
 	B b1_stored
 b1_b0:

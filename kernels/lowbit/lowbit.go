@@ -331,6 +331,60 @@ func (m *Int8) Float32() []float32 {
 	return out
 }
 
+// Int16Max is the largest magnitude QuantizeInt16 gives an activation.
+const Int16Max = 32767
+
+// minInt16Max is the smallest max|x| QuantizeInt16 accepts: its scale,
+// max|x|/Int16Max, must be a normal float32.
+const minInt16Max = Int16Max * 0x1p-126
+
+// QuantizeInt16 quantizes the activations x for the products over Int8
+// weights, which multiply int8 weights by int16 activations exactly in
+// integers: it sets q[p] to x[p]/scale rounded to the nearest integer
+// (ties to even), where scale = max|x|/Int16Max rounded to float32, so
+// that |q[p]| <= Int16Max and |x[p] - scale*q[p]| <= scale/2 (plus
+// float32's rounding of scale, under 2⁻²⁴ of |x[p]|). It returns scale and
+// true; when every element is 0, scale is 0 and q zeros. It returns false,
+// leaving q unspecified, when an element is not finite or max|x| is
+// positive but below Int16Max·2⁻¹²⁶ (the scale would not be a normal
+// float32): the products compute such rows in float32 instead. It panics
+// if len(q) < len(x).
+func QuantizeInt16(q []int16, x []float32) (scale float32, ok bool) {
+	if len(q) < len(x) {
+		panic(fmt.Sprintf("lowbit.QuantizeInt16: len(q) = %d, want >= len(x) = %d", len(q), len(x)))
+	}
+	// The encodings of |x[p]| order as the magnitudes do, infinities and
+	// NaNs above every finite value.
+	var mb uint32
+	for _, v := range x {
+		mb = max(mb, math.Float32bits(v)&^(1<<31))
+	}
+	if mb >= 0x7f800000 {
+		return 0, false // NaN or infinity
+	}
+	mx := math.Float32frombits(mb)
+	if mx == 0 {
+		clear(q[:len(x)])
+		return 0, true
+	}
+	if mx < minInt16Max {
+		return 0, false
+	}
+	scale = float32(float64(mx) / Int16Max)
+	inv := 1 / float64(scale)
+	// Adding 1.5·2⁵² rounds a float64 of magnitude below 2⁵¹ to an
+	// integer n, to nearest with ties to even, and leaves 2⁵¹+n in the
+	// mantissa; the conversion before the addition keeps the product
+	// rounded on its own, never fused.
+	const round = 0x1.8p52
+	q = q[:len(x)]
+	for p, v := range x {
+		r := int64(math.Float64bits(float64(float64(v)*inv)+round)&(1<<52-1)) - 1<<51
+		q[p] = int16(max(-Int16Max, min(Int16Max, r)))
+	}
+	return scale, true
+}
+
 func checkShape(fn string, n, k int) {
 	if n < 0 || k < 0 {
 		panic(fmt.Sprintf("lowbit.%s: n = %d, k = %d, must be >= 0", fn, n, k))

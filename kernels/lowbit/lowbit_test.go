@@ -279,3 +279,83 @@ func TestChecks(t *testing.T) {
 	(&BF16{N: 2, K: 33, Data: make([]uint16, 128)}).Check("f")
 	(&Int8{N: 0, K: 0}).Check("f")
 }
+
+// TestQuantizeInt16 checks QuantizeInt16's contract on a table of rows:
+// the scale is max|x|/Int16Max in float32, every q within Int16Max, every
+// element within half a scale step (and float32's rounding of the scale)
+// of scale*q, the largest element at ±Int16Max, ties to even; rows with a
+// NaN, an infinity or only tiny elements are refused.
+func TestQuantizeInt16(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	normal := make([]float32, 200)
+	for i := range normal {
+		normal[i] = float32(r.NormFloat64() * 3)
+	}
+	huge := []float32{math.MaxFloat32, -1, 1e30, -math.MaxFloat32 / 3}
+	// With max 32767, the scale is 1 and x/scale is x: ties go to even.
+	ties := []float32{32767, 0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 7.25, -7.75}
+	tiesQ := []int16{32767, 0, 2, 2, 0, -2, -2, 7, -8}
+	small := []float32{minInt16Max, -minInt16Max / 2, 0}
+	subnormal := []float32{1, 1e-40, -1e-45} // a normal max: tiny elements quantize to 0
+	for _, tc := range []struct {
+		name string
+		x    []float32
+		ok   bool
+		q    []int16 // expected q when not nil
+	}{
+		{"empty", nil, true, []int16{}},
+		{"zeros", []float32{0, float32(math.Copysign(0, -1)), 0}, true, []int16{0, 0, 0}},
+		{"normal", normal, true, nil},
+		{"huge", huge, true, nil},
+		{"ties", ties, true, tiesQ},
+		{"smallest accepted max", small, true, nil},
+		{"subnormal elements", subnormal, true, []int16{32767, 0, 0}},
+		{"NaN", []float32{1, float32(math.NaN()), 2}, false, nil},
+		{"+Inf", []float32{1, float32(math.Inf(1))}, false, nil},
+		{"-Inf", []float32{float32(math.Inf(-1)), 1}, false, nil},
+		{"max too small", []float32{minInt16Max / 2, 0}, false, nil},
+		{"subnormal max", []float32{1e-42, -1e-44}, false, nil},
+	} {
+		q := make([]int16, len(tc.x)+2)
+		q[len(tc.x)], q[len(tc.x)+1] = 11, 12
+		scale, ok := QuantizeInt16(q, tc.x)
+		if ok != tc.ok {
+			t.Errorf("%s: ok = %v, want %v", tc.name, ok, tc.ok)
+			continue
+		}
+		if q[len(tc.x)] != 11 || q[len(tc.x)+1] != 12 {
+			t.Errorf("%s: wrote beyond len(x)", tc.name)
+		}
+		if !ok {
+			continue
+		}
+		var mx float64
+		for _, v := range tc.x {
+			mx = math.Max(mx, math.Abs(float64(v)))
+		}
+		if want := float32(mx / Int16Max); scale != want {
+			t.Errorf("%s: scale = %v, want %v", tc.name, scale, want)
+		}
+		for p, v := range tc.x {
+			if tc.q != nil && q[p] != tc.q[p] {
+				t.Errorf("%s: q[%d] = %d, want %d", tc.name, p, q[p], tc.q[p])
+			}
+			if q[p] > Int16Max || q[p] < -Int16Max {
+				t.Errorf("%s: q[%d] = %d beyond ±%d", tc.name, p, q[p], Int16Max)
+			}
+			err := math.Abs(float64(v) - float64(scale)*float64(q[p]))
+			if err > float64(scale)*(0.5+0x1p-20) {
+				t.Errorf("%s: x[%d] = %v, scale*q = %v: error %g over half a step %g", tc.name, p, v, float64(scale)*float64(q[p]), err, float64(scale)/2)
+			}
+			if math.Abs(float64(v)) == mx && mx > 0 && q[p] != Int16Max && q[p] != -Int16Max {
+				t.Errorf("%s: the largest element x[%d] = %v quantized to %d", tc.name, p, v, q[p])
+			}
+		}
+	}
+	defer func() {
+		if e := recover(); e == nil || !strings.Contains(e.(string), "lowbit.QuantizeInt16: len(q) = 1, want >= len(x) = 2") {
+			t.Errorf("short q: panic %v", e)
+		}
+	}()
+	QuantizeInt16(make([]int16, 1), []float32{1, 2})
+}

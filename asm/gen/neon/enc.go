@@ -12,9 +12,10 @@ import "fmt"
 // set encoding"):
 //
 //   - three registers, same type (fadd, fsub, fmul, fdiv, fmax, fmin,
-//     fcmge, faddp):
-//     base | Rm<<16 | Rn<<5 | Rd, where base fixes Q (bit 30, 1 = 128-bit),
-//     U (bit 29), sz (bit 22, 0 = single, 1 = double) and the opcode;
+//     fcmge, faddp) or different types (smull, smlal, smlal2):
+//     base | Rm<<16 | Rn<<5 | Rd, where base fixes Q (bit 30, 1 = 128-bit
+//     or the upper halves), U (bit 29), the size (bits 22-23) and the
+//     opcode;
 //   - vector by element, single precision (fmla, fmul):
 //     base | L<<21 | Rm<<16 | H<<11 | Rn<<5 | Rd, where the lane index is
 //     H:L and Rm is five bits (M, bit 20, is its high bit);
@@ -54,6 +55,10 @@ const (
 	baseSXTL4S   = 0x0f10a400 // SXTL Vd.4S, Vn.4H (SSHLL #0)
 	baseSXTL24S  = 0x4f10a400 // SXTL2 Vd.4S, Vn.8H (SSHLL2 #0)
 	baseSCVTF4S  = 0x4e21d800 // SCVTF Vd.4S, Vn.4S
+	baseSXTL28H  = 0x4f08a400 // SXTL2 Vd.8H, Vn.16B (SSHLL2 #0)
+	baseSMULL4S  = 0x0e60c000 // SMULL Vd.4S, Vn.4H, Vm.4H
+	baseSMLAL4S  = 0x0e608000 // SMLAL Vd.4S, Vn.4H, Vm.4H
+	baseSMLAL24S = 0x4e608000 // SMLAL2 Vd.4S, Vn.8H, Vm.8H
 )
 
 func reg5(r int) uint32 {
@@ -137,6 +142,29 @@ func sxtl4s(d, n int) inst { return two(baseSXTL4S, fmt.Sprintf("sxtl v%d.4s, v%
 // sxtl24s sign-extends the four halfwords of Vn's high half to words.
 func sxtl24s(d, n int) inst {
 	return two(baseSXTL24S, fmt.Sprintf("sxtl2 v%d.4s, v%d.8h", d, n), d, n)
+}
+
+// sxtl28h sign-extends the eight bytes of Vn's high half to halfwords.
+func sxtl28h(d, n int) inst {
+	return two(baseSXTL28H, fmt.Sprintf("sxtl2 v%d.8h, v%d.16b", d, n), d, n)
+}
+
+// smull4s is Vd.4S = Vn.4H * Vm.4H, the low halfwords widened to words.
+func smull4s(d, n, m int) inst { return widen3(baseSMULL4S, "smull", "4h", d, n, m) }
+
+// smlal4s is Vd.4S += Vn.4H * Vm.4H, the low halfwords widened to words.
+func smlal4s(d, n, m int) inst { return widen3(baseSMLAL4S, "smlal", "4h", d, n, m) }
+
+// smlal24s is Vd.4S += Vn.8H * Vm.8H of the high halfwords, widened.
+func smlal24s(d, n, m int) inst { return widen3(baseSMLAL24S, "smlal2", "8h", d, n, m) }
+
+// widen3 encodes a three-register instruction with 4S results from
+// halfword operands of arrangement arr.
+func widen3(base uint32, name, arr string, d, n, m int) inst {
+	return inst{
+		word: base | reg5(m)<<16 | reg5(n)<<5 | reg5(d),
+		text: fmt.Sprintf("%s v%d.4s, v%d.%s, v%d.%s", name, d, n, arr, m, arr),
+	}
 }
 
 // scvtf4s converts four signed words to float32.

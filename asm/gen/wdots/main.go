@@ -2,24 +2,30 @@
 // products over low-bit weights of package kernels/amd64 into
 // wdots_amd64.s (see kernels/internal/wdots for their contract):
 //
-// wdots<T><r>: for i < r, j < rows, c[i*ldc+j] = alpha*Σ_p x_i[p]·w_j[p] +
-// beta*c[i*ldc+j], W's row j a row of groups of 32 weights of type T
-// (BF16: 64 bytes, the halves of 32-bit words interleaved as package
-// lowbit stores them; Int8: 36 bytes, a float32 scale and 32 int8).
+// wdotsBF16<r>: for i < r, j < rows, c[i*ldc+j] = alpha*Σ_p x_i[p]·w_j[p]
+// + beta*c[i*ldc+j], W's row j a row of groups of 32 bfloat16 weights (64
+// bytes, the halves of 32-bit words interleaved as package lowbit stores
+// them) and x float32. Each group of a row is converted to float32
+// vectors in registers (the words shifted left by 16, and masked to their
+// upper halves) and each vector is multiplied with the r rows of x, read
+// from memory, into one vector accumulator per (i, j), in the order of p.
+// The groups in place come first, then, when the argument xt is not nil,
+// one more group whose x is read from xt.
+//
+// wdotsInt8<r>: for i < r, j < rows, c[i*ldc+j] = xs[i]·Σ_g s_jg·Σ_{p in
+// g} x_i[p]·q_j[p] + beta*c[i*ldc+j], W's row j a row of groups of 32
+// int8 weights q with a float32 scale s (36 bytes: the scale, then q) and
+// x int16, whole groups (the driver pads x). Each group's sums are exact
+// int32 lanes (int8Body), converted to float32 and multiplied by the
+// group's scale into one vector accumulator per (i, j).
 //
 // Rows of W go R at a time (R from the register budget), then one at a
-// time. Each group of a row is converted to float32 vectors in registers
-// (bf16: the words shifted left by 16, and masked to their upper halves;
-// int8: VPMOVSXBD, VCVTDQ2PS, times the group's scale) and each vector is
-// multiplied with the r rows of x, read from memory, into one vector
-// accumulator per (i, j), in the order of p. The groups in place come
-// first, then, when the argument xt is not nil, one more group whose x is
-// read from xt. The accumulators are reduced across their lanes at the
-// end, so a result does not depend on the block its row was in.
-//
-// The kernels read c only when beta is not ±0, and never touch memory
-// outside the rows×(groups+1) blocks of W, the r rows of x and xt, and
-// the r×rows region of c given.
+// time; each group of a block prefetches the same group of the next
+// block's rows (PREFETCHT0, which never faults). The accumulators are reduced across their lanes at the end, so a
+// result does not depend on the block its row was in. The kernels read c
+// only when beta is not ±0, and never touch memory outside the
+// rows×(groups+1) blocks of W, the r rows of x (and xt), and the r×rows
+// region of c given.
 package main
 
 import (
@@ -35,22 +41,24 @@ import (
 // maxR is the largest number of rows of x a kernel takes.
 const maxR = 8
 
-// group is the number of weights of a group, and groupX its x's bytes.
-const (
-	group  = 32
-	groupX = 4 * group
-)
+// group is the number of weights of a group.
+const group = 32
 
-// format is a weight type.
+// format is a weight type: its name, the bytes of a group of W and the
+// bytes of an element of x (float32 for bf16, int16 for int8).
 type format struct {
 	name       string
 	blockBytes int
+	xBytes     int
 }
 
 var (
-	bf16 = &format{name: "BF16", blockBytes: 2 * group}
-	int8 = &format{name: "Int8", blockBytes: 4 + group}
+	bf16 = &format{name: "BF16", blockBytes: 2 * group, xBytes: 4}
+	int8 = &format{name: "Int8", blockBytes: 4 + group, xBytes: 2}
 )
+
+// groupX is the bytes of x a group of f multiplies.
+func (f *format) groupX() int { return f.xBytes * group }
 
 // rowsAtOnce returns R, the rows of W a kernel of r rows of x takes at
 // once: r·R accumulators and the conversion's four temporaries fit the
@@ -81,10 +89,17 @@ func main() {
 func kernel(s *x86.ISA, f *format, r int) {
 	name := fmt.Sprintf("wdots%s%d%s", f.name, r, s.Name)
 	R := rowsAtOnce(s, r)
-	x86.Func(name, "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)",
-		fmt.Sprintf("%s sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]", name),
-		fmt.Sprintf("for i < %d, j < rows (rows >= 1) over %s groups of W (see kernels/internal/wdots),", r, f.name),
-		fmt.Sprintf("not reading c when beta is ±0. Rows of W go %d at a time, then one at a time. Requires %s.", R, s.Req))
+	if f == bf16 {
+		x86.Func(name, "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)",
+			fmt.Sprintf("%s sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]", name),
+			fmt.Sprintf("for i < %d, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/wdots),", r),
+			fmt.Sprintf("not reading c when beta is ±0. Rows of W go %d at a time, then one at a time. Requires %s.", R, s.Req))
+	} else {
+		x86.Func(name, "func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)",
+			fmt.Sprintf("%s sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]", name),
+			fmt.Sprintf("for i < %d, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),", r),
+			fmt.Sprintf("not reading c when beta is ±0. Rows of W go %d at a time, then one at a time. Requires %s.", R, s.Req))
+	}
 	rows := x86.Addr(Param("rows"))
 	wp := x86.Addr(Param("w"))
 	cp := x86.Addr(Param("c"))
@@ -149,11 +164,40 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 		}
 		return Mem{Base: base, Index: ldw3, Scale: 1, Disp: disp}
 	}
+	// pf: the same group of the next block's rows (R rows on), prefetched
+	// while this block's is read. A row of W is short (K·9/8 bytes for
+	// int8), too short for the hardware's stream prefetchers to run ahead
+	// of R rows read at once; the next block's rows are read next.
+	var pf, pf4 reg.GPVirtual
+	if R > 1 {
+		pf = GP64()
+		IMUL3Q(U32(R), ldw, pf)
+		ADDQ(p0, pf)
+		if R > 4 {
+			pf4 = GP64()
+			LEAQ(Mem{Base: pf, Index: ldw, Scale: 4}, pf4)
+		}
+	}
+	pfAt := func(j int) Mem {
+		base := pf
+		if j >= 4 {
+			base, j = pf4, j-4
+		}
+		switch j {
+		case 0:
+			return Mem{Base: base}
+		case 1:
+			return Mem{Base: base, Index: ldw, Scale: 1}
+		case 2:
+			return Mem{Base: base, Index: ldw, Scale: 2}
+		}
+		return Mem{Base: base, Index: ldw3, Scale: 1}
+	}
 	xp := x86.Arg("x")
 	var ldx, ldx3, xp4 reg.GPVirtual
 	if r > 1 {
 		ldx = x86.Arg("ldx")
-		SHLQ(U8(2), ldx)
+		IMUL3Q(U32(f.xBytes), ldx, ldx)
 	}
 	if r > 3 {
 		ldx3 = GP64()
@@ -185,8 +229,17 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	}
 	// body adds one group of every row of W times x into the accumulators.
 	body := func() {
+		if pf != nil {
+			for j := 0; j < R; j++ {
+				PREFETCHT0(pfAt(j))
+			}
+		}
+		if f == int8 {
+			int8Body(s, r, R, wAt, xAt, acc)
+			return
+		}
 		for j := 0; j < R; j++ {
-			for _, v := range convert(s, f, mask, func(disp int) Mem { return wAt(j, disp) }) {
+			for _, v := range convert(s, mask, func(disp int) Mem { return wAt(j, disp) }) {
 				for i := 0; i < r; i++ {
 					VFMADD231PS(xAt(i, v.xoff), v.w, acc[j][i])
 				}
@@ -202,15 +255,32 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	if p4 != nil {
 		ADDQ(U32(f.blockBytes), p4)
 	}
-	ADDQ(U32(groupX), xp)
+	if pf != nil {
+		ADDQ(U32(f.blockBytes), pf)
+	}
+	if pf4 != nil {
+		ADDQ(U32(f.blockBytes), pf4)
+	}
+	ADDQ(U32(f.groupX()), xp)
 	if xp4 != nil {
-		ADDQ(U32(groupX), xp4)
+		ADDQ(U32(f.groupX()), xp4)
 	}
 	DECQ(g)
 	JMP(LabelRef(name + "_g"))
 
-	// The padded last group, its x from xt (rows GroupSize floats apart).
+	// BF16: the padded last group, its x from xt (rows GroupSize floats
+	// apart). Int8's rows of x are padded to whole groups.
 	Label(name + "_tail")
+	if f == bf16 {
+		tail(f, name, xp, ldx, ldx3, xp4, body)
+	}
+	Label(name + "_reduce")
+	finish(s, f, r, R, name, acc)
+}
+
+// tail runs body once more on the group of x at xt, when xt is not nil.
+func tail(f *format, name string, xp, ldx, ldx3, xp4 reg.GPVirtual, body func()) {
+	groupX := f.groupX()
 	xt := x86.Addr(Param("xt"))
 	CMPQ(xt, U32(0))
 	JE(LabelRef(name + "_reduce"))
@@ -225,10 +295,12 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 		LEAQ(Mem{Base: xp, Disp: 4 * groupX}, xp4)
 	}
 	body()
-	Label(name + "_reduce")
+}
 
-	// Reduce each accumulator into its lane 0, scale by alpha, and store
-	// c[i*ldc+j] (+ beta*c when beta is not ±0).
+// finish reduces each accumulator into its lane 0, scales it (bf16: by
+// alpha; int8: acc[j][i] by xs[i]) and stores c[i*ldc+j] (+ beta*c when
+// beta is not ±0).
+func finish(s *x86.ISA, f *format, r, R int, name string, acc [][]reg.VecVirtual) {
 	var res []reg.VecVirtual
 	for j := 0; j < R; j++ {
 		res = append(res, acc[j]...)
@@ -242,10 +314,19 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 			s.SumToLane0(v)
 		}
 	}
-	alpha := XMM()
-	VMOVSS(x86.Addr(Param("alpha")), alpha)
-	for _, v := range res {
-		VMULSS(alpha, v.AsX(), v.AsX())
+	if f == bf16 {
+		alpha := XMM()
+		VMOVSS(x86.Addr(Param("alpha")), alpha)
+		for _, v := range res {
+			VMULSS(alpha, v.AsX(), v.AsX())
+		}
+	} else {
+		xs := x86.Arg("xs")
+		for j := 0; j < R; j++ {
+			for i := 0; i < r; i++ {
+				VMULSS(Mem{Base: xs, Disp: 4 * i}, acc[j][i].AsX(), acc[j][i].AsX())
+			}
+		}
 	}
 	var ldc reg.GPVirtual
 	if r > 1 {
@@ -283,6 +364,41 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	Label(name + "_stored")
 }
 
+// int8Body adds one Int8 group of each of the R rows of W times the r
+// int16 rows of x into the accumulators: the group's 32 weights
+// sign-extended to int16 (VPMOVSXBW), multiplied by x's and added in
+// pairs into int32 lanes (VPMADDWD; on AVX2 two such vectors added), the
+// lanes converted to float32 and multiplied by the group's scale into the
+// accumulator (one FMA). The integer sums are exact: |q| <= 127 and
+// |x| <= 32767 bound a lane by 4·127·32767 < 2³¹.
+func int8Body(s *x86.ISA, r, R int, wAt, xAt func(j, disp int) Mem, acc [][]reg.VecVirtual) {
+	for j := 0; j < R; j++ {
+		if s.Is512() {
+			w := ZMM()
+			VPMOVSXBW(wAt(j, 4), w)
+			for i := 0; i < r; i++ {
+				t := ZMM()
+				VPMADDWD(xAt(i, 0), w, t)
+				VCVTDQ2PS(t, t)
+				VFMADD231PS_BCST(wAt(j, 0), t, acc[j][i])
+			}
+			continue
+		}
+		w0, w1, scale := YMM(), YMM(), YMM()
+		VPMOVSXBW(wAt(j, 4), w0)
+		VPMOVSXBW(wAt(j, 4+group/2), w1)
+		VBROADCASTSS(wAt(j, 0), scale)
+		for i := 0; i < r; i++ {
+			t0, t1 := YMM(), YMM()
+			VPMADDWD(xAt(i, 0), w0, t0)
+			VPMADDWD(xAt(i, group), w1, t1)
+			VPADDD(t1, t0, t0)
+			VCVTDQ2PS(t0, t0)
+			VFMADD231PS(scale, t0, acc[j][i])
+		}
+	}
+}
+
 // wvec is a vector of weights in float32 and the byte offset, within the
 // group's x, of the elements it multiplies.
 type wvec struct {
@@ -290,39 +406,26 @@ type wvec struct {
 	xoff int
 }
 
-// convert loads the group of a row of W at at(0) and returns its weights
-// as float32 vectors, in the order of their x offsets.
-func convert(s *x86.ISA, f *format, mask reg.VecVirtual, at func(disp int) Mem) []wvec {
-	var out []wvec
-	if f == bf16 {
-		// Word d of the group is w[d] | w[16+d]<<16.
-		var lo, hi []wvec
-		for off := 0; off < 2*group; off += s.Bytes() {
-			u := s.Vec()
-			VMOVDQU32orU(s, at(off), u)
-			l := s.Vec()
-			VPSLLD(U8(16), u, l)
-			if s.Is512() {
-				VPANDD(mask, u, u)
-			} else {
-				VPAND(mask, u, u)
-			}
-			d := off / 4
-			lo = append(lo, wvec{l, 4 * d})
-			hi = append(hi, wvec{u, 4 * (group/2 + d)})
+// convert loads the BF16 group of a row of W at at(0) and returns its
+// weights as float32 vectors, in the order of their x offsets.
+func convert(s *x86.ISA, mask reg.VecVirtual, at func(disp int) Mem) []wvec {
+	// Word d of the group is w[d] | w[16+d]<<16.
+	var lo, hi []wvec
+	for off := 0; off < 2*group; off += s.Bytes() {
+		u := s.Vec()
+		VMOVDQU32orU(s, at(off), u)
+		l := s.Vec()
+		VPSLLD(U8(16), u, l)
+		if s.Is512() {
+			VPANDD(mask, u, u)
+		} else {
+			VPAND(mask, u, u)
 		}
-		return append(lo, hi...)
+		d := off / 4
+		lo = append(lo, wvec{l, 4 * d})
+		hi = append(hi, wvec{u, 4 * (group/2 + d)})
 	}
-	scale := s.Vec()
-	VBROADCASTSS(at(0), scale)
-	for p := 0; p < group; p += s.Lanes {
-		v := s.Vec()
-		VPMOVSXBD(at(4+p), v)
-		VCVTDQ2PS(v, v)
-		VMULPS(scale, v, v)
-		out = append(out, wvec{v, 4 * p})
-	}
-	return out
+	return append(lo, hi...)
 }
 
 // VMOVDQU32orU loads a whole vector of integers: VMOVDQU32 on ZMM,

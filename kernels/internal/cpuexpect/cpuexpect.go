@@ -19,7 +19,7 @@ func Implementations() []string {
 	if runtime.GOARCH == "amd64" && !Purego {
 		if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 			want = append(want, "avx2")
-			if cpu.X86.HasAVX512 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ {
+			if cpu.X86.HasAVX512 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW {
 				want = append(want, "avx512")
 			}
 		}

@@ -4,11 +4,15 @@
 // for every r <= len(kernels) rows of A.
 //
 // A kernel reads W a group of lowbit.GroupSize weights at a time, whole
-// groups only (rows are padded to whole groups with zero weights). The
-// driver hands it the rows of A for the whole groups in place and, when K
-// is not a multiple of the group size, a copy of the last partial group
-// of each row padded with zeros, so that no kernel reads x beyond K
-// elements or needs a masked load.
+// groups only (rows are padded to whole groups with zero weights). For
+// BF16 weights the driver hands it the rows of A for the whole groups in
+// place and, when K is not a multiple of the group size, a copy of the
+// last partial group of each row padded with zeros, so that no kernel
+// reads x beyond K elements or needs a masked load. For Int8 weights it
+// quantizes the rows of A to int16 (lowbit.QuantizeInt16) into a buffer
+// of whole groups, zero-padded, and the kernels multiply them by the
+// weights exactly in integers; a row QuantizeInt16 refuses is computed by
+// generic.GemmInt8Float.
 //
 // Each kernel computes every element of C the same way whatever its
 // position in the call, so splitting C's columns between goroutines never
@@ -20,6 +24,7 @@ import (
 	"unsafe"
 
 	"github.com/simdgpt/simdgpt/internal/parallel"
+	"github.com/simdgpt/simdgpt/kernels/internal/generic"
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
@@ -34,11 +39,22 @@ import (
 // x_i = xt[i*GroupSize:]. c is read only when beta is not ±0.
 type Kernel func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
 
+// Int8Kernel is one SIMD kernel over Int8 weights for a fixed r, the rows
+// of A it takes: for i < r and j < rows (rows >= 1),
+//
+//	c[i*ldc+j] = xs[i]·Σ_g s_jg·float32(Σ_{p in g} x_i[p]·q_j[p]) + beta*c[i*ldc+j]
+//
+// where row j of W (ldw bytes after row j-1, row 0 at w) holds groups
+// whole groups (groups >= 0) of int8 weights q with scales s, x_i =
+// x[i*ldx:] are int16 activations of as many whole groups, and the group
+// sums are exact int32. c is read only when beta is not ±0.
+type Int8Kernel func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+
 // Kernels are an ISA's kernels for both weight types: BF16[r-1] and
 // Int8[r-1] take r rows of A.
 type Kernels struct {
 	BF16 []Kernel
-	Int8 []Kernel
+	Int8 []Int8Kernel
 }
 
 // MaxRows is the largest number of rows of A a kernel may take.
@@ -53,13 +69,95 @@ func (ks *Kernels) GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbi
 	run(ks.BF16, m, w.N, w.K, alpha, a, lda, base, 2*w.Stride(), beta, c, ldc)
 }
 
-// GemmInt8 is the kernel set's GemmInt8 (see kernelset.Set).
+// GemmInt8 is the kernel set's GemmInt8 (see kernelset.Set), with the
+// arithmetic of generic.GemmInt8.
 func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int) {
-	var base *byte
-	if len(w.Blocks) > 0 {
-		base = (*byte)(unsafe.Pointer(&w.Blocks[0]))
+	n, k := w.N, w.K
+	if m == 0 || n == 0 {
+		return
 	}
-	run(ks.Int8, m, w.N, w.K, alpha, a, lda, base, int(unsafe.Sizeof(lowbit.Int8Block{}))*lowbit.Groups(w.K), beta, c, ldc)
+	if alpha == 0 || k == 0 {
+		for i := 0; i < m; i++ {
+			scale(beta, c[i*ldc:i*ldc+n])
+		}
+		return
+	}
+	groups := lowbit.Groups(k)
+	ldq := groups * lowbit.GroupSize
+	t := int8Pool.Get().(*int8Task)
+	if need := min(m, len(ks.Int8)) * ldq; cap(t.q) < need {
+		t.q = make([]int16, need)
+	}
+	t.n, t.groups, t.w = n, groups, (*byte)(unsafe.Pointer(&w.Blocks[0]))
+	t.rowBytes = int(unsafe.Sizeof(lowbit.Int8Block{})) * groups
+	t.ldq, t.c, t.ldc, t.beta = ldq, c, ldc, beta
+	parts := 1
+	if n*k >= MinParallel {
+		parts = parallel.Parts((n+splitUnit-1)/splitUnit, 1)
+	}
+	units := (n + splitUnit - 1) / splitUnit
+	t.step = (units + parts - 1) / parts * splitUnit
+	for i0 := 0; i0 < m; {
+		// A pass: the next rows that quantize, up to a kernel's worth.
+		r := 0
+		for r < len(ks.Int8) && i0+r < m {
+			x := a[(i0+r)*lda : (i0+r)*lda+k]
+			q := t.q[r*ldq : (r+1)*ldq]
+			sx, ok := lowbit.QuantizeInt16(q, x)
+			if !ok {
+				break
+			}
+			clear(q[k:])
+			t.xs[r] = alpha * sx
+			r++
+		}
+		if r == 0 {
+			generic.GemmInt8Float(1, alpha, a[i0*lda:i0*lda+k], k, w, beta, c[i0*ldc:i0*ldc+n], n)
+			i0++
+			continue
+		}
+		t.kern, t.ci = ks.Int8[r-1], i0*ldc
+		if parts <= 1 {
+			t.RunPart(0, 0)
+		} else {
+			parallel.Run(t, (n+t.step-1)/t.step, parts)
+		}
+		i0 += r
+	}
+	q := t.q
+	*t = int8Task{q: q}
+	int8Pool.Put(t)
+}
+
+// int8Task is one pass of r quantized rows of A over Int8 weights, split
+// by columns of C.
+type int8Task struct {
+	kern     Int8Kernel
+	n        int
+	groups   int
+	w        *byte
+	rowBytes int
+	q        []int16 // the pass's rows of A, quantized, ldq apart
+	ldq      int
+	xs       [MaxRows]float32 // alpha times each row's scale
+	c        []float32
+	ci       int // offset of the pass's first row in c
+	ldc      int
+	beta     float32
+	step     int
+}
+
+var int8Pool = sync.Pool{New: func() any { return new(int8Task) }}
+
+// RunPart computes the columns [part*step, (part+1)*step) of the pass.
+func (t *int8Task) RunPart(_, part int) {
+	j0 := part * t.step
+	j1 := min(j0+t.step, t.n)
+	if j0 >= j1 {
+		return
+	}
+	w := (*byte)(unsafe.Add(unsafe.Pointer(t.w), j0*t.rowBytes))
+	t.kern(j1-j0, t.groups, w, t.rowBytes, &t.q[0], t.ldq, &t.xs[0], &t.c[t.ci+j0], t.ldc, t.beta)
 }
 
 // MinParallel is the number of weights (N·K) from which a product is

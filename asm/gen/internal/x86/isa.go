@@ -28,7 +28,7 @@ type ISA struct {
 // opmasks.
 var (
 	AVX2   = &ISA{Name: "AVX2", Req: "AVX2 and FMA", Lanes: 8}
-	AVX512 = &ISA{Name: "AVX512", Req: "AVX-512F", Lanes: 16}
+	AVX512 = &ISA{Name: "AVX512", Req: "AVX-512F, DQ and BW", Lanes: 16}
 )
 
 // Both lists the two widths, AVX2 first.
