@@ -52,7 +52,8 @@ func BenchmarkSgemm(b *testing.B) {
 }
 
 // TestNoAllocations checks that the overridden routines add no
-// allocation to their kernels' (which allocate none per call).
+// allocation to their kernels' (which allocate none per call); Sger with
+// a strided y reuses its gather buffer from call to call.
 func TestNoAllocations(t *testing.T) {
 	const n = 33
 	a, b, c := make([]float32, n*n), make([]float32, n*n), make([]float32, n*n)
@@ -65,6 +66,10 @@ func TestNoAllocations(t *testing.T) {
 		{"Sdot", func() { impl.Sdot(n, a, 1, b, 1) }},
 		{"Saxpy", func() { impl.Saxpy(n, 2, a, 1, b, 1) }},
 		{"Sscal", func() { impl.Sscal(n, 2, a, 1) }},
+		{"Sgemv", func() { impl.Sgemv(blas.NoTrans, n, n, 1, a, n, b, 1, 0.5, c[:n], 1) }},
+		{"Sgemv Trans", func() { impl.Sgemv(blas.Trans, n, n, 1, a, n, b, 1, 0.5, c[:n], 1) }},
+		{"Sger", func() { impl.Sger(n, n, 0.5, b, 1, b[n:], 1, a, n) }},
+		{"Sger incY = -2", func() { impl.Sger(n, n/2, 0.5, b, 1, c, -2, a, n) }},
 	}
 	for _, tc := range cases {
 		if got := testing.AllocsPerRun(10, tc.f); got != 0 {

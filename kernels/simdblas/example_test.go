@@ -68,3 +68,25 @@ func ExampleImplementation_kernels() {
 	// [1 3 2 4]
 	// 1
 }
+
+// Sger adds a rank-one matrix alpha·x·yᵀ to A in place, one kernel call
+// per row of A; the padding of A's rows (here the last column of each
+// row, lda = 4 for n = 3) is left as it was.
+func ExampleImplementation_Sger() {
+	var impl blas.Float32 = simdblas.Implementation{}
+	a := []float32{
+		1, 1, 1, -9,
+		2, 2, 2, -9,
+	}
+	x := []float32{1, 10}
+	y := []float32{1, 2, 3}
+	impl.Sger(2, 3, 2, x, 1, y, 1, a, 4)
+	fmt.Println(a)
+	// y taken backwards (a negative increment starts at the end), as in
+	// gonum: yᵀ is [3 2 1].
+	impl.Sger(2, 3, 1, x, 1, y, -1, a, 4)
+	fmt.Println(a)
+	// Output:
+	// [3 5 7 -9 22 42 62 -9]
+	// [6 7 8 -9 52 62 72 -9]
+}

@@ -15,12 +15,15 @@
 // would need an import alias in every such file.
 //
 // Sgemm runs on kernels.Gemm (packed, register-blocked, multi-threaded
-// for large problems), Sdot on kernels.Dot, Saxpy on kernels.Axpy and
-// Sscal on kernels.Scale where their arguments fit those kernels (unit
-// increments); every other case and every other routine of blas.Float32
-// is gonum's own (gonum.org/v1/gonum/blas/gonum.Implementation, which
-// Implementation embeds; gonum's level 3 routines such as Ssyrk or Strsm
-// compute on their own, not through Sgemm). Arguments are checked exactly as gonum checks
+// for large problems), Sgemv on kernels.Gemv, Sger on kernels.Axpy (a row
+// of A at a time), Sdot on kernels.Dot, Saxpy on kernels.Axpy and Sscal
+// on kernels.Scale where their arguments fit those kernels (each method's
+// comment says when: mostly unit increments, Sger gathering a strided y
+// first, and a written operand apart in memory from those read); every
+// other case and every other routine of blas.Float32 is gonum's own
+// (gonum.org/v1/gonum/blas/gonum.Implementation, which Implementation
+// embeds; gonum's level 3 routines such as Ssyrk or Strsm compute on their
+// own, not through Sgemm). Arguments are checked exactly as gonum checks
 // them, in the same order, and bad ones panic with gonum's messages.
 //
 // Results equal gonum's up to float32 rounding: the kernels sum in a
@@ -28,10 +31,13 @@
 // NaNs in A or B, Sgemm can also differ where gonum skips the zero
 // entries of A (or multiplies 0 by an infinite dot product when alpha is
 // 0); here A and B are not read at all when alpha is 0, as the reference
-// BLAS specifies.
+// BLAS specifies. Sger with a negative increment takes x or y from the
+// end, as gonum documents and its pure-Go build does; gonum's amd64
+// assembly reads outside the vector there instead.
 package simdblas
 
 import (
+	"sync"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
@@ -40,9 +46,9 @@ import (
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
-// Implementation is a blas.Float32 whose Sgemm, Sdot, Saxpy and Sscal run
-// on simdgpt's kernels; the embedded gonum.Implementation provides every
-// other routine. The zero value is ready to use and runs on
+// Implementation is a blas.Float32 whose Sgemm, Sgemv, Sger, Sdot, Saxpy
+// and Sscal run on simdgpt's kernels; the embedded gonum.Implementation
+// provides every other routine. The zero value is ready to use and runs on
 // kernels.Default(); an Implementation is safe for concurrent use.
 type Implementation struct {
 	gonum.Implementation
@@ -294,4 +300,130 @@ func (impl Implementation) Sgemv(tA blas.Transpose, m, n int, alpha float32, a [
 		return
 	}
 	impl.kern().Gemv(trans, m, n, alpha, a, lda, x, beta, y)
+}
+
+// Sger performs the rank-one update
+//
+//	A += alpha * x * yᵀ
+//
+// of the row-major m×n matrix A (leading dimension lda), where x has m
+// elements taken every incX elements and y has n taken every incY (each
+// backwards from the end for a negative increment, as in gonum). It checks
+// its arguments as gonum's Sger does, in the same order, and panics with
+// the same messages; like gonum's, it returns without touching A when m, n
+// or alpha is 0. Only the m×n elements of A are written, not the padding
+// of its rows. Row i of A is updated by kernels.Axpy with alpha*x[i]
+// (computed in float32, as gonum does); a y with an increment other than
+// 1 is first gathered into a buffer, reused across calls. When A overlaps
+// x or y in memory, the kernels are not used: with positive increments it
+// is gonum's Sger (the same bits as gonum), otherwise a plain loop in the
+// reference BLAS's order, which is gonum's pure-Go order (gonum's amd64
+// assembly Ger mishandles negative increments, reading outside x and y;
+// this package never calls it with one).
+func (impl Implementation) Sger(m, n int, alpha float32, x []float32, incX int, y []float32, incY int, a []float32, lda int) {
+	// The checks below are gonum's, in gonum's order.
+	if m < 0 {
+		panic(mLT0)
+	}
+	if n < 0 {
+		panic(nLT0)
+	}
+	if lda < max(1, n) {
+		panic(badLdA)
+	}
+	if incX == 0 {
+		panic(zeroIncX)
+	}
+	if incY == 0 {
+		panic(zeroIncY)
+	}
+	if m == 0 || n == 0 {
+		return
+	}
+	spanX, spanY := 1+(m-1)*absInc(incX), 1+(n-1)*absInc(incY)
+	if len(x) < spanX {
+		panic(shortX)
+	}
+	if len(y) < spanY {
+		panic(shortY)
+	}
+	if len(a) < lda*(m-1)+n {
+		panic(shortA)
+	}
+	if alpha == 0 {
+		return
+	}
+	if overlap(a, m, n, lda, x, 1, spanX, spanX) || overlap(a, m, n, lda, y, 1, spanY, spanY) {
+		if incX > 0 && incY > 0 {
+			impl.Implementation.Sger(m, n, alpha, x, incX, y, incY, a, lda)
+		} else {
+			gerInOrder(m, n, alpha, x, incX, y, incY, a, lda)
+		}
+		return
+	}
+	yv := y[:n]
+	if incY != 1 {
+		buf := gatherPool.Get().(*[]float32)
+		defer gatherPool.Put(buf)
+		if cap(*buf) < n {
+			*buf = make([]float32, n)
+		}
+		yv = (*buf)[:n]
+		iy := 0
+		if incY < 0 {
+			iy = (1 - n) * incY
+		}
+		for j := range yv {
+			yv[j] = y[iy]
+			iy += incY
+		}
+	}
+	ix := 0
+	if incX < 0 {
+		ix = (1 - m) * incX
+	}
+	p := impl.kern()
+	for i := range m {
+		p.Axpy(alpha*x[ix], yv, a[i*lda:i*lda+n])
+		ix += incX
+	}
+}
+
+// gerInOrder is Sger's arithmetic in the reference BLAS's order, that of
+// gonum's pure-Go Ger: row by row, alpha*x[i] read as row i begins, then
+// a[i][j] += (alpha*x[i])*y[j] for j = 0, 1, ..., n-1, each y[j] read
+// just before a[i][j] is written. Sger uses it when A overlaps x or y and
+// an increment is negative: gonum's amd64 assembly Ger starts a vector
+// with a negative increment at the wrong element, outside the slice.
+// The arguments have been checked.
+func gerInOrder(m, n int, alpha float32, x []float32, incX int, y []float32, incY int, a []float32, lda int) {
+	ix, ky := 0, 0
+	if incX < 0 {
+		ix = (1 - m) * incX
+	}
+	if incY < 0 {
+		ky = (1 - n) * incY
+	}
+	for i := range m {
+		s := alpha * x[ix]
+		row := a[i*lda : i*lda+n]
+		iy := ky
+		for j := range row {
+			row[j] += s * y[iy]
+			iy += incY
+		}
+		ix += incX
+	}
+}
+
+// gatherPool holds the buffers, as *[]float32, into which Sger gathers a
+// y with a non-unit increment.
+var gatherPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// absInc returns the magnitude of the increment inc.
+func absInc(inc int) int {
+	if inc < 0 {
+		return -inc
+	}
+	return inc
 }
