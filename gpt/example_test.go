@@ -45,3 +45,16 @@ func ExampleTrainer() {
 	// validation loss fell: true
 	// 10 characters sampled
 }
+
+// The weights one decoded token of GPT-2 small reads in each format: the
+// rate at which decoding reads weights is this over the time of a token.
+func ExampleTokenWeightBytes() {
+	gpt2 := gpt.Config{Vocab: 50257, BlockSize: 1024, Layers: 12, Heads: 12, Width: 768, TieEmbeddings: true}
+	for _, f := range []gpt.Weights{gpt.WeightsF32, gpt.WeightsBF16, gpt.WeightsInt8} {
+		fmt.Printf("%s: %.1f MB\n", f, float64(gpt.TokenWeightBytes(gpt2, f))/1e6)
+	}
+	// Output:
+	// f32: 494.6 MB
+	// bf16: 247.6 MB
+	// int8: 139.5 MB
+}

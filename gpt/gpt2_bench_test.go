@@ -94,20 +94,6 @@ func stepGPT2(b *testing.B, cfg Config, batch int) *Trainer {
 	return gpt2Models.step
 }
 
-// decodeWeightBytes is the bytes of weights one decoded token reads: every
-// matrix of the blocks and the LM head (wte, tied), 4 bytes a parameter.
-// The position embedding (one row a token), biases and LayerNorm
-// parameters are left out.
-func decodeWeightBytes(c Config) float64 {
-	var n int
-	for _, t := range c.Tensors() {
-		if len(t.Shape) == 2 && t.Name != "wpe" {
-			n += t.Size()
-		}
-	}
-	return 4 * float64(n)
-}
-
 // randomTokens returns n token ids below vocab drawn from seed.
 func randomTokens(n, vocab int, seed uint64) []int32 {
 	r := rng.New(seed)
@@ -131,37 +117,29 @@ func decodeWindow(ctx int) int { return max(1, ctx/8) }
 // is thus decoded at a context between ctx-w+1 and ctx. It reports
 // tokens/s, ms/token, the share of it spent drawing the token (a sort of
 // the 50257 logits) as draw-ms/token, and weight-GB/s: the weights one
-// token reads (weight-MB/token, decodeWeightBytes) per token time, to set
+// token reads (weight-MB/token, TokenWeightBytes) per token time, to set
 // against a measured copy bandwidth (kernelbench -kernels copy). The
 // sub-benchmarks weights=bf16 and weights=int8 decode with the model's
 // matrices converted (Model.WithWeights), their weight bytes those of the
-// converted matrices (lowbitWeightBytes).
+// converted matrices.
 func BenchmarkGPT2Decode(b *testing.B) {
 	skipGPT2(b)
 	m := sharedGPT2(b)
-	benchDecode(b, m, decodeWeightBytes(m.Config))
+	benchDecode(b, m)
 	for _, f := range []Weights{WeightsBF16, WeightsInt8} {
 		b.Run("weights="+f.String(), func(b *testing.B) {
 			low, err := m.WithWeights(f)
 			if err != nil {
 				b.Fatal(err)
 			}
-			benchDecode(b, low, lowbitWeightBytes(low))
+			benchDecode(b, low)
 		})
 	}
 }
 
-// lowbitWeightBytes is the bytes of low-bit matrices a decoded token
-// reads: the blocks' four projections and the LM head.
-func lowbitWeightBytes(m *Model) float64 {
-	f, c := m.wf, m.Config
-	C := c.Width
-	return float64(c.Layers)*(f.matrixBytes(3*C, C)+f.matrixBytes(C, C)+f.matrixBytes(4*C, C)+f.matrixBytes(C, 4*C)) + f.matrixBytes(c.Vocab, C)
-}
-
-// benchDecode runs BenchmarkGPT2Decode's sub-benchmarks on m, whose
-// matrices a token reads are wbytes bytes.
-func benchDecode(b *testing.B, m *Model, wbytes float64) {
+// benchDecode runs BenchmarkGPT2Decode's sub-benchmarks on m.
+func benchDecode(b *testing.B, m *Model) {
+	wbytes := float64(TokenWeightBytes(m.Config, m.Weights()))
 	s := m.NewSampler()
 	for _, ctx := range []int{64, 512} {
 		b.Run(fmt.Sprintf("ctx=%d", ctx), func(b *testing.B) {

@@ -206,6 +206,32 @@ func InferenceBytes(c Config, f Weights) int64 {
 	return saturate(4*small + b)
 }
 
+// TokenWeightBytes returns the bytes of parameters that decoding one
+// token reads from a model of config c whose matrices are in format f:
+// the blocks' four projections and the LM head in format f, as
+// InferenceBytes counts them, and at 4 bytes each every float32 parameter
+// the token reads: the biases, the LayerNorms' gains and biases, the row
+// of wpe at the token's position and the row of wte of the token (the
+// whole of wte when it is the float32 tied head). The key/value cache
+// and the activations are not counted. For WeightsF32 it is
+// 4·(NumParams − (BlockSize−1)·Width), and 4·(Vocab−1)·Width less when
+// the head is untied. Divided by the time of a token, it is the rate at
+// which decoding reads weights. c must pass CheckLimits.
+func TokenWeightBytes(c Config, f Weights) int64 {
+	C, V, T, L := float64(c.Width), float64(c.Vocab), float64(c.BlockSize), float64(c.Layers)
+	w := int(C)
+	mats := L*(f.matrixBytes(3*w, w)+f.matrixBytes(w, w)+f.matrixBytes(4*w, w)+f.matrixBytes(w, 4*w)) + f.matrixBytes(c.Vocab, w)
+	// The float32 parameters: all but the blocks' matrices, wte and wpe
+	// (and the untied w_lm), then one row each of wpe and wte.
+	small := float64(c.NumParams()) - L*12*C*C - V*C - T*C + 2*C
+	if !c.TieEmbeddings {
+		small -= V * C
+	} else if f == WeightsF32 {
+		small -= C // the row of wte is in the head, counted whole
+	}
+	return saturate(mats + 4*small)
+}
+
 // WithWeights returns a model for inference with m's parameters, its
 // block's four projections (w_qkv, w_proj, w_fc, w_out) and its LM head
 // converted to format f (bf16 rounded to nearest even, int8 quantized by

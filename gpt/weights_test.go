@@ -342,3 +342,77 @@ func TestLowDecodeAllocs(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenWeightBytes checks TokenWeightBytes against GPT-2 small's
+// parameter counts worked out by hand and against what a model holds:
+// every byte of its matrices and float32 tensors but the rows of the
+// embedding tables a token does not look up (wpe's but one, and wte's
+// but one unless wte is the float32 head).
+func TestTokenWeightBytes(t *testing.T) {
+	// GPT-2 small: 124,439,808 parameters; the blocks' matrices
+	// 12·12·768² = 84,934,656; wte 50257·768 = 38,597,376; wpe
+	// 1024·768 = 786,432; the rest (biases, LayerNorms) 121,344.
+	const mats, wte, rest = 84934656, 38597376, 121344
+	gpt2 := Config{Vocab: 50257, BlockSize: 1024, Layers: 12, Heads: 12, Width: 768, TieEmbeddings: true}
+	untied := gpt2
+	untied.TieEmbeddings = false
+	for _, tc := range []struct {
+		cfg  Config
+		f    Weights
+		want int64
+	}{
+		{gpt2, WeightsF32, 4 * (124439808 - 1023*768)},
+		{untied, WeightsF32, 4 * (124439808 + 768*50257 + 50257 - 1023*768 - 50256*768)},
+		// The matrices and the head (a copy of wte) at 2 bytes; the rest,
+		// a row of wpe and a row of wte at 4.
+		{gpt2, WeightsBF16, 2*(mats+wte) + 4*(rest+768+768)},
+		// 36 bytes a group of 32 weights (768 and 3072 are multiples of 32).
+		{gpt2, WeightsInt8, 36*(mats+wte)/32 + 4*(rest+768+768)},
+		// Untied: w_lm in the format, b_lm (50257) in float32.
+		{untied, WeightsInt8, 36*(mats+wte)/32 + 4*(rest+50257+768+768)},
+	} {
+		if got := TokenWeightBytes(tc.cfg, tc.f); got != tc.want {
+			t.Errorf("TokenWeightBytes(tied %v, %v) = %d, want %d", tc.cfg.TieEmbeddings, tc.f, got, tc.want)
+		}
+	}
+
+	for _, cfg := range []Config{
+		{Vocab: 37, BlockSize: 24, Layers: 2, Heads: 4, Width: 64},
+		{Vocab: 50, BlockSize: 16, Layers: 1, Heads: 1, Width: 40, TieEmbeddings: true},
+	} {
+		m, err := New(cfg, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unread := 4 * int64(cfg.BlockSize-1) * int64(cfg.Width) // wpe's other rows
+		if !cfg.TieEmbeddings {
+			unread += 4 * int64(cfg.Vocab-1) * int64(cfg.Width)
+		}
+		if got, want := TokenWeightBytes(cfg, WeightsF32), 4*int64(len(m.Params))-unread; got != want {
+			t.Errorf("%+v f32: TokenWeightBytes = %d, want %d", cfg, got, want)
+		}
+		for _, f := range []Weights{WeightsBF16, WeightsInt8} {
+			low, err := m.WithWeights(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A low-bit head is its own matrix: wte is read a row at a time.
+			held := -4 * int64(cfg.BlockSize-1+cfg.Vocab-1) * int64(cfg.Width)
+			low.Config.eachTensor(&low.p, func(_ string, _ []int, _ initKind, field *[]float32) { held += 4 * int64(len(*field)) })
+			mat := func(w *linear) int64 {
+				if w.bf != nil {
+					return 2 * int64(len(w.bf.Data))
+				}
+				return 36 * int64(len(w.i8.Blocks))
+			}
+			for l := range low.lin {
+				b := &low.lin[l]
+				held += mat(&b.qkv) + mat(&b.proj) + mat(&b.fc) + mat(&b.out)
+			}
+			held += mat(&low.head)
+			if got := TokenWeightBytes(cfg, f); got != held {
+				t.Errorf("%+v %v: TokenWeightBytes = %d, the model holds %d less the unread rows", cfg, f, got, held)
+			}
+		}
+	}
+}

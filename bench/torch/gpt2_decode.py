@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""GPT-2 greedy decoding with a key/value cache in eager PyTorch (fp32), the
-peer of simdgpt's gpt.Sampler for cmd/trainbench -decode.
+"""GPT-2 greedy decoding with a key/value cache in eager PyTorch (fp32, or
+bf16 weight matrices), the peer of simdgpt's gpt.Sampler for
+cmd/trainbench -decode.
 
 The checkpoint is read by gpt2_logits.py's reader (Hugging Face
 model.safetensors or llm.c gpt2_*.bin), so this side and simdgpt load the
@@ -11,6 +12,20 @@ layer keeps its keys and values in preallocated [H, maxT, D] tensors; a
 prompt of n tokens is one forward pass over n rows at the next positions
 (causal within them), a decoded token one pass over one row. Greedy: the
 next token is the first largest logit (torch.argmax).
+
+--dtype bf16 converts the matrices a token multiplies by to torch.bfloat16
+(round to nearest even): each block's four projections (attn.c_attn,
+attn.c_proj, mlp.c_fc, mlp.c_proj) and the LM head (a bf16 copy of wte; the embedding
+still looks its rows up in float32), the matrices of simdgpt's bf16
+model (gpt.WeightsBF16). They are stored out x in and applied with
+F.linear (torch's bf16 matmul on the CPU, through oneDNN when torch has
+it; this layout was the faster of the two for it): the activations are
+rounded to bf16 on the way in, the product (accumulated in float32 by
+torch) comes out in bf16 and is converted to float32, then the float32
+bias is added. Embeddings, LayerNorms, biases, the residual stream,
+attention, the key/value cache and GELU stay float32, as do the logits
+written and compared (the head's product is rounded to bf16 before it is
+converted back). The default, --dtype fp32, is fp32 throughout.
 
 Modes:
   --serve   a line protocol on stdin/stdout (see bench/torch/README.md):
@@ -39,16 +54,22 @@ from train_gpt import blas_thread_setter, set_threads
 
 
 class Decoder:
-    """GPT-2 with a key/value cache; weights are views of the arrays read."""
+    """GPT-2 with a key/value cache; weights are views of the arrays read
+    (with bf16, the matrices are converted copies)."""
 
-    def __init__(self, torch, cfg, w):
+    def __init__(self, torch, cfg, w, dtype="fp32"):
         self.torch, self.F = torch, torch.nn.functional
         self.V, self.T, self.L, self.H, self.C = cfg["V"], cfg["T"], cfg["L"], cfg["H"], cfg["C"]
         self.eps, self.D = cfg["eps"], self.C // self.H
+        self.bf16 = dtype == "bf16"
         V, T, C = self.V, self.T, self.C
 
         def t(name, *shape):
             return torch.frombuffer(w[name], dtype=torch.float32).view(*shape)
+
+        def mat(name, k, n):  # a Conv1D's weight, in x out; out x in in bf16
+            m = t(name, k, n)
+            return m.t().to(torch.bfloat16).contiguous() if self.bf16 else m
 
         self.wte, self.wpe = t("wte.weight", V, C), t("wpe.weight", T, C)
         self.lnf = (t("ln_f.weight", C), t("ln_f.bias", C))
@@ -57,12 +78,13 @@ class Decoder:
             p = "h.%d." % l
             self.blocks.append({
                 "ln1": (t(p + "ln_1.weight", C), t(p + "ln_1.bias", C)),
-                "attn": (t(p + "attn.c_attn.bias", 3 * C), t(p + "attn.c_attn.weight", C, 3 * C)),
-                "proj": (t(p + "attn.c_proj.bias", C), t(p + "attn.c_proj.weight", C, C)),
+                "attn": (t(p + "attn.c_attn.bias", 3 * C), mat(p + "attn.c_attn.weight", C, 3 * C)),
+                "proj": (t(p + "attn.c_proj.bias", C), mat(p + "attn.c_proj.weight", C, C)),
                 "ln2": (t(p + "ln_2.weight", C), t(p + "ln_2.bias", C)),
-                "fc": (t(p + "mlp.c_fc.bias", 4 * C), t(p + "mlp.c_fc.weight", C, 4 * C)),
-                "out": (t(p + "mlp.c_proj.bias", C), t(p + "mlp.c_proj.weight", 4 * C, C)),
+                "fc": (t(p + "mlp.c_fc.bias", 4 * C), mat(p + "mlp.c_fc.weight", C, 4 * C)),
+                "out": (t(p + "mlp.c_proj.bias", C), mat(p + "mlp.c_proj.weight", 4 * C, C)),
             })
+        self.head = self.wte.to(torch.bfloat16) if self.bf16 else self.wte  # [V, C]
         self.params = sum(a.numel() for a in [self.wte, self.wpe, *self.lnf]) + \
             sum(x.numel() for b in self.blocks for pair in b.values() for x in pair)
         self.k = torch.zeros(self.L, self.H, T, self.D)
@@ -76,8 +98,12 @@ class Decoder:
         token after the last."""
         torch, F, H, D, C = self.torch, self.F, self.H, self.D, self.C
 
-        def linear(bw, a):  # a Conv1D: bias + a·W, W in×out
-            return torch.addmm(bw[0], a, bw[1])
+        if self.bf16:
+            def linear(bw, a):  # bias + a·W, W out×in in bf16
+                return F.linear(a.to(torch.bfloat16), bw[1]).float().add_(bw[0])
+        else:
+            def linear(bw, a):  # a Conv1D: bias + a·W, W in×out
+                return torch.addmm(bw[0], a, bw[1])
 
         n, pos = len(tokens), self.pos
         if pos + n > self.T:
@@ -97,7 +123,8 @@ class Decoder:
             a = F.layer_norm(x, (C,), *b["ln2"], self.eps)
             x = x + linear(b["out"], F.gelu(linear(b["fc"], a), approximate="tanh"))
         self.pos = end
-        return F.linear(F.layer_norm(x[-1], (C,), *self.lnf, self.eps), self.wte)
+        h = F.layer_norm(x[-1], (C,), *self.lnf, self.eps)
+        return F.linear(h.to(self.head.dtype), self.head).float()
 
     def prefill(self, tokens):
         """Starts a new context with tokens; returns the next token's logits."""
@@ -128,7 +155,7 @@ def parse_tokens(s, V):
 
 def serve(torch, dec):
     blas = "openblas" if blas_thread_setter() else "other"
-    print("ready %d blas=%s" % (dec.params, blas), flush=True)
+    print("ready %d blas=%s dtype=%s" % (dec.params, blas, "bf16" if dec.bf16 else "fp32"), flush=True)
     for line in sys.stdin:
         f = line.split()
         if not f:
@@ -162,6 +189,8 @@ def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("model", help="model.safetensors (or its directory) or llm.c gpt2_*.bin")
     ap.add_argument("--heads", type=int, help="the number of heads (else config.json or GPT-2's table)")
+    ap.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32",
+                    help="the weight matrices and their products: fp32, or bf16 (the four projections and the LM head)")
     ap.add_argument("--serve", action="store_true", required=True, help="line protocol on stdin/stdout")
     a = ap.parse_args(argv)
     # cmd/trainbench stops this process itself: Ctrl-C at a terminal
@@ -179,7 +208,9 @@ def main(argv):
         return 3
     set_threads(torch, 1)
     with torch.inference_mode():
-        serve(torch, Decoder(torch, cfg, w))
+        dec = Decoder(torch, cfg, w, a.dtype)
+        del w  # with bf16, the float32 matrices are no longer needed
+        serve(torch, dec)
     return 0
 
 

@@ -40,10 +40,67 @@ const (
 	decodeCheckTokens = 8
 )
 
+// Tolerances of -decode -check with low-bit weights, relative to the
+// largest |logit|, where both sides start from the same float32 file and
+// differ by their quantization. With bf16 both sides round the same
+// matrices the same way (to nearest even), but PyTorch's bf16 matmul also
+// rounds its inputs (the activations) and its outputs (each projection
+// and the logits themselves) to bf16, a relative 2⁻⁹ each, where simdgpt
+// keeps float32: decodeLogitTolBF16 covers that. With int8 simdgpt's
+// matrices carry int8's rounding (half a step of max|w|/127 in each group
+// of 32, up to 2⁻⁸ of the group's largest weight, where bf16's is 2⁻⁹ of
+// the weight itself) against PyTorch's bf16 ones: decodeLogitTolInt8. Each is about three times the largest difference
+// measured on GPT-2-shaped random models of 1, 2 and 12 layers
+// (bench/torch/README.md gives the numbers).
+//
+// Greedy tokens are compared step by step on the same context, since one
+// near tie decided differently would make every later token differ:
+// PyTorch is given the prompt and simdgpt's greedy tokens so far, and the
+// token simdgpt chose must be within 2·tol of the largest of PyTorch's
+// logits (what logits agreeing within tol at that step imply), and equal
+// to PyTorch's own choice on at least decodeLowAgree of the
+// decodeCheckTokens+1 steps.
+const (
+	decodeLogitTolBF16 = 2.5e-2
+	decodeLogitTolInt8 = 5e-2
+	decodeLowAgree     = 5
+)
+
+// decodeLogitTolOf is the logits tolerance of -check for simdgpt's
+// weights in format f.
+func decodeLogitTolOf(f gpt.Weights) float64 {
+	switch f {
+	case gpt.WeightsBF16:
+		return decodeLogitTolBF16
+	case gpt.WeightsInt8:
+		return decodeLogitTolInt8
+	}
+	return decodeLogitTol
+}
+
+// torchWeights is the format of PyTorch's matrices when simdgpt's are in
+// format f: fp32 for f32, and bf16 for bf16 and int8 (eager PyTorch has no
+// int8 CPU matmul for this model worth comparing).
+func torchWeights(f gpt.Weights) gpt.Weights {
+	if f == gpt.WeightsF32 {
+		return gpt.WeightsF32
+	}
+	return gpt.WeightsBF16
+}
+
+// torchDType is gpt2_decode.py's --dtype for matrices in format f (f32 or
+// bf16).
+func torchDType(f gpt.Weights) string {
+	if f == gpt.WeightsBF16 {
+		return "bf16"
+	}
+	return "fp32"
+}
+
 // trainOnlyFlags and decodeOnlyFlags are the flags of one mode only.
 var (
 	trainOnlyFlags  = []string{"config", "heads", "width", "block", "batch", "steps", "torch-threads", "lr"}
-	decodeOnlyFlags = []string{"ctx", "tokens", "model"}
+	decodeOnlyFlags = []string{"ctx", "tokens", "model", "weights"}
 )
 
 // checkModeFlags refuses a flag set on the command line that the mode
@@ -69,8 +126,13 @@ func checkModeFlags(fs *flag.FlagSet, decode bool) error {
 }
 
 // parseDecode finishes parseOptions for -decode: the model's shape (GPT-2
-// 124M's, with layers and vocab when not 0), the contexts and the counts.
-func parseDecode(o options, layers, vocab int, ctxs, threads string) (options, error) {
+// 124M's, with layers and vocab when not 0), the contexts, the counts and
+// the weights' format.
+func parseDecode(o options, layers, vocab int, ctxs, threads, weights string) (options, error) {
+	var err error
+	if o.weights, err = gpt.ParseWeights(weights); err != nil {
+		return o, usageError{fmt.Sprintf("-weights %q: want f32, bf16 or int8", weights)}
+	}
 	o.name = "gpt2"
 	o.cfg = gpt.Config{Vocab: gpt2Vocab, BlockSize: gpt2Block, Layers: gpt2Layers, Heads: gpt2Heads, Width: gpt2Width, TieEmbeddings: true}
 	switch {
@@ -91,7 +153,6 @@ func parseDecode(o options, layers, vocab int, ctxs, threads string) (options, e
 	if o.tokens < 1 || o.rounds < 1 {
 		return o, usageError{fmt.Sprintf("-tokens %d and -rounds %d must be at least 1", o.tokens, o.rounds)}
 	}
-	var err error
 	if o.ctxs, err = parseCounts("ctx", ctxs, "prompt length", gpt.MaxBlockSize); err != nil {
 		return o, err
 	}
@@ -136,19 +197,6 @@ func parseCounts(flagName, s, what string, limit int) ([]int, error) {
 	return out, nil
 }
 
-// decodeWeightBytes is the bytes of weights one decoded token reads, 4 a
-// parameter: every parameter once (wte whole through the tied head, or
-// w_lm and b_lm when untied) except the rows of the embedding tables a
-// token does not look up: (BlockSize-1)·C of wpe, and (V-1)·C of wte when
-// the head is untied. The key/value cache is not counted.
-func decodeWeightBytes(c gpt.Config) float64 {
-	p := c.NumParams() - (c.BlockSize-1)*c.Width
-	if !c.TieEmbeddings {
-		p -= (c.Vocab - 1) * c.Width
-	}
-	return 4 * float64(p)
-}
-
 // bandwidthBytes is the buffer of the read-bandwidth measurement: eight
 // times the L3 (l3 bytes, 0 if unknown), at least 256 MiB.
 func bandwidthBytes(l3 int) int { return max(256<<20, 8*l3) }
@@ -170,14 +218,22 @@ func readBandwidth(impl *kernels.Impl, buf []float32, passes int) float64 {
 }
 
 // decodeMemory is the memory of a -decode run before anything is
-// allocated: simdgpt's model and sampler, the random weights and their
-// encoded file, the bandwidth buffer, and with torch PyTorch's copy of
-// the weights (twice while it reads the file).
+// allocated: simdgpt's model and sampler (with low-bit weights, the
+// float32 model too, which they are converted from), the random weights
+// and their encoded file, the bandwidth buffer, and with torch PyTorch's
+// copy of the weights (twice while it reads the file; with bf16 its bf16
+// matrices too, under half of the float32 weights).
 func decodeMemory(o options) int64 {
 	p := 4 * int64(o.cfg.NumParams())
-	need := gpt.SampleBytes(o.cfg) + 2*p + int64(bandwidthBytes(kernels.CPU().L3))
+	need := gpt.SampleBytesWeights(o.cfg, o.weights) + 2*p + int64(bandwidthBytes(kernels.CPU().L3))
+	if o.weights != gpt.WeightsF32 {
+		need += gpt.InferenceBytes(o.cfg, gpt.WeightsF32)
+	}
 	if !o.noTorch {
 		need += 2 * p
+		if torchWeights(o.weights) != gpt.WeightsF32 {
+			need += p / 2
+		}
 	}
 	return need
 }
@@ -245,7 +301,8 @@ type decodeKey struct{ ctx, threads int }
 // decodeResults are the measurements of a -decode run.
 type decodeResults struct {
 	ctxs, threads []int
-	weightBytes   float64
+	weightBytes   float64                 // simdgpt's weight bytes a token (gpt.TokenWeightBytes)
+	torchBytes    float64                 // PyTorch's
 	bandwidth     []float64               // single-core read GB/s, one a round
 	ours          map[decodeKey][]float64 // ms of each timed token
 	torch         map[decodeKey][]float64 // nil when torch was not measured
@@ -375,9 +432,11 @@ func logitsDiff(ours, torch []float32) (diff, scale float64) {
 }
 
 // decodeCheck compares, for every prompt, the logits of the token after it
-// and the first decodeCheckTokens+1 greedy tokens of both sides; it
+// and the first decodeCheckTokens+1 greedy tokens of both sides, simdgpt's
+// weights in format f: with f32 the tokens of both must be the same, with
+// low-bit weights they are compared step by step (lowTokensCheck). It
 // returns the report lines and whether all agree.
-func decodeCheck(ctx context.Context, s *gpt.Sampler, tp *torchProc, prompts map[int][]int32, ctxs []int, dir string, vocab int) ([]string, bool, error) {
+func decodeCheck(ctx context.Context, s *gpt.Sampler, tp *torchProc, prompts map[int][]int32, ctxs []int, dir string, vocab int, f gpt.Weights) ([]string, bool, error) {
 	var lines []string
 	pass := true
 	verdict := func(ok bool) string {
@@ -387,20 +446,33 @@ func decodeCheck(ctx context.Context, s *gpt.Sampler, tp *torchProc, prompts map
 		}
 		return "FAIL"
 	}
+	tol := decodeLogitTolOf(f)
+	logitsFile := filepath.Join(dir, "logits.f32")
 	for _, c := range ctxs {
 		prompt := prompts[c]
-		theirs, err := tp.logits(prompt, filepath.Join(dir, "logits.f32"), vocab)
+		theirs, err := tp.logits(prompt, logitsFile, vocab)
 		if err != nil {
 			return nil, false, err
 		}
 		ours := s.Logits(prompt)
 		d, scale := logitsDiff(ours, theirs)
-		ok := d <= decodeLogitTol*scale
+		ok := d <= tol*scale
 		lines = append(lines, fmt.Sprintf("check ctx %d: logits after the prompt max|Δ| %.3g, max|logit| %.3g (%.2g of it, tol %g) %s",
-			c, d, scale, d/scale, decodeLogitTol, verdict(ok)))
+			c, d, scale, d/scale, tol, verdict(ok)))
 		_, mine, err := decodeOurs(ctx, s, prompt, decodeCheckTokens)
 		if err != nil {
 			return nil, false, err
+		}
+		if f != gpt.WeightsF32 {
+			same, gap, err := lowTokensCheck(tp, prompt, mine, logitsFile, vocab)
+			if err != nil {
+				return nil, false, err
+			}
+			ok := same >= decodeLowAgree && gap <= 2*tol
+			lines = append(lines, fmt.Sprintf("check ctx %d: greedy tokens %s: torch, given the same context, picks the same at %d of %d steps (need %d); "+
+				"simdgpt's token at most %.2g of max|logit| below torch's largest logit (tol %g) %s",
+				c, tokenList(mine), same, len(mine), decodeLowAgree, gap, 2*tol, verdict(ok)))
+			continue
 		}
 		_, theirToks, err := tp.decode(prompt, decodeCheckTokens)
 		if err != nil {
@@ -416,6 +488,54 @@ func decodeCheck(ctx context.Context, s *gpt.Sampler, tp *torchProc, prompts map
 		lines = append(lines, "check FAIL")
 	}
 	return lines, pass, nil
+}
+
+// lowTokensCheck asks PyTorch, for each of simdgpt's greedy tokens mine
+// after prompt, for its logits on the same context (the prompt and the
+// tokens of mine before it). It returns at how many steps PyTorch's
+// largest logit is simdgpt's token (the first largest, as greedy picks)
+// and the largest gap, over the steps, between PyTorch's largest logit and
+// its logit of simdgpt's token, relative to its largest |logit| at that
+// step.
+func lowTokensCheck(tp *torchProc, prompt, mine []int32, path string, vocab int) (same int, gap float64, err error) {
+	seen := append([]int32(nil), prompt...)
+	for _, tok := range mine {
+		lg, err := tp.logits(seen, path, vocab)
+		if err != nil {
+			return 0, 0, err
+		}
+		top, scale := 0, 0.0
+		for i, v := range lg {
+			if v > lg[top] {
+				top = i
+			}
+			scale = math.Max(scale, math.Abs(float64(v)))
+		}
+		if int32(top) == tok {
+			same++
+		}
+		g := (float64(lg[top]) - float64(lg[tok])) / scale
+		if math.IsNaN(g) {
+			g = math.Inf(1)
+		}
+		gap = math.Max(gap, g)
+		seen = append(seen, tok)
+	}
+	return same, gap, nil
+}
+
+// int8PeerLine says, with -weights int8, what PyTorch runs instead.
+const int8PeerLine = "torch: no int8 peer (eager PyTorch has no int8 CPU matmul for this model worth comparing): torch decodes with bf16 matrices against simdgpt's int8"
+
+// weightsName describes matrices in format f for the model line.
+func weightsName(f gpt.Weights) string {
+	switch f {
+	case gpt.WeightsBF16:
+		return "bf16 (gpt.Model.WithWeights)"
+	case gpt.WeightsInt8:
+		return "int8, groups of 32 (gpt.Model.WithWeights)"
+	}
+	return "f32"
 }
 
 // findTorch returns the script named name and torch's version, or ""
@@ -468,6 +588,9 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 	if err != nil {
 		return err
 	}
+	if m, err = m.WithWeights(o.weights); err != nil {
+		return err
+	}
 	cfg := m.Config
 	for _, c := range o.ctxs {
 		if c+o.tokens > cfg.BlockSize {
@@ -489,15 +612,23 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 	if cpu == "" {
 		cpu = cpuModel()
 	}
-	wb := decodeWeightBytes(cfg)
+	tf := torchWeights(o.weights)
+	wb, twb := float64(gpt.TokenWeightBytes(cfg, o.weights)), float64(gpt.TokenWeightBytes(cfg, tf))
 	fmt.Fprintf(stdout, "cpu: %s (%d logical CPUs); kernels %s\n", cpu, runtime.NumCPU(), impl.Name())
-	fmt.Fprintf(stdout, "model: %d layers, %d heads, width %d, vocab %d, block %d, tied head; %d parameters; %s\n",
-		cfg.Layers, max(cfg.Heads, 1), cfg.Width, cfg.Vocab, cfg.BlockSize, cfg.NumParams(), source)
-	fmt.Fprintf(stdout, "weights read per token: 4 bytes × (parameters − (block−1)·width, the rows of wpe not looked up) = %.1f MB (the key/value cache not counted)\n", wb/1e6)
+	fmt.Fprintf(stdout, "model: %d layers, %d heads, width %d, vocab %d, block %d, tied head; %d parameters; %s; simdgpt's matrices %s\n",
+		cfg.Layers, max(cfg.Heads, 1), cfg.Width, cfg.Vocab, cfg.BlockSize, cfg.NumParams(), source, weightsName(o.weights))
+	fmt.Fprintf(stdout, "weights read per token (gpt.TokenWeightBytes: the blocks' matrices and the LM head in their format, every other parameter a token reads at 4 bytes, the key/value cache not counted): simdgpt %.1f MB", wb/1e6)
+	if script != "" {
+		fmt.Fprintf(stdout, ", torch %.1f MB", twb/1e6)
+	}
+	fmt.Fprintln(stdout)
 	var tp *torchProc
 	if script != "" {
-		fmt.Fprintf(stdout, "torch: %s (%s %s)\n", version, o.python, script)
-		args := []string{path, "--heads", strconv.Itoa(max(cfg.Heads, 1))}
+		fmt.Fprintf(stdout, "torch: %s (%s %s --dtype %s)\n", version, o.python, script, torchDType(tf))
+		if o.weights == gpt.WeightsInt8 {
+			fmt.Fprintln(stdout, int8PeerLine)
+		}
+		args := []string{path, "--heads", strconv.Itoa(max(cfg.Heads, 1)), "--dtype", torchDType(tf)}
 		if tp, err = startTorch(ctx, o.python, script, args, torchEnv(o.ompWait), cfg.NumParams(), stderr); err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -505,6 +636,9 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 			return err
 		}
 		defer tp.close()
+		if tp.dtype != torchDType(tf) {
+			return fmt.Errorf("%s: asked for --dtype %s, it decodes with %q", tp.name, torchDType(tf), tp.dtype)
+		}
 	}
 	defer func() {
 		if ctx.Err() != nil { // the script's failure is its killing
@@ -513,7 +647,7 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 	}()
 	s := m.NewSampler()
 	if o.check && tp != nil {
-		lines, pass, err := decodeCheck(ctx, s, tp, prompts, o.ctxs, dir, cfg.Vocab)
+		lines, pass, err := decodeCheck(ctx, s, tp, prompts, o.ctxs, dir, cfg.Vocab, o.weights)
 		if err != nil {
 			return err
 		}
@@ -525,7 +659,7 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 		}
 	}
 
-	r := &decodeResults{ctxs: o.ctxs, threads: o.threads, weightBytes: wb, decoded: o.tokens + 1,
+	r := &decodeResults{ctxs: o.ctxs, threads: o.threads, weightBytes: wb, torchBytes: twb, decoded: o.tokens + 1,
 		ours: map[decodeKey][]float64{}, agree: map[int]int{}}
 	if tp != nil {
 		r.torch = map[decodeKey][]float64{}
@@ -598,13 +732,13 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 	return nil
 }
 
-// gbCell is the GB/s of weights read at the median token time and its
-// share of the median single-core read bandwidth.
-func (r *decodeResults) gbCell(ms []float64) string {
+// gbCell is the GB/s of weights read, bytes a token, at the median token
+// time and its share of the median single-core read bandwidth.
+func (r *decodeResults) gbCell(ms []float64, bytes float64) string {
 	if len(ms) == 0 {
 		return "-"
 	}
-	gb := r.weightBytes / (median(ms) * 1e6)
+	gb := bytes / (median(ms) * 1e6)
 	if bw := median(r.bandwidth); bw > 0 {
 		return fmt.Sprintf("%.1f (%.0f%%)", gb, 100*gb/bw)
 	}
@@ -634,12 +768,12 @@ func (r *decodeResults) writeTable(w io.Writer) {
 			k := decodeKey{c, n}
 			o := r.ours[k]
 			if r.torch == nil {
-				rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), tokensPerSecond(o), r.gbCell(o)})
+				rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), tokensPerSecond(o), r.gbCell(o, r.weightBytes)})
 				continue
 			}
 			t := r.torch[k]
 			rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), msCell(t), tokensPerSecond(o), tokensPerSecond(t),
-				r.gbCell(o), r.gbCell(t), ratioCell(o, t)})
+				r.gbCell(o, r.weightBytes), r.gbCell(t, r.torchBytes), ratioCell(o, t)})
 		}
 	}
 	writeMarkdown(w, rows)

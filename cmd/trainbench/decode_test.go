@@ -2,9 +2,14 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -27,12 +32,19 @@ func TestParseDecodeOptions(t *testing.T) {
 		ctxs    []int
 		tokens  int
 		threads []int
+		weights gpt.Weights
 		err     string // substring of the error; "" for none
 	}{
 		{args: []string{"-decode"}, name: "gpt2", cfg: gpt2, ctxs: []int{64, 512}, tokens: 32, threads: []int{1, 2}},
 		{args: []string{"-decode", "-layers", "2", "-ctx", "16, 8,16", "-tokens", "4", "-threads", "2"}, name: "custom", cfg: two, ctxs: []int{16, 8}, tokens: 4, threads: []int{2}},
 		{args: []string{"-decode", "-layers", "12", "-ctx", "992"}, name: "gpt2", cfg: gpt2, ctxs: []int{992}, tokens: 32, threads: []int{1, 2}},
 		{args: []string{"-decode", "-model", "x.safetensors", "-ctx", "2000"}, name: "gpt2", cfg: gpt2, ctxs: []int{2000}, tokens: 32, threads: []int{1, 2}},
+		{args: []string{"-decode", "-weights", "f32"}, name: "gpt2", cfg: gpt2, ctxs: []int{64, 512}, tokens: 32, threads: []int{1, 2}, weights: gpt.WeightsF32},
+		{args: []string{"-decode", "-weights", "bf16"}, name: "gpt2", cfg: gpt2, ctxs: []int{64, 512}, tokens: 32, threads: []int{1, 2}, weights: gpt.WeightsBF16},
+		{args: []string{"-decode", "-weights", "int8", "-layers", "2"}, name: "custom", cfg: two, ctxs: []int{64, 512}, tokens: 32, threads: []int{1, 2}, weights: gpt.WeightsInt8},
+		{args: []string{"-decode", "-weights", "fp16"}, err: `-weights "fp16": want f32, bf16 or int8`},
+		{args: []string{"-decode", "-weights", ""}, err: `-weights "": want f32, bf16 or int8`},
+		{args: []string{"-decode", "-weights", "BF16"}, err: `-weights "BF16": want f32, bf16 or int8`},
 		{args: []string{"-decode", "-ctx", "993"}, err: "-ctx 993 and -tokens 32: the context would grow to 1025 tokens, beyond GPT-2's 1024"},
 		{args: []string{"-decode", "-ctx", "0"}, err: `"0" is not a prompt length`},
 		{args: []string{"-decode", "-ctx", "64,x"}, err: `"x" is not a prompt length`},
@@ -51,6 +63,8 @@ func TestParseDecodeOptions(t *testing.T) {
 		{args: []string{"-decode", "-torch-threads", "4"}, err: "-torch-threads is a flag of training"},
 		{args: []string{"-ctx", "64"}, err: "-ctx is a flag of -decode only"},
 		{args: []string{"-model", "m"}, err: "-model is a flag of -decode only"},
+		{args: []string{"-weights", "bf16"}, err: "-weights is a flag of -decode only"},
+		{args: []string{"-config", "b", "-weights", "f32"}, err: "-weights is a flag of -decode only"},
 		{args: []string{"-decode", "extra"}, err: `unexpected argument "extra"`},
 	} {
 		var stderr bytes.Buffer
@@ -67,28 +81,9 @@ func TestParseDecodeOptions(t *testing.T) {
 			t.Errorf("%q: %v", tc.args, err)
 			continue
 		}
-		if !o.decode || o.name != tc.name || o.cfg != tc.cfg || !reflect.DeepEqual(o.ctxs, tc.ctxs) || o.tokens != tc.tokens || !reflect.DeepEqual(o.threads, tc.threads) {
-			t.Errorf("%q: got decode %v %s %+v ctx %v tokens %d threads %v, want %s %+v ctx %v tokens %d threads %v",
-				tc.args, o.decode, o.name, o.cfg, o.ctxs, o.tokens, o.threads, tc.name, tc.cfg, tc.ctxs, tc.tokens, tc.threads)
-		}
-	}
-}
-
-func TestDecodeWeightBytes(t *testing.T) {
-	gpt2 := gpt.Config{Vocab: 50257, BlockSize: 1024, Layers: 12, Heads: 12, Width: 768, TieEmbeddings: true}
-	untied := gpt2
-	untied.TieEmbeddings = false
-	for _, tc := range []struct {
-		cfg  gpt.Config
-		want float64
-	}{
-		// GPT-2 124M: 124,439,808 parameters, 1023 rows of wpe unread.
-		{gpt2, 4 * (124439808 - 1023*768)},
-		// Untied: w_lm and b_lm added, 50256 rows of wte unread.
-		{untied, 4 * (124439808 + 768*50257 + 50257 - 1023*768 - 50256*768)},
-	} {
-		if got := decodeWeightBytes(tc.cfg); got != tc.want {
-			t.Errorf("decodeWeightBytes(%+v) = %.0f, want %.0f", tc.cfg, got, tc.want)
+		if !o.decode || o.name != tc.name || o.cfg != tc.cfg || !reflect.DeepEqual(o.ctxs, tc.ctxs) || o.tokens != tc.tokens || !reflect.DeepEqual(o.threads, tc.threads) || o.weights != tc.weights {
+			t.Errorf("%q: got decode %v %s %+v ctx %v tokens %d threads %v weights %v, want %s %+v ctx %v tokens %d threads %v weights %v",
+				tc.args, o.decode, o.name, o.cfg, o.ctxs, o.tokens, o.threads, o.weights, tc.name, tc.cfg, tc.ctxs, tc.tokens, tc.threads, tc.weights)
 		}
 	}
 }
@@ -122,24 +117,30 @@ func TestDecodeTable(t *testing.T) {
 			{64, 1}: samples(9, 40, 60), {64, 2}: samples(9, 20, 30),
 			{512, 1}: samples(9, 45, 55), {512, 2}: samples(9, 25, 35),
 		}}
+	torch := map[decodeKey][]float64{
+		{64, 1}: samples(9, 90, 110), {64, 2}: samples(9, 40, 60),
+		{512, 1}: samples(9, 100, 100), {512, 2}: {50},
+	}
 	for _, tc := range []struct {
-		name  string
-		torch map[decodeKey][]float64
-		want  []string
-		not   []string
+		name       string
+		torch      map[decodeKey][]float64
+		torchBytes float64
+		want       []string
+		not        []string
 	}{
 		{name: "alone",
 			want: []string{"| ctx | threads | simdgpt ms/token", "| 64  | 1       | 50.00 (40.00–60.00) | 20.0 ", "| 10.0 (40%) ", "| 512 | 2 ", "| 16.7 (67%) "},
 			not:  []string{"torch"}},
-		{name: "torch",
-			torch: map[decodeKey][]float64{
-				{64, 1}: samples(9, 90, 110), {64, 2}: samples(9, 40, 60),
-				{512, 1}: samples(9, 100, 100), {512, 2}: {50},
-			},
+		{name: "torch", torch: torch, torchBytes: 500e6,
 			want: []string{"torch ms/token", "| 100.00 (90.00–110.00) ", "| 5.0 (20%) ", "| 2.00× [", "| 1.67× (no CI: too few steps) "}},
+		// Torch's matrices in another format than ours (bf16 against int8):
+		// its GB/s from its own bytes a token.
+		{name: "torch bytes", torch: torch, torchBytes: 900e6,
+			want: []string{"| 10.0 (40%) ", "| 9.0 (36%) ", "| 18.0 (72%) "},
+			not:  []string{"| 5.0 (20%) "}},
 	} {
 		r := base
-		r.torch = tc.torch
+		r.torch, r.torchBytes = tc.torch, tc.torchBytes
 		var b bytes.Buffer
 		r.writeTable(&b)
 		out := b.String()
@@ -179,25 +180,36 @@ func oneLine(t *testing.T, args []string, want int, msg string) {
 
 func TestRunDecodeWithoutTorch(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "no-python")
-	args := append(append([]string(nil), tinyDecode...), "-python", missing, "-check")
-	var out, errOut bytes.Buffer
-	if st := run(args, &out, &errOut); st != 0 {
-		t.Fatalf("exit status %d:\n%s%s", st, out.String(), errOut.String())
-	}
-	s := out.String()
-	for _, w := range []string{noTorchLine + "\n", "cpu: ", "model: 1 layers, 12 heads, width 768, vocab 512, block 1024, tied head",
-		"read bandwidth: ", "| ctx | threads | simdgpt ms/token ", "| 4   | 1       | ", "| 8   | 1       | "} {
-		if !strings.Contains(s, w) {
-			t.Errorf("no %q in\n%s", w, s)
+	tiny := gpt.Config{Vocab: 512, BlockSize: 1024, Layers: 1, Heads: 12, Width: 768, TieEmbeddings: true}
+	for _, tc := range []struct {
+		weights gpt.Weights
+		model   string // the end of the model line
+	}{
+		{gpt.WeightsF32, "simdgpt's matrices f32\n"},
+		{gpt.WeightsBF16, "simdgpt's matrices bf16 (gpt.Model.WithWeights)\n"},
+		{gpt.WeightsInt8, "simdgpt's matrices int8, groups of 32 (gpt.Model.WithWeights)\n"},
+	} {
+		args := append(append([]string(nil), tinyDecode...), "-python", missing, "-check", "-weights", tc.weights.String())
+		var out, errOut bytes.Buffer
+		if st := run(args, &out, &errOut); st != 0 {
+			t.Fatalf("%v: exit status %d:\n%s%s", tc.weights, st, out.String(), errOut.String())
 		}
+		s := out.String()
+		mb := fmt.Sprintf("simdgpt %.1f MB\n", float64(gpt.TokenWeightBytes(tiny, tc.weights))/1e6)
+		for _, w := range []string{noTorchLine + "\n", "cpu: ", "model: 1 layers, 12 heads, width 768, vocab 512, block 1024, tied head", tc.model, mb,
+			"read bandwidth: ", "| ctx | threads | simdgpt ms/token ", "| 4   | 1       | ", "| 8   | 1       | "} {
+			if !strings.Contains(s, w) {
+				t.Errorf("%v: no %q in\n%s", tc.weights, w, s)
+			}
+		}
+		if strings.Contains(s, "torch ms/token") || strings.Contains(s, "check ") || strings.Contains(s, "greedy") || strings.Contains(s, "torch: ") {
+			t.Errorf("%v: torch columns, a check or a comparison of tokens without torch:\n%s", tc.weights, s)
+		}
+		if got := strings.Count(errOut.String(), "round "); got != 2 {
+			t.Errorf("%v: %d progress lines, want 2 (one per context):\n%s", tc.weights, got, errOut.String())
+		}
+		oneLine(t, append(args, "-require-torch"), 1, "-require-torch")
 	}
-	if strings.Contains(s, "torch ms/token") || strings.Contains(s, "check ") || strings.Contains(s, "greedy") {
-		t.Errorf("torch columns, a check or a comparison of tokens without torch:\n%s", s)
-	}
-	if got := strings.Count(errOut.String(), "round "); got != 2 {
-		t.Errorf("%d progress lines, want 2 (one per context):\n%s", got, errOut.String())
-	}
-	oneLine(t, append(args, "-require-torch"), 1, "-require-torch")
 }
 
 func TestRunDecodeBadInputs(t *testing.T) {
@@ -226,6 +238,8 @@ func TestRunDecodeBadInputs(t *testing.T) {
 		{with("-ctx", "1020"), 2, "beyond GPT-2's 1024"},
 		{with("-ctx", "x"), 2, `"x" is not a prompt length`},
 		{with("-steps", "3"), 2, "-steps is a flag of training"},
+		{with("-weights", "fp16"), 2, `-weights "fp16": want f32, bf16 or int8`},
+		{[]string{"-weights", "bf16", "-no-torch", "-steps", "1"}, 2, "-weights is a flag of -decode only"},
 	} {
 		oneLine(t, tc.args, tc.status, tc.msg)
 	}
@@ -235,19 +249,168 @@ func TestRunDecodeBadInputs(t *testing.T) {
 
 func TestRunDecodeWithTorch(t *testing.T) {
 	needTorch(t)
-	args := append(append([]string(nil), tinyDecode...), "-rounds", "2", "-threads", "1,2", "-check", "-require-torch")
-	var out, errOut bytes.Buffer
-	if st := run(args, &out, &errOut); st != 0 {
-		t.Fatalf("exit status %d:\n%s%s", st, out.String(), errOut.String())
-	}
-	s := out.String()
-	for _, w := range []string{"torch: ", "check ctx 4: logits", "check ctx 8: greedy tokens 9 of 9 agree", "check PASS\n", "torch ms/token",
-		"| 4   | 1 ", "| 8   | 2 ", "× [", "greedy tokens, ctx 8: simdgpt and torch agree on the first 4 of 4 in every round"} {
-		if !strings.Contains(s, w) {
-			t.Errorf("no %q in\n%s", w, s)
+	for _, tc := range []struct {
+		weights gpt.Weights
+		rounds  string
+		threads string
+		want    []string
+		not     []string
+	}{
+		{gpt.WeightsF32, "2", "1,2",
+			[]string{"--dtype fp32)\n", "check ctx 4: logits", "check ctx 8: greedy tokens 9 of 9 agree", "| 8   | 2 ", "× [",
+				"greedy tokens, ctx 8: simdgpt and torch agree on the first 4 of 4 in every round"},
+			[]string{int8PeerLine}},
+		{gpt.WeightsBF16, "1", "1",
+			[]string{"--dtype bf16)\n", fmt.Sprintf(" tol %g) ok\n", decodeLogitTolBF16), "torch, given the same context, picks the same at ",
+				fmt.Sprintf("(tol %g) ok\n", 2*decodeLogitTolBF16), "| 8   | 1 "},
+			[]string{int8PeerLine}},
+		{gpt.WeightsInt8, "1", "1",
+			[]string{"--dtype bf16)\n", int8PeerLine + "\n", fmt.Sprintf(" tol %g) ok\n", decodeLogitTolInt8), "torch, given the same context, picks the same at ",
+				fmt.Sprintf("(tol %g) ok\n", 2*decodeLogitTolInt8), "| 8   | 1 "},
+			nil},
+	} {
+		args := append(append([]string(nil), tinyDecode...), "-rounds", tc.rounds, "-threads", tc.threads, "-check", "-require-torch", "-weights", tc.weights.String())
+		var out, errOut bytes.Buffer
+		if st := run(args, &out, &errOut); st != 0 {
+			t.Fatalf("%v: exit status %d:\n%s%s", tc.weights, st, out.String(), errOut.String())
+		}
+		s := out.String()
+		for _, w := range append([]string{"torch: ", "check PASS\n", "torch ms/token", "| 4   | 1 ", "simdgpt and torch agree on the first"}, tc.want...) {
+			if !strings.Contains(s, w) {
+				t.Errorf("%v: no %q in\n%s", tc.weights, w, s)
+			}
+		}
+		for _, w := range tc.not {
+			if strings.Contains(s, w) {
+				t.Errorf("%v: %q in\n%s", tc.weights, w, s)
+			}
+		}
+		rounds, _ := strconv.Atoi(tc.rounds)
+		if got, want := strings.Count(errOut.String(), "round "), rounds*2*len(strings.Split(tc.threads, ",")); got != want {
+			t.Errorf("%v: %d progress lines, want %d (rounds × 2 contexts × thread counts):\n%s", tc.weights, got, want, errOut.String())
 		}
 	}
-	if got := strings.Count(errOut.String(), "round "); got != 8 {
-		t.Errorf("%d progress lines, want 2 rounds × 2 contexts × 2 thread counts:\n%s", got, errOut.String())
+}
+
+// fakeLogitsPeer answers gpt2_decode.py's "logits" requests with the file
+// N.f32 of the directory it is given, N the number of tokens asked about.
+const fakeLogitsPeer = `import os, sys
+d = sys.argv[1]
+print("ready 0 blas=other dtype=bf16", flush=True)
+for line in sys.stdin:
+    f = line.rstrip("\n").split(" ", 2)
+    if f[0] == "quit":
+        break
+    if f[0] == "logits" and len(f) == 3:
+        with open(os.path.join(d, "%d.f32" % len(f[1].split(","))), "rb") as src:
+            data = src.read()
+        with open(f[2], "wb") as dst:
+            dst.write(data)
+        print("ok %d" % (len(data) // 4), flush=True)
+    else:
+        print("error unknown command %r" % line.strip(), flush=True)
+`
+
+// TestDecodeCheckLowBit runs -check's comparison for bf16 weights against
+// a peer (a Python script without torch) that answers with simdgpt's own
+// logits on each context, changed as each case says: it must pass on
+// them unchanged and fail on logits beyond the tolerance after the
+// prompt, on a token of simdgpt's too far below the peer's largest logit
+// at one step, and on too few steps where the peer picks simdgpt's token.
+func TestDecodeCheckLowBit(t *testing.T) {
+	python, _ := pythonScript(t)
+	if python == "" {
+		t.Skip("no python3")
+	}
+	cfg := gpt.Config{Vocab: 64, BlockSize: 32, Layers: 1, Heads: 2, Width: 64, TieEmbeddings: true}
+	m, err := gpt.New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err = m.WithWeights(gpt.WeightsBF16); err != nil {
+		t.Fatal(err)
+	}
+	s := m.NewSampler()
+	prompt := []int32{3, 14, 15, 9}
+	_, mine, err := decodeOurs(context.Background(), s, prompt, decodeCheckTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ours[i] are simdgpt's logits after the prompt and mine[:i].
+	var ours [][]float32
+	for i := range mine {
+		ctx := append(append([]int32(nil), prompt...), mine[:i]...)
+		ours = append(ours, append([]float32(nil), s.Logits(ctx)...))
+	}
+	tol := decodeLogitTolBF16
+	// raise makes token other the largest logit of lg by frac of its
+	// largest |logit|.
+	raise := func(lg []float32, other int, frac float64) {
+		top, scale := float32(math.Inf(-1)), 0.0
+		for _, v := range lg {
+			top = max(top, v)
+			scale = math.Max(scale, math.Abs(float64(v)))
+		}
+		lg[other] = top + float32(frac*scale)
+	}
+	other := func(i int) int { return (int(mine[i]) + 1) % cfg.Vocab }
+	for _, tc := range []struct {
+		name   string
+		change func(step int, lg []float32)
+		want   []string // substrings of the report
+	}{
+		{"unchanged", func(int, []float32) {}, []string{"check PASS", "picks the same at 9 of 9 steps"}},
+		{"logits off", func(step int, lg []float32) {
+			if step == 0 {
+				for i := range lg {
+					lg[i] *= float32(1 + 2*tol) // the arg max stays
+				}
+			}
+		}, []string{"check FAIL", fmt.Sprintf("tol %g) FAIL", tol), "picks the same at 9 of 9 steps", fmt.Sprintf("(tol %g) ok", 2*tol)}},
+		{"one token far", func(step int, lg []float32) {
+			if step == 3 {
+				raise(lg, other(step), 3*tol)
+			}
+		}, []string{"check FAIL", fmt.Sprintf("tol %g) ok", tol), "picks the same at 8 of 9 steps", fmt.Sprintf("(tol %g) FAIL", 2*tol)}},
+		{"most tokens near", func(step int, lg []float32) {
+			if step >= 1 && step <= 5 {
+				raise(lg, other(step), tol/2)
+			}
+		}, []string{"check FAIL", fmt.Sprintf("tol %g) ok", tol), "picks the same at 4 of 9 steps", fmt.Sprintf("(tol %g) FAIL", 2*tol)}},
+	} {
+		dir := t.TempDir()
+		for i, lg := range ours {
+			lg = append([]float32(nil), lg...)
+			tc.change(i, lg)
+			b := make([]byte, 4*len(lg))
+			for j, v := range lg {
+				binary.LittleEndian.PutUint32(b[4*j:], math.Float32bits(v))
+			}
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("%d.f32", len(prompt)+i)), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		script := filepath.Join(dir, "peer.py")
+		if err := os.WriteFile(script, []byte(fakeLogitsPeer), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tp, err := startTorch(context.Background(), python, script, []string{dir}, os.Environ(), 0, os.Stderr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, pass, err := decodeCheck(context.Background(), s, tp, map[int][]int32{len(prompt): prompt}, []int{len(prompt)}, dir, cfg.Vocab, gpt.WeightsBF16)
+		tp.close()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		report := strings.Join(lines, "\n")
+		if pass != (tc.name == "unchanged") {
+			t.Errorf("%s: pass %v:\n%s", tc.name, pass, report)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(report, w) {
+				t.Errorf("%s: no %q in\n%s", tc.name, w, report)
+			}
+		}
 	}
 }

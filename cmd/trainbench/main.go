@@ -29,7 +29,7 @@
 // tokens), each side prefills the prompt untimed and then decodes -tokens
 // tokens, each timed from having one token to having the next; the rounds
 // interleave the sides at each context and thread count. The table gives
-// ms/token, tokens/s, the GB/s of weights read (decodeWeightBytes per
+// ms/token, tokens/s, the GB/s of weights read (gpt.TokenWeightBytes per
 // token over the median token time) as a share of the single-core read
 // bandwidth (the kernels' Sum streaming a buffer of 8× the L3, at least
 // 256 MiB, measured after each round), and simdgpt's speed as a multiple
@@ -39,6 +39,18 @@
 // within 1e-4 of the largest |logit| and the next 9 greedy tokens to be
 // the same.
 //
+// -decode -weights bf16 or int8 decodes with simdgpt's matrices converted
+// (gpt.Model.WithWeights: the blocks' four projections and the LM head),
+// their bytes counted in that format. PyTorch then runs its matrices in
+// bf16 (gpt2_decode.py --dtype bf16), for int8 too: eager PyTorch has no
+// int8 peer worth comparing, and a line says so. -check then compares
+// within looser bounds, both sides differing by their rounding of the
+// same float32 file: the logits after the prompt within 2.5% (bf16) or 5%
+// (int8) of the largest |logit|, and the greedy tokens step by step,
+// PyTorch given simdgpt's context: simdgpt's token at most twice that
+// below PyTorch's largest logit at every step, and PyTorch's own choice at
+// 5 or more of the 9.
+//
 // Ctrl-C or SIGTERM stops the comparison at the end of simdgpt's step in
 // progress, ends the Python process at once, prints one line and no table,
 // and exits with status 130 (SIGINT) or 143 (SIGTERM).
@@ -46,6 +58,7 @@
 //	go run ./cmd/trainbench -config a -rounds 5 -steps 10 -threads 1,2
 //	go run ./cmd/trainbench -config a -steps 3 -rounds 1 -check -require-torch
 //	go run ./cmd/trainbench -decode -ctx 64,512 -tokens 32 -rounds 5 -threads 1,2
+//	go run ./cmd/trainbench -decode -weights int8 -ctx 64,512 -tokens 32 -rounds 5 -threads 1,2
 package main
 
 import (

@@ -49,6 +49,9 @@ type options struct {
 	ctxs   []int  // prompt lengths
 	tokens int    // timed decoded tokens per side, round, context and thread count
 	model  string // a GPT-2 checkpoint both sides load ("": random weights)
+	// weights is the format of simdgpt's matrices (gpt.Model.WithWeights);
+	// PyTorch's are torchWeights(weights).
+	weights gpt.Weights
 }
 
 // usageError is a bad command line (exit status 2).
@@ -71,9 +74,11 @@ With -decode it instead decodes greedily with a key/value cache, GPT-2
 124M's shape (or -model's checkpoint) on both sides (PyTorch:
 bench/torch/gpt2_decode.py) from the same safetensors file: for each -ctx,
 a prompt of that many tokens, then -tokens timed tokens; it prints
-tokens/s, GB/s of weights read and the ratio. -check then compares the
-logits after the prompt and the first greedy tokens. Flags of one mode
-only are refused in the other.
+tokens/s, GB/s of weights read and the ratio. -weights bf16 or int8
+converts simdgpt's matrices (PyTorch's to bf16 with either). -check then
+compares the logits after the prompt and the first greedy tokens (with
+low-bit weights within looser bounds). Flags of one mode only are refused
+in the other.
 
 flags:
 `
@@ -111,6 +116,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	ctxs := fs.String("ctx", "64,512", "-decode: comma-separated prompt lengths (the context decoding starts from)")
 	fs.IntVar(&o.tokens, "tokens", 32, "-decode: timed decoded tokens per side in each round, context and thread count")
 	fs.StringVar(&o.model, "model", "", "-decode: a GPT-2 checkpoint (model.safetensors or llm.c gpt2_*.bin) instead of random GPT-2-shaped weights")
+	weights := fs.String("weights", "f32", "-decode: format of simdgpt's weight matrices, f32, bf16 or int8 (gpt.Model.WithWeights); PyTorch's are fp32 with f32 and bf16 with bf16 and int8 (eager PyTorch has no int8 peer worth comparing)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -121,7 +127,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	if o.decode {
-		return parseDecode(o, *layers, *vocab, *ctxs, *threads)
+		return parseDecode(o, *layers, *vocab, *ctxs, *threads, *weights)
 	}
 	p, ok := presets[*config]
 	if !ok {

@@ -66,11 +66,12 @@ type torchProc struct {
 	out     *bufio.Scanner
 	threads int    // the thread count last set
 	blas    string // "openblas" when the script sets OpenBLAS' threads too, else "other"
+	dtype   string // gpt2_decode.py's weights, fp32 or bf16 ("" when it does not say)
 	closed  bool
 }
 
 // startTorch starts the script in serve mode and waits until it is ready
-// ("ready NPARAMS blas=NAME"); want is the number of parameters it must
+// ("ready NPARAMS blas=NAME", and dtype=DT from gpt2_decode.py); want is the number of parameters it must
 // report. The script is killed when ctx is done.
 func startTorch(ctx context.Context, python, script string, args []string, env []string, want int, stderr io.Writer) (*torchProc, error) {
 	cmd := exec.CommandContext(ctx, python, append(append([]string{script}, args...), "--serve")...)
@@ -100,6 +101,9 @@ func startTorch(ctx context.Context, python, script string, args []string, env [
 		for _, f := range strings.Fields(line) {
 			if v, ok := strings.CutPrefix(f, "blas="); ok {
 				p.blas = v
+			}
+			if v, ok := strings.CutPrefix(f, "dtype="); ok {
+				p.dtype = v
 			}
 		}
 	}
