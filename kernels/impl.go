@@ -50,6 +50,32 @@ func (p *Impl) FMAPeakLoop(iters int) (flops int) {
 	return iters * p.set.FMAFlops
 }
 
+// ReadPeakLoop reads x and returns the number of bytes it read, for
+// measuring the CPU's read bandwidth from memory when x is beyond the
+// caches: on sets with a read loop (avx2, avx512), in order with every
+// cache line prefetched readAhead bytes before it is read (the elements
+// after the last whole block of 1 KiB are not read); elsewhere with Sum.
+// Time it beside Sum and take the faster: which read pattern a core runs
+// fastest depends on the CPU.
+func (p *Impl) ReadPeakLoop(x []float32) (bytes int) {
+	if s := p.set; s.ReadLoop != nil {
+		// The prefetches of the last blocks run past the end of x, which
+		// PREFETCHT0 allows (it never faults).
+		if n := len(x) / s.ReadBlock * s.ReadBlock; n > 0 {
+			readSink = s.ReadLoop(&x[0], n, readAhead)
+			return 4 * n
+		}
+	}
+	readSink = p.Sum(x)
+	return 4 * len(x)
+}
+
+// readAhead is ReadPeakLoop's prefetch distance in bytes.
+const readAhead = 8192
+
+// readSink keeps ReadPeakLoop's sums.
+var readSink float32
+
 // String returns the name.
 func (p *Impl) String() string { return p.set.Name }
 

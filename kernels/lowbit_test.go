@@ -180,7 +180,7 @@ func checkLowbitCase(t *testing.T, p *Impl, f lowbitFormat, tc lowbitCase, seed 
 // tail, with odd strides and unaligned starts.
 func TestGemmLowbitSweep(t *testing.T) {
 	ms := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 17}
-	ns := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17}
+	ns := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 13, 17, 41}
 	ks := []int{0, 1, 5, 16, 31, 32, 33, 63, 64, 65, 97}
 	if testing.Short() {
 		ms, ns, ks = []int{1, 3, 8, 9}, []int{1, 7, 9}, []int{1, 31, 33, 64}

@@ -31,6 +31,7 @@ var parityTests = map[string][]func(*testing.T){
 	"BiasGELU":        {TestBiasGELU},
 	"GemmBiasGELU":    {TestGemmBiasGELU, TestGemmBiasGELULarge},
 	"FMALoop":         {TestFMAPeakLoop},
+	"ReadLoop":        {TestReadPeakLoop},
 	"GemmBF16":        {TestGemmLowbitSweep, TestGemmLowbitSpecial, TestGemvLowbit, TestGemmLowbitDeterministicSplit},
 	"GemmInt8":        {TestGemmLowbitSweep, TestGemmLowbitSpecial, TestGemvLowbit, TestGemmLowbitDeterministicSplit},
 
@@ -41,8 +42,12 @@ var parityTests = map[string][]func(*testing.T){
 	"SoftmaxCrossEntropy": {TestSoftmaxCrossEntropySweep, TestSoftmaxCrossEntropySpecial},
 }
 
-// optional lists the func fields generic may leave nil.
-var optional = map[string]bool{"FMALoop": true}
+// optional lists the func fields generic may leave nil, and
+// optionalAnywhere those every implementation may.
+var (
+	optional         = map[string]bool{"FMALoop": true}
+	optionalAnywhere = map[string]bool{"ReadLoop": true}
+)
 
 // TestSetFields derives the list of kernels from kernelset.Set by
 // reflection: every func field must have parity tests (above), be set in
@@ -80,7 +85,7 @@ func TestSetFields(t *testing.T) {
 		for _, name := range kernels {
 			f := v.FieldByName(name)
 			if f.IsNil() {
-				if !(p == genericImpl && optional[name]) {
+				if !(p == genericImpl && optional[name]) && !optionalAnywhere[name] {
 					t.Errorf("%s: kernel %s is nil", p.Name(), name)
 				}
 				continue
@@ -91,6 +96,9 @@ func TestSetFields(t *testing.T) {
 		}
 		if (p.set.FMALoop == nil) != (p.set.FMAFlops == 0) {
 			t.Errorf("%s: FMALoop and FMAFlops disagree", p.Name())
+		}
+		if (p.set.ReadLoop == nil) != (p.set.ReadBlock == 0) {
+			t.Errorf("%s: ReadLoop and ReadBlock disagree", p.Name())
 		}
 	}
 }

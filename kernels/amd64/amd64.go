@@ -44,6 +44,9 @@ func init() {
 		FMALoop:  fmaPeakAVX2,
 		FMAFlops: 12 * 8 * 2, // 12 independent FMAs of 8 lanes
 
+		ReadLoop:  readAheadAVX2,
+		ReadBlock: 256, // 1 KiB a step
+
 		AdamW:               adamwSetAVX2,
 		SumSquares:          sumSquaresAVX2,
 		SoftmaxCrossEntropy: xentAVX2,
@@ -77,6 +80,9 @@ func init() {
 
 		FMALoop:  fmaPeakAVX512,
 		FMAFlops: 12 * 16 * 2, // 12 independent FMAs of 16 lanes
+
+		ReadLoop:  readAheadAVX512,
+		ReadBlock: 256, // 1 KiB a step
 
 		AdamW:               adamwSetAVX512,
 		SumSquares:          sumSquaresAVX512,

@@ -85,3 +85,157 @@ fmaPeakAVX512_loop:
 fmaPeakAVX512_done:
 	VZEROUPPER
 	RET
+
+// func readAheadAVX2(p *float32, n int, dist int) float32
+// Requires: AVX, MMX+, SSE
+TEXT ·readAheadAVX2(SB), NOSPLIT, $0-28
+	MOVQ   p+0(FP), AX
+	MOVQ   n+8(FP), CX
+	MOVQ   dist+16(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+readAheadAVX2_loop:
+	PREFETCHT0   (AX)(DX*1)
+	PREFETCHT0   64(AX)(DX*1)
+	PREFETCHT0   128(AX)(DX*1)
+	PREFETCHT0   192(AX)(DX*1)
+	PREFETCHT0   256(AX)(DX*1)
+	PREFETCHT0   320(AX)(DX*1)
+	PREFETCHT0   384(AX)(DX*1)
+	PREFETCHT0   448(AX)(DX*1)
+	PREFETCHT0   512(AX)(DX*1)
+	PREFETCHT0   576(AX)(DX*1)
+	PREFETCHT0   640(AX)(DX*1)
+	PREFETCHT0   704(AX)(DX*1)
+	PREFETCHT0   768(AX)(DX*1)
+	PREFETCHT0   832(AX)(DX*1)
+	PREFETCHT0   896(AX)(DX*1)
+	PREFETCHT0   960(AX)(DX*1)
+	VADDPS       (AX), Y0, Y0
+	VADDPS       32(AX), Y1, Y1
+	VADDPS       64(AX), Y2, Y2
+	VADDPS       96(AX), Y3, Y3
+	VADDPS       128(AX), Y4, Y4
+	VADDPS       160(AX), Y5, Y5
+	VADDPS       192(AX), Y6, Y6
+	VADDPS       224(AX), Y7, Y7
+	VADDPS       256(AX), Y0, Y0
+	VADDPS       288(AX), Y1, Y1
+	VADDPS       320(AX), Y2, Y2
+	VADDPS       352(AX), Y3, Y3
+	VADDPS       384(AX), Y4, Y4
+	VADDPS       416(AX), Y5, Y5
+	VADDPS       448(AX), Y6, Y6
+	VADDPS       480(AX), Y7, Y7
+	VADDPS       512(AX), Y0, Y0
+	VADDPS       544(AX), Y1, Y1
+	VADDPS       576(AX), Y2, Y2
+	VADDPS       608(AX), Y3, Y3
+	VADDPS       640(AX), Y4, Y4
+	VADDPS       672(AX), Y5, Y5
+	VADDPS       704(AX), Y6, Y6
+	VADDPS       736(AX), Y7, Y7
+	VADDPS       768(AX), Y0, Y0
+	VADDPS       800(AX), Y1, Y1
+	VADDPS       832(AX), Y2, Y2
+	VADDPS       864(AX), Y3, Y3
+	VADDPS       896(AX), Y4, Y4
+	VADDPS       928(AX), Y5, Y5
+	VADDPS       960(AX), Y6, Y6
+	VADDPS       992(AX), Y7, Y7
+	ADDQ         $0x00000400, AX
+	SUBQ         $0x00000100, CX
+	JNZ          readAheadAVX2_loop
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y6, Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	MOVSS        X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func readAheadAVX512(p *float32, n int, dist int) float32
+// Requires: AVX, AVX512F, MMX+, SSE
+TEXT ·readAheadAVX512(SB), NOSPLIT, $0-28
+	MOVQ   p+0(FP), AX
+	MOVQ   n+8(FP), CX
+	MOVQ   dist+16(FP), DX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+
+readAheadAVX512_loop:
+	PREFETCHT0    (AX)(DX*1)
+	PREFETCHT0    64(AX)(DX*1)
+	PREFETCHT0    128(AX)(DX*1)
+	PREFETCHT0    192(AX)(DX*1)
+	PREFETCHT0    256(AX)(DX*1)
+	PREFETCHT0    320(AX)(DX*1)
+	PREFETCHT0    384(AX)(DX*1)
+	PREFETCHT0    448(AX)(DX*1)
+	PREFETCHT0    512(AX)(DX*1)
+	PREFETCHT0    576(AX)(DX*1)
+	PREFETCHT0    640(AX)(DX*1)
+	PREFETCHT0    704(AX)(DX*1)
+	PREFETCHT0    768(AX)(DX*1)
+	PREFETCHT0    832(AX)(DX*1)
+	PREFETCHT0    896(AX)(DX*1)
+	PREFETCHT0    960(AX)(DX*1)
+	VADDPS        (AX), Z0, Z0
+	VADDPS        64(AX), Z1, Z1
+	VADDPS        128(AX), Z2, Z2
+	VADDPS        192(AX), Z3, Z3
+	VADDPS        256(AX), Z4, Z4
+	VADDPS        320(AX), Z5, Z5
+	VADDPS        384(AX), Z6, Z6
+	VADDPS        448(AX), Z7, Z7
+	VADDPS        512(AX), Z0, Z0
+	VADDPS        576(AX), Z1, Z1
+	VADDPS        640(AX), Z2, Z2
+	VADDPS        704(AX), Z3, Z3
+	VADDPS        768(AX), Z4, Z4
+	VADDPS        832(AX), Z5, Z5
+	VADDPS        896(AX), Z6, Z6
+	VADDPS        960(AX), Z7, Z7
+	ADDQ          $0x00000400, AX
+	SUBQ          $0x00000100, CX
+	JNZ           readAheadAVX512_loop
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z5, Z4, Z4
+	VADDPS        Z7, Z6, Z6
+	VADDPS        Z2, Z0, Z0
+	VADDPS        Z6, Z4, Z4
+	VADDPS        Z4, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	MOVSS         X0, ret+24(FP)
+	VZEROUPPER
+	RET

@@ -15,3 +15,15 @@ func fmaPeakAVX2(n int)
 //
 //go:noescape
 func fmaPeakAVX512(n int)
+
+// readAheadAVX2 returns the sum of the n floats from p (n >= 1, a multiple of 256), read 1024 bytes
+// at a time, each line dist bytes further on prefetched (PREFETCHT0) as they are read. Requires AVX2 and FMA.
+//
+//go:noescape
+func readAheadAVX2(p *float32, n int, dist int) float32
+
+// readAheadAVX512 returns the sum of the n floats from p (n >= 1, a multiple of 256), read 1024 bytes
+// at a time, each line dist bytes further on prefetched (PREFETCHT0) as they are read. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func readAheadAVX512(p *float32, n int, dist int) float32

@@ -1,14 +1,20 @@
 // Command peak generates FMA-throughput loops for AVX2 (YMM) and AVX-512
-// (ZMM). They do no useful work: their only purpose is to measure this
-// CPU's peak float32 FMA rate, so that every GEMM figure can be read as a
-// fraction of it.
+// (ZMM), and loops that read memory as fast as a core can. They do no
+// useful work: their only purpose is to measure this CPU's peak float32
+// FMA rate, so that every GEMM figure can be read as a fraction of it,
+// and its peak read bandwidth, for the memory-bound kernels.
 package main
 
 import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/simdgpt/simdgpt/asm/gen/internal/x86"
 )
+
+// readBlock is the bytes a read loop reads per iteration.
+const readBlock = 1024
 
 // accumulators is the number of independent FMA chains: enough to cover
 // FMA latency (4 cycles) times two FMA ports with room to spare.
@@ -18,6 +24,8 @@ func main() {
 	ConstraintExpr("amd64,!purego")
 	loop("fmaPeakAVX2", "AVX2 and FMA", 8, func() reg.VecVirtual { return YMM() })
 	loop("fmaPeakAVX512", "AVX-512F", 16, func() reg.VecVirtual { return ZMM() })
+	read(x86.AVX2)
+	read(x86.AVX512)
 	Generate()
 }
 
@@ -61,3 +69,34 @@ func itoa(n int) string {
 }
 
 var _ Op = nil
+
+// read generates readAhead<ISA>: the sum of n floats from p (n a
+// multiple of readBlock/4), read a block of readBlock bytes at a time
+// into 8 accumulators, each cache line of the block dist bytes further
+// on prefetched as the block is read.
+func read(s *x86.ISA) {
+	name := "readAhead" + s.Name
+	TEXT(name, NOSPLIT, "func(p *float32, n, dist int) float32")
+	Pragma("noescape")
+	Doc(name+" returns the sum of the n floats from p (n >= 1, a multiple of "+itoa(readBlock/4)+"), read "+itoa(readBlock)+" bytes",
+		"at a time, each line dist bytes further on prefetched (PREFETCHT0) as they are read. Requires "+s.Req+".")
+	p := x86.Arg("p")
+	n := x86.Arg("n")
+	dist := x86.Arg("dist")
+	acc := s.Zeros(8)
+	Label(name + "_loop")
+	for q := 0; q < readBlock/64; q++ {
+		PREFETCHT0(Mem{Base: p, Index: dist, Scale: 1, Disp: 64 * q})
+	}
+	for v := 0; v < readBlock/s.Bytes(); v++ {
+		VADDPS(s.At(p, v), acc[v%len(acc)], acc[v%len(acc)])
+	}
+	ADDQ(U32(readBlock), p)
+	SUBQ(U32(readBlock/4), n)
+	JNZ(LabelRef(name + "_loop"))
+	x86.Tree(VADDPS, acc)
+	s.SumToLane0(acc[0])
+	Store(acc[0].AsX(), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}

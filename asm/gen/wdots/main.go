@@ -61,11 +61,18 @@ var (
 func (f *format) groupX() int { return f.xBytes * group }
 
 // rowsAtOnce returns R, the rows of W a kernel of r rows of x takes at
-// once: r·R accumulators and the conversion's four temporaries fit the
-// registers (16 YMM, 32 ZMM).
-func rowsAtOnce(s *x86.ISA, r int) int {
+// once: r·R accumulators and the conversion's temporaries fit the
+// registers (16 YMM, 32 ZMM), and the rows' base registers (one per four
+// rows, twice: the block's and the next block's) fit the general ones.
+// On AVX-512 a single row of x takes more rows of W than the registers
+// of a square block would: more rows read at once are more streams from
+// memory in flight.
+func rowsAtOnce(s *x86.ISA, f *format, r int) int {
 	if s.Is512() {
-		return []int{0, 8, 8, 6, 5, 4, 3, 3, 2}[r]
+		if f == int8 {
+			return []int{0, 20, 12, 6, 5, 4, 3, 3, 2}[r]
+		}
+		return []int{0, 16, 8, 6, 5, 4, 3, 3, 2}[r]
 	}
 	return []int{0, 8, 5, 3, 2, 2, 1, 1, 1}[r]
 }
@@ -88,7 +95,7 @@ func main() {
 
 func kernel(s *x86.ISA, f *format, r int) {
 	name := fmt.Sprintf("wdots%s%d%s", f.name, r, s.Name)
-	R := rowsAtOnce(s, r)
+	R := rowsAtOnce(s, f, r)
 	if f == bf16 {
 		x86.Func(name, "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)",
 			fmt.Sprintf("%s sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]", name),
@@ -140,58 +147,21 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	}
 	p0 := x86.Arg("w")
 	ldw := x86.Arg("ldw")
-	var p4, ldw3 reg.GPVirtual
+	var ldw3 reg.GPVirtual
 	if R > 2 {
 		ldw3 = GP64()
 		LEAQ(Mem{Base: ldw, Index: ldw, Scale: 2}, ldw3)
 	}
-	if R > 4 {
-		p4 = GP64()
-		LEAQ(Mem{Base: p0, Index: ldw, Scale: 4}, p4)
-	}
-	wAt := func(j, disp int) Mem {
-		base := p0
-		if j >= 4 {
-			base, j = p4, j-4
-		}
-		switch j {
-		case 0:
-			return Mem{Base: base, Disp: disp}
-		case 1:
-			return Mem{Base: base, Index: ldw, Scale: 1, Disp: disp}
-		case 2:
-			return Mem{Base: base, Index: ldw, Scale: 2, Disp: disp}
-		}
-		return Mem{Base: base, Index: ldw3, Scale: 1, Disp: disp}
-	}
-	// pf: the same group of the next block's rows (R rows on), prefetched
-	// while this block's is read. A row of W is short (K·9/8 bytes for
-	// int8), too short for the hardware's stream prefetchers to run ahead
-	// of R rows read at once; the next block's rows are read next.
-	var pf, pf4 reg.GPVirtual
+	rows := x86.NewRows(p0, ldw, ldw3, R)
+	wAt := rows.At
+	// next: the same group of the next block's rows (R rows on),
+	// prefetched while this block's is read. A row of W is short (K·9/8
+	// bytes for int8, K·2 for bf16), too short for the hardware's stream
+	// prefetchers to run ahead of the R rows read at once; the next
+	// block's rows are read next.
+	var next *x86.Rows
 	if R > 1 {
-		pf = GP64()
-		IMUL3Q(U32(R), ldw, pf)
-		ADDQ(p0, pf)
-		if R > 4 {
-			pf4 = GP64()
-			LEAQ(Mem{Base: pf, Index: ldw, Scale: 4}, pf4)
-		}
-	}
-	pfAt := func(j int) Mem {
-		base := pf
-		if j >= 4 {
-			base, j = pf4, j-4
-		}
-		switch j {
-		case 0:
-			return Mem{Base: base}
-		case 1:
-			return Mem{Base: base, Index: ldw, Scale: 1}
-		case 2:
-			return Mem{Base: base, Index: ldw, Scale: 2}
-		}
-		return Mem{Base: base, Index: ldw3, Scale: 1}
+		next = rows.NextBlock(R)
 	}
 	xp := x86.Arg("x")
 	var ldx, ldx3, xp4 reg.GPVirtual
@@ -229,19 +199,35 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	}
 	// body adds one group of every row of W times x into the accumulators.
 	body := func() {
-		if pf != nil {
+		if next != nil {
 			for j := 0; j < R; j++ {
-				PREFETCHT0(pfAt(j))
+				PREFETCHT0(next.At(j, 0))
 			}
 		}
 		if f == int8 {
 			int8Body(s, r, R, wAt, xAt, acc)
 			return
 		}
+		// With registers to spare, the group's x is loaded once for all
+		// R rows of W rather than read by every FMA.
+		var xv map[int]reg.VecVirtual // by offset, when r is 1
+		perGroup := f.groupX() / s.Bytes()
+		if r == 1 && R+perGroup+5 <= 2*s.Lanes {
+			xv = map[int]reg.VecVirtual{}
+			for q := 0; q < perGroup; q++ {
+				v := s.Vec()
+				VMOVUPS(xAt(0, q*s.Bytes()), v)
+				xv[q*s.Bytes()] = v
+			}
+		}
 		for j := 0; j < R; j++ {
 			for _, v := range convert(s, mask, func(disp int) Mem { return wAt(j, disp) }) {
 				for i := 0; i < r; i++ {
-					VFMADD231PS(xAt(i, v.xoff), v.w, acc[j][i])
+					if xv != nil {
+						VFMADD231PS(xv[v.xoff], v.w, acc[j][i])
+					} else {
+						VFMADD231PS(xAt(i, v.xoff), v.w, acc[j][i])
+					}
 				}
 			}
 		}
@@ -251,15 +237,9 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	TESTQ(g, g)
 	JZ(LabelRef(name + "_tail"))
 	body()
-	ADDQ(U32(f.blockBytes), p0)
-	if p4 != nil {
-		ADDQ(U32(f.blockBytes), p4)
-	}
-	if pf != nil {
-		ADDQ(U32(f.blockBytes), pf)
-	}
-	if pf4 != nil {
-		ADDQ(U32(f.blockBytes), pf4)
+	rows.Advance(f.blockBytes)
+	if next != nil {
+		next.Advance(f.blockBytes)
 	}
 	ADDQ(U32(f.groupX()), xp)
 	if xp4 != nil {

@@ -7,8 +7,8 @@ import (
 )
 
 // Set is one implementation of every kernel, such as "generic", "avx2",
-// "avx512" or "neon". Every func field is set, except FMALoop for
-// implementations without SIMD registers. The kernels' fields are
+// "avx512" or "neon". Every func field is set, except FMALoop and
+// ReadLoop for implementations without them. The kernels' fields are
 // generated from kernels/internal/apigen's list; their contracts are what
 // package kernels' checks guarantee.
 type Set struct {
@@ -125,4 +125,11 @@ type Set struct {
 	// measuring the CPU's peak; nil (and FMAFlops 0) for generic.
 	FMALoop  func(n int)
 	FMAFlops int
+
+	// ReadLoop returns the sum of the n floats from p (n >= 1, a
+	// multiple of ReadBlock), read in order, each cache line prefetched
+	// dist bytes ahead; for measuring the CPU's read bandwidth from
+	// memory. nil for the sets without one.
+	ReadLoop  func(p *float32, n, dist int) float32
+	ReadBlock int
 }

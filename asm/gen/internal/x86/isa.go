@@ -114,3 +114,53 @@ func (s *ISA) Broadcast(name string) reg.VecVirtual {
 	VBROADCASTSS(Addr(Param(name)), v)
 	return v
 }
+
+// Rows addresses the rows of a block of R rows ld bytes apart, ld and
+// 3·ld in registers: row j is at Bases[j/4] + (j%4)·ld, so that a block
+// of any height needs one base register per four rows.
+type Rows struct {
+	Bases   []reg.GPVirtual
+	ld, ld3 reg.GPVirtual
+}
+
+// NewRows returns the Rows of a block of R rows from p0 (the first base,
+// not copied) ld bytes apart; ld3 (3·ld) is needed when R > 2.
+func NewRows(p0, ld, ld3 reg.GPVirtual, R int) *Rows {
+	rs := &Rows{Bases: []reg.GPVirtual{p0}, ld: ld, ld3: ld3}
+	for q := 4; q < R; q += 4 {
+		b := GP64()
+		LEAQ(Mem{Base: rs.Bases[len(rs.Bases)-1], Index: ld, Scale: 4}, b)
+		rs.Bases = append(rs.Bases, b)
+	}
+	return rs
+}
+
+// At returns the address disp bytes into row j.
+func (rs *Rows) At(j, disp int) Mem {
+	base := rs.Bases[j/4]
+	switch j % 4 {
+	case 0:
+		return Mem{Base: base, Disp: disp}
+	case 1:
+		return Mem{Base: base, Index: rs.ld, Scale: 1, Disp: disp}
+	case 2:
+		return Mem{Base: base, Index: rs.ld, Scale: 2, Disp: disp}
+	}
+	return Mem{Base: base, Index: rs.ld3, Scale: 1, Disp: disp}
+}
+
+// Advance moves every row on by n bytes.
+func (rs *Rows) Advance(n int) {
+	for _, b := range rs.Bases {
+		ADDQ(U32(n), b)
+	}
+}
+
+// NextBlock returns the Rows of the block R rows after rs's (for
+// prefetching it while rs's is read).
+func (rs *Rows) NextBlock(R int) *Rows {
+	pf := GP64()
+	IMUL3Q(U32(R), rs.ld, pf)
+	ADDQ(rs.Bases[0], pf)
+	return NewRows(pf, rs.ld, rs.ld3, R)
+}
