@@ -1,7 +1,9 @@
 package bench
 
 import (
+	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -250,6 +252,15 @@ func TestSummarize(t *testing.T) {
 	if m := Median(nil); !math.IsNaN(m) {
 		t.Errorf("Median(nil) = %v, want NaN", m)
 	}
+	// The samples keep their order: sample i of a Result is Ns[i] with
+	// Iters[i], in the order taken.
+	ns, ref := []float64{6, 1, 5, 2, 4, 3}, []float64{9, 7, 8, 12, 10, 11}
+	Summarize(ns)
+	Median(ns)
+	Speedup(ref, ns)
+	if fmt.Sprint(ns, ref) != "[6 1 5 2 4 3] [9 7 8 12 10 11]" {
+		t.Errorf("the statistics reordered their input: %v %v", ns, ref)
+	}
 }
 
 func TestUnits(t *testing.T) {
@@ -305,8 +316,11 @@ func TestRunInterleaves(t *testing.T) {
 		t.Fatalf("results for %v, want A and B (C lacks the kernel)", res)
 	}
 	for _, r := range res {
-		if len(r.Ns) != 3 || len(r.Iters) != 3 || r.PeakFrac != nil {
-			t.Fatalf("%s: %d samples, %d iters, peak %v", r.Impl.Name, len(r.Ns), len(r.Iters), r.PeakFrac)
+		if len(r.Ns) != 3 || len(r.Iters) != 3 || r.Procs != runtime.GOMAXPROCS(0) {
+			t.Fatalf("%s: %d samples, %d iters, GOMAXPROCS %d", r.Impl.Name, len(r.Ns), len(r.Iters), r.Procs)
+		}
+		if _, ok := r.PeakKey(); ok {
+			t.Errorf("%s: a memory-bound case has a peak key", r.Impl.Name)
 		}
 		for i, ns := range r.Ns {
 			if ns < 20e3 || r.Iters[i] < 1 {

@@ -10,6 +10,39 @@
 // comparison (peers) are in bench/peers, and code built on the kernels
 // (such as package attention, which cmd/kernelbench measures) is defined
 // as a kernel by its caller with NewKernel.
+//
+// # Percent of peak
+//
+// A compute-bound rate is also read as a fraction of the FMA peak: the
+// rate of the generated FMA peak loop (kernels.Impl.FMAPeakLoop) of the
+// same implementation (Impl.ISA) on the same number of goroutines. One
+// sample of that loop can read low — the clock drops for a while, a
+// neighbour takes the core, the sample is too short to leave its
+// start-up — and a kernel's rate over a low sample comes out above 100%.
+// So every command and benchmark of this module (Run, Benchmark,
+// cmd/kernelbench, cmd/trainbench, gpt's benchmarks) takes the peak the
+// same way:
+//
+//   - Peak samples are taken through the measurement by a PeakSampler:
+//     one of PeakTime before the first timed call; one of a sixteenth of
+//     the timed work (at least MinPeakTime) each time the timed work since
+//     the last sample reaches 16·MinPeakTime; one of PeakTime after the
+//     last timed call. Each sample (MeasurePeak) first runs the loop
+//     untimed for a quarter of its duration, so that the clock has settled
+//     when it is timed.
+//   - Peaks keeps every sample by implementation and thread count
+//     (PeakKey), and the peak of a key is the largest of its samples
+//     (Peaks.Max): a low sample cannot lower it.
+//   - A rate is divided by that maximum only once all samples are in: at
+//     the end of a command's run, or at the end of a testing benchmark
+//     (with the samples of the earlier benchmarks of the process).
+//
+// A rate no higher than some sample of the peak loop therefore never reads
+// above 100%. A rate still above the largest sample means the peak loop does not
+// reach the machine's peak (a defect of the loop, or of a kernel's count
+// of its operations): it is shown as it is, followed by OverPeakMark
+// (FormatPercent), with OverPeakNote under the table or in the benchmark's
+// log. Nothing is clamped.
 package bench
 
 import (

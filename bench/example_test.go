@@ -42,3 +42,23 @@ func ExampleSpeedup() {
 	fmt.Println(bench.Speedup(reference, faster))
 	// Output: 100× [33.3, 300] p=0.008
 }
+
+// Peaks keeps the FMA peak samples of a run; the peak is the largest, so a
+// sample taken in a slow moment does not inflate the percentages, and a
+// rate above every sample is marked rather than clamped.
+func ExamplePeaks() {
+	var peaks bench.Peaks
+	k := bench.PeakKey{ISA: "avx512", Threads: 1}
+	for _, gflops := range []float64{150, 152, 90, 149} { // the third sample is low
+		peaks.Add(k, gflops*1e9)
+	}
+	fmt.Println(peaks.Describe(k))
+	for _, kernel := range []float64{140, 189} { // GFLOP/s
+		frac, _ := peaks.Fraction(k, kernel*1e9)
+		fmt.Println(kernel, "GFLOP/s:", bench.FormatPercent(frac))
+	}
+	// Output:
+	// 152 GFLOP/s (largest of 4 samples; lowest 90.0)
+	// 140 GFLOP/s: 92%
+	// 189 GFLOP/s: 124%!
+}

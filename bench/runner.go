@@ -5,6 +5,8 @@ import (
 	"math"
 	"runtime"
 	"time"
+
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // Options configure Run.
@@ -14,6 +16,12 @@ type Options struct {
 	// Time is the target duration of one sample; a sample runs at least
 	// one call.
 	Time time.Duration
+	// Peaks, if not nil, receives the FMA peak samples of compute-bound
+	// cases: a PeakSampler for each distinct Impl.ISA of the case, on
+	// GOMAXPROCS goroutines, begun before the first round of samples, fed
+	// each sample's time, and ended after the last round. Result.PeakFracs
+	// divides by them once the run is over.
+	Peaks *Peaks
 }
 
 // Result holds the samples of one implementation on one case.
@@ -24,10 +32,8 @@ type Result struct {
 	// per call in nanoseconds.
 	Iters []int
 	Ns    []float64
-	// PeakFrac[i] is, for compute-bound kernels, the rate of sample i as a
-	// fraction of the FMA peak of Impl.ISA measured right after it (times
-	// the number of cores in use); nil when there is no peak loop.
-	PeakFrac []float64
+	// Procs is GOMAXPROCS during the samples.
+	Procs int
 }
 
 // prepared is one implementation of a case, ready to run.
@@ -40,10 +46,10 @@ type prepared struct {
 // Run measures the implementations of case c that support it, taking
 // opt.Count samples of each, interleaved: every round takes one sample of
 // each implementation (A B C, then B C A, ...), so that a slow spell of
-// the machine falls on all of them. For compute-bound kernels each sample
-// is followed by the FMA peak loop of its Impl.ISA for an eighth of the
-// sample's operations, and the sample's percent of peak is its rate over
-// that loop's. Implementations that do not support c are left out.
+// the machine falls on all of them. For compute-bound kernels, with
+// opt.Peaks set, the FMA peak of each Impl.ISA is sampled before, between
+// and after the samples (see Options.Peaks and the package documentation).
+// Implementations that do not support c are left out.
 func Run(c Case, impls []*Impl, opt Options) []*Result {
 	rs, _ := RunContext(context.Background(), c, impls, opt)
 	return rs
@@ -54,13 +60,14 @@ func Run(c Case, impls []*Impl, opt Options) []*Result {
 // and the samples taken so far (fewer than opt.Count: not a complete
 // measurement).
 func RunContext(ctx context.Context, c Case, impls []*Impl, opt Options) ([]*Result, error) {
+	procs := runtime.GOMAXPROCS(0)
 	var ps []*prepared
 	for _, im := range impls {
 		op := c.Kernel.Setup(c.Shape, im)
 		if op == nil {
 			continue
 		}
-		ps = append(ps, &prepared{res: &Result{Case: c, Impl: im}, op: op})
+		ps = append(ps, &prepared{res: &Result{Case: c, Impl: im, Procs: procs}, op: op})
 	}
 	results := func() []*Result {
 		out := make([]*Result, len(ps))
@@ -75,8 +82,22 @@ func RunContext(ctx context.Context, c Case, impls []*Impl, opt Options) ([]*Res
 		}
 		p.iters = calibrate(p.op, opt.Time)
 	}
-	w := c.Work()
-	cores := float64(min(runtime.GOMAXPROCS(0), runtime.NumCPU()))
+	// One peak sampler per implementation whose peak loop is a yardstick
+	// here, shared by the Impls that have it as their ISA.
+	samplers := map[*kernels.Impl]*PeakSampler{}
+	var order []*PeakSampler
+	if opt.Peaks != nil && c.Kernel.Bound == ComputeBound {
+		for _, p := range ps {
+			if isa := p.res.Impl.ISA; isa != nil && samplers[isa] == nil {
+				s := opt.Peaks.Sampler(isa, procs)
+				samplers[isa] = s
+				order = append(order, s)
+			}
+		}
+	}
+	for _, s := range order {
+		s.Begin()
+	}
 	for round := range opt.Count {
 		for i := range ps {
 			if err := ctx.Err(); err != nil {
@@ -88,22 +109,18 @@ func RunContext(ctx context.Context, c Case, impls []*Impl, opt Options) ([]*Res
 				p.op()
 			}
 			d := time.Since(t0)
-			ns := float64(d.Nanoseconds()) / float64(p.iters)
 			p.res.Iters = append(p.res.Iters, p.iters)
-			p.res.Ns = append(p.res.Ns, ns)
-			if c.Kernel.Bound == ComputeBound && p.res.Impl.ISA != nil {
-				if peak := PeakRate(p.res.Impl.ISA, max(minPeakFlops, w.Flops*float64(p.iters)/8)); peak > 0 {
-					p.res.PeakFrac = append(p.res.PeakFrac, w.Flops/ns*1e9/(peak*cores))
-				}
+			p.res.Ns = append(p.res.Ns, float64(d.Nanoseconds())/float64(p.iters))
+			if s := samplers[p.res.Impl.ISA]; s != nil {
+				s.Timed(d)
 			}
 		}
 	}
+	for _, s := range order {
+		s.End()
+	}
 	return results(), nil
 }
-
-// minPeakFlops is the least work of an interleaved peak measurement
-// (about 0.2 ms), so that a short sample still gets a steady reading.
-const minPeakFlops = 2e7
 
 // calibrate warms op up and returns the number of calls that take about d.
 func calibrate(op func(), d time.Duration) int {
@@ -125,20 +142,45 @@ func calibrate(op func(), d time.Duration) int {
 	}
 }
 
-// PeakRate runs the FMA peak loop of p for about flops floating-point
-// operations (at least one iteration) and returns the rate it measured in
-// FLOP/s; 0 if p has no peak loop.
-func PeakRate(p interface{ FMAPeakLoop(int) int }, flops float64) float64 {
-	per := p.FMAPeakLoop(1)
-	if per == 0 {
-		return 0
+// PeakKey returns the FMA peak r's percent of peak divides by: the peak
+// loop of its Impl.ISA on Procs goroutines; false for a memory-bound case
+// or an Impl without an ISA.
+func (r *Result) PeakKey() (PeakKey, bool) {
+	if r.Case.Kernel.Bound != ComputeBound || r.Impl.ISA == nil {
+		return PeakKey{}, false
 	}
-	iters := max(1, int(flops/float64(per)))
-	t0 := time.Now()
-	done := p.FMAPeakLoop(iters)
-	el := time.Since(t0)
-	if el <= 0 {
-		return 0
+	return PeakKey{r.Impl.ISA.Name(), r.Procs}, true
+}
+
+// PeakFracs returns the rate of each sample as a fraction of the peak of
+// r's PeakKey in p (Peaks.Max, the largest sample of the run), not
+// clamped; nil when r has no PeakKey or p no sample of it. Call it once
+// the run is over, when p holds every sample.
+func (r *Result) PeakFracs(p *Peaks) []float64 {
+	k, ok := r.PeakKey()
+	if !ok || p == nil {
+		return nil
 	}
-	return float64(done) / el.Seconds()
+	peak := p.Max(k)
+	if peak <= 0 {
+		return nil
+	}
+	flops := r.Case.Work().Flops
+	out := make([]float64, len(r.Ns))
+	for i, ns := range r.Ns {
+		out[i] = flops / ns * 1e9 / peak
+	}
+	return out
+}
+
+// PeakFrac returns the rate at the median time (Rate) as a fraction of
+// the peak of r's PeakKey in p, not clamped, and false when r has no
+// PeakKey or p no sample of it. Call it once the run is over.
+func (r *Result) PeakFrac(p *Peaks) (float64, bool) {
+	k, ok := r.PeakKey()
+	if !ok || p == nil || len(r.Ns) == 0 {
+		return 0, false
+	}
+	rate, _ := r.Rate()
+	return p.Fraction(k, rate*1e9)
 }

@@ -14,8 +14,9 @@ const Confidence = 0.95
 // Summarize returns the median of values with its 95% confidence
 // interval, as benchstat computes it (benchmath.AssumeNothing). With
 // fewer than 6 values the interval is infinite and a warning says so.
+// values is not modified (benchmath sorts a copy).
 func Summarize(values []float64) benchmath.Summary {
-	return benchmath.AssumeNothing.Summary(benchmath.NewSample(values, &benchmath.DefaultThresholds), Confidence)
+	return benchmath.AssumeNothing.Summary(benchmath.NewSample(slices.Clone(values), &benchmath.DefaultThresholds), Confidence)
 }
 
 // Median returns the median of values (NaN if there are none).
@@ -41,14 +42,15 @@ type Ratio struct {
 	P float64
 }
 
-// Speedup compares the timings x (ns per call) with the reference ref.
+// Speedup compares the timings x (ns per call) with the reference ref;
+// neither is modified.
 func Speedup(ref, x []float64) Ratio {
 	r := Ratio{X: Median(ref) / Median(x), P: math.NaN()}
 	if len(ref) == 0 || len(x) == 0 {
 		return r
 	}
 	th := &benchmath.DefaultThresholds
-	r.P = benchmath.AssumeNothing.Compare(benchmath.NewSample(ref, th), benchmath.NewSample(x, th)).P
+	r.P = benchmath.AssumeNothing.Compare(benchmath.NewSample(slices.Clone(ref), th), benchmath.NewSample(slices.Clone(x), th)).P
 	r.Lo, r.Hi, r.HasCI = ratioCI(ref, x, Confidence)
 	return r
 }

@@ -1,19 +1,27 @@
 package bench
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
 
+// benchmarkPeaks holds the FMA peak samples of every Benchmark run by
+// this process.
+var benchmarkPeaks Peaks
+
 // Benchmark measures case c with im inside a testing benchmark.
 //
-// Compute-bound kernels report GFLOP/s and "%peak": after every call the
-// FMA peak loop of im.ISA runs for an eighth as many operations, and
-// %peak is the kernel's rate over the loop's in the same iterations, which
-// holds up on a machine whose speed drifts between benchmarks. (A longer
-// peak loop lowers the clock for the kernel that follows it.) Their ns/op
-// includes the peak loop; read ns/kernel. Memory-bound kernels report
-// MB/s (b.SetBytes) and, for the softmax kernels, ns per matrix element.
+// Compute-bound kernels report GFLOP/s, ns/kernel (the kernel's time per
+// call alone, without the timing's own cost), peak-GFLOP/s and %peak: a
+// PeakSampler of im.ISA on GOMAXPROCS goroutines samples the FMA peak
+// before the loop, during it (a sixteenth of the kernel's time, every
+// 16·MinPeakTime of it, with the benchmark's timer stopped) and after it,
+// and %peak is the kernel's rate over the largest sample of that ISA and
+// thread count taken so far by the Benchmarks of this process (see the
+// package documentation; a rate above it is logged with OverPeakNote).
+// Memory-bound kernels report MB/s (b.SetBytes) and, for the softmax
+// kernels, ns per matrix element.
 //
 // The caller sets GOMAXPROCS; c must be supported by im.
 func Benchmark(b *testing.B, c Case, im *Impl) {
@@ -34,30 +42,50 @@ func Benchmark(b *testing.B, c Case, im *Impl) {
 		}
 		return
 	}
-	peakIters := 0
-	if im.ISA != nil {
-		if per := im.ISA.FMAPeakLoop(1); per > 0 {
-			peakIters = max(1, int(w.Flops)/per/8)
-		}
-	}
+	s := benchmarkPeaks.Sampler(im.ISA, runtime.GOMAXPROCS(0))
 	op() // warm up
-	var kernel, peak time.Duration
-	var peakFlops float64
+	s.Begin()
+	var kernel time.Duration
+	calls := 0
 	for b.Loop() {
 		t0 := time.Now()
 		op()
-		t1 := time.Now()
-		if peakIters > 0 {
-			peakFlops += float64(im.ISA.FMAPeakLoop(peakIters))
+		d := time.Since(t0)
+		kernel += d
+		calls++
+		if s.Add(d) {
+			b.StopTimer()
+			s.Sample()
+			b.StartTimer()
 		}
-		kernel += t1.Sub(t0)
-		peak += time.Since(t1)
 	}
-	n := float64(b.N)
-	rate := w.Flops * n / kernel.Seconds()
-	b.ReportMetric(float64(kernel.Nanoseconds())/n, "ns/kernel")
+	s.End()
+	rate := w.Flops * float64(calls) / kernel.Seconds()
+	b.ReportMetric(float64(kernel.Nanoseconds())/float64(calls), "ns/kernel")
 	b.ReportMetric(rate/1e9, "GFLOP/s")
-	if peakFlops > 0 {
-		b.ReportMetric(100*rate/(peakFlops/peak.Seconds()), "%peak")
+	s.Report(b, rate)
+}
+
+// Report reports on b, once its timed work is done and End has taken the
+// last sample, "peak-GFLOP/s", the largest sample of the sampler's key in
+// its Peaks, and "%peak", rate (FLOP/s) over it. A rate above it is not
+// clamped: Report logs it with OverPeakNote. It reports nothing when the
+// sampler has no peak loop.
+func (s *PeakSampler) Report(b testing.TB, rate float64) {
+	k, ok := s.Key()
+	if !ok {
+		return
+	}
+	frac, ok := s.peaks.Fraction(k, rate)
+	if !ok {
+		return
+	}
+	peak := s.peaks.Max(k)
+	if br, isB := b.(*testing.B); isB {
+		br.ReportMetric(peak/1e9, "peak-GFLOP/s")
+		br.ReportMetric(100*frac, "%peak")
+	}
+	if frac > 1 {
+		b.Logf("%%peak %s of %s, %s GFLOP/s: %s", FormatPercent(frac), k, FormatRate(peak/1e9), OverPeakNote)
 	}
 }

@@ -186,10 +186,10 @@ func benchDecode(b *testing.B, m *Model) {
 // lnf·wteᵀ), bwd is Model.headBackward (dlnf = dlogits·wte and dwte +=
 // dlogitsᵀ·lnf), and bwd-dx and bwd-dwte are those two products alone,
 // Impl().Gemm with headBackward's transposes. Each reports GFLOP/s
-// (2·N·C·V per product) and, measured after every iteration as in
-// BenchmarkTrainStep, the FMA peak of GOMAXPROCS goroutines and the share
-// of it reached (%peak): a memory-bound head (wte is 154 MB, far beyond
-// any cache) would sit far below the peak.
+// (2·N·C·V per product) and, measured as in BenchmarkTrainStep, the FMA
+// peak of GOMAXPROCS goroutines and the share of it reached (%peak): a
+// memory-bound head (wte is 154 MB, far beyond any cache) would sit far
+// below the peak.
 func BenchmarkGPT2Head(b *testing.B) {
 	skipGPT2(b)
 	m := sharedGPT2(b)
@@ -222,32 +222,13 @@ func BenchmarkGPT2Head(b *testing.B) {
 	for _, c := range cases {
 		b.Run(c.name, func(b *testing.B) {
 			c.run() // warm-up
-			peakIters := 1
-			if f := impl.FMAPeakLoop(1); f > 0 {
-				peakIters = max(1, int(c.flops/16)/f)
-			}
-			var runTime, peakTime time.Duration
-			var peakFlops float64
 			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				t0 := time.Now()
-				c.run()
-				t1 := time.Now()
-				peakFlops += parallelPeak(impl, peakIters)
-				runTime += t1.Sub(t0)
-				peakTime += time.Since(t1)
-			}
-			b.StopTimer()
+			runTime, peak := timedPeak(b, impl, c.run)
 			sec := runTime.Seconds()
-			gflops := c.flops * float64(b.N) / sec / 1e9
+			rate := c.flops * float64(b.N) / sec
 			b.ReportMetric(1000*sec/float64(b.N), "ms/op")
-			b.ReportMetric(gflops, "GFLOP/s")
-			if peakFlops > 0 {
-				peak := peakFlops / peakTime.Seconds() / 1e9
-				b.ReportMetric(peak, "peak-GFLOP/s")
-				b.ReportMetric(100*gflops/peak, "%peak")
-			}
+			b.ReportMetric(rate/1e9, "GFLOP/s")
+			peak.Report(b, rate)
 		})
 	}
 }
@@ -261,8 +242,8 @@ func BenchmarkGPT2Head(b *testing.B) {
 // them in a matrix product). It reports ms/step, tokens/s and the model's
 // GFLOP/s (stepFlops: the blocks, the causal attention and the tied LM
 // head, 2·N·C·V forward and twice that backward), and, like
-// BenchmarkTrainStep, the FMA peak measured right after every step over
-// GOMAXPROCS goroutines (peak-GFLOP/s, %peak).
+// BenchmarkTrainStep, the FMA peak of GOMAXPROCS goroutines and the share
+// of it reached (peak-GFLOP/s, %peak).
 func BenchmarkGPT2Step(b *testing.B) {
 	skipGPT2(b)
 	const batch = 4

@@ -8,6 +8,7 @@ import (
 	iofs "io/fs"
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 
 	"golang.org/x/perf/benchfmt"
@@ -29,8 +30,9 @@ func benchName(r *bench.Result) string {
 
 // writeBenchFile writes every sample in Go benchmark format: one line per
 // sample with ns/op, the rate (GFLOP/s, or MB/s for memory-bound kernels)
-// and %peak. The file is written whole or not at all.
-func writeBenchFile(path string, cfg *config, results []*bench.Result) error {
+// and %peak (the sample's rate over the run's FMA peak of its ISA in
+// peaks, not clamped). The file is written whole or not at all.
+func writeBenchFile(path string, cfg *config, results []*bench.Result, peaks *bench.Peaks) error {
 	var buf bytes.Buffer
 	w := benchfmt.NewWriter(&buf)
 	config := []benchfmt.Config{
@@ -42,12 +44,13 @@ func writeBenchFile(path string, cfg *config, results []*bench.Result) error {
 	}
 	for _, r := range results {
 		w0 := r.Case.Work()
+		fracs := r.PeakFracs(peaks)
 		for i, ns := range r.Ns {
 			vals := []benchfmt.Value{{Value: ns, Unit: "ns/op"}}
 			if r.Case.Kernel.Bound == bench.ComputeBound {
 				vals = append(vals, benchfmt.Value{Value: bench.GFLOPS(w0.Flops, ns), Unit: "GFLOP/s"})
-				if i < len(r.PeakFrac) {
-					vals = append(vals, benchfmt.Value{Value: 100 * r.PeakFrac[i], Unit: "%peak"})
+				if i < len(fracs) {
+					vals = append(vals, benchfmt.Value{Value: 100 * fracs[i], Unit: "%peak"})
 				}
 			} else {
 				vals = append(vals, benchfmt.Value{Value: bench.GBPS(w0.Bytes, ns) * 1e3, Unit: "MB/s"})
@@ -166,7 +169,7 @@ func printComparison(w io.Writer, path string, old *benchFile, results []*bench.
 		}
 		matched[name] = true
 		th := &benchmath.DefaultThresholds
-		os, ns := benchmath.NewSample(ons, th), benchmath.NewSample(r.Ns, th)
+		os, ns := benchmath.NewSample(slices.Clone(ons), th), benchmath.NewSample(slices.Clone(r.Ns), th)
 		osum, nsum := bench.Summarize(ons), bench.Summarize(r.Ns)
 		cmp := benchmath.AssumeNothing.Compare(os, ns)
 		rows = append(rows, []string{name, bench.FormatNs(osum.Center), pm(osum),

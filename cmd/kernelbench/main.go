@@ -11,6 +11,19 @@
 // The implementations of one case run interleaved (A B A B ...) so that
 // their ratios share the machine's conditions.
 //
+// %peak, for compute-bound kernels, is the rate over the FMA peak of the
+// implementation's ISA (the widest one for generic and peers) on
+// GOMAXPROCS goroutines, measured as package bench measures every percent
+// of peak: the peak loop is sampled for each case before its first
+// sample, between its samples (a sixteenth of their time) and after its
+// last; the peak is the largest sample of the whole run, so that a sample
+// taken in a slow moment (a lower clock, a busy neighbour) cannot lower
+// it; and %peak is computed against it once every sample is in, which is
+// why the FMA peak line and the tables are printed at the end. A kernel
+// faster than every peak sample would mean the peak loop is not at the
+// machine's peak (a bug): its %peak is printed as it is, followed by "!",
+// with a note under the table, never clamped.
+//
 // With -tags openblas there are two OpenBLAS peers in the same process:
 // "openblas", the kernels OpenBLAS picks for this CPU (or those
 // OPENBLAS_CORETYPE in the environment names), and, on amd64,
@@ -162,7 +175,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.compare, "compare", "", "print the change of this run against a `file` saved with -o")
 	fs.StringVar(&cfg.plot, "plot", "", "write a chart of GFLOP/s against size, one line per implementation, to `file`.png")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: kernelbench [flags]\n\nMeasures simdgpt's kernels on every implementation and peer, interleaved.\n\n")
+		fmt.Fprintf(fs.Output(), "usage: kernelbench [flags]\n\nMeasures simdgpt's kernels on every implementation and peer, interleaved.\n"+
+			"%%peak is the rate over the largest FMA peak sample of the run (sampled before, between and after each\n"+
+			"case's samples), computed once all samples are in; a %%peak marked ! is above every peak sample.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"image/png"
 	"os"
@@ -14,21 +13,9 @@ import (
 
 	"golang.org/x/perf/benchfmt"
 
+	"github.com/simdgpt/simdgpt/bench"
 	"github.com/simdgpt/simdgpt/kernels"
 )
-
-// TestMain makes the runs cheaper under -short, which the arm64 CI run
-// uses (under qemu every GFLOP takes seconds): the header's FMA peak
-// samples do 20 MFLOP each instead of 2 GFLOP, which took most of the
-// time of every run there (about 20 s a run). The header and its figure
-// are checked all the same; the native run (no -short) keeps 2 GFLOP.
-func TestMain(m *testing.M) {
-	flag.Parse()
-	if testing.Short() {
-		peakFlops = 2e7
-	}
-	os.Exit(m.Run())
-}
 
 // kernelbench runs the command with args and returns its exit status,
 // standard output and standard error.
@@ -122,6 +109,11 @@ func TestShortRun(t *testing.T) {
 			t.Errorf("header lacks %q:\n%s", want, stdout)
 		}
 	}
+	// The FMA peak is final once every sample is in: it is printed after
+	// the header, with the tables.
+	if i, j := strings.Index(stdout, "\nFMA peak:   "), strings.Index(stdout, "\n## "); i < strings.Index(stdout, "\nsamples:") || j < i {
+		t.Errorf("the FMA peak line is not between the header and the tables:\n%s", stdout)
+	}
 	for _, k := range allKernels() {
 		i := strings.Index(stdout, "\n## "+k.Name+": ")
 		if i < 0 {
@@ -145,6 +137,13 @@ func TestShortRun(t *testing.T) {
 		}
 		if len(names) == 0 {
 			t.Errorf("no implementation runs %s", k.Name)
+		}
+		if k.Bound == bench.ComputeBound {
+			for name, cell := range peakCells(t, table) {
+				if !percentCell.MatchString(cell) {
+					t.Errorf("%s table: %s: %%peak cell %q", k.Name, name, cell)
+				}
+			}
 		}
 		// A column against generic when generic ran, and none when a
 		// single implementation did (the copy kernel).

@@ -16,20 +16,11 @@ import (
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
-// peakSamples is the number of interleaved samples of each FMA peak loop
-// the header's figure is the median of.
-const peakSamples = 5
-
-// peakFlops is the work of each of those samples: 2 GFLOP, a tenth of a
-// second or more on one core. The tests lower it under -short, where the
-// arm64 run is emulated (qemu) and each GFLOP takes seconds.
-var peakFlops = 2e9
-
-// measure runs the selected cases and prints the header, the tables and
-// the comparison, then writes the -o file and the chart. Once ctx is done
-// it stops before the next sample and returns ctx's error, printing and
-// writing nothing more: an interrupted run's samples are not a
-// measurement.
+// measure runs the selected cases and prints the header, then, once every
+// sample is in, the FMA peaks, the tables and the comparison, then writes
+// the -o file and the chart. Once ctx is done it stops before the next
+// sample and returns ctx's error, printing and writing nothing more: an
+// interrupted run's samples are not a measurement.
 func measure(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.procs))
 	for _, im := range cfg.selected {
@@ -37,9 +28,8 @@ func measure(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			im.SetThreads(cfg.procs)
 		}
 	}
-	peaks := measurePeaks()
 	readBW, readLine := measureRead(cfg)
-	printHeader(stdout, cfg, peaks, readLine)
+	printHeader(stdout, cfg, readLine)
 
 	// Estimate the run's length for the progress lines: every sample of
 	// every supported implementation, plus about as much for calibration.
@@ -54,13 +44,14 @@ func measure(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	progress := total >= progressAfter
 	start := time.Now()
 	var results []*bench.Result
+	peaks := &bench.Peaks{} // every FMA peak sample of the run
 	for i, c := range cfg.cases {
 		if progress {
 			el := time.Since(start)
 			fmt.Fprintf(stderr, "kernelbench: [%d/%d] %s (%s elapsed, about %s in all)\n",
 				i+1, len(cfg.cases), c, el.Round(time.Second), max(total, el).Round(time.Second))
 		}
-		rs, err := bench.RunContext(ctx, c, cfg.selected, bench.Options{Count: cfg.count, Time: cfg.time})
+		rs, err := bench.RunContext(ctx, c, cfg.selected, bench.Options{Count: cfg.count, Time: cfg.time, Peaks: peaks})
 		if err != nil {
 			return stopped{fmt.Sprintf("case [%d/%d] %s", i+1, len(cfg.cases), c), err}
 		}
@@ -71,6 +62,8 @@ func measure(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "kernelbench: done in %s\n", time.Since(start).Round(time.Second))
 	}
 
+	// Every sample is in: the peaks are final.
+	printKey(stdout, cfg, peaks, readLine != "")
 	for _, k := range cfg.allKernels {
 		var rs []*bench.Result
 		for _, r := range results {
@@ -79,7 +72,7 @@ func measure(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 			}
 		}
 		if len(rs) > 0 {
-			printTable(stdout, k, rs, readBW)
+			printTable(stdout, k, rs, readBW, peaks)
 			printOpenBLAS(stdout, k, rs)
 		}
 	}
@@ -87,7 +80,7 @@ func measure(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		printComparison(stdout, cfg.compare, cfg.baseline, results)
 	}
 	if cfg.out != "" {
-		if err := writeBenchFile(cfg.out, cfg, results); err != nil {
+		if err := writeBenchFile(cfg.out, cfg, results, peaks); err != nil {
 			return err
 		}
 	}
@@ -136,35 +129,9 @@ func measureRead(cfg *config) (float64, string) {
 		bench.FormatRate(bw), bench.FormatRate(slices.Min(gbs)), bench.FormatRate(slices.Max(gbs)), p.Name(), 4*len(x)>>20, cfg.procs, readSamples)
 }
 
-// isaPeak is the measured FMA peak of one implementation.
-type isaPeak struct {
-	name  string
-	gflop float64 // median GFLOP/s of one core
-}
-
-// measurePeaks measures the FMA peak loop of every implementation that
-// has one, interleaved, peakSamples times peakFlops each.
-func measurePeaks() []isaPeak {
-	var impls []*kernels.Impl
-	for _, p := range kernels.Implementations() {
-		if p.FMAPeakLoop(1) > 0 {
-			impls = append(impls, p)
-		}
-	}
-	samples := make([][]float64, len(impls))
-	for range peakSamples {
-		for i, p := range impls {
-			samples[i] = append(samples[i], bench.PeakRate(p, peakFlops)/1e9)
-		}
-	}
-	out := make([]isaPeak, len(impls))
-	for i, p := range impls {
-		out[i] = isaPeak{p.Name(), bench.Median(samples[i])}
-	}
-	return out
-}
-
-func printHeader(w io.Writer, cfg *config, peaks []isaPeak, readLine string) {
+// printHeader prints the machine and the run's settings, before the
+// samples.
+func printHeader(w io.Writer, cfg *config, readLine string) {
 	cpu := kernels.CPU()
 	fmt.Fprintf(w, "# kernelbench\n\n")
 	fmt.Fprintf(w, "cpu:        %s\n", cpu.Name)
@@ -172,15 +139,6 @@ func printHeader(w io.Writer, cfg *config, peaks []isaPeak, readLine string) {
 	fmt.Fprintf(w, "caches:     L1d %s, L2 %s per core; L3 %s; %d physical cores, %d logical CPUs\n",
 		kib(cpu.L1D), kib(cpu.L2), kib(cpu.L3), cpu.Cores, runtime.NumCPU())
 	fmt.Fprintf(w, "go:         %s %s/%s, GOMAXPROCS %d (peers' threads %d)\n", runtime.Version(), runtime.GOOS, runtime.GOARCH, cfg.procs, cfg.procs)
-	var ps []string
-	for _, p := range peaks {
-		ps = append(ps, fmt.Sprintf("%s %s GFLOP/s", p.name, bench.FormatRate(p.gflop)))
-	}
-	if len(ps) == 0 {
-		fmt.Fprintf(w, "FMA peak:   none measured (no FMA peak loop in this build)\n")
-	} else {
-		fmt.Fprintf(w, "FMA peak:   %s (one core, median of %d)\n", strings.Join(ps, ", "), peakSamples)
-	}
 	if readLine != "" {
 		fmt.Fprintln(w, readLine)
 	}
@@ -195,10 +153,35 @@ func printHeader(w io.Writer, cfg *config, peaks []isaPeak, readLine string) {
 		}
 	}
 	fmt.Fprintf(w, "samples:    %d per implementation and case, %v each, implementations interleaved\n", cfg.count, cfg.time)
-	fmt.Fprintf(w, "\ntime/op: median (±: its 95%% interval). %%peak: the rate over the FMA peak of the implementation's ISA\n")
-	fmt.Fprintf(w, "(the widest one for generic and peers) times GOMAXPROCS, measured right after each sample.\n")
-	fmt.Fprintf(w, "vs X: how many times faster than X (X's median time / this one's), [95%% interval], Mann-Whitney p.\n")
-	if readLine != "" {
+}
+
+// printKey prints, once every sample is in, the FMA peaks of the run
+// (when a compute-bound kernel ran) and how to read the tables.
+func printKey(w io.Writer, cfg *config, peaks *bench.Peaks, readBW bool) {
+	compute := false
+	for _, c := range cfg.cases {
+		compute = compute || c.Kernel.Bound == bench.ComputeBound
+	}
+	if compute {
+		var ps []string
+		for _, k := range peaks.Keys() {
+			ps = append(ps, k.ISA+" "+peaks.Describe(k))
+		}
+		if len(ps) == 0 {
+			fmt.Fprintf(w, "FMA peak:   none measured (no FMA peak loop in this build)\n")
+		} else {
+			fmt.Fprintf(w, "FMA peak:   %s\n", strings.Join(ps, ", "))
+			fmt.Fprintf(w, "            on %d goroutine(s), sampled before, between and after the samples of each compute-bound case\n", cfg.procs)
+		}
+	}
+	fmt.Fprintf(w, "\ntime/op: median (±: its 95%% interval).")
+	if compute {
+		fmt.Fprintf(w, " %%peak: the rate over the FMA peak above of the implementation's ISA\n")
+		fmt.Fprintf(w, "(the widest one for generic and peers): the largest of its samples, so that a slow sample cannot raise %%peak;\n")
+		fmt.Fprintf(w, "a rate above it is marked %s (see the note under the table).", bench.OverPeakMark)
+	}
+	fmt.Fprintf(w, "\nvs X: how many times faster than X (X's median time / this one's), [95%% interval], Mann-Whitney p.\n")
+	if readBW {
 		fmt.Fprintf(w, "%%read bw: a read-bound kernel's GB/s (bytes of its streamed operand) over the read bw above.\n")
 	}
 }
@@ -220,9 +203,12 @@ func kib(n int) string {
 // shape and implementation, a "vs" column for generic and for each peer
 // (none when a single implementation ran, as for the copy kernel).
 //
+// A compute-bound kernel's table gives each rate as a percentage of the
+// run's FMA peak of its ISA (Result.PeakFrac against peaks), marked with
+// bench.OverPeakMark, and followed by bench.OverPeakNote, when above it.
 // A read-bound kernel's table (Kernel.ReadBound) gives each rate as a
 // percentage of readBW (GB/s, the header's "read bw"), when measured.
-func printTable(w io.Writer, k *bench.Kernel, rs []*bench.Result, readBW float64) {
+func printTable(w io.Writer, k *bench.Kernel, rs []*bench.Result, readBW float64, peaks *bench.Peaks) {
 	compute := k.Bound == bench.ComputeBound
 	var refs []string // generic, then the peers present, in order
 	alone := true     // one implementation only: no "vs" columns
@@ -260,12 +246,18 @@ func printTable(w io.Writer, k *bench.Kernel, rs []*bench.Result, readBW float64
 		head = append(head, "vs "+ref)
 	}
 	rows := [][]string{head}
+	over := false
 	for _, r := range rs {
 		sum := bench.Summarize(r.Ns)
 		rate, _ := r.Rate()
 		row := []string{r.Case.Shape.Name, r.Impl.Name, bench.FormatNs(sum.Center), pm(sum), bench.FormatRate(rate)}
 		if compute {
-			row = append(row, pct(r.PeakFrac))
+			cell := "–"
+			if frac, ok := r.PeakFrac(peaks); ok {
+				cell = bench.FormatPercent(frac)
+				over = over || frac > 1
+			}
+			row = append(row, cell)
 		}
 		if readPct {
 			row = append(row, fmt.Sprintf("%.0f%%", 100*rate/readBW))
@@ -277,6 +269,9 @@ func printTable(w io.Writer, k *bench.Kernel, rs []*bench.Result, readBW float64
 	}
 	fmt.Fprintf(w, "\n## %s: %s\n\n", k.Name, k.Doc)
 	writeMarkdown(w, rows)
+	if over {
+		fmt.Fprintf(w, "\n%s\n", bench.OverPeakNote)
+	}
 }
 
 // printOpenBLAS prints, after a kernel's table, the comparisons with
@@ -339,14 +334,6 @@ func printOpenBLAS(w io.Writer, k *bench.Kernel, rs []*bench.Result) {
 // pm formats the 95% interval of a median as "±3%" ("±∞" with fewer
 // than 6 samples).
 func pm(s benchmath.Summary) string { return "±" + s.PctRangeString() }
-
-// pct formats the median of fractions as a percentage.
-func pct(fracs []float64) string {
-	if len(fracs) == 0 {
-		return "–"
-	}
-	return fmt.Sprintf("%.0f%%", 100*bench.Median(fracs))
-}
 
 // versus returns r's speed-up over the result of implementation ref on
 // the same case, or "" (r is ref) or "–" (ref did not run the case).

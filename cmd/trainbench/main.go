@@ -16,6 +16,15 @@
 // the FMA peak. Without torch it says so in one line and measures simdgpt
 // alone.
 //
+// The FMA peak is measured as package bench measures every percent of
+// peak: the kernels' peak loop, on as many goroutines as threads, is
+// sampled before the first round, between rounds (a sixteenth of the
+// steps' time) and after the last; the peak is the largest sample, so that
+// a sample taken in a slow moment cannot lower it, and the shares are
+// computed against it once all rounds are done. A share above 100% would
+// mean the peak loop is not at the machine's peak (a bug): it is printed
+// as it is, followed by "!", with a note under the table.
+//
 // With -check it first runs one step on both sides from the same weights
 // and batch, and the script compares the loss, the gradients and the
 // parameters after the AdamW step within its stated tolerances
@@ -72,6 +81,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/simdgpt/simdgpt/bench"
 	"github.com/simdgpt/simdgpt/internal/interrupt"
 	"github.com/simdgpt/simdgpt/kernels"
 )
@@ -184,12 +194,12 @@ func compare(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	var peaks []string
 	for _, n := range o.threads {
-		if p := r.ours[n].peak; len(p) > 0 && median(p) > 0 {
-			peaks = append(peaks, fmt.Sprintf("%d thread(s) %.1f GFLOP/s", n, median(p)))
+		if k := (bench.PeakKey{ISA: r.isa, Threads: n}); r.peaks.Max(k) > 0 {
+			peaks = append(peaks, fmt.Sprintf("%d thread(s) %s", n, r.peaks.Describe(k)))
 		}
 	}
 	if len(peaks) > 0 {
-		fmt.Fprintf(stdout, "FMA peak (%s FMAPeakLoop, median after each round): %s\n", impl.Name(), strings.Join(peaks, ", "))
+		fmt.Fprintf(stdout, "FMA peak (%s FMAPeakLoop on as many goroutines as threads, sampled before, between and after the rounds; the largest sample): %s\n", impl.Name(), strings.Join(peaks, ", "))
 	} else {
 		fmt.Fprintf(stdout, "FMA peak: none (kernels %s have no peak loop)\n", impl.Name())
 	}

@@ -12,13 +12,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/simdgpt/simdgpt/bench"
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/safetensors"
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // tiny is a small custom shape for the tests that train.
@@ -137,12 +140,17 @@ func samples(n int, lo, hi float64) []float64 {
 }
 
 func TestWriteTable(t *testing.T) {
-	base := results{name: "a", cfg: presets["a"].cfg, batch: 12, threads: []int{1, 2}}
+	// FMA peak samples at 1 thread, one of them low; none at 2.
+	peaks := &bench.Peaks{}
+	for _, gf := range []float64{400, 250, 380} {
+		peaks.Add(bench.PeakKey{ISA: "avx512", Threads: 1}, gf*1e9)
+	}
+	base := results{name: "a", cfg: presets["a"].cfg, batch: 12, threads: []int{1, 2}, isa: "avx512", peaks: peaks}
 	ours := map[int]*series{
-		1: {ms: samples(9, 10, 14), peak: []float64{100, 100}},
+		1: {ms: samples(9, 10, 14)},
 		2: {ms: samples(9, 6, 8)},
 	}
-	flops1 := stepFlops(base.cfg, 12) / 12e6 // GFLOP/s at 12 ms
+	flops1 := stepFlops(base.cfg, 12) / 12e6 // GFLOP/s at 12 ms: 318
 	for _, tc := range []struct {
 		name  string
 		torch map[int]*series
@@ -152,11 +160,12 @@ func TestWriteTable(t *testing.T) {
 		not   []string
 	}{
 		{name: "alone", rows: 2,
-			want: []string{"| config | threads | simdgpt ms/step", "| a      | 1       | 12.00 (10.00–14.00) | 64000 ", fmt.Sprintf("| %.1f (%.0f%%)", flops1, flops1), "| 7.00 (6.00–8.00)", " (-)"},
-			not:  []string{"torch", "best"}},
+			want: []string{"| config | threads | simdgpt ms/step", "| a      | 1       | 12.00 (10.00–14.00) | 64000 ", fmt.Sprintf("| %.1f (%.0f%%) ", flops1, 100*flops1/400), "| 7.00 (6.00–8.00)", " (-)"},
+			not:  []string{"torch", "best", "!"}},
 		{name: "torch", tt: []int{1, 2, 4}, rows: 4,
 			torch: map[int]*series{1: {ms: samples(9, 20, 28)}, 2: {ms: samples(9, 30, 40)}, 4: {ms: samples(9, 40, 50)}},
-			want:  []string{"torch ms/step", "| 24.00 (20.00–28.00) ", "| 2.00× [", "| 4 ", "best: 2 vs 1", "3.43× ["},
+			want:  []string{"torch ms/step", "| 24.00 (20.00–28.00) ", "| 2.00× [", "| 4 ", "best: 2 vs 1", "3.43× [", "(79%) "},
+			not:   []string{"!"},
 		},
 		{name: "torch, few steps", tt: []int{1, 2}, rows: 3,
 			torch: map[int]*series{1: {ms: []float64{20, 24}}, 2: {ms: []float64{30}}},
@@ -187,6 +196,19 @@ func TestWriteTable(t *testing.T) {
 				t.Errorf("%s: %q in\n%s", tc.name, w, out)
 			}
 		}
+	}
+
+	// Faster than every peak sample: printed as it is, marked, and the
+	// note under the table.
+	low := &bench.Peaks{}
+	low.Add(bench.PeakKey{ISA: "avx512", Threads: 1}, 300e9)
+	r := base
+	r.ours, r.peaks = ours, low
+	var b bytes.Buffer
+	r.writeTable(&b)
+	out := b.String()
+	if want := fmt.Sprintf("| %.1f (%.0f%%%s) ", flops1, 100*flops1/300, bench.OverPeakMark); !strings.Contains(out, want) || !strings.HasSuffix(out, "|\n\n"+bench.OverPeakNote+"\n") {
+		t.Errorf("above the peak: want %q and the note under the table in\n%s", want, out)
 	}
 }
 
@@ -389,6 +411,16 @@ func TestRunWithoutTorch(t *testing.T) {
 	}
 	if strings.Contains(s, "torch ms/step") || strings.Contains(s, "check ") {
 		t.Errorf("torch columns or a check without torch:\n%s", s)
+	}
+	// The FMA peak of the run and the share of it, when the kernels have
+	// a peak loop.
+	if impl := kernels.Default(); impl.FMAPeakLoop(1) > 0 {
+		if !strings.Contains(s, "FMA peak ("+impl.Name()+" FMAPeakLoop") || !strings.Contains(s, "the largest sample): 1 thread(s) ") ||
+			!regexp.MustCompile(`\| custom \| 1 .*\| [0-9.]+ \([0-9]+%!?\) +\|\n`).MatchString(s) {
+			t.Errorf("no FMA peak line or share of it in\n%s", s)
+		}
+	} else if !strings.Contains(s, "FMA peak: none") || !strings.Contains(s, " (-) ") {
+		t.Errorf("no line saying there is no FMA peak in\n%s", s)
 	}
 	out.Reset()
 	errOut.Reset()

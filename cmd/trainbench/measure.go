@@ -6,7 +6,9 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"time"
 
+	"github.com/simdgpt/simdgpt/bench"
 	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/kernels"
 )
@@ -15,9 +17,12 @@ import (
 const benchWeights = "bench_init.safetensors"
 
 // measure runs o.rounds rounds; in each, at every thread count, one
-// untimed step and o.steps timed steps of simdgpt (then its FMA peak),
-// then the same for PyTorch when script is set. Once ctx is done it stops
-// at the next step (killing the script) and returns ctx's error.
+// untimed step and o.steps timed steps of simdgpt, then the same for
+// PyTorch when script is set. simdgpt's FMA peak on each thread count is
+// sampled as package bench samples it (a bench.PeakSampler): before the
+// first round, after a round once its steps add up to 16·bench.MinPeakTime
+// since the last sample, and after the last round. Once ctx is done it
+// stops at the next step (killing the script) and returns ctx's error.
 func measure(ctx context.Context, o options, d *data.Dataset, dir, script string, stderr io.Writer) (res *results, err error) {
 	defer func() {
 		if ctx.Err() != nil { // the script's failure is its killing
@@ -33,8 +38,10 @@ func measure(ctx context.Context, o options, d *data.Dataset, dir, script string
 	if err != nil {
 		return nil, err
 	}
+	impl := kernels.Default()
 	r := &results{name: o.name, cfg: o.cfg, batch: o.batch, threads: o.threads, torchThreads: o.torchThreads,
-		ours: map[int]*series{}}
+		ours: map[int]*series{}, isa: impl.Name(), peaks: &bench.Peaks{}}
+	samplers := map[int]*bench.PeakSampler{}
 	var tp *torchProc
 	if script != "" {
 		args := scriptArgs(o.cfg, tr.Cfg, weights, filepath.Join(dir, tokensFile))
@@ -45,8 +52,6 @@ func measure(ctx context.Context, o options, d *data.Dataset, dir, script string
 		r.torch = map[int]*series{}
 		r.blas = tp.blas
 	}
-	impl := kernels.Default()
-	peakFlops := stepFlops(o.cfg, o.batch) * float64(o.steps) / 16
 	for round := 1; round <= o.rounds; round++ {
 		for _, n := range counts {
 			msg := fmt.Sprintf("round %d/%d, %d thread(s):", round, o.rounds, n)
@@ -56,21 +61,27 @@ func measure(ctx context.Context, o options, d *data.Dataset, dir, script string
 					s = &series{}
 					r.ours[n] = s
 				}
+				ps := samplers[n]
 				var ms []float64
-				var peak float64
 				withProcs(n, func() {
+					if ps == nil {
+						ps = r.peaks.Sampler(impl, n)
+						samplers[n] = ps
+						ps.Begin()
+					}
 					tr.TrainStep()
 					if ms, err = runOurs(ctx, tr, o.steps); err == nil {
-						peak = fmaPeak(impl, n, peakFlops)
+						var sum float64
+						for _, m := range ms {
+							sum += m
+						}
+						ps.Timed(time.Duration(sum * 1e6))
 					}
 				})
 				if err != nil {
 					return nil, err
 				}
 				s.ms = append(s.ms, ms...)
-				if peak > 0 {
-					s.peak = append(s.peak, peak)
-				}
 				msg += fmt.Sprintf(" simdgpt %.2f ms/step", median(ms))
 			}
 			if tp != nil {
@@ -93,6 +104,11 @@ func measure(ctx context.Context, o options, d *data.Dataset, dir, script string
 				msg += fmt.Sprintf(" torch %.2f ms/step", median(ms))
 			}
 			fmt.Fprintln(stderr, msg)
+		}
+	}
+	for _, n := range o.threads {
+		if ps := samplers[n]; ps != nil {
+			withProcs(n, ps.End)
 		}
 	}
 	if tp != nil {

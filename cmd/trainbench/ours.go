@@ -4,13 +4,11 @@ import (
 	"context"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"time"
 
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/gpt/rng"
-	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // numTokens is the length of the token stream both sides train on.
@@ -79,34 +77,6 @@ func stepFlops(c gpt.Config, batch int) float64 {
 	n, C, T := float64(batch*c.BlockSize), float64(c.Width), float64(c.BlockSize)
 	fwd := float64(c.Layers)*(24*n*C*C+2*float64(batch)*T*(T+1)*C) + 2*n*C*float64(c.Vocab)
 	return 3 * fwd
-}
-
-// fmaPeak measures the FMA peak of impl in GFLOP/s on threads goroutines
-// running its FMAPeakLoop for about flops operations in all; 0 when impl
-// has no peak loop (generic).
-func fmaPeak(impl *kernels.Impl, threads int, flops float64) float64 {
-	per := impl.FMAPeakLoop(1)
-	if per == 0 {
-		return 0
-	}
-	iters := max(1, int(flops/float64(per)/float64(threads)))
-	done := make([]int, threads)
-	var wg sync.WaitGroup
-	t0 := time.Now()
-	for i := range done {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			done[i] = impl.FMAPeakLoop(iters)
-		}()
-	}
-	wg.Wait()
-	sec := time.Since(t0).Seconds()
-	var total float64
-	for _, f := range done {
-		total += float64(f)
-	}
-	return total / sec / 1e9
 }
 
 // withProcs runs fn with GOMAXPROCS set to n and restores it.

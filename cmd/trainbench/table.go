@@ -12,8 +12,7 @@ import (
 
 // series is one side's timings at one thread count over all rounds.
 type series struct {
-	ms   []float64 // milliseconds of each timed step
-	peak []float64 // FMA peak in GFLOP/s measured after each round (ours only; empty if unknown)
+	ms []float64 // milliseconds of each timed step
 }
 
 // results are the measurements of a run.
@@ -26,6 +25,8 @@ type results struct {
 	ours         map[int]*series
 	torch        map[int]*series // nil when torch was not measured
 	blas         string          // the script's BLAS: "openblas" (threads set with torch's) or "other"
+	isa          string          // the kernels simdgpt ran, whose FMA peak loop was sampled
+	peaks        *bench.Peaks    // the FMA peak samples of the run, by thread count (nil: none)
 }
 
 // median of s (NaN for none).
@@ -48,16 +49,22 @@ func (r *results) tokensCell(ms []float64) string {
 }
 
 // flopsCell is the model's GFLOP/s (gpt's stepFlops) at the median step
-// time and its share of the median FMA peak at the same thread count.
-func (r *results) flopsCell(s *series) string {
+// time of s, run on n threads, and its share of the run's FMA peak on n
+// goroutines (the largest sample, package bench's method; not clamped,
+// marked with bench.OverPeakMark above it). over reports that mark.
+func (r *results) flopsCell(n int, s *series) (cell string, over bool) {
 	if s == nil || len(s.ms) == 0 {
-		return "-"
+		return "-", false
 	}
 	gf := stepFlops(r.cfg, r.batch) / (median(s.ms) * 1e6)
-	if len(s.peak) == 0 || !(median(s.peak) > 0) {
-		return fmt.Sprintf("%.1f (-)", gf)
+	if r.peaks == nil {
+		return fmt.Sprintf("%.1f (-)", gf), false
 	}
-	return fmt.Sprintf("%.1f (%.0f%%)", gf, 100*gf/median(s.peak))
+	frac, ok := r.peaks.Fraction(bench.PeakKey{ISA: r.isa, Threads: n}, gf*1e9)
+	if !ok {
+		return fmt.Sprintf("%.1f (-)", gf), false
+	}
+	return fmt.Sprintf("%.1f (%s)", gf, bench.FormatPercent(frac)), frac > 1
 }
 
 // ratioCell is how many times faster ours is than torch (torch's median
@@ -90,15 +97,27 @@ func best(m map[int]*series, counts []int) int {
 }
 
 // writeTable prints the results as a Markdown table: one row per thread
-// count and, with several, a row comparing each side at its best count.
+// count and, with several, a row comparing each side at its best count;
+// then bench.OverPeakNote when a share of the FMA peak is above 100%.
 func (r *results) writeTable(w io.Writer) {
 	var rows [][]string
 	cfgCell := r.name
+	over := false
+	flops := func(n int, s *series) string {
+		cell, o := r.flopsCell(n, s)
+		over = over || o
+		return cell
+	}
+	defer func() {
+		if over {
+			fmt.Fprintf(w, "\n%s\n", bench.OverPeakNote)
+		}
+	}()
 	if r.torch == nil {
 		rows = append(rows, []string{"config", "threads", "simdgpt ms/step", "simdgpt tokens/s", "simdgpt GFLOP/s (% FMA peak)"})
 		for _, n := range r.threads {
 			s := r.ours[n]
-			rows = append(rows, []string{cfgCell, fmt.Sprint(n), msCell(s.ms), r.tokensCell(s.ms), r.flopsCell(s)})
+			rows = append(rows, []string{cfgCell, fmt.Sprint(n), msCell(s.ms), r.tokensCell(s.ms), flops(n, s)})
 		}
 		writeMarkdown(w, rows)
 		return
@@ -113,13 +132,13 @@ func (r *results) writeTable(w io.Writer) {
 	for _, n := range r.torchThreads {
 		so, o := get(r.ours, n)
 		_, t := get(r.torch, n)
-		rows = append(rows, []string{cfgCell, fmt.Sprint(n), msCell(o), msCell(t), r.tokensCell(o), r.tokensCell(t), ratioCell(o, t), r.flopsCell(so)})
+		rows = append(rows, []string{cfgCell, fmt.Sprint(n), msCell(o), msCell(t), r.tokensCell(o), r.tokensCell(t), ratioCell(o, t), flops(n, so)})
 	}
 	if len(r.torchThreads) > 1 {
 		bo, bt := best(r.ours, r.threads), best(r.torch, r.torchThreads)
 		so, o := get(r.ours, bo)
 		_, t := get(r.torch, bt)
-		rows = append(rows, []string{cfgCell, fmt.Sprintf("best: %d vs %d", bo, bt), msCell(o), msCell(t), r.tokensCell(o), r.tokensCell(t), ratioCell(o, t), r.flopsCell(so)})
+		rows = append(rows, []string{cfgCell, fmt.Sprintf("best: %d vs %d", bo, bt), msCell(o), msCell(t), r.tokensCell(o), r.tokensCell(t), ratioCell(o, t), flops(bo, so)})
 	}
 	writeMarkdown(w, rows)
 }
