@@ -116,13 +116,6 @@ func wdotsInt87AVX2(rows int, groups int, w *byte, ldw int, x *int16, ldx int, x
 //go:noescape
 func wdotsInt88AVX2(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsBF161AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
-// for i < 1, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 16 at a time, then one at a time. Requires AVX-512F, DQ and BW.
-//
-//go:noescape
-func wdotsBF161AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
-
 // wdotsBF162AVX512 sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]
 // for i < 2, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/wdots),
 // not reading c when beta is ±0. Rows of W go 8 at a time, then one at a time. Requires AVX-512F, DQ and BW.
@@ -171,13 +164,6 @@ func wdotsBF167AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx in
 //
 //go:noescape
 func wdotsBF168AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
-
-// wdotsInt81AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
-// for i < 1, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),
-// not reading c when beta is ±0. Rows of W go 20 at a time, then one at a time. Requires AVX-512F, DQ and BW.
-//
-//go:noescape
-func wdotsInt81AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
 // wdotsInt82AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
 // for i < 2, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),

@@ -64,18 +64,19 @@ func (f *format) groupX() int { return f.xBytes * group }
 // once: r·R accumulators and the conversion's temporaries fit the
 // registers (16 YMM, 32 ZMM), and the rows' base registers (one per four
 // rows, twice: the block's and the next block's) fit the general ones.
-// On AVX-512 a single row of x takes more rows of W than the registers
-// of a square block would: more rows read at once are more streams from
-// memory in flight.
 func rowsAtOnce(s *x86.ISA, f *format, r int) int {
 	if s.Is512() {
 		if f == int8 {
-			return []int{0, 20, 12, 6, 5, 4, 3, 3, 2}[r]
+			return []int{0, 0, 12, 6, 5, 4, 3, 3, 2}[r]
 		}
-		return []int{0, 16, 8, 6, 5, 4, 3, 3, 2}[r]
+		return []int{0, 0, 8, 6, 5, 4, 3, 3, 2}[r]
 	}
 	return []int{0, 8, 5, 3, 2, 2, 1, 1, 1}[r]
 }
+
+// minR512 is the fewest rows of x an AVX-512 kernel takes: for one row
+// the avx512 set uses the AVX2 kernel (see kernels/amd64/wdots.go).
+const minR512 = 2
 
 var upperHalves Mem
 
@@ -86,6 +87,9 @@ func main() {
 	for _, s := range x86.Both {
 		for _, f := range []*format{bf16, int8} {
 			for r := 1; r <= maxR; r++ {
+				if s.Is512() && r < minR512 {
+					continue
+				}
 				kernel(s, f, r)
 			}
 		}
@@ -208,26 +212,10 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 			int8Body(s, r, R, wAt, xAt, acc)
 			return
 		}
-		// With registers to spare, the group's x is loaded once for all
-		// R rows of W rather than read by every FMA.
-		var xv map[int]reg.VecVirtual // by offset, when r is 1
-		perGroup := f.groupX() / s.Bytes()
-		if r == 1 && R+perGroup+5 <= 2*s.Lanes {
-			xv = map[int]reg.VecVirtual{}
-			for q := 0; q < perGroup; q++ {
-				v := s.Vec()
-				VMOVUPS(xAt(0, q*s.Bytes()), v)
-				xv[q*s.Bytes()] = v
-			}
-		}
 		for j := 0; j < R; j++ {
 			for _, v := range convert(s, mask, func(disp int) Mem { return wAt(j, disp) }) {
 				for i := 0; i < r; i++ {
-					if xv != nil {
-						VFMADD231PS(xv[v.xoff], v.w, acc[j][i])
-					} else {
-						VFMADD231PS(xAt(i, v.xoff), v.w, acc[j][i])
-					}
+					VFMADD231PS(xAt(i, v.xoff), v.w, acc[j][i])
 				}
 			}
 		}
