@@ -206,7 +206,7 @@ func testEmbedGrad(t *testing.T, k *kernels.Impl) {
 			tok[i] = int32(r.Intn(v))
 		}
 		x := make([]float32, n*c)
-		embedForward(x, wte, wpe, tok, n, tt, pos, c)
+		embedForward(k, x, wte, wpe, tok, n, tt, pos, c)
 		te64, pe64 := to64(wte), to64(wpe)
 		ref := func() []float64 {
 			out := make([]float64, n*c)

@@ -577,7 +577,7 @@ func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
 	m.ensure(r, b, t)
 	a := &r.acts
 	a.tokens, a.targets = tokens, targets
-	embedForward(a.res[0], m.p.wte, m.p.wpe, tokens, n, t, 0, C)
+	embedForward(m.k, a.res[0], m.p.wte, m.p.wpe, tokens, n, t, 0, C)
 	for l := range m.p.blocks {
 		m.blockForward(l, a.res[l+1], a.res[l], &a.blocks[l], n, r)
 	}
@@ -703,22 +703,19 @@ func (m *Model) blockForward(l int, out, x []float32, k *blockActs, n int, att a
 	// out = mid + fcAct·w_out + b_out
 	if n <= rowChunk {
 		// One chunk (a decoded token): no closure to allocate.
-		addBiasRows(out, k.mid, w.bout, 0, n)
+		addBiasRows(m.k, out, k.mid, w.bout, 0, n)
 	} else {
-		parallelFor(n, rowChunk, func(lo, hi int) { addBiasRows(out, k.mid, w.bout, lo, hi) })
+		parallelFor(n, rowChunk, func(lo, hi int) { addBiasRows(m.k, out, k.mid, w.bout, lo, hi) })
 	}
 	lw.out.accumulate(m.k, out, k.fcAct, n)
 }
 
-// addBiasRows sets rows [lo, hi) of out = x + bias, out and x
+// addBiasRows sets rows [lo, hi) of out = x + bias with k.Add, out and x
 // [rows,len(bias)] (out may be x).
-func addBiasRows(out, x, bias []float32, lo, hi int) {
+func addBiasRows(k *kernels.Impl, out, x, bias []float32, lo, hi int) {
 	c := len(bias)
 	for i := lo; i < hi; i++ {
-		o, xi := out[i*c:][:c], x[i*c:][:c]
-		for j := range o {
-			o[j] = xi[j] + bias[j]
-		}
+		k.Add(out[i*c:][:c], x[i*c:][:c], bias)
 	}
 }
 
