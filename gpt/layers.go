@@ -6,8 +6,10 @@ import (
 
 // The layers of the model, each a forward function and its backward side by
 // side. Activations are row-major [n, width] with n = batch·time rows.
-// Backward functions ACCUMULATE parameter gradients (+=); whether they
-// overwrite or accumulate the input gradient is stated on each.
+// Backward functions ACCUMULATE parameter gradients (+=), but for the
+// weight matrices of linearBackward, which it OVERWRITES (see
+// weights.wholeGrads); whether they overwrite or accumulate the input
+// gradient is stated on each.
 
 // rowChunk is the smallest number of rows worth a goroutine in the
 // row-parallel layers.
@@ -87,12 +89,13 @@ func linearForward(k *kernels.Impl, out, x, w, b []float32, n, in, o int) {
 }
 
 // linearBackward: dx = dout·wᵀ (OVERWRITTEN; skipped when dx is nil),
-// dw += xᵀ·dout, db += column sums of dout, computed with k.
+// dw = xᵀ·dout (OVERWRITTEN: the weights' only use in a pass, so their
+// gradient needs no zeroing), db += column sums of dout, computed with k.
 func linearBackward(k *kernels.Impl, dx, dw, db, dout, x, w []float32, n, in, o int) {
 	if dx != nil {
 		k.Gemm(false, true, n, in, o, 1, dout, o, w, o, 0, dx, in)
 	}
-	k.Gemm(true, false, in, o, n, 1, x, in, dout, o, 1, dw, o)
+	k.Gemm(true, false, in, o, n, 1, x, in, dout, o, 0, dw, o)
 	biasGrad(k, db, dout, n, o)
 }
 
