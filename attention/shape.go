@@ -99,12 +99,9 @@ func NewMultiHead(c, h int, opts ...Option) (*Layer, error) {
 }
 
 // project sets out = in·w + bias for in [n,k], w [k,m], bias [m] and
-// out [n,m].
+// out [n,m], the bias added in the product's epilogue.
 func (s shape) project(n, k, m int, in, w, bias, out []float32) {
-	for r := 0; r < n; r++ {
-		copy(out[r*m:(r+1)*m], bias)
-	}
-	s.impl.Gemm(false, false, n, m, k, 1, in, k, w, m, 1, out, m)
+	s.impl.GemmBias(false, false, n, m, k, in, k, w, m, bias, out, m)
 }
 
 // workersFor is how many goroutines (and per-worker scratch areas) a

@@ -76,6 +76,7 @@ const (
 //	dot, axpy, gelu, ...:      vectors of length N
 //	biasgelu:                  M rows of N columns
 //	gemmbiasgelu:              as gemm, then bias and GELU on the M×N result
+//	gemmbias:                  as gemm, then bias added to every row
 //	kernels from NewKernel:    what their KernelDef says
 type Shape struct {
 	// Name identifies the shape in flags, tables and benchmark names,
@@ -87,10 +88,11 @@ type Shape struct {
 }
 
 // Size is the shape's position on a size axis: the cube root of M·N·K for
-// GEMM and GEMM+bias+GELU (n for an n×n×n square), T for scores, N
+// GEMM and the fused GEMMs (n for an n×n×n square), T for scores, N
 // otherwise.
 func (s Shape) Size(k *Kernel) float64 {
-	if k.Name == "gemm" || k.Name == "gemmbiasgelu" {
+	switch k.Name {
+	case "gemm", "gemmbiasgelu", "gemmbias":
 		return math.Cbrt(float64(s.M) * float64(s.N) * float64(s.K))
 	}
 	return float64(s.N)
@@ -235,7 +237,7 @@ func Kernels() []*Kernel {
 			}
 			return func(x, y, d []float32) float32 { im.GELUBackward(d, y, x); return 0 }
 		}),
-		biasGeluKernel(), gemmBiasGeluKernel(),
+		biasGeluKernel(), gemmBiasGeluKernel(), gemmBiasKernel(),
 	}
 }
 
@@ -577,6 +579,34 @@ func gemmBiasGeluKernel() *Kernel {
 			pre, out := make([]float32, s.M*s.N), make([]float32, s.M*s.N)
 			f := im.GemmBiasGELU
 			return func() { f(false, false, s.M, s.N, s.K, a, s.K, b, s.N, bias, pre, s.N, out, s.N) }
+		},
+	}
+}
+
+// gemmBiasKernel is a transformer's projections with their biases added
+// as the GEMM's epilogue, on the training shapes of a width-384 model
+// over 2048 tokens: the attention's QKV projection (tokens × width ×
+// 3·width) and its output projection (tokens × width × width).
+func gemmBiasKernel() *Kernel {
+	return &Kernel{
+		Name:   "gemmbias",
+		Doc:    "c = A·B + bias (every row), row-major float32",
+		Bound:  ComputeBound,
+		Shapes: []Shape{gemmShape(2048, 384, 1152, false, false), gemmShape(2048, 384, 384, false, false)},
+		Short:  "2048x384x1152",
+		has:    func(im *Impl) bool { return im.GemmBias != nil },
+		work: func(s Shape) Work {
+			m, n, k := float64(s.M), float64(s.N), float64(s.K)
+			// A, B and bias read, C written.
+			return Work{Flops: 2*m*n*k + m*n, Bytes: 4 * (m*k + k*n + n + m*n)}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			r := newRand(12)
+			a, b := randSlice(r, s.M*s.K, 1), randSlice(r, s.K*s.N, 1)
+			bias := randSlice(r, s.N, 1)
+			c := make([]float32, s.M*s.N)
+			f := im.GemmBias
+			return func() { f(false, false, s.M, s.N, s.K, a, s.K, b, s.N, bias, c, s.N) }
 		},
 	}
 }

@@ -30,6 +30,7 @@ type KernelFuncs struct {
 	GELUBackward        func(dx, dy, x []float32)
 	BiasGELU            func(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int)
 	GemmBiasGELU        func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
+	GemmBias            func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int)
 	GemmBF16            func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)
 	GemmInt8            func(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
 }
@@ -57,6 +58,7 @@ func kernelsOf(p *kernels.Impl) KernelFuncs {
 		GELUBackward:        p.GELUBackward,
 		BiasGELU:            p.BiasGELU,
 		GemmBiasGELU:        p.GemmBiasGELU,
+		GemmBias:            p.GemmBias,
 		GemmBF16:            p.GemmBF16,
 		GemmInt8:            p.GemmInt8,
 	}

@@ -6,8 +6,10 @@ import (
 
 // The layers of the model, each a forward function and its backward side by
 // side. Activations are row-major [n, width] with n = batch·time rows.
-// Backward functions ACCUMULATE parameter gradients (+=); whether they
-// overwrite or accumulate the input gradient is stated on each.
+// Backward functions ACCUMULATE parameter gradients (+=), but for the
+// weight matrices of linearBackward, which it OVERWRITES (see
+// weights.wholeGrads); whether they overwrite or accumulate the input
+// gradient is stated on each.
 
 // rowChunk is the smallest number of rows worth a goroutine in the
 // row-parallel layers.
@@ -15,25 +17,20 @@ const rowChunk = 16
 
 // embedForward: x[i] = wte[tok[i]] + wpe[pos + i mod t], x [n,c]: b = n/t
 // sequences of t tokens from position pos (training: pos 0; decoding: t =
-// n tokens following the pos already in the cache).
-func embedForward(x, wte, wpe []float32, tok []int32, n, t, pos, c int) {
+// n tokens following the pos already in the cache), each row added by k.
+func embedForward(k *kernels.Impl, x, wte, wpe []float32, tok []int32, n, t, pos, c int) {
 	if n <= rowChunk {
 		// One chunk (a decoded token): no closure to allocate.
-		embedRows(x, wte, wpe, tok, t, pos, c, 0, n)
+		embedRows(k, x, wte, wpe, tok, t, pos, c, 0, n)
 		return
 	}
-	parallelFor(n, rowChunk, func(lo, hi int) { embedRows(x, wte, wpe, tok, t, pos, c, lo, hi) })
+	parallelFor(n, rowChunk, func(lo, hi int) { embedRows(k, x, wte, wpe, tok, t, pos, c, lo, hi) })
 }
 
 // embedRows is embedForward's rows [lo, hi).
-func embedRows(x, wte, wpe []float32, tok []int32, t, pos, c, lo, hi int) {
+func embedRows(k *kernels.Impl, x, wte, wpe []float32, tok []int32, t, pos, c, lo, hi int) {
 	for i := lo; i < hi; i++ {
-		te := wte[int(tok[i])*c:][:c]
-		pe := wpe[(pos+i%t)*c:][:c]
-		xi := x[i*c:][:c]
-		for j := range xi {
-			xi[j] = te[j] + pe[j]
-		}
+		k.Add(x[i*c:][:c], wte[int(tok[i])*c:][:c], wpe[(pos+i%t)*c:][:c])
 	}
 }
 
@@ -85,23 +82,20 @@ func layerNormBackward(k *kernels.Impl, dx, dw, db, dout, x, mean, rstd, w []flo
 	k.LayerNormBackward(n, c, dout, c, x, c, mean, rstd, w, dx, c, dw, db)
 }
 
-// linearForward: out [n,o] = x [n,i] · w [i,o] + b [o], the product by k.
+// linearForward: out [n,o] = x [n,i] · w [i,o] + b [o], the bias added in
+// the product's epilogue (kernels.GemmBias).
 func linearForward(k *kernels.Impl, out, x, w, b []float32, n, in, o int) {
-	parallelFor(n, rowChunk*4, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			copy(out[r*o:][:o], b[:o])
-		}
-	})
-	k.Gemm(false, false, n, o, in, 1, x, in, w, o, 1, out, o)
+	k.GemmBias(false, false, n, o, in, x, in, w, o, b, out, o)
 }
 
 // linearBackward: dx = dout·wᵀ (OVERWRITTEN; skipped when dx is nil),
-// dw += xᵀ·dout, db += column sums of dout, computed with k.
+// dw = xᵀ·dout (OVERWRITTEN: the weights' only use in a pass, so their
+// gradient needs no zeroing), db += column sums of dout, computed with k.
 func linearBackward(k *kernels.Impl, dx, dw, db, dout, x, w []float32, n, in, o int) {
 	if dx != nil {
 		k.Gemm(false, true, n, in, o, 1, dout, o, w, o, 0, dx, in)
 	}
-	k.Gemm(true, false, in, o, n, 1, x, in, dout, o, 1, dw, o)
+	k.Gemm(true, false, in, o, n, 1, x, in, dout, o, 0, dw, o)
 	biasGrad(k, db, dout, n, o)
 }
 

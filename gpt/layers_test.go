@@ -178,8 +178,8 @@ func testLinearGrad(t *testing.T, k *kernels.Impl) {
 		}
 		closeGrad(t, "linear out", out, ref(), 1e-5)
 		dout := randVec(r, n*o, 1)
-		dx := randVec(r, n*in, 1) // overwritten
-		dw, db := make([]float32, in*o), make([]float32, o)
+		dx := randVec(r, n*in, 1)                         // overwritten
+		dw, db := randVec(r, in*o, 1), make([]float32, o) // dw overwritten, db accumulated
 		linearBackward(k, dx, dw, db, dout, x, w, n, in, o)
 		f := func() float64 { return dot64(ref(), dout) }
 		closeGrad(t, "linear dx", dx, numGrad(f, x64), 1e-5)
@@ -206,7 +206,7 @@ func testEmbedGrad(t *testing.T, k *kernels.Impl) {
 			tok[i] = int32(r.Intn(v))
 		}
 		x := make([]float32, n*c)
-		embedForward(x, wte, wpe, tok, n, tt, pos, c)
+		embedForward(k, x, wte, wpe, tok, n, tt, pos, c)
 		te64, pe64 := to64(wte), to64(wpe)
 		ref := func() []float64 {
 			out := make([]float64, n*c)

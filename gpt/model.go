@@ -275,6 +275,9 @@ type replica struct {
 	acts  activations
 	grads []float32
 	g     weights
+	// accum are the tensors of g that backward accumulates into, zeroed
+	// first; the others (wholeGrads) it writes whole.
+	accum [][]float32
 	loss  float64 // sum of -log p over its rows
 }
 
@@ -438,6 +441,12 @@ func (m *Model) newReplica(grads []float32) (*replica, error) {
 	r := &replica{grads: grads}
 	if grads != nil {
 		r.g = cfg.view(grads)
+		whole := r.g.wholeGrads()
+		cfg.eachTensor(&r.g, func(_ string, _ []int, _ initKind, field *[]float32) {
+			if !whole[field] {
+				r.accum = append(r.accum, *field)
+			}
+		})
 	}
 	for l := 0; l < cfg.Layers; l++ {
 		a, err := m.newAttention()
@@ -447,6 +456,19 @@ func (m *Model) newReplica(grads []float32) (*replica, error) {
 		r.attn = append(r.attn, a)
 	}
 	return r, nil
+}
+
+// wholeGrads returns the fields of the gradient views g that backward
+// writes whole, each in one product that does not read it (the MLP's
+// matrices and the untied LM head's, through linearBackward), so that
+// they need no zeroing first. Every other gradient is accumulated into.
+func (g *weights) wholeGrads() map[*[]float32]bool {
+	whole := map[*[]float32]bool{&g.wlm: true}
+	for l := range g.blocks {
+		whole[&g.blocks[l].wfc] = true
+		whole[&g.blocks[l].wout] = true
+	}
+	return whole
 }
 
 // newAttention returns a new attention layer of the model's shape,
@@ -577,7 +599,7 @@ func (m *Model) forward(r *replica, tokens, targets []int32, b, t int) {
 	m.ensure(r, b, t)
 	a := &r.acts
 	a.tokens, a.targets = tokens, targets
-	embedForward(a.res[0], m.p.wte, m.p.wpe, tokens, n, t, 0, C)
+	embedForward(m.k, a.res[0], m.p.wte, m.p.wpe, tokens, n, t, 0, C)
 	for l := range m.p.blocks {
 		m.blockForward(l, a.res[l+1], a.res[l], &a.blocks[l], n, r)
 	}
@@ -635,7 +657,9 @@ func (m *Model) backward(r *replica) {
 	cfg := m.Config
 	C, n := cfg.Width, a.n
 	g := &r.g
-	clear(r.grads)
+	for _, t := range r.accum {
+		clear(t)
+	}
 	// a.logits holds d(mean loss)/d(logits) already (crossEntropy).
 	m.headBackward(a.dln, g, a.logits, a.lnf, n)
 	clear(a.dres)
@@ -703,28 +727,26 @@ func (m *Model) blockForward(l int, out, x []float32, k *blockActs, n int, att a
 	// out = mid + fcAct·w_out + b_out
 	if n <= rowChunk {
 		// One chunk (a decoded token): no closure to allocate.
-		addBiasRows(out, k.mid, w.bout, 0, n)
+		addBiasRows(m.k, out, k.mid, w.bout, 0, n)
 	} else {
-		parallelFor(n, rowChunk, func(lo, hi int) { addBiasRows(out, k.mid, w.bout, lo, hi) })
+		parallelFor(n, rowChunk, func(lo, hi int) { addBiasRows(m.k, out, k.mid, w.bout, lo, hi) })
 	}
 	lw.out.accumulate(m.k, out, k.fcAct, n)
 }
 
-// addBiasRows sets rows [lo, hi) of out = x + bias, out and x
+// addBiasRows sets rows [lo, hi) of out = x + bias with k.Add, out and x
 // [rows,len(bias)] (out may be x).
-func addBiasRows(out, x, bias []float32, lo, hi int) {
+func addBiasRows(k *kernels.Impl, out, x, bias []float32, lo, hi int) {
 	c := len(bias)
 	for i := lo; i < hi; i++ {
-		o, xi := out[i*c:][:c], x[i*c:][:c]
-		for j := range o {
-			o[j] = xi[j] + bias[j]
-		}
+		k.Add(out[i*c:][:c], x[i*c:][:c], bias)
 	}
 }
 
 // blockBackward is blockForward's backward pass for block l of replica r:
 // on entry r.acts.dres is the gradient of the block's output, on return
-// that of its input; the block's parameter gradients ACCUMULATE into r.g.
+// that of its input; the block's parameter gradients ACCUMULATE into r.g,
+// but for the MLP's matrices, which it OVERWRITES (weights.wholeGrads).
 func (m *Model) blockBackward(l int, r *replica) {
 	a := &r.acts
 	C, n := m.Config.Width, a.n
@@ -749,7 +771,8 @@ func (m *Model) headForward(logits, x []float32, n int) {
 
 // headBackward is headForward's backward pass: dx = dlogits·w_lmᵀ (or
 // dlogits·wte), OVERWRITTEN; the head's parameter gradients in g
-// ACCUMULATE (with tied embeddings dwte += dlogitsᵀ·x).
+// ACCUMULATE (with tied embeddings dwte += dlogitsᵀ·x), but w_lm's, which
+// it OVERWRITES (weights.wholeGrads).
 func (m *Model) headBackward(dx []float32, g *weights, dlogits, x []float32, n int) {
 	C, V := m.Config.Width, m.Config.Vocab
 	if m.Config.TieEmbeddings {

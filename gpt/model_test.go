@@ -306,6 +306,44 @@ func testReplicas(t *testing.T, k *kernels.Impl) {
 	}
 }
 
+// TestBackwardOverwritesGrads checks that Backward overwrites the
+// gradients, those it writes whole and those it accumulates into alike:
+// with every replica's gradients poisoned (NaN) before it, they must be
+// bitwise those of a fresh model, on one and on three replicas, with and
+// without tied embeddings.
+func TestBackwardOverwritesGrads(t *testing.T) {
+	kernelstest.ForEach(t, testBackwardOverwritesGrads)
+}
+
+func testBackwardOverwritesGrads(t *testing.T, k *kernels.Impl) {
+	for _, c := range []struct {
+		procs int
+		tie   bool
+	}{{1, false}, {1, true}, {3, false}, {3, true}} {
+		cfg := Config{Vocab: 11, BlockSize: 8, Layers: 2, Heads: 2, Width: 16, TieEmbeddings: c.tie}
+		r := rng.New(9)
+		tok, tg := randTokens(r, 4*8, cfg.Vocab), randTokens(r, 4*8, cfg.Vocab)
+		old := runtime.GOMAXPROCS(c.procs)
+		fresh, _ := New(cfg, 3, WithImpl(k))
+		fresh.Forward(tok, tg, 4, 8)
+		fresh.Backward()
+		m, _ := New(cfg, 3, WithImpl(k))
+		m.Forward(tok, tg, 4, 8)
+		for _, rep := range m.reps {
+			for i := range rep.grads {
+				rep.grads[i] = float32(math.NaN())
+			}
+		}
+		m.Backward()
+		runtime.GOMAXPROCS(old)
+		for i := range fresh.Grads {
+			if math.Float32bits(m.Grads[i]) != math.Float32bits(fresh.Grads[i]) {
+				t.Fatalf("%+v on %d replicas: gradient %d = %v after poisoning, %v fresh", cfg, c.procs, i, m.Grads[i], fresh.Grads[i])
+			}
+		}
+	}
+}
+
 // TestTensorLayout pins the parameter layout checkpoints depend on: names,
 // shapes and offsets, in order.
 func TestTensorLayout(t *testing.T) {

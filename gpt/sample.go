@@ -73,7 +73,7 @@ func (s *Sampler) feed(toks []int32) {
 	C := m.Config.Width
 	n := len(toks)
 	x := s.x[:n*C]
-	embedForward(x, m.p.wte, m.p.wpe, toks, n, n, s.caches[0].Len(), C)
+	embedForward(m.k, x, m.p.wte, m.p.wpe, toks, n, n, s.caches[0].Len(), C)
 	for l := range m.p.blocks {
 		m.blockForward(l, x, x, &s.blk, n, s)
 	}

@@ -127,6 +127,12 @@ func GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []fl
 	current.Load().GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
 }
 
+// GemmBias sets C = op(A)·op(B) + bias with the default
+// implementation; see (*Impl).GemmBias.
+func GemmBias(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
+	current.Load().GemmBias(transA, transB, m, n, k, a, lda, b, ldb, bias, c, ldc)
+}
+
 // GemmBF16 computes C = alpha*A·Wᵀ + beta*C for the bfloat16 weights
 // W with the default implementation; see (*Impl).GemmBF16.
 func GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {

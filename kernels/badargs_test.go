@@ -22,6 +22,7 @@ type kernelAPI interface {
 	Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
 	MatMul(m, n, k int, a, b, c []float32)
 	GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
+	GemmBias(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int)
 	Softmax(m, n int, x []float32, ldx int, y []float32, ldy int)
 	SoftmaxBackward(m, n int, y []float32, ldy int, dy []float32, lddy int, dx []float32, lddx int)
 	MaskedScores(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int)
@@ -50,6 +51,9 @@ func (pkgLevel) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float3
 func (pkgLevel) MatMul(m, n, k int, a, b, c []float32) { MatMul(m, n, k, a, b, c) }
 func (pkgLevel) GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
 	GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
+}
+func (pkgLevel) GemmBias(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
+	GemmBias(transA, transB, m, n, k, a, lda, b, ldb, bias, c, ldc)
 }
 func (pkgLevel) Softmax(m, n int, x []float32, ldx int, y []float32, ldy int) {
 	Softmax(m, n, x, ldx, y, ldy)
@@ -101,7 +105,7 @@ func badArgCases(arena []float32) []badArgCase {
 	adam := AdamWParams{LR: 1e-3, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, GradScale: 1, InvBiasCorr1: 10, InvBiasCorr2: 20}
 	targets := []int32{0, 1, 2, 3}
 	return []badArgCase{
-		// Gemm, MatMul, GemmBiasGELU: 4×4×4 with a, b, c at 0, 100, 200.
+		// Gemm, MatMul and the fused GEMMs: 4×4×4 with a, b, c at 0, 100, 200.
 		{"Gemm", "m = -1, must be >= 0", func(k kernelAPI) { k.Gemm(false, false, -1, 4, 4, 1, s(0, 16), 4, s(100, 16), 4, 0, s(200, 16), 4) }},
 		{"Gemm", "k = -2, must be >= 0", func(k kernelAPI) { k.Gemm(false, false, 4, 4, -2, 1, s(0, 16), 4, s(100, 16), 4, 0, s(200, 16), 4) }},
 		{"Gemm", "lda = 3 is smaller than the row length 4", func(k kernelAPI) { k.Gemm(true, false, 4, 4, 4, 1, s(0, 16), 3, s(100, 16), 4, 0, s(200, 16), 4) }},
@@ -133,6 +137,24 @@ func badArgCases(arena []float32) []badArgCase {
 		}},
 		{"GemmBiasGELU", "out overlaps bias", func(k kernelAPI) {
 			k.GemmBiasGELU(false, false, 4, 4, 4, s(0, 16), 4, s(100, 16), 4, s(402, 4), s(200, 16), 4, s(400, 16), 4)
+		}},
+		{"GemmBias", "m = -2, must be >= 0", func(k kernelAPI) {
+			k.GemmBias(false, false, -2, 4, 4, s(0, 16), 4, s(100, 16), 4, s(300, 4), s(200, 16), 4)
+		}},
+		{"GemmBias", "len(bias) = 3, want >= 4", func(k kernelAPI) {
+			k.GemmBias(false, false, 4, 4, 4, s(0, 16), 4, s(100, 16), 4, tail(3), s(200, 16), 4)
+		}},
+		{"GemmBias", "len(c) = 15, want >= 16", func(k kernelAPI) {
+			k.GemmBias(false, false, 4, 4, 4, s(0, 16), 4, s(100, 16), 4, s(300, 4), tail(15), 4)
+		}},
+		{"GemmBias", "c overlaps a", func(k kernelAPI) {
+			k.GemmBias(false, false, 4, 4, 4, s(0, 16), 4, s(100, 16), 4, s(300, 4), s(12, 16), 4)
+		}},
+		{"GemmBias", "c overlaps bias", func(k kernelAPI) {
+			k.GemmBias(false, false, 4, 4, 4, s(0, 16), 4, s(100, 16), 4, s(215, 4), s(200, 16), 4)
+		}},
+		{"GemmBias", "more than the address space", func(k kernelAPI) {
+			k.GemmBias(false, false, 4, 4, 4, s(0, 16), 4, s(100, 16), 4, s(300, 4), s(200, 16), big)
 		}},
 
 		// Softmax and SoftmaxBackward: 4×4.

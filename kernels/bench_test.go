@@ -160,3 +160,7 @@ func BenchmarkBiasGELU(b *testing.B)     { benchAll(b, "biasgelu", 0) }
 // BenchmarkGemmBiasGELU times the GEMM with its bias and GELU epilogue on
 // the MLP shapes of bench/cases.go, on one goroutine as BenchmarkGemm.
 func BenchmarkGemmBiasGELU(b *testing.B) { benchAll(b, "gemmbiasgelu", 1) }
+
+// BenchmarkGemmBias times the GEMM with its bias epilogue on the
+// projection shapes of bench/cases.go, on one goroutine as BenchmarkGemm.
+func BenchmarkGemmBias(b *testing.B) { benchAll(b, "gemmbias", 1) }

@@ -1,6 +1,7 @@
 // Package kernels is the public face of simdgpt's float32 compute kernels:
-// matrix multiplication (Gemm, MatMul, and GemmBiasGELU, a linear layer
-// with its bias and GELU), the matrix-vector product Gemv, row-wise
+// matrix multiplication (Gemm, MatMul, and the GEMMs with an epilogue:
+// GemmBiasGELU, a linear layer with its bias and GELU, and GemmBias, one
+// with its bias), the matrix-vector product Gemv, row-wise
 // softmax and its backward,
 // causally masked attention scores (MaskedScores), the vector
 // operations a trainer needs (Dot, Axpy, Scale, Add, Sum, Max),

@@ -60,6 +60,25 @@ func ExampleGemmBiasGELU() {
 	// [0.8412 -0.1588 1.3996 0.3457]
 }
 
+func ExampleGemmBias() {
+	// A linear layer over two tokens: h (2×3) times the weights w (3×2),
+	// plus the bias.
+	h := []float32{
+		1, 0, -1,
+		0.5, 0.5, 0,
+	}
+	w := []float32{
+		1, -1,
+		0, 2,
+		1, 0,
+	}
+	bias := []float32{1, 0}
+	out := make([]float32, 2*2)
+	kernels.GemmBias(false, false, 2, 2, 3, h, 3, w, 2, bias, out, 2)
+	fmt.Println(out)
+	// Output: [1 -1 1.5 0.5]
+}
+
 func ExampleMaskedScores() {
 	// Three queries and three keys of size 2: query i sees keys 0..i.
 	q := []float32{1, 0, 0, 1, 1, 1}

@@ -13,6 +13,8 @@ import (
 //	go test -run '^$' -bench Fusion -count 6 ./kernels/
 //
 // gemmbiasgelu/MxNxK: GemmBiasGELU against Gemm then BiasGELU;
+// gemmbias/MxNxK: GemmBias (N = 3·width: the attention's QKV projection)
+// against the bias copied into every row of C, then Gemm with beta 1;
 // addlayernorm/MxN: AddLayerNorm against Add then LayerNorm.
 func BenchmarkFusion(b *testing.B) {
 	for _, s := range [][3]int{{2048, 1536, 384}, {1024, 1536, 384}, {768, 512, 128}} {
@@ -32,6 +34,21 @@ func BenchmarkFusion(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				p.Gemm(false, false, m, n, k, 1, a, k, w, n, 0, pre, n)
 				p.BiasGELU(m, n, pre, n, bias, out, n)
+			}
+		})
+		n3 := 3 * k
+		wq, bq, qkv := randSlice(r, k*n3), randSlice(r, n3), make([]float32, m*n3)
+		b.Run(fmt.Sprintf("gemmbias/%dx%dx%d/fused", m, n3, k), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				p.GemmBias(false, false, m, n3, k, x, k, wq, n3, bq, qkv, n3)
+			}
+		})
+		b.Run(fmt.Sprintf("gemmbias/%dx%dx%d/unfused", m, n3, k), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				for j := 0; j < m; j++ {
+					copy(qkv[j*n3:(j+1)*n3], bq)
+				}
+				p.Gemm(false, false, m, n3, k, 1, x, k, wq, n3, 1, qkv, n3)
 			}
 		})
 		b.Run(fmt.Sprintf("addlayernorm/%dx%d/fused", m, k), func(b *testing.B) {

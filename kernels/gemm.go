@@ -90,3 +90,43 @@ func (p *Impl) GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda i
 	checkNoOverlap(fn, "out", out, m, n, ldout, "bias", bias, 1, n, n)
 	p.set.GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
 }
+
+// GemmBias is a linear layer with its bias added as the GEMM's epilogue,
+// on each block of the product while it is still in cache, instead of
+// copied into every row of C before a Gemm with beta 1. It sets C =
+// op(A)·op(B) + bias (bias[:n] added to every row):
+//
+//	for i := 0; i < m; i++ {
+//		for j := 0; j < n; j++ {
+//			var s float32 // summed in any order, as Gemm does
+//			for p := 0; p < k; p++ {
+//				s += opA(i, p) * opB(p, j)
+//			}
+//			c[i*ldc+j] = s + bias[j]
+//		}
+//	}
+//
+// A and B, their transposes and leading dimensions are as in Gemm (op(A)
+// is m×k, op(B) k×n); C is m×n with leading dimension ldc, only written;
+// len(bias) must be at least n. k may be 0: every row of C is then
+// bias[:n]. C must not overlap A or B, nor bias, in memory (it panics if
+// it does).
+//
+// On every implementation the results are bitwise those of
+//
+//	Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+//	for each row i: Add(C_i, C_i, bias[:n])
+//
+// on that implementation: Gemm's accuracy plus one float32 rounding for
+// the bias. For a given implementation and GOMAXPROCS the results are
+// deterministic.
+func (p *Impl) GemmBias(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
+	const fn = "GemmBias"
+	checkGemm(fn, transA, transB, m, n, k, a, lda, b, ldb, "c", c, ldc)
+	checkLen(fn, "bias", bias, n)
+	if m == 0 || n == 0 {
+		return
+	}
+	checkNoOverlap(fn, "c", c, m, n, ldc, "bias", bias, 1, n, n)
+	p.set.GemmBias(transA, transB, m, n, k, a, lda, b, ldb, bias, c, ldc)
+}

@@ -31,6 +31,7 @@ var genericSet = &kernelset.Set{
 	GELUBackward:        generic.GELUBackward,
 	BiasGELU:            generic.BiasGELU,
 	GemmBiasGELU:        generic.GemmBiasGELU,
+	GemmBias:            generic.GemmBias,
 	GemmBF16:            generic.GemmBF16,
 	GemmInt8:            generic.GemmInt8,
 }

@@ -30,6 +30,7 @@ var parityTests = map[string][]func(*testing.T){
 	"GELUBackward":    {TestGELUAccuracy, TestGELUSizes, TestGELUSpecial},
 	"BiasGELU":        {TestBiasGELU},
 	"GemmBiasGELU":    {TestGemmBiasGELU, TestGemmBiasGELULarge},
+	"GemmBias":        {TestGemmBias, TestGemmBiasLarge},
 	"FMALoop":         {TestFMAPeakLoop},
 	"ReadLoop":        {TestReadPeakLoop},
 	"GemmBF16":        {TestGemmLowbitSweep, TestGemmLowbitSpecial, TestGemvLowbit, TestGemmLowbitDeterministicSplit},

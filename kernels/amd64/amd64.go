@@ -55,6 +55,7 @@ func init() {
 		GELUBackward: geluBackwardRowAVX2,
 		BiasGELU:     biasGeluAVX2,
 		GemmBiasGELU: gemmBiasGeluAVX2,
+		GemmBias:     gemmBiasAVX2,
 
 		GemmBF16: wdotsAVX2.GemmBF16,
 		GemmInt8: wdotsAVX2.GemmInt8,
@@ -92,6 +93,7 @@ func init() {
 		GELUBackward: geluBackwardRowAVX512,
 		BiasGELU:     biasGeluAVX512,
 		GemmBiasGELU: gemmBiasGeluAVX512,
+		GemmBias:     gemmBiasAVX512,
 
 		GemmBF16: wdotsAVX512.GemmBF16,
 		GemmInt8: wdotsAVX512.GemmInt8,

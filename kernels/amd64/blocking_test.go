@@ -108,34 +108,59 @@ func randFloats(r *rand.Rand, n int) []float32 {
 	return s
 }
 
-// TestGemmBiasGELUBlockings runs each set's GemmBiasGELU under blockings
+// fusedGemm is one of a set's fused GEMMs (GemmBiasGELU, GemmBias) called
+// in the terms of blocked.GemmEpilogue, with the set's epilogue it must
+// match.
+type fusedGemm struct {
+	name     string
+	call     func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, mat []float32, ldmat int)
+	epi      blocked.EpilogueFunc
+	vec, mat bool // whether it takes a vector, a matrix
+}
+
+// fusedGemms returns the fused GEMMs of the AVX-512 (avx512) or AVX2 set.
+func fusedGemms(avx512 bool) []fusedGemm {
+	biasGELU, bias := biasGeluAVX2, biasRowsAVX2
+	gemmBiasGELU, gemmBias := gemmBiasGeluAVX2, gemmBiasAVX2
+	if avx512 {
+		biasGELU, bias = biasGeluAVX512, biasRowsAVX512
+		gemmBiasGELU, gemmBias = gemmBiasGeluAVX512, gemmBiasAVX512
+	}
+	return []fusedGemm{
+		{"GemmBiasGELU", func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, mat []float32, ldmat int) {
+			gemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc, mat, ldmat)
+		}, biasGELU, true, true},
+		{"GemmBias", func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, _ []float32, _ int) {
+			gemmBias(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc)
+		}, bias, true, false},
+	}
+}
+
+// TestFusedGemmBlockings runs each set's fused GEMMs (GemmBiasGELU,
+// GemmBias) under blockings
 // of a few tiles (so that the epilogue runs per sliver of many row and
 // column blocks, after several blocks of k) and the model's, with odd
-// leading dimensions: pre and out must be bitwise the set's Gemm followed
-// by its BiasGELU.
-func TestGemmBiasGELUBlockings(t *testing.T) {
+// leading dimensions: C and the epilogue's matrix must be bitwise the
+// set's Gemm followed by its row kernels over the whole matrix.
+func TestFusedGemmBlockings(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	type set struct {
-		name     string
-		g        *blocked.Driver
-		fused    func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
-		biasGELU blocked.BiasGELUFunc
-	}
-	for _, d := range []set{
-		{"avx512", gemmAVX512, gemmBiasGeluAVX512, biasGeluAVX512},
-		{"avx2", gemmAVX2, gemmBiasGeluAVX2, biasGeluAVX2},
-	} {
+	for _, d := range []struct {
+		name string
+		g    *blocked.Driver
+	}{{"avx512", gemmAVX512}, {"avx2", gemmAVX2}} {
 		if !hasAVX2 || d.name == "avx512" && !hasAVX512 {
 			continue
 		}
 		model := d.g.Blocking()
 		mr, nr := d.g.Wide.MR, d.g.Wide.NR
-		for _, b := range []blocked.Blocking{{KC: 37, MC: 2 * mr, NC: 2 * nr}, {KC: 64, MC: mr, NC: 3 * nr}, model} {
-			d.g.SetBlocking(b)
-			for _, s := range [][3]int{{100, 130, 300}, {61, 70, 500}, {29, 200, 129}, {14, 33, 7}, {15, 17, 0}} {
-				m, n, k := s[0], s[1], s[2]
-				for tr := 0; tr < 4; tr++ {
-					gemmBiasGELUCase(t, r, d.name, b, d.g, d.fused, d.biasGELU, tr&1 != 0, tr&2 != 0, m, n, k)
+		for _, f := range fusedGemms(d.name == "avx512") {
+			for _, b := range []blocked.Blocking{{KC: 37, MC: 2 * mr, NC: 2 * nr}, {KC: 64, MC: mr, NC: 3 * nr}, model} {
+				d.g.SetBlocking(b)
+				for _, s := range [][3]int{{100, 130, 300}, {61, 70, 500}, {29, 200, 129}, {14, 33, 7}, {15, 17, 0}, {3, 70, 40}} {
+					m, n, k := s[0], s[1], s[2]
+					for tr := 0; tr < 4; tr++ {
+						fusedGemmCase(t, r, d.name+" "+f.name, b, d.g, f, tr&1 != 0, tr&2 != 0, m, n, k)
+					}
 				}
 			}
 		}
@@ -143,12 +168,10 @@ func TestGemmBiasGELUBlockings(t *testing.T) {
 	}
 }
 
-// gemmBiasGELUCase runs one case of TestGemmBiasGELUBlockings.
-func gemmBiasGELUCase(t *testing.T, r *rand.Rand, name string, bl blocked.Blocking, g *blocked.Driver,
-	fused func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int),
-	biasGELU blocked.BiasGELUFunc, transA, transB bool, m, n, k int) {
+// fusedGemmCase runs one case of TestFusedGemmBlockings.
+func fusedGemmCase(t *testing.T, r *rand.Rand, name string, bl blocked.Blocking, g *blocked.Driver, f fusedGemm, transA, transB bool, m, n, k int) {
 	t.Helper()
-	lda, ldb, ldpre, ldout := k+1, n+3, n+5, n+1
+	lda, ldb, ldc, ldmat := k+1, n+3, n+5, n+1
 	ar, br := m, k
 	if transA {
 		lda, ar = m+3, k
@@ -157,20 +180,27 @@ func gemmBiasGELUCase(t *testing.T, r *rand.Rand, name string, bl blocked.Blocki
 		ldb, br = k+5, n
 	}
 	a, b := randFloats(r, ar*lda), randFloats(r, br*ldb)
-	bias := randFloats(r, n)
-	pre, out := randFloats(r, m*ldpre), randFloats(r, m*ldout)
-	want, wantOut := append([]float32(nil), pre...), append([]float32(nil), out...)
-	g.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, want, ldpre)
-	biasGELU(m, n, want, ldpre, bias, wantOut, ldout)
-	fused(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
+	var vec, mat, wantMat []float32
+	if f.vec {
+		vec = randFloats(r, n)
+	}
+	if f.mat {
+		mat = randFloats(r, m*ldmat)
+		wantMat = append([]float32(nil), mat...)
+	}
+	c := randFloats(r, m*ldc)
+	want := append([]float32(nil), c...)
+	g.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, want, ldc)
+	f.epi(m, n, want, ldc, vec, wantMat, ldmat)
+	f.call(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, vec, mat, ldmat)
 	for i := range want {
-		if math.Float32bits(pre[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s blocking %+v, %dx%dx%d trans %v %v: pre[%d] = %v, want %v", name, bl, m, n, k, transA, transB, i, pre[i], want[i])
+		if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("%s blocking %+v, %dx%dx%d trans %v %v: c[%d] = %v, want %v", name, bl, m, n, k, transA, transB, i, c[i], want[i])
 		}
 	}
-	for i := range wantOut {
-		if math.Float32bits(out[i]) != math.Float32bits(wantOut[i]) {
-			t.Fatalf("%s blocking %+v, %dx%dx%d trans %v %v: out[%d] = %v, want %v", name, bl, m, n, k, transA, transB, i, out[i], wantOut[i])
+	for i := range wantMat {
+		if math.Float32bits(mat[i]) != math.Float32bits(wantMat[i]) {
+			t.Fatalf("%s blocking %+v, %dx%dx%d trans %v %v: mat[%d] = %v, want %v", name, bl, m, n, k, transA, transB, i, mat[i], wantMat[i])
 		}
 	}
 }

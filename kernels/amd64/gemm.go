@@ -5,6 +5,7 @@ package amd64
 import (
 	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
 	"github.com/simdgpt/simdgpt/kernels/internal/cpuinfo"
+	"github.com/simdgpt/simdgpt/kernels/internal/rowloop"
 )
 
 // The GEMM (and masked scores) of each set: the shared blocked driver over
@@ -18,12 +19,26 @@ var (
 	gemmAVX2   = blocked.New("avx2", kernelsAVX2, caches).WithSkinny(skinnyAVX2)
 )
 
-// gemmBiasGeluAVX2 and gemmBiasGeluAVX512 are the sets' GemmBiasGELU: the
-// driver's GEMM with the set's BiasGELU as its epilogue.
+// The sets' fused GEMMs: the driver's GEMM with an epilogue made of the
+// set's own row kernels (BiasGELU; Add for GemmBias, through package
+// rowloop).
+var (
+	biasRowsAVX2   = rowloop.Bias(addAVX2)
+	biasRowsAVX512 = rowloop.Bias(addAVX512)
+)
+
 func gemmBiasGeluAVX2(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
-	gemmAVX2.GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout, biasGeluAVX2)
+	gemmAVX2.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, pre, ldpre, biasGeluAVX2, bias, out, ldout)
 }
 
 func gemmBiasGeluAVX512(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
-	gemmAVX512.GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout, biasGeluAVX512)
+	gemmAVX512.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, pre, ldpre, biasGeluAVX512, bias, out, ldout)
+}
+
+func gemmBiasAVX2(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
+	gemmAVX2.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, biasRowsAVX2, bias, nil, 0)
+}
+
+func gemmBiasAVX512(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
+	gemmAVX512.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, biasRowsAVX512, bias, nil, 0)
 }

@@ -44,6 +44,7 @@ func init() {
 		GELUBackward: geluBackwardNEON,
 		BiasGELU:     biasGeluNEON,
 		GemmBiasGELU: gemmBiasGeluNEON,
+		GemmBias:     gemmBiasNEON,
 
 		GemmBF16: wdotsNEONKernels.GemmBF16,
 		GemmInt8: wdotsNEONKernels.GemmInt8,

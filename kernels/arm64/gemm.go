@@ -5,6 +5,7 @@ package arm64
 import (
 	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
 	"github.com/simdgpt/simdgpt/kernels/internal/cpuinfo"
+	"github.com/simdgpt/simdgpt/kernels/internal/rowloop"
 )
 
 // gemmNEON is the GEMM (and masked scores) of the neon set: the shared
@@ -16,8 +17,15 @@ import (
 // small-M rule. Not tuned on hardware (see PERF.md).
 var gemmNEON = blocked.New("neon", kernelsNEON, blocked.CachesOf(cpuinfo.Read())).WithSkinny(skinnyNEON)
 
-// gemmBiasGeluNEON is the set's GemmBiasGELU: the driver's GEMM with the
-// set's BiasGELU as its epilogue.
+// The set's fused GEMMs: the driver's GEMM with an epilogue made of the
+// set's own row kernels (BiasGELU; Add for GemmBias, through package
+// rowloop).
+var biasRowsNEON = rowloop.Bias(addNEON)
+
 func gemmBiasGeluNEON(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
-	gemmNEON.GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout, biasGeluNEON)
+	gemmNEON.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, pre, ldpre, biasGeluNEON, bias, out, ldout)
+}
+
+func gemmBiasNEON(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
+	gemmNEON.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, biasRowsNEON, bias, nil, 0)
 }

@@ -91,12 +91,13 @@ func TestBlockingFromCPU(t *testing.T) {
 	}
 }
 
-// TestGemmBiasGELUBlockings runs the set's GemmBiasGELU under blockings
+// TestFusedGemmBlockings runs the set's fused GEMMs (GemmBiasGELU,
+// GemmBias) under blockings
 // of a few tiles (so that the epilogue runs per sliver of many row and
 // column blocks, after several blocks of k) and the model's, with odd
-// leading dimensions: pre and out must be bitwise the set's Gemm followed
-// by its BiasGELU.
-func TestGemmBiasGELUBlockings(t *testing.T) {
+// leading dimensions: C and the epilogue's matrix must be bitwise the
+// set's Gemm followed by its row kernels over the whole matrix.
+func TestFusedGemmBlockings(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	g := gemmNEON
 	model := g.Blocking()
@@ -109,35 +110,58 @@ func TestGemmBiasGELUBlockings(t *testing.T) {
 		}
 		return s
 	}
-	for _, bl := range []blocked.Blocking{{KC: 37, MC: 2 * mr, NC: 2 * nr}, {KC: 64, MC: mr, NC: 3 * nr}, model} {
-		g.SetBlocking(bl)
-		for _, s := range [][3]int{{100, 130, 300}, {61, 70, 500}, {29, 200, 129}, {14, 33, 7}, {15, 17, 0}} {
-			m, n, k := s[0], s[1], s[2]
-			for tr := 0; tr < 4; tr++ {
-				transA, transB := tr&1 != 0, tr&2 != 0
-				lda, ldb, ldpre, ldout := k+1, n+3, n+5, n+1
-				ar, br := m, k
-				if transA {
-					lda, ar = m+3, k
-				}
-				if transB {
-					ldb, br = k+5, n
-				}
-				a, b := rnd(ar*lda), rnd(br*ldb)
-				bias := rnd(n)
-				pre, out := rnd(m*ldpre), rnd(m*ldout)
-				want, wantOut := append([]float32(nil), pre...), append([]float32(nil), out...)
-				g.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, want, ldpre)
-				biasGeluNEON(m, n, want, ldpre, bias, wantOut, ldout)
-				gemmBiasGeluNEON(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
-				for i := range want {
-					if math.Float32bits(pre[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("blocking %+v, %dx%dx%d trans %v %v: pre[%d] = %v, want %v", bl, m, n, k, transA, transB, i, pre[i], want[i])
+	type call func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, mat []float32, ldmat int)
+	fused := []struct {
+		name     string
+		call     call
+		epi      blocked.EpilogueFunc
+		vec, mat bool // whether it takes a vector, a matrix
+	}{
+		{"GemmBiasGELU", func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, mat []float32, ldmat int) {
+			gemmBiasGeluNEON(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc, mat, ldmat)
+		}, biasGeluNEON, true, true},
+		{"GemmBias", func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, _ []float32, _ int) {
+			gemmBiasNEON(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc)
+		}, biasRowsNEON, true, false},
+	}
+	for _, f := range fused {
+		for _, bl := range []blocked.Blocking{{KC: 37, MC: 2 * mr, NC: 2 * nr}, {KC: 64, MC: mr, NC: 3 * nr}, model} {
+			g.SetBlocking(bl)
+			for _, s := range [][3]int{{100, 130, 300}, {61, 70, 500}, {29, 200, 129}, {14, 33, 7}, {15, 17, 0}, {3, 70, 40}} {
+				m, n, k := s[0], s[1], s[2]
+				for tr := 0; tr < 4; tr++ {
+					transA, transB := tr&1 != 0, tr&2 != 0
+					lda, ldb, ldc, ldmat := k+1, n+3, n+5, n+1
+					ar, br := m, k
+					if transA {
+						lda, ar = m+3, k
 					}
-				}
-				for i := range wantOut {
-					if math.Float32bits(out[i]) != math.Float32bits(wantOut[i]) {
-						t.Fatalf("blocking %+v, %dx%dx%d trans %v %v: out[%d] = %v, want %v", bl, m, n, k, transA, transB, i, out[i], wantOut[i])
+					if transB {
+						ldb, br = k+5, n
+					}
+					a, b := rnd(ar*lda), rnd(br*ldb)
+					var vec, mat, wantMat []float32
+					if f.vec {
+						vec = rnd(n)
+					}
+					if f.mat {
+						mat = rnd(m * ldmat)
+						wantMat = append([]float32(nil), mat...)
+					}
+					c := rnd(m * ldc)
+					want := append([]float32(nil), c...)
+					g.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, want, ldc)
+					f.epi(m, n, want, ldc, vec, wantMat, ldmat)
+					f.call(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, vec, mat, ldmat)
+					for i := range want {
+						if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s blocking %+v, %dx%dx%d trans %v %v: c[%d] = %v, want %v", f.name, bl, m, n, k, transA, transB, i, c[i], want[i])
+						}
+					}
+					for i := range wantMat {
+						if math.Float32bits(mat[i]) != math.Float32bits(wantMat[i]) {
+							t.Fatalf("%s blocking %+v, %dx%dx%d trans %v %v: mat[%d] = %v, want %v", f.name, bl, m, n, k, transA, transB, i, mat[i], wantMat[i])
+						}
 					}
 				}
 			}

@@ -133,6 +133,12 @@ var kernels = []kernel{
 		contract: "With the arithmetic of Gemm (alpha 1, beta 0) followed by BiasGELU. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; pre and out overlap neither A nor B (when k > 0), nor each other, nor bias.",
 	},
 	{
+		name:     "GemmBias",
+		params:   "transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int",
+		summary:  "sets C = op(A)·op(B) + bias",
+		contract: "With the arithmetic of Gemm (alpha 1, beta 0) followed by Add(C_i, C_i, bias) on each row i of C. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; C overlaps neither A nor B (when k > 0), nor bias.",
+	},
+	{
 		name:     "GemmBF16",
 		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*A·Wᵀ + beta*C for the bfloat16 weights W",

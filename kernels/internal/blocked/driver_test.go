@@ -145,9 +145,10 @@ func TestSetBlockingPanics(t *testing.T) {
 	}
 }
 
-// goBiasGELU has the BiasGELUFunc contract, with an element-wise function
-// standing in for GELU (its arithmetic does not depend on an element's
-// position, as every set's BiasGELU).
+// goBiasGELU is an EpilogueFunc like a set's BiasGELU (vec the bias, mat
+// written), with an element-wise function standing in for GELU (its
+// arithmetic does not depend on an element's position, as every set's
+// BiasGELU).
 func goBiasGELU(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int) {
 	for i := 0; i < m; i++ {
 		for j := 0; j < n; j++ {
@@ -158,68 +159,117 @@ func goBiasGELU(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy
 	}
 }
 
-// TestDriverGemmBiasGELU checks the epilogue under blockings of a few
-// tiles (so that it runs once per sliver of every block of rows and
+// goBias is an EpilogueFunc like GemmBias's (vec the bias, mat an optional
+// residual, read).
+func goBias(m, n int, c []float32, ldc int, bias []float32, r []float32, ldr int) {
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			c[i*ldc+j] += bias[j]
+			if r != nil {
+				c[i*ldc+j] += r[i*ldr+j]
+			}
+		}
+	}
+}
+
+// goScaleBy is an EpilogueFunc like GemmGELUBackward's (no vector, mat
+// read): c times a function of mat.
+func goScaleBy(m, n int, c []float32, ldc int, vec []float32, x []float32, ldx int) {
+	if vec != nil {
+		panic("goScaleBy: a vector")
+	}
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			c[i*ldc+j] *= float32(math.Cos(float64(x[i*ldx+j])))
+		}
+	}
+}
+
+// TestDriverGemmEpilogue checks the epilogues under blockings of a few
+// tiles (so that they run once per sliver of every block of rows and
 // columns, on the last block of k only) and on parallel strips of rows
-// and of columns: pre and out must be bitwise Gemm followed by the
-// bias-GELU function over the whole matrix, and nothing beyond n columns
-// of either may be written.
-func TestDriverGemmBiasGELU(t *testing.T) {
+// and of columns, with a vector and a matrix, with a vector alone and
+// with a matrix alone: C and the matrix must be bitwise Gemm followed by
+// the epilogue over the whole matrix, and nothing beyond n columns of
+// either may be written.
+func TestDriverGemmEpilogue(t *testing.T) {
 	g := goDriver(6, 8, 8)
 	r := rand.New(rand.NewPCG(5, 6))
 	blockings := []Blocking{{KC: 5, MC: 6, NC: 8}, {KC: 16, MC: 12, NC: 24}, g.Blocking()}
 	shapes := [][3]int{{1, 1, 1}, {7, 9, 17}, {13, 33, 40}, {30, 70, 11}, {6, 8, 64}, {20, 5, 0}, {40, 90, 33}, {50, 20, 9}}
-	for _, bl := range blockings {
-		g.SetBlocking(bl)
-		for _, s := range shapes {
-			m, n, k := s[0], s[1], s[2]
-			for tr := 0; tr < 4; tr++ {
-				// workers 0: GemmBiasGELU itself (one goroutine at these
-				// sizes); otherwise the parallel strips.
-				for _, workers := range []int{0, 2, 3, 5} {
-					transA, transB := tr&1 != 0, tr&2 != 0
-					lda, ldb, ldpre, ldout := k+1, n+3, n+2, n+5
-					ar, br := m, k
-					if transA {
-						lda, ar = m+2, k
-					}
-					if transB {
-						ldb, br = k+3, n
-					}
-					a, b := randSlice(r, ar*lda+1), randSlice(r, br*ldb+1)
-					bias := randSlice(r, n+2)
-					fill := func(ld int) []float32 {
-						s := make([]float32, m*ld)
-						for i := range s {
-							s[i] = float32(math.NaN()) // not read
-							if i%ld >= n {
-								s[i] = 777 // never written
+	epis := []struct {
+		name     string
+		fn       EpilogueFunc
+		vec, mat bool
+	}{
+		{"bias and GELU", goBiasGELU, true, true},
+		{"bias", goBias, true, false},
+		{"bias and residual", goBias, true, true},
+		{"scaled by a matrix", goScaleBy, false, true},
+	}
+	for _, ep := range epis {
+		for _, bl := range blockings {
+			g.SetBlocking(bl)
+			for _, s := range shapes {
+				m, n, k := s[0], s[1], s[2]
+				for tr := 0; tr < 4; tr++ {
+					// workers 0: GemmEpilogue itself (one goroutine at
+					// these sizes); otherwise the parallel strips.
+					for _, workers := range []int{0, 2, 3, 5} {
+						transA, transB := tr&1 != 0, tr&2 != 0
+						lda, ldb, ldc, ldmat := k+1, n+3, n+2, n+5
+						ar, br := m, k
+						if transA {
+							lda, ar = m+2, k
+						}
+						if transB {
+							ldb, br = k+3, n
+						}
+						a, b := randSlice(r, ar*lda+1), randSlice(r, br*ldb+1)
+						var vec []float32
+						if ep.vec {
+							vec = randSlice(r, n+2)
+						}
+						fill := func(ld int) []float32 {
+							s := make([]float32, m*ld)
+							for i := range s {
+								s[i] = float32(math.NaN()) // not read
+								if i%ld >= n {
+									s[i] = 777 // never written
+								}
+							}
+							return s
+						}
+						mats := func() ([]float32, []float32) { return nil, nil }
+						if ep.mat {
+							base := randSlice(r, m*ldmat)
+							mats = func() ([]float32, []float32) {
+								return append([]float32(nil), base...), append([]float32(nil), base...)
 							}
 						}
-						return s
-					}
-					pre, out := fill(ldpre), fill(ldout)
-					want, wantOut := fill(ldpre), fill(ldout)
-					g.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, want, ldpre)
-					goBiasGELU(m, n, want, ldpre, bias, wantOut, ldout)
-					if workers == 0 {
-						g.GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout, goBiasGELU)
-					} else {
-						if k == 0 {
-							continue // GemmBiasGELU handles k = 0 before any strip
+						c, want := fill(ldc), fill(ldc)
+						mat, wantMat := mats()
+						g.Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, want, ldc)
+						ep.fn(m, n, want, ldc, vec, wantMat, ldmat)
+						if workers == 0 {
+							g.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, ep.fn, vec, mat, ldmat)
+						} else {
+							if k == 0 {
+								continue // GemmEpilogue handles k = 0 before any strip
+							}
+							args := gemmArgs{transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, epilogue{ep.fn, vec, mat, ldmat}}
+							g.parallel(&args, workers)
 						}
-						args := gemmArgs{transA, transB, m, n, k, 1, a, lda, b, ldb, 0, pre, ldpre, epilogue{goBiasGELU, bias, out, ldout}}
-						g.parallel(&args, workers)
-					}
-					name := fmt.Sprintf("blocking %+v, %dx%dx%d trans %v %v, workers %d", bl, m, n, k, transA, transB, workers)
-					for i := range want {
-						if math.Float32bits(pre[i]) != math.Float32bits(want[i]) {
-							t.Fatalf("%s: pre[%d] = %v, want %v", name, i, pre[i], want[i])
+						name := fmt.Sprintf("%s, blocking %+v, %dx%dx%d trans %v %v, workers %d", ep.name, bl, m, n, k, transA, transB, workers)
+						for i := range want {
+							if math.Float32bits(c[i]) != math.Float32bits(want[i]) {
+								t.Fatalf("%s: c[%d] = %v, want %v", name, i, c[i], want[i])
+							}
 						}
-					}
-					for i := range wantOut {
-						if math.Float32bits(out[i]) != math.Float32bits(wantOut[i]) {
-							t.Fatalf("%s: out[%d] = %v, want %v", name, i, out[i], wantOut[i])
+						for i := range wantMat {
+							if math.Float32bits(mat[i]) != math.Float32bits(wantMat[i]) {
+								t.Fatalf("%s: mat[%d] = %v, want %v", name, i, mat[i], wantMat[i])
+							}
 						}
 					}
 				}

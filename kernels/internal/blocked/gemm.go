@@ -16,7 +16,7 @@
 //	        for ir in mc by MR:         A panel lives in L1
 //	          for jr in nc by NR:       B panels stream from L2
 //	            micro-kernel on one MR×NR tile
-//	          epilogue (GemmBiasGELU, last pc only) on the sliver's MR×nc of C
+//	          epilogue (GemmEpilogue, last pc only) on the sliver's MR×nc of C
 //
 // The kernels broadcast A and load B as vectors, so the roles of A and B
 // are those of B and A in BLIS's column-major description. kc, mc and nc
@@ -200,22 +200,46 @@ type gemmArgs struct {
 	beta           float32
 	c              []float32
 	ldc            int
-	epi            epilogue // GemmBiasGELU's; none for Gemm
+	epi            epilogue // GemmEpilogue's; none for Gemm
 }
 
-// BiasGELUFunc is the signature of a kernel set's BiasGELU (see
-// kernelset.Set): x[i,j] += bias[j] and y[i,j] = gelu(x[i,j]) for the m×n
-// matrices x and y.
-type BiasGELUFunc func(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int)
+// EpilogueFunc is the epilogue of a fused GEMM (GemmEpilogue): it
+// finishes the m×n block c (leading dimension ldc) of C once the block's
+// sums are final. vec is the part of a vector over C's columns from the
+// block's first column on (vec[j] goes with column j of the block), and
+// mat the block at the same rows and columns of a second matrix
+// (element (i, j) at mat[i*ldmat+j]); either is nil when the fused GEMM
+// has none. A kernel set's BiasGELU has this signature (vec the bias, mat
+// the output), and package rowloop makes GemmBias's from a set's row
+// kernels.
+type EpilogueFunc func(m, n int, c []float32, ldc int, vec []float32, mat []float32, ldmat int)
 
-// epilogue is what GemmBiasGELU does to C once a sliver of it is final:
-// fn (nil for a plain Gemm) adds bias to its rows in place and writes
-// their GELU into out, the matrix at the same rows and columns as C.
+// epilogue is what a fused GEMM does to C once a sliver of it is final:
+// fn (nil for a plain Gemm) with the parts of vec and mat that go with the
+// sliver.
 type epilogue struct {
-	fn    BiasGELUFunc
-	bias  []float32 // bias[j] goes with column j of C
-	out   []float32 // element (i, j) at out[i*ldout+j], as C's at c[i*ldc+j]
-	ldout int
+	fn    EpilogueFunc
+	vec   []float32 // vec[j] goes with column j of C; may be nil
+	mat   []float32 // element (i, j) at mat[i*ldmat+j], as C's at c[i*ldc+j]; may be nil
+	ldmat int
+}
+
+// at returns the epilogue of the part of C from row i0 and column j0 on.
+func (e epilogue) at(i0, j0 int) epilogue {
+	if e.vec != nil {
+		e.vec = e.vec[j0:]
+	}
+	if e.mat != nil {
+		e.mat = e.mat[i0*e.ldmat+j0:]
+	}
+	return e
+}
+
+// run applies the epilogue to the m×n block of C at c (leading dimension
+// ldc) whose first element is C's (i0, j0).
+func (e *epilogue) run(m, n int, c []float32, ldc int, i0, j0 int) {
+	f := e.at(i0, j0)
+	e.fn(m, n, c, ldc, f.vec, f.mat, f.ldmat)
 }
 
 // gemmWork holds one goroutine's reusable buffers.
@@ -281,22 +305,25 @@ func (g *Driver) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float
 	g.gemm(&args)
 }
 
-// GemmBiasGELU is the kernel set's GemmBiasGELU, given the set's BiasGELU:
-// arguments are already checked and m, n > 0 (see kernelset.Set). It is
-// Gemm (alpha 1, beta 0) into pre with an epilogue: on the last block of
-// k, as soon as the micro-kernels have finished a sliver of MR rows × nc
-// columns of pre (the sliver is then still in L1 or L2), biasGELU adds
-// bias to those rows in place and writes their GELU into out. The
-// results are bitwise those of Gemm followed by biasGELU over the whole
-// matrix, as long as biasGELU's arithmetic does not depend on where in a
-// row an element is (true of every set's BiasGELU).
-func (g *Driver) GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int, biasGELU BiasGELUFunc) {
+// GemmEpilogue is Gemm (alpha 1, beta 0) into c fused with an epilogue,
+// the kernel sets' GemmBiasGELU and GemmBias: arguments
+// are already checked and m, n > 0 (see kernelset.Set). On the last block
+// of k, as soon as the micro-kernels have finished a sliver of MR rows ×
+// nc columns of C (the sliver is then still in L1 or L2), epi finishes it
+// with the parts of vec (a vector over C's columns, or nil) and mat (an
+// m×n matrix of leading dimension ldmat, or nil) that go with it; with
+// k = 0, C is zeroed and epi runs once over the whole of it. The results
+// are bitwise those of Gemm followed by epi over the whole matrix, as
+// long as epi's arithmetic does not depend on where in C an element is
+// (true of every set's BiasGELU and of package rowloop's epilogues).
+func (g *Driver) GemmEpilogue(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, epi EpilogueFunc, vec, mat []float32, ldmat int) {
+	e := epilogue{epi, vec, mat, ldmat}
 	if k == 0 {
-		scaleC(m, n, 0, pre, ldpre)
-		biasGELU(m, n, pre, ldpre, bias, out, ldout)
+		scaleC(m, n, 0, c, ldc)
+		e.run(m, n, c, ldc, 0, 0)
 		return
 	}
-	args := gemmArgs{transA, transB, m, n, k, 1, a, lda, b, ldb, 0, pre, ldpre, epilogue{biasGELU, bias, out, ldout}}
+	args := gemmArgs{transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, e}
 	g.gemm(&args)
 }
 
@@ -462,7 +489,7 @@ func (g *Driver) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, bet
 		// the epilogue takes them while they are in cache.
 		if e := &p.epi; e.fn != nil && pc+kc == p.k {
 			i0 := ic + ir
-			e.fn(rows, nc, p.c[i0*p.ldc+jc:], p.ldc, e.bias[jc:], e.out[i0*e.ldout+jc:], e.ldout)
+			e.run(rows, nc, p.c[i0*p.ldc+jc:], p.ldc, i0, jc)
 		}
 	}
 }
@@ -673,9 +700,7 @@ func (g *Driver) parallel(p *gemmArgs, workers int) {
 				q.a = p.a[i0*p.lda:]
 			}
 			q.c = p.c[i0*p.ldc:]
-			if p.epi.fn != nil {
-				q.epi.out = p.epi.out[i0*p.epi.ldout:]
-			}
+			q.epi = p.epi.at(i0, 0)
 			parts[np] = q
 			np++
 		}
@@ -690,10 +715,7 @@ func (g *Driver) parallel(p *gemmArgs, workers int) {
 				q.b = p.b[j0:]
 			}
 			q.c = p.c[j0:]
-			if p.epi.fn != nil {
-				q.epi.bias = p.epi.bias[j0:]
-				q.epi.out = p.epi.out[j0:]
-			}
+			q.epi = p.epi.at(0, j0)
 			parts[np] = q
 			np++
 		}

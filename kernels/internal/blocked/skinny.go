@@ -243,7 +243,7 @@ func (g *Driver) skinnyCols(p *skinnyArgs, j0, j1 int) {
 		i0 += r
 	}
 	if e := &p.epi; e.fn != nil {
-		e.fn(p.m, n, p.c[j0:], p.ldc, e.bias[j0:], e.out[j0:], e.ldout)
+		e.run(p.m, n, p.c[j0:], p.ldc, 0, j0)
 	}
 }
 

@@ -76,3 +76,19 @@ func GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []fl
 	Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, pre, ldpre)
 	BiasGELU(m, n, pre, ldpre, bias, out, ldout)
 }
+
+// GemmBias is a linear layer with its bias: it sets C = op(A)·op(B) +
+// bias (bias[:n] added to every row; op(A) is m×k, op(B) k×n, stored as
+// for Gemm):
+//
+//	Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+//	then on each row i: Add(C_i, C_i, bias)
+//
+// which is how it computes it. C is not read and does not overlap bias.
+func GemmBias(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
+	Gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc)
+	for i := 0; i < m; i++ {
+		ci := c[i*ldc : i*ldc+n]
+		Add(ci, ci, bias[:n])
+	}
+}

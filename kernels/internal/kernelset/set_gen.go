@@ -105,6 +105,12 @@ type Set struct {
 	// len(bias) >= n; pre and out overlap neither A nor B (when k > 0), nor
 	// each other, nor bias.
 	GemmBiasGELU func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
+	// GemmBias sets C = op(A)·op(B) + bias (see kernels.GemmBias). With
+	// the arithmetic of Gemm (alpha 1, beta 0) followed by Add(C_i, C_i,
+	// bias) on each row i of C. m, n > 0, k >= 0; every matrix fits its
+	// slice, len(bias) >= n; C overlaps neither A nor B (when k > 0), nor
+	// bias.
+	GemmBias func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int)
 	// GemmBF16 computes C = alpha*A·Wᵀ + beta*C for the bfloat16 weights
 	// W (see kernels.GemmBF16). m >= 0; w is a valid matrix
 	// (lowbit.BF16.Check); A (m×w.K) and C (m×w.N) fit their slices with
