@@ -592,8 +592,8 @@ func gemmBiasKernel() *Kernel {
 		Name:   "gemmbias",
 		Doc:    "c = A·B + bias (every row), row-major float32",
 		Bound:  ComputeBound,
-		Shapes: []Shape{gemmShape(2048, 384, 1152, false, false), gemmShape(2048, 384, 384, false, false)},
-		Short:  "2048x384x1152",
+		Shapes: []Shape{gemmShape(768, 128, 512, false, false), gemmShape(2048, 384, 1152, false, false), gemmShape(2048, 384, 384, false, false)},
+		Short:  "768x128x512", // small enough for generic (genericMaxFlops)
 		has:    func(im *Impl) bool { return im.GemmBias != nil },
 		work: func(s Shape) Work {
 			m, n, k := float64(s.M), float64(s.N), float64(s.K)
