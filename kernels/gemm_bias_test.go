@@ -70,24 +70,9 @@ func gemmBiasCase(t *testing.T, impls []*Impl, tc gemmCase, seed uint64) {
 // kernels), k = 0 and k across the unroll and kc, with all four
 // transposes and odd leading dimensions.
 func TestGemmBias(t *testing.T) {
-	ms := []int{1, 2, 3, 13, 14, 15, 29, 100}
-	ns := []int{1, 3, 17, 32, 33, 65, 200}
-	ks := []int{0, 1, 7, 129, 300}
-	if testing.Short() {
-		ms, ns, ks = []int{1, 15, 29}, []int{3, 33, 65}, []int{0, 7, 300}
-	}
-	seed := uint64(600)
-	for ti := 0; ti < 4; ti++ {
-		for _, m := range ms {
-			for _, n := range ns {
-				for _, k := range ks {
-					seed++
-					tc := gemmCase{transA: ti&1 != 0, transB: ti&2 != 0, m: m, n: n, k: k, pad: 1 + int(seed%3), off: int(seed % 5)}
-					gemmBiasCase(t, Implementations(), tc, seed)
-				}
-			}
-		}
-	}
+	epilogueSweep(600, []int{1, 2, 3, 13, 14, 15, 29, 100}, func(tc gemmCase, seed uint64) {
+		gemmBiasCase(t, Implementations(), tc, seed)
+	})
 }
 
 // TestGemmBiasLarge runs GemmBias past the column block of the SIMD
@@ -98,18 +83,7 @@ func TestGemmBias(t *testing.T) {
 // kernels/arm64.
 func TestGemmBiasLarge(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
-	shapes := [][3]int{{512, 256, 256}, {258, 520, 257}, {300, 1600, 40}}
-	if testing.Short() {
-		shapes = shapes[:2]
-	}
-	seed := uint64(1000)
-	for _, s := range shapes {
-		for ti := 0; ti < 4; ti++ {
-			seed++
-			tc := gemmCase{transA: ti&1 != 0, transB: ti&2 != 0, m: s[0], n: s[1], k: s[2], pad: int(seed % 3), off: int(seed % 5)}
-			gemmBiasCase(t, nonGeneric(), tc, seed)
-		}
-	}
+	epilogueLarge(1000, func(tc gemmCase, seed uint64) { gemmBiasCase(t, nonGeneric(), tc, seed) })
 }
 
 // TestGemmBiasSmallMSplit checks that GemmBias on a small-M product large

@@ -343,20 +343,28 @@ func gemmBiasGELUCase(t *testing.T, impls []*Impl, tc gemmCase, seed uint64) {
 // and 32 and the narrow and dot paths), k = 0 and k across the unroll and
 // kc, with all four transposes and odd leading dimensions.
 func TestGemmBiasGELU(t *testing.T) {
-	ms := []int{1, 2, 13, 14, 15, 29, 100}
+	epilogueSweep(500, []int{1, 2, 13, 14, 15, 29, 100}, func(tc gemmCase, seed uint64) {
+		gemmBiasGELUCase(t, Implementations(), tc, seed)
+	})
+}
+
+// epilogueSweep calls check on the cases of a GEMM-with-epilogue sweep:
+// m from ms (1, 15 and 29 under -short), n across the micro-tiles' edges
+// and the narrow and dot paths, k = 0 and k across the unroll and kc, all
+// four transposes, odd leading dimensions and offsets, seeds from seed0+1.
+func epilogueSweep(seed0 uint64, ms []int, check func(tc gemmCase, seed uint64)) {
 	ns := []int{1, 3, 17, 32, 33, 65, 200}
 	ks := []int{0, 1, 7, 129, 300}
 	if testing.Short() {
 		ms, ns, ks = []int{1, 15, 29}, []int{3, 33, 65}, []int{0, 7, 300}
 	}
-	seed := uint64(500)
+	seed := seed0
 	for ti := 0; ti < 4; ti++ {
 		for _, m := range ms {
 			for _, n := range ns {
 				for _, k := range ks {
 					seed++
-					tc := gemmCase{transA: ti&1 != 0, transB: ti&2 != 0, m: m, n: n, k: k, pad: 1 + int(seed%3), off: int(seed % 5)}
-					gemmBiasGELUCase(t, Implementations(), tc, seed)
+					check(gemmCase{transA: ti&1 != 0, transB: ti&2 != 0, m: m, n: n, k: k, pad: 1 + int(seed%3), off: int(seed % 5)}, seed)
 				}
 			}
 		}
@@ -371,16 +379,22 @@ func TestGemmBiasGELU(t *testing.T) {
 // blockings are tested in kernels/amd64 and kernels/arm64.
 func TestGemmBiasGELULarge(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	epilogueLarge(900, func(tc gemmCase, seed uint64) { gemmBiasGELUCase(t, nonGeneric(), tc, seed) })
+}
+
+// epilogueLarge calls check on shapes past the SIMD drivers' column block
+// and large enough to be split into strips, with all four transposes,
+// seeds from seed0+1 (two shapes under -short).
+func epilogueLarge(seed0 uint64, check func(tc gemmCase, seed uint64)) {
 	shapes := [][3]int{{512, 256, 256}, {258, 520, 257}, {300, 1600, 40}}
 	if testing.Short() {
 		shapes = shapes[:2]
 	}
-	seed := uint64(900)
+	seed := seed0
 	for _, s := range shapes {
 		for ti := 0; ti < 4; ti++ {
 			seed++
-			tc := gemmCase{transA: ti&1 != 0, transB: ti&2 != 0, m: s[0], n: s[1], k: s[2], pad: int(seed % 3), off: int(seed % 5)}
-			gemmBiasGELUCase(t, nonGeneric(), tc, seed)
+			check(gemmCase{transA: ti&1 != 0, transB: ti&2 != 0, m: s[0], n: s[1], k: s[2], pad: int(seed % 3), off: int(seed % 5)}, seed)
 		}
 	}
 }

@@ -277,8 +277,8 @@ func TestGemvLowbit(t *testing.T) {
 }
 
 // TestGemmLowbitDeterministicSplit checks that a product large enough to
-// be split between goroutines gives the same bits on one thread and on
-// several, and that each output does not depend on the rows of W around
+// be split between goroutines gives the same bits on one thread and at
+// GOMAXPROCS 2, 3, 8, 32 and 64, and that each output does not depend on the rows of W around
 // it (a matrix of rows j0..j1 of W gives the same outputs).
 func TestGemmLowbitDeterministicSplit(t *testing.T) {
 	if testing.Short() {
@@ -293,15 +293,18 @@ func TestGemmLowbitDeterministicSplit(t *testing.T) {
 				prev := runtime.GOMAXPROCS(1)
 				f.gemm(p, m, 1, d.a, d.lda, d.w, 0.5, d.c, d.ldc)
 				one := append([]float32(nil), d.c...)
-				runtime.GOMAXPROCS(max(prev, 4))
-				copy(d.c, orig)
-				f.gemm(p, m, 1, d.a, d.lda, d.w, 0.5, d.c, d.ldc)
-				runtime.GOMAXPROCS(prev)
-				for i := range one {
-					if math.Float32bits(one[i]) != math.Float32bits(d.c[i]) {
-						t.Fatalf("%s %s m=%d: C[%d] = %v with one thread, %v with several", p.Name(), f.name, m, i, one[i], d.c[i])
+				for _, procs := range []int{2, 3, 8, 32, 64} {
+					runtime.GOMAXPROCS(procs)
+					copy(d.c, orig)
+					f.gemm(p, m, 1, d.a, d.lda, d.w, 0.5, d.c, d.ldc)
+					for i := range one {
+						if math.Float32bits(one[i]) != math.Float32bits(d.c[i]) {
+							runtime.GOMAXPROCS(prev)
+							t.Fatalf("%s %s m=%d: C[%d] = %v with one thread, %v with GOMAXPROCS %d", p.Name(), f.name, m, i, one[i], d.c[i], procs)
+						}
 					}
 				}
+				runtime.GOMAXPROCS(prev)
 				// Rows 5..12 of W alone.
 				j0, j1 := 5, 13
 				var sub any

@@ -8,12 +8,10 @@ import "github.com/simdgpt/simdgpt/kernels/internal/wdots"
 
 // The kernels of the products over low-bit weights of each set
 // (wdots_amd64.s, from asm/gen/wdots): 1 to 8 rows of A at a time. The
-// avx512 set takes the YMM kernels for one row of A (decoding a token):
-// on Zen 5, where they were measured, they stream weights from memory
-// faster than the ZMM ones (GPT-2 decoding 13-19% faster in bf16 and
-// 15-25% in int8, in interleaved runs), while the ZMM kernels are faster
-// from the caches and with more rows of A, where they compute more per
-// byte. Other CPU classes have not been measured.
+// avx512 set takes the YMM kernels for one row of A (decoding a token),
+// which stream weights from memory at least as fast as ZMM ones on the
+// CPUs measured (PERF.md, "GEMV with 16- and 8-bit weights"), and the
+// ZMM kernels from two rows of A up, where they compute more per byte.
 var (
 	wdotsAVX512 = &wdots.Kernels{
 		BF16: []wdots.Kernel{wdotsBF161AVX2, wdotsBF162AVX512, wdotsBF163AVX512, wdotsBF164AVX512, wdotsBF165AVX512, wdotsBF166AVX512, wdotsBF167AVX512, wdotsBF168AVX512},
