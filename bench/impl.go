@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"fmt"
 	"math"
 	"reflect"
 
@@ -161,6 +162,30 @@ func OursAll() []*Impl {
 	var out []*Impl
 	for _, p := range kernels.Implementations() {
 		out = append(out, Ours(p))
+	}
+	return out
+}
+
+// TileVariants returns, for every implementation this CPU runs that has
+// more than one GEMM tile, Ours of each of its tile variants
+// (kernels.Impl.TileVariants, named "avx512/8x48") with only the kernels
+// that run on the micro-kernels set (Gemm, Gemv, MaskedScores,
+// GemmBiasGELU, GemmBias): the tiles side by side, without repeating
+// every other kernel.
+func TileVariants() []*Impl {
+	var out []*Impl
+	for _, p := range kernels.Implementations() {
+		vs := p.TileVariants()
+		if len(vs) < 2 {
+			continue
+		}
+		for _, v := range vs {
+			im := Ours(v)
+			f := im.KernelFuncs
+			im.KernelFuncs = KernelFuncs{Gemm: f.Gemm, Gemv: f.Gemv, MaskedScores: f.MaskedScores, GemmBiasGELU: f.GemmBiasGELU, GemmBias: f.GemmBias}
+			im.About = fmt.Sprintf("%s with its GEMM on the %s tile (chosen for this CPU: %s)", p.Name(), v.Tile(), p.Tile())
+			out = append(out, im)
+		}
 	}
 	return out
 }

@@ -7,6 +7,8 @@ type CPUInfo struct {
 	Name     string   // brand string, such as "Intel(R) Xeon(R) ..."
 	Vendor   string   // vendor, such as "Intel", "AMD", "ARM", "Apple"; "" if unknown
 	Arch     string   // GOARCH
+	Family   int      // x86 display family (AMD Zen 4 0x19, Zen 5 0x1A; Intel 6), 0 if unknown or not x86
+	Model    int      // x86 display model, 0 if unknown or not x86
 	Features []string // the SIMD features the kernels can use
 	Cores    int      // physical cores, 0 if unknown
 	L1D      int      // per-core L1 data cache in bytes, 0 if unknown

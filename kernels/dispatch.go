@@ -25,6 +25,20 @@ var registry = func() []*Impl {
 
 var genericImpl = registry[0]
 
+// variants are the registered implementations on each of their GEMM tiles
+// (see Impl.TileVariants), by name ("avx512/8x48").
+var variants = func() map[string]*Impl {
+	out := map[string]*Impl{}
+	for _, p := range registry {
+		for _, t := range p.set.Tiles {
+			s := p.set.WithTile(t)
+			s.Name = p.set.Name + "/" + t
+			out[s.Name] = &Impl{*s}
+		}
+	}
+	return out
+}()
+
 // envErr is what was wrong with SIMDGPT_ISA at start-up, if anything.
 var envErr error
 
@@ -73,16 +87,29 @@ func Implementations() []*Impl {
 	return out
 }
 
-// Lookup returns the implementation with the given name. It fails if no
-// such implementation exists in this build or this CPU cannot run it.
+// Lookup returns the implementation with the given name, or with a name
+// "IMPL/TILE" that implementation on another GEMM tile (see
+// Impl.TileVariants). It fails if no such implementation exists in this
+// build or this CPU cannot run it.
 func Lookup(name string) (*Impl, error) {
+	base, tile, withTile := strings.Cut(name, "/")
 	for _, p := range registry {
-		if p.set.Name == name {
-			if !p.set.Available {
-				return nil, fmt.Errorf("%s: this CPU or OS does not support %s (needs %s); available: %s", name, name, p.set.Requires, availableNames())
-			}
+		if p.set.Name != base {
+			continue
+		}
+		if !p.set.Available {
+			return nil, fmt.Errorf("%s: this CPU or OS does not support %s (needs %s); available: %s", name, base, p.set.Requires, availableNames())
+		}
+		if !withTile {
 			return p, nil
 		}
+		if v, ok := variants[name]; ok {
+			return v, nil
+		}
+		if len(p.set.Tiles) == 0 {
+			return nil, fmt.Errorf("%s: %s has no GEMM tiles to choose from", name, base)
+		}
+		return nil, fmt.Errorf("%s: %s has no tile %q; its tiles: %s", name, base, tile, strings.Join(p.set.Tiles, ", "))
 	}
 	return nil, fmt.Errorf("%s: no such implementation in this build; available: %s", name, availableNames())
 }

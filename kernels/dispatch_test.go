@@ -41,6 +41,56 @@ func TestImplementations(t *testing.T) {
 	}
 }
 
+// TestTileVariants checks the GEMM tile variants: every implementation
+// with micro-kernels has at least two tiles, its own among them; each
+// variant is found by its name, reports its tile and computes the same
+// product as generic; names of tiles that do not exist are refused.
+func TestTileVariants(t *testing.T) {
+	for _, p := range Implementations() {
+		vs := p.TileVariants()
+		if p == genericImpl {
+			if len(vs) != 0 || p.Tile() != "" {
+				t.Errorf("generic: Tile %q, %d variants; want none", p.Tile(), len(vs))
+			}
+			if _, err := Lookup("generic/1x1"); err == nil || !strings.Contains(err.Error(), "no GEMM tiles") {
+				t.Errorf("Lookup(generic/1x1) error = %v", err)
+			}
+			continue
+		}
+		if runtime.GOARCH == "amd64" && len(vs) < 2 {
+			t.Errorf("%s: %d tile variants, want at least 2", p.Name(), len(vs))
+		}
+		own := false
+		for _, v := range vs {
+			name := p.Name() + "/" + v.Tile()
+			if v.Name() != name {
+				t.Errorf("%s: variant named %q, want %q", p.Name(), v.Name(), name)
+			}
+			if got, err := Lookup(name); err != nil || got != v {
+				t.Errorf("Lookup(%q) = %v, %v; want the variant", name, got, err)
+			}
+			own = own || v.Tile() == p.Tile()
+			const m, n, k = 37, 53, 29
+			r := newRand(7)
+			a, b := randSlice(r, m*k), randSlice(r, k*n)
+			got, want := make([]float32, m*n), make([]float32, m*n)
+			v.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, got, n)
+			genericImpl.Gemm(false, false, m, n, k, 1, a, k, b, n, 0, want, n)
+			for i := range got {
+				if !closeTo(got[i], want[i], 1e-5) {
+					t.Fatalf("%s: C[%d] = %v, generic %v", name, i, got[i], want[i])
+				}
+			}
+		}
+		if len(vs) > 0 && !own {
+			t.Errorf("%s: its tile %q is not among its variants", p.Name(), p.Tile())
+		}
+		if _, err := Lookup(p.Name() + "/99x99"); err == nil || !strings.Contains(err.Error(), "tile") {
+			t.Errorf("Lookup(%s/99x99) error = %v", p.Name(), err)
+		}
+	}
+}
+
 func TestSetDefault(t *testing.T) {
 	old := Default()
 	defer current.Store(old)

@@ -103,3 +103,17 @@ func ExampleImplementations() {
 	}
 	// Output: true
 }
+
+// Each x86 implementation has GEMM micro-kernels of more than one tile
+// shape; the one in use was chosen for this CPU. Its variants run the
+// GEMM family on the others, for comparison.
+func ExampleImpl_TileVariants() {
+	p := kernels.Default()
+	fmt.Printf("%s uses the %s tile\n", p.Name(), p.Tile())
+	a := []float32{1, 2, 3, 4} // 2×2
+	for _, v := range p.TileVariants() {
+		c := make([]float32, 4)
+		v.Gemm(false, false, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2)
+		fmt.Println(v.Name(), c) // [7 10 15 22] on every tile
+	}
+}

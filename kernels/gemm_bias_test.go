@@ -71,7 +71,7 @@ func gemmBiasCase(t *testing.T, impls []*Impl, tc gemmCase, seed uint64) {
 // transposes and odd leading dimensions.
 func TestGemmBias(t *testing.T) {
 	epilogueSweep(600, []int{1, 2, 3, 13, 14, 15, 29, 100}, func(tc gemmCase, seed uint64) {
-		gemmBiasCase(t, Implementations(), tc, seed)
+		gemmBiasCase(t, gemmImpls(), tc, seed)
 	})
 }
 
@@ -83,7 +83,7 @@ func TestGemmBias(t *testing.T) {
 // kernels/arm64.
 func TestGemmBiasLarge(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
-	epilogueLarge(1000, func(tc gemmCase, seed uint64) { gemmBiasCase(t, nonGeneric(), tc, seed) })
+	epilogueLarge(1000, func(tc gemmCase, seed uint64) { gemmBiasCase(t, gemmNonGeneric(), tc, seed) })
 }
 
 // TestGemmBiasSmallMSplit checks that GemmBias on a small-M product large
@@ -93,7 +93,7 @@ func TestGemmBiasSmallMSplit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large problem")
 	}
-	for _, p := range nonGeneric() {
+	for _, p := range gemmNonGeneric() {
 		for ti := 0; ti < 4; ti++ {
 			for _, m := range []int{1, 3, 8} {
 				ta, tb := ti&1 != 0, ti&2 != 0
@@ -123,7 +123,7 @@ func TestGemmBiasSmallMSplit(t *testing.T) {
 // goroutine (the skinny and the blocked paths) and on parallel strips.
 func TestGemmBiasAllocs(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
-	forEachImpl(t, func(t *testing.T, p *Impl) {
+	forEachGemmImpl(t, func(t *testing.T, p *Impl) {
 		for _, s := range [][3]int{{3, 9, 5}, {7, 9, 5}, {100, 130, 0}, {100, 130, 300}, {512, 256, 256}, {256, 512, 256}} {
 			m, n, k := s[0], s[1], s[2]
 			if p == genericImpl && m*n*k > 1e6 {
@@ -153,7 +153,7 @@ func TestGemmBiasAllocs(t *testing.T) {
 func TestGemmBiasEmpty(t *testing.T) {
 	buf := make([]float32, 100)
 	bias := []float32{1, 2, 3}
-	for _, p := range Implementations() {
+	for _, p := range gemmImpls() {
 		for _, f := range []func(){
 			func() { p.GemmBias(false, false, 0, 3, 4, nil, 4, buf[:12], 3, bias, nil, 3) },
 			func() { p.GemmBias(false, false, 3, 0, 4, buf[:12], 4, nil, 0, nil, nil, 0) },

@@ -23,7 +23,7 @@ func FuzzGemm(f *testing.F) {
 		want := append([]float32(nil), d.c...)
 		genericImpl.Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, alpha, d.a, d.lda, d.b, d.ldb, beta, want, d.ldc)
 		_, mag := gemmRef(tc, d)
-		for _, p := range nonGeneric() {
+		for _, p := range gemmNonGeneric() {
 			got := append([]float32(nil), d.c...)
 			p.Gemm(tc.transA, tc.transB, tc.m, tc.n, tc.k, alpha, d.a, d.lda, d.b, d.ldb, beta, got, d.ldc)
 			for i := 0; i < tc.m; i++ {
@@ -56,7 +56,7 @@ func FuzzMaskedScores(f *testing.F) {
 		init := randSlice(r, tq*(tk+ld)) // padding must survive
 		want := append([]float32(nil), init...)
 		genericImpl.MaskedScores(tq, tk, d, 0.3, q, d+ld, k, d+ld, int(offset), want, tk+ld)
-		for _, p := range nonGeneric() {
+		for _, p := range gemmNonGeneric() {
 			got := append([]float32(nil), init...)
 			p.MaskedScores(tq, tk, d, 0.3, q, d+ld, k, d+ld, int(offset), got, tk+ld)
 			for i := range got {
@@ -79,6 +79,6 @@ func FuzzGemmBiasGELU(f *testing.F) {
 	f.Add(uint8(2), uint8(29), uint8(17), uint8(0), uint8(2), uint64(4))
 	f.Fuzz(func(t *testing.T, trans, m8, n8, k8, pad uint8, seed uint64) {
 		tc := gemmCase{transA: trans&1 != 0, transB: trans&2 != 0, m: int(m8 % 40), n: int(n8 % 80), k: int(k8 % 80), pad: int(pad % 7), off: int(seed % 5)}
-		gemmBiasGELUCase(t, Implementations(), tc, seed)
+		gemmBiasGELUCase(t, gemmImpls(), tc, seed)
 	})
 }

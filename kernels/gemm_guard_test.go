@@ -20,7 +20,7 @@ func TestGemmGuardPages(t *testing.T) {
 	if testing.Short() {
 		ms, ks = []int{1, 7, 8, 15}, []int{1, 5}
 	}
-	for _, p := range nonGeneric() {
+	for _, p := range gemmNonGeneric() {
 		t.Run(p.Name(), func(t *testing.T) {
 			r := newRand(9)
 			for _, side := range []guard.Side{guard.End, guard.Start} {
@@ -58,7 +58,7 @@ func TestGemmGuardPages(t *testing.T) {
 
 // TestMaskedScoresGuardPages does the same for MaskedScores.
 func TestMaskedScoresGuardPages(t *testing.T) {
-	for _, p := range nonGeneric() {
+	for _, p := range gemmNonGeneric() {
 		t.Run(p.Name(), func(t *testing.T) {
 			r := newRand(10)
 			for _, side := range []guard.Side{guard.End, guard.Start} {
@@ -101,7 +101,7 @@ func TestGemmBiasGELUGuardPages(t *testing.T) {
 	if testing.Short() {
 		ms, ns, ks = []int{1, 7, 8, 15}, []int{1, 3, 16, 17, 33, 65}, []int{0, 5}
 	}
-	for _, p := range nonGeneric() {
+	for _, p := range gemmNonGeneric() {
 		t.Run(p.Name(), func(t *testing.T) {
 			r := newRand(11)
 			for _, side := range []guard.Side{guard.End, guard.Start} {

@@ -31,7 +31,7 @@ func TestGemmBInPlace(t *testing.T) {
 	ms := []int{1, 2, 5, 6, 7, 13, 14, 15, 28, 29, 50, 64}
 	ns := []int{16, 31, 32, 33, 48, 64, 65, 96, 128}
 	ks := []int{1, 3, 4, 5, 17, 260}
-	for _, p := range nonGeneric() {
+	for _, p := range gemmNonGeneric() {
 		seed := uint64(500)
 		for _, ta := range []bool{false, true} {
 			for _, m := range ms {
@@ -74,7 +74,7 @@ func TestGemmBInPlace(t *testing.T) {
 // 1024 floats: see blocked.Driver.AInPlace), with rows past the last full
 // sliver, against a float64 reference.
 func TestGemmAWide(t *testing.T) {
-	for _, p := range nonGeneric() {
+	for _, p := range gemmNonGeneric() {
 		seed := uint64(900)
 		for _, m := range []int{14, 29, 100} {
 			for _, n := range []int{128, 257, 520, 1600} {

@@ -19,7 +19,7 @@ func TestGemmSmallM(t *testing.T) {
 	if testing.Short() {
 		ns, ks = []int{1, 9, 17, 65, 129}, []int{1, 5, 17}
 	}
-	forEachImpl(t, func(t *testing.T, p *Impl) {
+	forEachGemmImpl(t, func(t *testing.T, p *Impl) {
 		seed := uint64(1)
 		for ti := 0; ti < 4; ti++ {
 			for _, m := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 16, 17} {
@@ -51,7 +51,7 @@ func TestGemmSmallMSplit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("large problem")
 	}
-	for _, p := range nonGeneric() {
+	for _, p := range gemmNonGeneric() {
 		t.Run(p.Name(), func(t *testing.T) {
 			for ti := 0; ti < 4; ti++ {
 				for _, m := range []int{1, 3, 8} {

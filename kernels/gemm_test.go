@@ -125,7 +125,7 @@ func TestGemmSweep(t *testing.T) {
 	if testing.Short() {
 		fixed = []int{17}
 	}
-	forEachImpl(t, func(t *testing.T, p *Impl) {
+	forEachGemmImpl(t, func(t *testing.T, p *Impl) {
 		seed := uint64(1)
 		for _, ta := range []bool{false, true} {
 			for _, tb := range []bool{false, true} {
@@ -158,7 +158,7 @@ func TestGemmScalarsAndLarge(t *testing.T) {
 		shapes = append(shapes, shape{300, 4200, 30}, shape{520, 530, 540})
 	}
 	scalars := [][2]float32{{1, 0}, {1, 1}, {0, 0}, {0, 1}, {0, 0.5}, {2.5, -0.75}, {1, 0.5}}
-	forEachImpl(t, func(t *testing.T, p *Impl) {
+	forEachGemmImpl(t, func(t *testing.T, p *Impl) {
 		seed := uint64(100)
 		for _, s := range shapes {
 			for ti := 0; ti < 4; ti++ {
@@ -179,7 +179,7 @@ func TestGemmScalarsAndLarge(t *testing.T) {
 // directly on random shapes (generic itself is held to float64 above).
 func TestGemmMatchesGeneric(t *testing.T) {
 	r := newRand(7)
-	for _, p := range nonGeneric() {
+	for _, p := range gemmNonGeneric() {
 		for it := 0; it < 300; it++ {
 			tc := gemmCase{transA: r.IntN(2) == 1, transB: r.IntN(2) == 1, m: r.IntN(90), n: r.IntN(90), k: r.IntN(300), alpha: r.Float32()*2 - 1, beta: float32(r.IntN(3)) * 0.5, pad: r.IntN(5), off: r.IntN(4)}
 			d := tc.data(r)
@@ -200,7 +200,7 @@ func TestGemmMatchesGeneric(t *testing.T) {
 }
 
 func TestMatMul(t *testing.T) {
-	forEachImpl(t, func(t *testing.T, p *Impl) {
+	forEachGemmImpl(t, func(t *testing.T, p *Impl) {
 		a := []float32{1, 2, 3, 4, 5, 6}    // 2×3
 		b := []float32{7, 8, 9, 10, 11, 12} // 3×2
 		c := []float32{-1, -1, -1, -1}      // overwritten
@@ -217,7 +217,7 @@ func TestMatMul(t *testing.T) {
 // TestGemmAllocs checks that a warm GEMM allocates nothing, packing
 // buffers included.
 func TestGemmAllocs(t *testing.T) {
-	forEachImpl(t, func(t *testing.T, p *Impl) {
+	forEachGemmImpl(t, func(t *testing.T, p *Impl) {
 		for _, s := range [][3]int{{7, 9, 5}, {100, 130, 300}, {256, 256, 256}} {
 			m, n, k := s[0], s[1], s[2]
 			a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
@@ -344,7 +344,7 @@ func gemmBiasGELUCase(t *testing.T, impls []*Impl, tc gemmCase, seed uint64) {
 // kc, with all four transposes and odd leading dimensions.
 func TestGemmBiasGELU(t *testing.T) {
 	epilogueSweep(500, []int{1, 2, 13, 14, 15, 29, 100}, func(tc gemmCase, seed uint64) {
-		gemmBiasGELUCase(t, Implementations(), tc, seed)
+		gemmBiasGELUCase(t, gemmImpls(), tc, seed)
 	})
 }
 
@@ -379,7 +379,7 @@ func epilogueSweep(seed0 uint64, ms []int, check func(tc gemmCase, seed uint64))
 // blockings are tested in kernels/amd64 and kernels/arm64.
 func TestGemmBiasGELULarge(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
-	epilogueLarge(900, func(tc gemmCase, seed uint64) { gemmBiasGELUCase(t, nonGeneric(), tc, seed) })
+	epilogueLarge(900, func(tc gemmCase, seed uint64) { gemmBiasGELUCase(t, gemmNonGeneric(), tc, seed) })
 }
 
 // epilogueLarge calls check on shapes past the SIMD drivers' column block
@@ -403,7 +403,7 @@ func epilogueLarge(seed0 uint64, check func(tc gemmCase, seed uint64)) {
 // nothing, on one goroutine and on parallel strips.
 func TestGemmBiasGELUAllocs(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
-	forEachImpl(t, func(t *testing.T, p *Impl) {
+	forEachGemmImpl(t, func(t *testing.T, p *Impl) {
 		for _, s := range [][3]int{{7, 9, 5}, {100, 130, 0}, {100, 130, 300}, {512, 256, 256}, {256, 512, 256}} {
 			m, n, k := s[0], s[1], s[2]
 			if p == genericImpl && m*n*k > 1e6 {

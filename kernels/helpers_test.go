@@ -30,6 +30,40 @@ func nonGeneric() []*Impl {
 	return out
 }
 
+// gemmImpls returns every available implementation and, after them, each
+// one's GEMM tile variants other than its own tile (Impl.TileVariants):
+// the implementations the GEMM family's tests hold to the contract.
+func gemmImpls() []*Impl {
+	out := Implementations()
+	for _, p := range Implementations() {
+		for _, v := range p.TileVariants() {
+			if v.Tile() != p.Tile() {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// gemmNonGeneric is gemmImpls without generic.
+func gemmNonGeneric() []*Impl {
+	var out []*Impl
+	for _, p := range gemmImpls() {
+		if p != genericImpl {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// forEachGemmImpl is forEachImpl over gemmImpls.
+func forEachGemmImpl(t *testing.T, f func(t *testing.T, p *Impl)) {
+	t.Helper()
+	for _, p := range gemmImpls() {
+		t.Run(p.Name(), func(t *testing.T) { f(t, p) })
+	}
+}
+
 // randSlice returns n values uniform in [-1, 1) from r.
 func randSlice(r *rand.Rand, n int) []float32 {
 	s := make([]float32, n)

@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"strings"
 	"sync/atomic"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
@@ -28,6 +29,29 @@ type Impl struct {
 // Name returns the implementation's name: "generic", "avx2", "avx512" or
 // "neon". It is the value SIMDGPT_ISA accepts.
 func (p *Impl) Name() string { return p.set.Name }
+
+// Tile returns the shape of the tile of the implementation's GEMM
+// micro-kernels, rows×columns of C such as "14x32": the one chosen for
+// this CPU's microarchitecture, or the one a variant's name gives. It is
+// empty for generic, which has none.
+func (p *Impl) Tile() string { return p.set.Tile }
+
+// TileVariants returns the implementation on each GEMM tile shape it has,
+// named "IMPL/TILE" ("avx512/14x32", "avx512/8x48"): the same kernels but
+// for the GEMM family (Gemm, Gemv, MaskedScores, GemmBiasGELU, GemmBias),
+// which runs on that tile's micro-kernels, blocked for it. It is nil for
+// an implementation without micro-kernels. Lookup and SIMDGPT_ISA accept
+// the variants' names, so that the tiles can be compared side by side
+// (kernelbench does), and a program can be run on another tile than the
+// one chosen for its CPU.
+func (p *Impl) TileVariants() []*Impl {
+	base, _, _ := strings.Cut(p.set.Name, "/")
+	var out []*Impl
+	for _, t := range p.set.Tiles {
+		out = append(out, variants[base+"/"+t])
+	}
+	return out
+}
 
 // Requires names the CPU features the implementation needs, such as
 // "AVX2, FMA"; it is empty for generic.

@@ -67,7 +67,7 @@ func TestMaskedScoresSweep(t *testing.T) {
 	if testing.Short() {
 		ds, offsets = []int{7, 64}, []int{0, 5}
 	}
-	forEachImpl(t, func(t *testing.T, p *Impl) {
+	forEachGemmImpl(t, func(t *testing.T, p *Impl) {
 		seed := uint64(1)
 		for _, d := range ds {
 			for _, off := range offsets {
@@ -89,7 +89,7 @@ func TestMaskedScoresSweep(t *testing.T) {
 // TestMaskedScoresMatchesGemm checks the fast path against GEMM followed
 // by masking on the same implementation, bit for bit where visible.
 func TestMaskedScoresMatchesGemm(t *testing.T) {
-	forEachImpl(t, func(t *testing.T, p *Impl) {
+	forEachGemmImpl(t, func(t *testing.T, p *Impl) {
 		const tq, tk, d = 64, 64, 32
 		r := newRand(3)
 		q, k := randSlice(r, tq*d), randSlice(r, tk*d)
@@ -107,7 +107,7 @@ func TestMaskedScoresMatchesGemm(t *testing.T) {
 }
 
 func TestMaskedScoresAllocs(t *testing.T) {
-	forEachImpl(t, func(t *testing.T, p *Impl) {
+	forEachGemmImpl(t, func(t *testing.T, p *Impl) {
 		const tq, tk, d = 100, 130, 64
 		q, k, s := make([]float32, tq*d), make([]float32, tk*d), make([]float32, tq*tk)
 		p.MaskedScores(tq, tk, d, 1, q, d, k, d, 30, s, tk)

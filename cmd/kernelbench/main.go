@@ -143,12 +143,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-// allImpls returns simdgpt's implementations this CPU runs, then the
-// peers: gonum, gonum+simdblas, openblas and openblas-avx2 (with -tags
+// allImpls returns simdgpt's implementations this CPU runs, their GEMM
+// tile variants (avx512/14x32, avx512/8x48, ...), then the peers: gonum, gonum+simdblas, openblas and openblas-avx2 (with -tags
 // openblas), gemm+mask, and memmove (Go's copy, the copy kernel's one
 // implementation).
 func allImpls() []*bench.Impl {
 	impls := bench.OursAll()
+	impls = append(impls, bench.TileVariants()...)
 	impls = append(impls, peers.All()...)
 	return append(impls, bench.GemmThenMask(kernels.Default()), bench.Memmove())
 }

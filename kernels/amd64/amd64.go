@@ -22,13 +22,31 @@ var hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 var hasAVX512 = hasAVX2 && cpu.X86.HasAVX512 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512BW
 
 func init() {
-	kernelset.Register(&kernelset.Set{
+	kernelset.Register(setAVX2(tileFor("avx2", thisCPU)))
+	kernelset.Register(setAVX512(tileFor("avx512", thisCPU)))
+}
+
+// withTile returns set's WithTile: the set made by mk on another of its
+// tiles, nil for a tile set does not have.
+func withTile(set string, mk func(tile string) *kernelset.Set) func(string) *kernelset.Set {
+	return func(tile string) *kernelset.Set {
+		if gemmDriver(set, tile) == nil {
+			return nil
+		}
+		return mk(tile)
+	}
+}
+
+// setAVX2 returns the avx2 set with its GEMM family on the named tile.
+func setAVX2(tile string) *kernelset.Set {
+	g := familyAVX2(tile)
+	return &kernelset.Set{
 		Name:            "avx2",
 		Requires:        "AVX2, FMA",
 		Available:       hasAVX2,
-		Gemm:            gemmAVX2.Gemm,
-		Gemv:            gemmAVX2.Gemv,
-		MaskedScores:    gemmAVX2.MaskedScores,
+		Gemm:            g.d.Gemm,
+		Gemv:            g.d.Gemv,
+		MaskedScores:    g.d.MaskedScores,
 		Softmax:         softmaxAVX2,
 		SoftmaxBackward: softmaxBackwardAVX2,
 		Dot:             dotAVX2,
@@ -54,19 +72,28 @@ func init() {
 		GELU:         geluRowAVX2,
 		GELUBackward: geluBackwardRowAVX2,
 		BiasGELU:     biasGeluAVX2,
-		GemmBiasGELU: gemmBiasGeluAVX2,
-		GemmBias:     gemmBiasAVX2,
+		GemmBiasGELU: g.gemmBiasGELU,
+		GemmBias:     g.gemmBias,
 
 		GemmBF16: wdotsAVX2.GemmBF16,
 		GemmInt8: wdotsAVX2.GemmInt8,
-	})
-	kernelset.Register(&kernelset.Set{
+
+		Tile:     tile,
+		Tiles:    tileNames("avx2"),
+		WithTile: withTile("avx2", setAVX2),
+	}
+}
+
+// setAVX512 returns the avx512 set with its GEMM family on the named tile.
+func setAVX512(tile string) *kernelset.Set {
+	g := familyAVX512(tile)
+	return &kernelset.Set{
 		Name:            "avx512",
 		Requires:        "AVX-512F, AVX-512DQ, AVX-512BW",
 		Available:       hasAVX512,
-		Gemm:            gemmAVX512.Gemm,
-		Gemv:            gemmAVX512.Gemv,
-		MaskedScores:    gemmAVX512.MaskedScores,
+		Gemm:            g.d.Gemm,
+		Gemv:            g.d.Gemv,
+		MaskedScores:    g.d.MaskedScores,
 		Softmax:         softmaxAVX512,
 		SoftmaxBackward: softmaxBackwardAVX512,
 		Dot:             dotAVX512,
@@ -92,10 +119,14 @@ func init() {
 		GELU:         geluRowAVX512,
 		GELUBackward: geluBackwardRowAVX512,
 		BiasGELU:     biasGeluAVX512,
-		GemmBiasGELU: gemmBiasGeluAVX512,
-		GemmBias:     gemmBiasAVX512,
+		GemmBiasGELU: g.gemmBiasGELU,
+		GemmBias:     g.gemmBias,
 
 		GemmBF16: wdotsAVX512.GemmBF16,
 		GemmInt8: wdotsAVX512.GemmInt8,
-	})
+
+		Tile:     tile,
+		Tiles:    tileNames("avx512"),
+		WithTile: withTile("avx512", setAVX512),
+	}
 }

@@ -120,12 +120,12 @@ type fusedGemm struct {
 
 // fusedGemms returns the fused GEMMs of the AVX-512 (avx512) or AVX2 set.
 func fusedGemms(avx512 bool) []fusedGemm {
-	biasGELU, bias := biasGeluAVX2, biasRowsAVX2
-	gemmBiasGELU, gemmBias := gemmBiasGeluAVX2, gemmBiasAVX2
+	f := familyAVX2(tileFor("avx2", thisCPU))
 	if avx512 {
-		biasGELU, bias = biasGeluAVX512, biasRowsAVX512
-		gemmBiasGELU, gemmBias = gemmBiasGeluAVX512, gemmBiasAVX512
+		f = familyAVX512(tileFor("avx512", thisCPU))
 	}
+	biasGELU, bias := f.biasGelu, f.biasRows
+	gemmBiasGELU, gemmBias := f.gemmBiasGELU, f.gemmBias
 	return []fusedGemm{
 		{"GemmBiasGELU", func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, mat []float32, ldmat int) {
 			gemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc, mat, ldmat)

@@ -9,36 +9,105 @@ import (
 )
 
 // The GEMM (and masked scores) of each set: the shared blocked driver over
-// the generated kernel tables (gemm_kernels_amd64.go), blocked for this
-// CPU's caches by blocked.Model (on Zen 4, 32 KiB 8-way L1d, 1 MiB 8-way
-// L2: kc 128, nc 1536 for the 14×32 AVX-512 kernels, kc 256, nc 768 for
-// the 6×16 AVX2 ones), or as SIMDGPT_BLOCKING says.
+// one of the set's generated kernel families (gemm_kernels_amd64.go, one a
+// tile shape), blocked for this CPU's caches by blocked.Model for that
+// tile, or as SIMDGPT_BLOCKING says. Which tile a set uses comes from
+// tileRules; every tile stays reachable through the set's WithTile (and so
+// kernels.Lookup("avx512/8x48") and SIMDGPT_ISA) for comparison.
+
+// gemmTile is one kernel family of a set, named by its tile shape.
+type gemmTile struct {
+	name string
+	ks   *blocked.Kernels
+}
+
 var (
-	caches     = blocked.CachesOf(cpuinfo.Read())
-	gemmAVX512 = blocked.New("avx512", kernelsAVX512, caches).WithSkinny(skinnyAVX512)
-	gemmAVX2   = blocked.New("avx2", kernelsAVX2, caches).WithSkinny(skinnyAVX2)
+	thisCPU = cpuinfo.Read()
+	caches  = blocked.CachesOf(thisCPU)
 )
 
-// The sets' fused GEMMs: the driver's GEMM with an epilogue made of the
-// set's own row kernels (BiasGELU; Add for GemmBias, through package
-// rowloop).
+// tileRule chooses a set's tile on one class of CPU.
+type tileRule struct {
+	set    string
+	vendor string
+	family int // x86 display family; 0 matches any
+	tile   string
+}
+
+// tileRules are the tile choices that differ from a set's first tile
+// (the generator's order, gemmTiles), first match wins. A rule is added
+// only for a class on which the blocked GEMM was measured faster with it
+// (PERF.md, "Micro-kernel tiles"); classes without a rule keep the first
+// tile, which is the one tuned on Zen 4.
+var tileRules = []tileRule{}
+
+// tileFor returns the name of the tile set uses on the CPU info describes.
+func tileFor(set string, info cpuinfo.Info) string {
+	for _, r := range tileRules {
+		if r.set == set && r.vendor == info.Vendor && (r.family == 0 || r.family == info.Family) {
+			return r.tile
+		}
+	}
+	return gemmTiles[set][0].name
+}
+
+// tileNames returns the names of set's tiles, in the generator's order.
+func tileNames(set string) []string {
+	var out []string
+	for _, t := range gemmTiles[set] {
+		out = append(out, t.name)
+	}
+	return out
+}
+
+// gemmDriver returns the GEMM driver of set on the named tile, nil if set
+// has no such tile. Every tile's driver is made at start-up (a driver is a
+// few words; its buffers come with the first product).
+func gemmDriver(set, tile string) *blocked.Driver {
+	return drivers[set][tile]
+}
+
+var drivers = func() map[string]map[string]*blocked.Driver {
+	skinny := map[string]blocked.Skinny{"avx512": skinnyAVX512, "avx2": skinnyAVX2}
+	out := map[string]map[string]*blocked.Driver{}
+	for set, tiles := range gemmTiles {
+		out[set] = map[string]*blocked.Driver{}
+		for _, t := range tiles {
+			out[set][t.name] = blocked.New(set, *t.ks, caches).WithSkinny(skinny[set])
+		}
+	}
+	return out
+}()
+
+// The drivers the sets use on this CPU.
 var (
-	biasRowsAVX2   = rowloop.Bias(addAVX2)
-	biasRowsAVX512 = rowloop.Bias(addAVX512)
+	gemmAVX512 = gemmDriver("avx512", tileFor("avx512", thisCPU))
+	gemmAVX2   = gemmDriver("avx2", tileFor("avx2", thisCPU))
 )
 
-func gemmBiasGeluAVX2(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
-	gemmAVX2.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, pre, ldpre, biasGeluAVX2, bias, out, ldout)
+// gemmFamily is the GEMM family of a set on one driver: the fields of
+// kernelset.Set that the driver computes. The fused GEMMs run the driver
+// with an epilogue made of the set's own row kernels (BiasGELU; Add for
+// GemmBias, through package rowloop).
+type gemmFamily struct {
+	d        *blocked.Driver
+	biasGelu blocked.EpilogueFunc
+	biasRows blocked.EpilogueFunc
 }
 
-func gemmBiasGeluAVX512(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
-	gemmAVX512.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, pre, ldpre, biasGeluAVX512, bias, out, ldout)
+func (f *gemmFamily) gemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
+	f.d.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, pre, ldpre, f.biasGelu, bias, out, ldout)
 }
 
-func gemmBiasAVX2(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
-	gemmAVX2.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, biasRowsAVX2, bias, nil, 0)
+func (f *gemmFamily) gemmBias(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
+	f.d.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, f.biasRows, bias, nil, 0)
 }
 
-func gemmBiasAVX512(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
-	gemmAVX512.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, biasRowsAVX512, bias, nil, 0)
+// familyAVX2 and familyAVX512 return the set's GEMM family on a tile.
+func familyAVX2(tile string) *gemmFamily {
+	return &gemmFamily{gemmDriver("avx2", tile), biasGeluAVX2, rowloop.Bias(addAVX2)}
+}
+
+func familyAVX512(tile string) *gemmFamily {
+	return &gemmFamily{gemmDriver("avx512", tile), biasGeluAVX512, rowloop.Bias(addAVX512)}
 }

@@ -17,6 +17,17 @@ var kernelsAVX512 = blocked.Kernels{
 	Dot: gemmDotKernel14AVX512, Cols: gemmColsKernel14AVX512, ColsMax: 3,
 }
 
+// kernelsAVX512x8x48 are the AVX512 GEMM kernels of 8 rows, for the blocked driver.
+var kernelsAVX512x8x48 = blocked.Kernels{
+	Wide: blocked.MicroKernel{MR: 8, NR: 48, Strided: gemmKernel8x48AVX512, Packed: gemmKernel8x48PackedAVX512,
+		Edge: []blocked.KernelFunc{nil, gemmKernel2x48Packed8RowsAVX512, gemmKernel2x48Packed8RowsAVX512, gemmKernel4x48Packed8RowsAVX512, gemmKernel4x48Packed8RowsAVX512, gemmKernel6x48Packed8RowsAVX512, gemmKernel6x48Packed8RowsAVX512}},
+	Narrow: blocked.MicroKernel{MR: 8, NR: 32, Strided: gemmKernel8x32AVX512, Packed: gemmKernel8x32PackedAVX512,
+		Edge: []blocked.KernelFunc{nil, gemmKernel2x32Packed8RowsAVX512, gemmKernel2x32Packed8RowsAVX512, gemmKernel4x32Packed8RowsAVX512, gemmKernel4x32Packed8RowsAVX512, gemmKernel6x32Packed8RowsAVX512, gemmKernel6x32Packed8RowsAVX512}},
+	PanelStride: 8,
+	PackT:       packBTransAVX2, PackN: packBAVX2, PackPanels: packPanels8AVX2, PackBPanels: packPanels48AVX2,
+	Dot: gemmDotKernel8AVX512, Cols: gemmColsKernel8AVX2, ColsMax: 3,
+}
+
 // kernelsAVX2 are the AVX2 GEMM kernels of 6 rows, for the blocked driver.
 var kernelsAVX2 = blocked.Kernels{
 	Wide: blocked.MicroKernel{MR: 6, NR: 16, Strided: gemmKernel6x16AVX2, Packed: gemmKernel6x16PackedAVX2,
@@ -26,4 +37,22 @@ var kernelsAVX2 = blocked.Kernels{
 	PanelStride: 8,
 	PackT:       packBTransAVX2, PackN: packBAVX2, PackPanels: packPanels6AVX2, PackBPanels: packPanels16AVX2,
 	Dot: gemmDotKernel6AVX2, Cols: gemmColsKernel6AVX2, ColsMax: 3,
+}
+
+// kernelsAVX2x4x24 are the AVX2 GEMM kernels of 4 rows, for the blocked driver.
+var kernelsAVX2x4x24 = blocked.Kernels{
+	Wide: blocked.MicroKernel{MR: 4, NR: 24, Strided: gemmKernel4x24AVX2, Packed: gemmKernel4x24PackedAVX2,
+		Edge: []blocked.KernelFunc{nil, gemmKernel2x24Packed4RowsAVX2, gemmKernel2x24Packed4RowsAVX2}},
+	Narrow: blocked.MicroKernel{MR: 4, NR: 16, Strided: gemmKernel4x16AVX2, Packed: gemmKernel4x16PackedAVX2,
+		Edge: []blocked.KernelFunc{nil, gemmKernel2x16Packed4RowsAVX2, gemmKernel2x16Packed4RowsAVX2}},
+	PanelStride: 8,
+	PackT:       packBTransAVX2, PackN: packBAVX2, PackPanels: packPanels4AVX2, PackBPanels: packPanels24AVX2,
+	Dot: gemmDotKernel4AVX2, Cols: gemmColsKernel4AVX2, ColsMax: 3,
+}
+
+// gemmTiles are each set's GEMM kernel families by the shape of their
+// tile (MR×NR), in the order generated.
+var gemmTiles = map[string][]gemmTile{
+	"avx512": {{"14x32", &kernelsAVX512}, {"8x48", &kernelsAVX512x8x48}},
+	"avx2":   {{"6x16", &kernelsAVX2}, {"4x24", &kernelsAVX2x4x24}},
 }

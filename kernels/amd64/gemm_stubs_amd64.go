@@ -20,6 +20,22 @@ func gemmKernel14x32AVX512(k int, a *float32, rsa int, csa int, b *float32, ldb 
 //go:noescape
 func gemmKernel14x16AVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
+// gemmKernel8x48AVX512 computes one 8×48 tile, C = alpha*A*B + beta*C, with
+// A(i,p) at a[i*rsa+p*csa] for all 8 rows and p < k,
+// B k rows of 48 floats at a stride of ldb floats (all 48 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func gemmKernel8x48AVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// gemmKernel8x32AVX512 computes one 8×32 tile, C = alpha*A*B + beta*C, with
+// A(i,p) at a[i*rsa+p*csa] for all 8 rows and p < k,
+// B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func gemmKernel8x32AVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
 // gemmKernel6x16AVX2 computes one 6×16 tile, C = alpha*A*B + beta*C, with
 // A(i,p) at a[i*rsa+p*csa] for all 6 rows and p < k,
 // B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
@@ -35,6 +51,22 @@ func gemmKernel6x16AVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int
 //
 //go:noescape
 func gemmKernel6x8AVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// gemmKernel4x24AVX2 computes one 4×24 tile, C = alpha*A*B + beta*C, with
+// A(i,p) at a[i*rsa+p*csa] for all 4 rows and p < k,
+// B k rows of 24 floats at a stride of ldb floats (all 24 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func gemmKernel4x24AVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// gemmKernel4x16AVX2 computes one 4×16 tile, C = alpha*A*B + beta*C, with
+// A(i,p) at a[i*rsa+p*csa] for all 4 rows and p < k,
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func gemmKernel4x16AVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
 // gemmKernel14x32PackedAVX512 computes one 14×32 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 14 rows and p < k (rsa, csa unused),
@@ -52,6 +84,22 @@ func gemmKernel14x32PackedAVX512(k int, a *float32, rsa int, csa int, b *float32
 //go:noescape
 func gemmKernel14x16PackedAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
+// gemmKernel8x48PackedAVX512 computes one 8×48 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 8 rows and p < k (rsa, csa unused),
+// B k rows of 48 floats at a stride of ldb floats (all 48 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func gemmKernel8x48PackedAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// gemmKernel8x32PackedAVX512 computes one 8×32 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 8 rows and p < k (rsa, csa unused),
+// B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func gemmKernel8x32PackedAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
 // gemmKernel6x16PackedAVX2 computes one 6×16 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*8+i] for all 6 rows and p < k (rsa, csa unused),
 // B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
@@ -67,6 +115,22 @@ func gemmKernel6x16PackedAVX2(k int, a *float32, rsa int, csa int, b *float32, l
 //
 //go:noescape
 func gemmKernel6x8PackedAVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// gemmKernel4x24PackedAVX2 computes one 4×24 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 4 rows and p < k (rsa, csa unused),
+// B k rows of 24 floats at a stride of ldb floats (all 24 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func gemmKernel4x24PackedAVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// gemmKernel4x16PackedAVX2 computes one 4×16 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 4 rows and p < k (rsa, csa unused),
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func gemmKernel4x16PackedAVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
 // gemmKernel2x32Packed14RowsAVX512 computes one 2×32 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*16+i] for all 2 rows and p < k (rsa, csa unused),
@@ -164,6 +228,54 @@ func gemmKernel12x32Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *f
 //go:noescape
 func gemmKernel12x16Packed14RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
+// gemmKernel2x48Packed8RowsAVX512 computes one 2×48 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 2 rows and p < k (rsa, csa unused),
+// B k rows of 48 floats at a stride of ldb floats (all 48 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func gemmKernel2x48Packed8RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// gemmKernel2x32Packed8RowsAVX512 computes one 2×32 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 2 rows and p < k (rsa, csa unused),
+// B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func gemmKernel2x32Packed8RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// gemmKernel4x48Packed8RowsAVX512 computes one 4×48 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 4 rows and p < k (rsa, csa unused),
+// B k rows of 48 floats at a stride of ldb floats (all 48 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func gemmKernel4x48Packed8RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// gemmKernel4x32Packed8RowsAVX512 computes one 4×32 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 4 rows and p < k (rsa, csa unused),
+// B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func gemmKernel4x32Packed8RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// gemmKernel6x48Packed8RowsAVX512 computes one 6×48 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 6 rows and p < k (rsa, csa unused),
+// B k rows of 48 floats at a stride of ldb floats (all 48 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func gemmKernel6x48Packed8RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// gemmKernel6x32Packed8RowsAVX512 computes one 6×32 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 6 rows and p < k (rsa, csa unused),
+// B k rows of 32 floats at a stride of ldb floats (all 32 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func gemmKernel6x32Packed8RowsAVX512(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
 // gemmKernel2x16Packed6RowsAVX2 computes one 2×16 tile, C = alpha*A*B + beta*C, with
 // A a packed panel, A(i,p) at a[p*8+i] for all 2 rows and p < k (rsa, csa unused),
 // B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
@@ -196,17 +308,45 @@ func gemmKernel4x16Packed6RowsAVX2(k int, a *float32, rsa int, csa int, b *float
 //go:noescape
 func gemmKernel4x8Packed6RowsAVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
 
+// gemmKernel2x24Packed4RowsAVX2 computes one 2×24 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 2 rows and p < k (rsa, csa unused),
+// B k rows of 24 floats at a stride of ldb floats (all 24 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func gemmKernel2x24Packed4RowsAVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
+// gemmKernel2x16Packed4RowsAVX2 computes one 2×16 tile, C = alpha*A*B + beta*C, with
+// A a packed panel, A(i,p) at a[p*8+i] for all 2 rows and p < k (rsa, csa unused),
+// B k rows of 16 floats at a stride of ldb floats (all 16 read), and only the first rows×cols corner of C
+// (leading dimension ldc) read or written; C is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func gemmKernel2x16Packed4RowsAVX2(k int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, rows int, cols int, alpha float32, beta float32)
+
 // gemmDotKernel14AVX512 sets c[i*ldc] = alpha*dot(a[i*lda:i*lda+k], b[:k]) + beta*c[i*ldc] for i < 14,
 // reading exactly k floats of each row; c is not read when beta is ±0. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func gemmDotKernel14AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
 
+// gemmDotKernel8AVX512 sets c[i*ldc] = alpha*dot(a[i*lda:i*lda+k], b[:k]) + beta*c[i*ldc] for i < 8,
+// reading exactly k floats of each row; c is not read when beta is ±0. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func gemmDotKernel8AVX512(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
 // gemmDotKernel6AVX2 sets c[i*ldc] = alpha*dot(a[i*lda:i*lda+k], b[:k]) + beta*c[i*ldc] for i < 6,
 // reading exactly k floats of each row; c is not read when beta is ±0. Requires AVX2 and FMA.
 //
 //go:noescape
 func gemmDotKernel6AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
+
+// gemmDotKernel4AVX2 sets c[i*ldc] = alpha*dot(a[i*lda:i*lda+k], b[:k]) + beta*c[i*ldc] for i < 4,
+// reading exactly k floats of each row; c is not read when beta is ±0. Requires AVX2 and FMA.
+//
+//go:noescape
+func gemmDotKernel4AVX2(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha float32, beta float32)
 
 // gemmColsKernel14AVX512 sets dst[j*16+i] = sum over p < k of a[p*16+i]*b[j*k+p], for i < 16 and
 // j < cols (1 <= cols <= 3): columns of C from a packed A panel. Requires AVX-512F, DQ and BW.
@@ -219,6 +359,18 @@ func gemmColsKernel14AVX512(k int, a *float32, b *float32, cols int, dst *float3
 //
 //go:noescape
 func gemmColsKernel6AVX2(k int, a *float32, b *float32, cols int, dst *float32)
+
+// gemmColsKernel4AVX2 sets dst[j*8+i] = sum over p < k of a[p*8+i]*b[j*k+p], for i < 8 and
+// j < cols (1 <= cols <= 3): columns of C from a packed A panel. Requires AVX2 and FMA.
+//
+//go:noescape
+func gemmColsKernel4AVX2(k int, a *float32, b *float32, cols int, dst *float32)
+
+// gemmColsKernel8AVX2 sets dst[j*8+i] = sum over p < k of a[p*8+i]*b[j*k+p], for i < 8 and
+// j < cols (1 <= cols <= 3): columns of C from a packed A panel. Requires AVX2 and FMA.
+//
+//go:noescape
+func gemmColsKernel8AVX2(k int, a *float32, b *float32, cols int, dst *float32)
 
 // packBTransAVX2 packs w rows of a row-major block (leading dimension ldb) transposed into
 // a panel of kc rows of nr floats: dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc,
@@ -242,14 +394,6 @@ func packBAVX2(dst *float32, src *float32, ldb int, w int, kc int, nr int)
 //go:noescape
 func packPanels14AVX2(dst *float32, src *float32, lda int, m int, kc int)
 
-// packPanels6AVX2 packs kc rows of m floats of a row-major block (leading dimension lda)
-// into ceil(m/6) panels of kc rows of 8 floats: dst[t*kc*8+q*8+i] = src[q*lda+t*6+i]
-// for i < min(6, m-t*6), and 0 for the other i < 8. Only the first m floats of each
-// of the kc rows are read. Requires AVX2.
-//
-//go:noescape
-func packPanels6AVX2(dst *float32, src *float32, lda int, m int, kc int)
-
 // packPanels32AVX2 packs kc rows of m floats of a row-major block (leading dimension lda)
 // into ceil(m/32) panels of kc rows of 32 floats: dst[t*kc*32+q*32+i] = src[q*lda+t*32+i]
 // for i < min(32, m-t*32), and 0 for the other i < 32. Only the first m floats of each
@@ -258,6 +402,30 @@ func packPanels6AVX2(dst *float32, src *float32, lda int, m int, kc int)
 //go:noescape
 func packPanels32AVX2(dst *float32, src *float32, lda int, m int, kc int)
 
+// packPanels8AVX2 packs kc rows of m floats of a row-major block (leading dimension lda)
+// into ceil(m/8) panels of kc rows of 8 floats: dst[t*kc*8+q*8+i] = src[q*lda+t*8+i]
+// for i < min(8, m-t*8), and 0 for the other i < 8. Only the first m floats of each
+// of the kc rows are read. Requires AVX2.
+//
+//go:noescape
+func packPanels8AVX2(dst *float32, src *float32, lda int, m int, kc int)
+
+// packPanels48AVX2 packs kc rows of m floats of a row-major block (leading dimension lda)
+// into ceil(m/48) panels of kc rows of 48 floats: dst[t*kc*48+q*48+i] = src[q*lda+t*48+i]
+// for i < min(48, m-t*48), and 0 for the other i < 48. Only the first m floats of each
+// of the kc rows are read. Requires AVX2.
+//
+//go:noescape
+func packPanels48AVX2(dst *float32, src *float32, lda int, m int, kc int)
+
+// packPanels6AVX2 packs kc rows of m floats of a row-major block (leading dimension lda)
+// into ceil(m/6) panels of kc rows of 8 floats: dst[t*kc*8+q*8+i] = src[q*lda+t*6+i]
+// for i < min(6, m-t*6), and 0 for the other i < 8. Only the first m floats of each
+// of the kc rows are read. Requires AVX2.
+//
+//go:noescape
+func packPanels6AVX2(dst *float32, src *float32, lda int, m int, kc int)
+
 // packPanels16AVX2 packs kc rows of m floats of a row-major block (leading dimension lda)
 // into ceil(m/16) panels of kc rows of 16 floats: dst[t*kc*16+q*16+i] = src[q*lda+t*16+i]
 // for i < min(16, m-t*16), and 0 for the other i < 16. Only the first m floats of each
@@ -265,3 +433,19 @@ func packPanels32AVX2(dst *float32, src *float32, lda int, m int, kc int)
 //
 //go:noescape
 func packPanels16AVX2(dst *float32, src *float32, lda int, m int, kc int)
+
+// packPanels4AVX2 packs kc rows of m floats of a row-major block (leading dimension lda)
+// into ceil(m/4) panels of kc rows of 8 floats: dst[t*kc*8+q*8+i] = src[q*lda+t*4+i]
+// for i < min(4, m-t*4), and 0 for the other i < 8. Only the first m floats of each
+// of the kc rows are read. Requires AVX2.
+//
+//go:noescape
+func packPanels4AVX2(dst *float32, src *float32, lda int, m int, kc int)
+
+// packPanels24AVX2 packs kc rows of m floats of a row-major block (leading dimension lda)
+// into ceil(m/24) panels of kc rows of 24 floats: dst[t*kc*24+q*24+i] = src[q*lda+t*24+i]
+// for i < min(24, m-t*24), and 0 for the other i < 24. Only the first m floats of each
+// of the kc rows are read. Requires AVX2.
+//
+//go:noescape
+func packPanels24AVX2(dst *float32, src *float32, lda int, m int, kc int)

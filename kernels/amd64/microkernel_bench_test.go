@@ -15,7 +15,7 @@ func BenchmarkMicroKernel(b *testing.B) {
 	for _, g := range []struct {
 		name string
 		ks   blocked.Kernels
-	}{{"avx2", kernelsAVX2}, {"avx512", kernelsAVX512}} {
+	}{{"avx2", kernelsAVX2}, {"avx2", kernelsAVX2x4x24}, {"avx512", kernelsAVX512}, {"avx512", kernelsAVX512x8x48}} {
 		for _, mk := range []blocked.MicroKernel{g.ks.Wide, g.ks.Narrow} {
 			for _, k := range []int{64, 128, 256} {
 				for _, packedA := range []bool{false, true} {

@@ -38,17 +38,22 @@ import (
 // unroll is how many k steps one iteration of the main loop performs.
 const unroll = 4
 
-// configs are the two instruction sets' kernel families: MR rows, and the
-// edge kernels of 2, 4, ... rows (fewer rows of the same packed panels,
-// for a last row of tiles with fewer than MR rows: about rows/MR of the
-// full kernel's time instead of all of it).
+// configs are the kernel families, each a tile shape of one instruction
+// set: MR rows and nv vectors of columns for the wide kernel (NR = nv
+// lanes), a narrow kernel of nv-1 vectors for a last panel that fits, and
+// the edge kernels of 2, 4, ... rows (fewer rows of the same packed
+// panels, for a last row of tiles with fewer than MR rows: about rows/MR
+// of the full kernel's time instead of all of it). The first family of an
+// instruction set is its default (see kernels/amd64's tile choice).
 var configs = []struct {
 	s       *x86.ISA
-	mr      int
+	mr, nv  int
 	varName string // of the kernel table in the generated Go file
 }{
-	{x86.AVX512, 14, "kernelsAVX512"},
-	{x86.AVX2, 6, "kernelsAVX2"},
+	{x86.AVX512, 14, 2, "kernelsAVX512"},
+	{x86.AVX512, 8, 3, "kernelsAVX512x8x48"},
+	{x86.AVX2, 6, 2, "kernelsAVX2"},
+	{x86.AVX2, 4, 3, "kernelsAVX2x4x24"},
 }
 
 func main() {
@@ -61,29 +66,39 @@ func main() {
 
 	for _, packed := range []bool{false, true} {
 		for _, c := range configs {
-			kernel(c.s, c.mr, 2, maskOf[c.s.Name], packed, c.mr)
-			kernel(c.s, c.mr, 1, maskOf[c.s.Name], packed, c.mr)
+			kernel(c.s, c.mr, c.nv, maskOf[c.s.Name], packed, c.mr)
+			kernel(c.s, c.mr, c.nv-1, maskOf[c.s.Name], packed, c.mr)
 		}
 	}
 	for _, c := range configs {
 		for mr := 2; mr < c.mr; mr += 2 {
-			kernel(c.s, mr, 2, maskOf[c.s.Name], true, c.mr)
-			kernel(c.s, mr, 1, maskOf[c.s.Name], true, c.mr)
+			kernel(c.s, mr, c.nv, maskOf[c.s.Name], true, c.mr)
+			kernel(c.s, mr, c.nv-1, maskOf[c.s.Name], true, c.mr)
 		}
 	}
 	for _, c := range configs {
 		dotKernel(c.s, c.mr, maskOf[c.s.Name])
 	}
 	for _, c := range configs {
-		colsKernel(c.s, c.mr)
+		if s, ok := colsISA(c.mr); ok && s == c.s {
+			colsKernel(s, c.mr)
+		}
+	}
+	for _, c := range configs {
+		if s, ok := colsISA(c.mr); ok && s != c.s && !hasConfig(s, c.mr) {
+			colsKernel(s, c.mr)
+		}
 	}
 	packTransposed(maskAVX2)
 	packRows(maskAVX2)
+	packers := map[int]bool{}
 	for _, c := range configs {
-		packPanels(c.mr, maskAVX2)
-	}
-	for _, c := range configs {
-		packPanels(2*c.s.Lanes, maskAVX2) // B's panels of Wide.NR floats
+		for _, mr := range []int{c.mr, c.nv * c.s.Lanes} { // A's panels; B's of Wide.NR floats
+			if !packers[mr] {
+				packers[mr] = true
+				packPanels(mr, maskAVX2)
+			}
+		}
 	}
 	Generate()
 	if *table != "" {
@@ -101,6 +116,29 @@ func kernelName(s *x86.ISA, mr, nr int, packed bool, panelMR int) string {
 		return fmt.Sprintf("gemmKernel%dx%dPacked%dRows%s", mr, nr, panelMR, s.Name)
 	}
 	return fmt.Sprintf("gemmKernel%dx%dPacked%s", mr, nr, s.Name)
+}
+
+// colsISA is the instruction set whose vector is one row of a packed
+// panel of mr rows, the one colsKernel is generated for: an 8-row panel
+// of an AVX-512 family uses the AVX2 kernel.
+func colsISA(mr int) (*x86.ISA, bool) {
+	switch panelStride(mr) {
+	case x86.AVX2.Lanes:
+		return x86.AVX2, true
+	case x86.AVX512.Lanes:
+		return x86.AVX512, true
+	}
+	return nil, false
+}
+
+// hasConfig reports whether a family of s has mr rows.
+func hasConfig(s *x86.ISA, mr int) bool {
+	for _, c := range configs {
+		if c.s == s && c.mr == mr {
+			return true
+		}
+	}
+	return false
 }
 
 func dotName(s *x86.ISA, mr int) string  { return fmt.Sprintf("gemmDotKernel%d%s", mr, s.Name) }
@@ -131,11 +169,23 @@ func writeTable(path string) {
 			return fmt.Sprintf("blocked.MicroKernel{MR: %d, NR: %d, Strided: %s, Packed: %s,\nEdge: []blocked.KernelFunc{%s}}",
 				c.mr, nr, kernelName(c.s, c.mr, nr, false, c.mr), kernelName(c.s, c.mr, nr, true, c.mr), strings.Join(edge, ", "))
 		}
+		cs, _ := colsISA(c.mr)
 		fmt.Fprintf(&b, "\n// %s are the %s GEMM kernels of %d rows, for the blocked driver.\n", c.varName, c.s.Name, c.mr)
-		fmt.Fprintf(&b, "var %s = blocked.Kernels{\nWide: %s,\nNarrow: %s,\n", c.varName, micro(2), micro(1))
-		fmt.Fprintf(&b, "PanelStride: %d,\nPackT: %s, PackN: %s, PackPanels: %s, PackBPanels: %s,\n", panelStride(c.mr), packTName, packNName, packPanelsName(c.mr), packPanelsName(2*c.s.Lanes))
-		fmt.Fprintf(&b, "Dot: %s, Cols: %s, ColsMax: %d,\n}\n", dotName(c.s, c.mr), colsName(c.s, c.mr), colsMax)
+		fmt.Fprintf(&b, "var %s = blocked.Kernels{\nWide: %s,\nNarrow: %s,\n", c.varName, micro(c.nv), micro(c.nv-1))
+		fmt.Fprintf(&b, "PanelStride: %d,\nPackT: %s, PackN: %s, PackPanels: %s, PackBPanels: %s,\n", panelStride(c.mr), packTName, packNName, packPanelsName(c.mr), packPanelsName(c.nv*c.s.Lanes))
+		fmt.Fprintf(&b, "Dot: %s, Cols: %s, ColsMax: %d,\n}\n", dotName(c.s, c.mr), colsName(cs, c.mr), colsMax)
 	}
+	b.WriteString("\n// gemmTiles are each set's GEMM kernel families by the shape of their\n// tile (MR×NR), in the order generated.\nvar gemmTiles = map[string][]gemmTile{\n")
+	for _, set := range []*x86.ISA{x86.AVX512, x86.AVX2} {
+		fmt.Fprintf(&b, "%q: {", strings.ToLower(set.Name))
+		for _, c := range configs {
+			if c.s == set {
+				fmt.Fprintf(&b, "{%q, &%s}, ", fmt.Sprintf("%dx%d", c.mr, c.nv*c.s.Lanes), c.varName)
+			}
+		}
+		b.WriteString("},\n")
+	}
+	b.WriteString("}\n")
 	src, err := format.Source([]byte(b.String()))
 	if err != nil {
 		log.Fatal(err)

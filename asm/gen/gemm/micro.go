@@ -212,6 +212,21 @@ func (g *micro) kLoop(k reg.GPVirtual) {
 type mask struct {
 	k reg.Register
 	y reg.VecVirtual
+	// addr, when y is nil, points at the lane mask in the table: with
+	// three or more vectors of AVX2 columns the masks do not fit in the
+	// registers beside the accumulators, and each use loads its own.
+	addr reg.GPVirtual
+}
+
+// laneMask returns the AVX2 lane mask of vector column v.
+func (g *micro) laneMask(t *tileC, v int) reg.VecVirtual {
+	m := t.masks[v]
+	if m.y != nil {
+		return m.y
+	}
+	y := g.s.Vec()
+	VMOVUPS(Mem{Base: m.addr}, y)
+	return y
 }
 
 // tileC holds the registers of the stores into C.
@@ -273,8 +288,13 @@ func (g *micro) edgeMasks(cols reg.GPVirtual, maskTable Mem) []mask {
 		} else {
 			// First w lanes: the 8 words at index 8-w.
 			NEGQ(w)
-			masks[v].y = s.Vec()
-			VMOVUPS(Mem{Base: tbl, Index: w, Scale: 4, Disp: 32}, masks[v].y)
+			if g.nv <= 2 {
+				masks[v].y = s.Vec()
+				VMOVUPS(Mem{Base: tbl, Index: w, Scale: 4, Disp: 32}, masks[v].y)
+			} else {
+				masks[v].addr = GP64()
+				LEAQ(Mem{Base: tbl, Index: w, Scale: 4, Disp: 32}, masks[v].addr)
+			}
 		}
 	}
 	return masks
@@ -299,7 +319,7 @@ func (g *micro) stores(t *tileC, prefix string, masked bool) {
 		if s.Is512() {
 			VMOVUPS_Z(m, t.masks[v].k, c)
 		} else {
-			VMASKMOVPS(m, t.masks[v].y, c)
+			VMASKMOVPS(m, g.laneMask(t, v), c)
 		}
 		VFMADD231PS(c, beta, g.acc[i][v])
 	})
@@ -331,7 +351,7 @@ func (g *micro) storeRows(t *tileC, prefix string, masked bool, update func(i, v
 			case g.s.Is512():
 				VMOVUPS(g.acc[i][v], t.masks[v].k, m)
 			default:
-				VMASKMOVPS(g.acc[i][v], t.masks[v].y, m)
+				VMASKMOVPS(g.acc[i][v], g.laneMask(t, v), m)
 			}
 		}
 	}

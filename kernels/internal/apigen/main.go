@@ -132,6 +132,17 @@ type Set struct {
 	// memory. nil for the sets without one.
 	ReadLoop  func(p *float32, n, dist int) float32
 	ReadBlock int
+
+	// Tile is the shape of the GEMM micro-kernels' tile, rows×columns of
+	// C such as "14x32", the one the set uses on this CPU; empty for a
+	// set without micro-kernels (generic). Tiles lists every shape the
+	// set has, Tile among them, and WithTile returns a copy of the set
+	// whose GEMM family (Gemm, Gemv, MaskedScores, GemmBiasGELU,
+	// GemmBias) runs on the micro-kernels of one of them (nil when Tiles
+	// is empty).
+	Tile     string
+	Tiles    []string
+	WithTile func(tile string) *Set
 }
 `)
 }
