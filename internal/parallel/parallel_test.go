@@ -295,3 +295,27 @@ func TestNestedTreesFinish(t *testing.T) {
 		}
 	}
 }
+
+// spinTask is a Task whose parts each spin for about d.
+type spinTask struct{ d time.Duration }
+
+func (t spinTask) RunPart(_, _ int) {
+	for end := time.Now().Add(t.d); time.Now().Before(end); {
+	}
+}
+
+// BenchmarkRunShort measures Run of two parts of a few microseconds each,
+// the size of a split product while decoding: with -cpu 2 the time per
+// Run against one part's length is the cost of handing a part over and
+// waiting for it.
+func BenchmarkRunShort(b *testing.B) {
+	for _, d := range []time.Duration{2 * time.Microsecond, 10 * time.Microsecond, 40 * time.Microsecond} {
+		b.Run(d.String(), func(b *testing.B) {
+			t := spinTask{d}
+			for b.Loop() {
+				Run(t, 2, 2)
+			}
+			b.ReportMetric(float64(b.Elapsed())/float64(b.N)/float64(d), "part-lengths/op")
+		})
+	}
+}

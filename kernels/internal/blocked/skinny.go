@@ -96,10 +96,12 @@ type skinnyArgs struct {
 }
 
 // skinnyMinParallel is the number of elements of the streamed operand
-// (k·n) from which a skinny product is split between goroutines: 4 MiB,
-// beyond one core's L2, where a second core adds memory bandwidth and
-// the split costs a few microseconds against hundreds.
-const skinnyMinParallel = 1 << 20
+// (k·n) from which a skinny product is split between goroutines: 1 MiB,
+// GPT-2's smallest projection (768×768), whose weights come from memory
+// when a model is decoded; a second core adds memory bandwidth, and a
+// split costs about a microsecond (the pool's goroutines and the caller
+// poll rather than sleep: package parallel) against tens.
+const skinnyMinParallel = 1 << 18
 
 // The stream kernels' defaults (SetStream): b of at least
 // streamMinDefault elements (4 MiB, beyond one core's L2) and more than

@@ -161,10 +161,11 @@ func (t *int8Task) RunPart(_, part int) {
 }
 
 // MinParallel is the number of weights (N·K) from which a product is
-// split between goroutines: beyond one core's L2 even in bfloat16, where
-// a second core adds memory bandwidth and the split costs microseconds
-// against hundreds.
-const MinParallel = 1 << 20
+// split between goroutines: GPT-2's smallest projection (768×768), whose
+// weights come from memory when a model is decoded; a second core adds
+// memory bandwidth, and a split costs about a microsecond (package
+// parallel's goroutines and caller poll rather than sleep) against tens.
+const MinParallel = 1 << 18
 
 // splitUnit is the granule, in columns of C, of a split.
 const splitUnit = 64
