@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/simdgpt/simdgpt/bench"
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/rng"
 	"github.com/simdgpt/simdgpt/gpt/safetensors"
@@ -201,18 +202,14 @@ func parseCounts(flagName, s, what string, limit int) ([]int, error) {
 // times the L3 (l3 bytes, 0 if unknown), at least 256 MiB.
 func bandwidthBytes(l3 int) int { return max(256<<20, 8*l3) }
 
-// readBandwidth returns the rate in GB/s at which impl reads buf on the
-// calling goroutine: the median of passes passes, each the faster of Sum
-// and ReadPeakLoop (every line prefetched ahead).
-func readBandwidth(impl *kernels.Impl, buf []float32, passes int) float64 {
+// readBandwidth returns the rate in GB/s at which impl reads buf with
+// threads goroutines at once (bench.ReadRate: each reads its part with
+// Sum and with ReadPeakLoop, every line prefetched ahead, and the faster
+// counts): the median of passes passes.
+func readBandwidth(impl *kernels.Impl, buf []float32, passes, threads int) float64 {
 	rates := make([]float64, passes)
 	for i := range rates {
-		t0 := time.Now()
-		impl.Sum(buf)
-		t1 := time.Now()
-		n := impl.ReadPeakLoop(buf)
-		t2 := time.Now()
-		rates[i] = max(4*float64(len(buf))/float64(t1.Sub(t0).Nanoseconds()), float64(n)/float64(t2.Sub(t1).Nanoseconds()))
+		rates[i] = bench.ReadRate(impl, buf, threads) / 1e9
 	}
 	return median(rates)
 }
@@ -303,7 +300,7 @@ type decodeResults struct {
 	ctxs, threads []int
 	weightBytes   float64                 // simdgpt's weight bytes a token (gpt.TokenWeightBytes)
 	torchBytes    float64                 // PyTorch's
-	bandwidth     []float64               // single-core read GB/s, one a round
+	bandwidth     map[int][]float64       // per thread count: the read GB/s of that many cores, one a round
 	ours          map[decodeKey][]float64 // ms of each timed token
 	torch         map[decodeKey][]float64 // nil when torch was not measured
 	agree         map[int]int             // per prompt length: the shortest run of equal leading greedy tokens over all rounds
@@ -660,7 +657,7 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 	}
 
 	r := &decodeResults{ctxs: o.ctxs, threads: o.threads, weightBytes: wb, torchBytes: twb, decoded: o.tokens + 1,
-		ours: map[decodeKey][]float64{}, agree: map[int]int{}}
+		ours: map[decodeKey][]float64{}, agree: map[int]int{}, bandwidth: map[int][]float64{}}
 	if tp != nil {
 		r.torch = map[decodeKey][]float64{}
 	}
@@ -701,15 +698,17 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		withProcs(1, func() { r.bandwidth = append(r.bandwidth, readBandwidth(impl, buf, 3)) })
+		for _, n := range o.threads {
+			withProcs(n, func() { r.bandwidth[n] = append(r.bandwidth[n], readBandwidth(impl, buf, 3, n)) })
+		}
 	}
 	if tp != nil {
 		if err := tp.close(); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "read bandwidth: %s Sum or ReadPeakLoop (the faster) over %d MiB on one goroutine (GOMAXPROCS 1), median of 3 passes after each round: %.1f GB/s (median of the rounds)\n",
-		impl.Name(), 4*len(buf)>>20, median(r.bandwidth))
+	fmt.Fprintf(stdout, "read bandwidth: %s Sum or ReadPeakLoop (the faster) over %d MiB split between as many goroutines as threads (GOMAXPROCS the same), median of 3 passes after each round, median of the rounds: %s\n",
+		impl.Name(), 4*len(buf)>>20, r.bandwidthSummary())
 	if tp != nil {
 		how := "torch.set_num_threads (its BLAS is not OpenBLAS: its threads are its own)"
 		if tp.blas == "openblas" {
@@ -721,7 +720,7 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 		}
 		fmt.Fprintf(stdout, "torch threads: %s; OMP_WAIT_POLICY %s\n", how, policy)
 	}
-	fmt.Fprintf(stdout, "%d rounds × %d timed tokens a side at each context and thread count, interleaved; ms/token median (min–max) over all tokens; GB/s = weight bytes per token / median time, %% of the single-core read bandwidth; speed = torch's median / simdgpt's, 95%% CI of bench.Speedup\n\n", o.rounds, o.tokens)
+	fmt.Fprintf(stdout, "%d rounds × %d timed tokens a side at each context and thread count, interleaved; ms/token median (min–max) over all tokens; GB/s = weight bytes per token / median time, %% of the read bandwidth of as many cores as threads; speed = torch's median / simdgpt's, 95%% CI of bench.Speedup\n\n", o.rounds, o.tokens)
 	r.writeTable(stdout)
 	if tp != nil {
 		fmt.Fprintln(stdout)
@@ -732,14 +731,30 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 	return nil
 }
 
+// bandwidthSummary gives the median read bandwidth of each thread count
+// and, beside each beyond the first, its ratio to the first's: what the
+// cores together can read against one.
+func (r *decodeResults) bandwidthSummary() string {
+	var parts []string
+	for i, n := range r.threads {
+		bw := median(r.bandwidth[n])
+		cell := fmt.Sprintf("%d thread(s) %.1f GB/s", n, bw)
+		if b0 := median(r.bandwidth[r.threads[0]]); i > 0 && b0 > 0 {
+			cell += fmt.Sprintf(" (%.2f× %d)", bw/b0, r.threads[0])
+		}
+		parts = append(parts, cell)
+	}
+	return strings.Join(parts, ", ")
+}
+
 // gbCell is the GB/s of weights read, bytes a token, at the median token
-// time and its share of the median single-core read bandwidth.
-func (r *decodeResults) gbCell(ms []float64, bytes float64) string {
+// time and its share of the median read bandwidth of threads cores.
+func (r *decodeResults) gbCell(ms []float64, bytes float64, threads int) string {
 	if len(ms) == 0 {
 		return "-"
 	}
 	gb := bytes / (median(ms) * 1e6)
-	if bw := median(r.bandwidth); bw > 0 {
+	if bw := median(r.bandwidth[threads]); bw > 0 {
 		return fmt.Sprintf("%.1f (%.0f%%)", gb, 100*gb/bw)
 	}
 	return fmt.Sprintf("%.1f (-)", gb)
@@ -768,12 +783,12 @@ func (r *decodeResults) writeTable(w io.Writer) {
 			k := decodeKey{c, n}
 			o := r.ours[k]
 			if r.torch == nil {
-				rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), tokensPerSecond(o), r.gbCell(o, r.weightBytes)})
+				rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), tokensPerSecond(o), r.gbCell(o, r.weightBytes, n)})
 				continue
 			}
 			t := r.torch[k]
 			rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), msCell(t), tokensPerSecond(o), tokensPerSecond(t),
-				r.gbCell(o, r.weightBytes), r.gbCell(t, r.torchBytes), ratioCell(o, t)})
+				r.gbCell(o, r.weightBytes, n), r.gbCell(t, r.torchBytes, n), ratioCell(o, t)})
 		}
 	}
 	writeMarkdown(w, rows)

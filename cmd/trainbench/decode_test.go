@@ -112,7 +112,7 @@ func TestParseDecodeReply(t *testing.T) {
 }
 
 func TestDecodeTable(t *testing.T) {
-	base := decodeResults{ctxs: []int{64, 512}, threads: []int{1, 2}, weightBytes: 500e6, bandwidth: []float64{25, 20, 30},
+	base := decodeResults{ctxs: []int{64, 512}, threads: []int{1, 2}, weightBytes: 500e6, bandwidth: map[int][]float64{1: {25, 20, 30}, 2: {40, 50, 45}},
 		ours: map[decodeKey][]float64{
 			{64, 1}: samples(9, 40, 60), {64, 2}: samples(9, 20, 30),
 			{512, 1}: samples(9, 45, 55), {512, 2}: samples(9, 25, 35),
@@ -129,14 +129,14 @@ func TestDecodeTable(t *testing.T) {
 		not        []string
 	}{
 		{name: "alone",
-			want: []string{"| ctx | threads | simdgpt ms/token", "| 64  | 1       | 50.00 (40.00–60.00) | 20.0 ", "| 10.0 (40%) ", "| 512 | 2 ", "| 16.7 (67%) "},
+			want: []string{"| ctx | threads | simdgpt ms/token", "| 64  | 1       | 50.00 (40.00–60.00) | 20.0 ", "| 10.0 (40%) ", "| 512 | 2 ", "| 16.7 (37%) "},
 			not:  []string{"torch"}},
 		{name: "torch", torch: torch, torchBytes: 500e6,
 			want: []string{"torch ms/token", "| 100.00 (90.00–110.00) ", "| 5.0 (20%) ", "| 2.00× [", "| 1.67× (no CI: too few steps) "}},
 		// Torch's matrices in another format than ours (bf16 against int8):
 		// its GB/s from its own bytes a token.
 		{name: "torch bytes", torch: torch, torchBytes: 900e6,
-			want: []string{"| 10.0 (40%) ", "| 9.0 (36%) ", "| 18.0 (72%) "},
+			want: []string{"| 10.0 (40%) ", "| 9.0 (36%) ", "| 18.0 (40%) "},
 			not:  []string{"| 5.0 (20%) "}},
 	} {
 		r := base
@@ -163,6 +163,9 @@ func TestDecodeTable(t *testing.T) {
 				t.Errorf("%s: %q in\n%s", tc.name, w, out)
 			}
 		}
+	}
+	if got, want := base.bandwidthSummary(), "1 thread(s) 25.0 GB/s, 2 thread(s) 45.0 GB/s (1.80× 1)"; got != want {
+		t.Errorf("bandwidthSummary() = %q, want %q", got, want)
 	}
 }
 

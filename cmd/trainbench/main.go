@@ -39,9 +39,11 @@
 // tokens, each timed from having one token to having the next; the rounds
 // interleave the sides at each context and thread count. The table gives
 // ms/token, tokens/s, the GB/s of weights read (gpt.TokenWeightBytes per
-// token over the median token time) as a share of the single-core read
-// bandwidth (the kernels' Sum streaming a buffer of 8× the L3, at least
-// 256 MiB, measured after each round), and simdgpt's speed as a multiple
+// token over the median token time) as a share of the read bandwidth of
+// as many cores as threads (bench.ReadRate: the kernels' Sum and a
+// prefetching read loop streaming a buffer of 8× the L3, at least
+// 256 MiB, split between that many goroutines, measured after each
+// round), and simdgpt's speed as a multiple
 // of PyTorch's with a 95% confidence interval; then how many leading
 // greedy tokens the two sides agreed on in every round. -decode -check
 // first requires, for each prompt, the logits of the next token to agree
