@@ -33,9 +33,10 @@ func TestGemmSmallM(t *testing.T) {
 			}
 		}
 		// B k×n beyond the size from which the SIMD drivers read it row
-		// by row (the stream kernels), every row count they take.
+		// by row (the stream kernels), every row count they take (up to
+		// 8 on AVX2) and one past.
 		for _, transA := range []bool{false, true} {
-			for m := 1; m <= 5; m++ {
+			for m := 1; m <= 9; m++ {
 				tc := gemmCase{transA: transA, m: m, n: 1029, k: 1027, alpha: 0.75, beta: float32(seed%3) / 2, pad: int(seed % 3), off: int(seed % 5)}
 				checkGemmCase(t, p, tc, seed)
 				seed++

@@ -73,11 +73,23 @@ var drivers = func() map[string]map[string]*blocked.Driver {
 	for set, tiles := range gemmTiles {
 		out[set] = map[string]*blocked.Driver{}
 		for _, t := range tiles {
-			out[set][t.name] = blocked.New(set, *t.ks, caches).WithSkinny(skinny[set])
+			d := blocked.New(set, *t.ks, caches).WithSkinny(skinny[set])
+			if m, ok := smallM[set]; ok {
+				d.SetSmallM(m[0], m[1])
+			}
+			out[set][t.name] = d
 		}
 	}
 	return out
 }()
+
+// smallM is, for the sets whose crossover differs from the driver's
+// default (blocked.Driver.SmallM), the largest m of op(A) their products
+// take on the skinny kernels with B k×n and with B n×k. The AVX2
+// micro-kernel has 6 rows of 16 columns, and the skinny kernels beat it
+// up to m = 8 on every GPT-2 shape measured (PERF.md, "Small-M
+// products").
+var smallM = map[string][2]int{"avx2": {8, 16}}
 
 // The drivers the sets use on this CPU.
 var (

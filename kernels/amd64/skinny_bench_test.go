@@ -44,8 +44,12 @@ func BenchmarkSmallM(b *testing.B) {
 						if path == "skinny" {
 							max = 16
 						}
+						rule := [2]int{4, 16}
+						if r, ok := smallM[set.name]; ok {
+							rule = r
+						}
 						set.g.SetSmallM(max, max)
-						defer set.g.SetSmallM(4, 16)
+						defer set.g.SetSmallM(rule[0], rule[1])
 						b.SetBytes(int64(4 * bsz))
 						for i := 0; i < b.N; i++ {
 							set.g.Gemm(false, sh.transB, m, sh.n, sh.k, 1, a, sh.k, bm, ldb, 0, c, sh.n)

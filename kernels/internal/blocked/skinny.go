@@ -146,9 +146,10 @@ func (g *Driver) Gemv(trans bool, m, n int, alpha float32, a []float32, lda int,
 // path packs B (or reads it through a 14- or 6-row micro-kernel) and pays
 // for MR rows whatever m is; the skinny kernels stream B once, in place,
 // and their cost grows with m. Measured on AVX-512 (PERF.md, "Small-M
-// products"): with B k×n the skinny path is faster up to m = 4 (up to 2
-// at k = 3072, n = 768) and slower from m = 8; with B n×k (the output
-// projection, 768×50257) it is faster at every m up to 16.
+// products"): with B k×n the skinny path is faster up to m = 4 and
+// slower at m = 8 and 12 on most shapes; with B n×k (the output
+// projection, 768×50257) it is faster at every m up to 16. An ISA
+// package may set another rule for its drivers (SetSmallM).
 func (g *Driver) SmallM(transB bool, m int) bool {
 	if transB {
 		return m <= g.smallMTransB
