@@ -46,3 +46,39 @@ func BenchmarkGemvWeights(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGemmWeights measures C = A·Wᵀ for m rows of A (a prompt or an
+// evaluation batch of m tokens) with the default implementation, W
+// 3072×768 (GPT-2 small's MLP input) in float32 (Gemm with B transposed:
+// the skinny path up to SmallM rows, blocked beyond), bfloat16 and int8,
+// in GFLOP/s: how the low-bit products, which stream W once per pass of
+// up to 8 rows, compare with the blocked GEMM once there are many rows.
+func BenchmarkGemmWeights(b *testing.B) {
+	const n, k = 3072, 768
+	r := newRand(1)
+	nk := randSlice(r, n*k)
+	wb := lowbit.BF16FromNK(nk, n, k)
+	wq, err := lowbit.Int8FromNK(nk, n, k)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, m := range []int{1, 8, 64, 256} {
+		a := randSlice(r, m*k)
+		c := make([]float32, m*n)
+		for _, f := range []struct {
+			name string
+			run  func()
+		}{
+			{"f32", func() { Gemm(false, true, m, n, k, 1, a, k, nk, k, 0, c, n) }},
+			{"bf16", func() { GemmBF16(m, 1, a, k, wb, 0, c, n) }},
+			{"int8", func() { GemmInt8(m, 1, a, k, wq, 0, c, n) }},
+		} {
+			b.Run(fmt.Sprintf("m=%d/%s", m, f.name), func(b *testing.B) {
+				for b.Loop() {
+					f.run()
+				}
+				b.ReportMetric(2*float64(m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}

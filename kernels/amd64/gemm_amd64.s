@@ -15133,6 +15133,293 @@ packBTransAVX2_done:
 	VZEROUPPER
 	RET
 
+// func packBTransAVX512(dst *float32, src *float32, ldb int, w int, kc int, nr int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·packBTransAVX512(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), AX
+	MOVQ src+8(FP), CX
+	MOVQ ldb+16(FP), DX
+	SHLQ $0x02, DX
+	MOVQ w+24(FP), BX
+	MOVQ kc+32(FP), SI
+	MOVQ nr+40(FP), DI
+	SHLQ $0x02, DI
+	XORQ R8, R8
+
+packBTransAVX512_jloop:
+	CMPQ R8, BX
+	JGE  packBTransAVX512_zero
+	MOVQ BX, R9
+	SUBQ R8, R9
+	CMPQ R9, $0x00000010
+	JLE  packBTransAVX512_wvok
+	MOVQ $0x00000010, R9
+
+packBTransAVX512_wvok:
+	MOVQ AX, R10
+	XORQ R11, R11
+
+packBTransAVX512_qloop:
+	CMPQ R11, SI
+	JGE  packBTransAVX512_qdone
+	MOVQ SI, R12
+	SUBQ R11, R12
+	CMPQ R12, $0x00000010
+	JLE  packBTransAVX512_qvok
+	MOVQ $0x00000010, R12
+
+packBTransAVX512_qvok:
+	LEAQ      gemmMaskAVX512<>+0(SB), R13
+	KMOVW     (R13)(R12*2), K1
+	LEAQ      (CX)(R11*4), R13
+	VXORPS    Z0, Z0, Z0
+	VXORPS    Z1, Z1, Z1
+	VXORPS    Z2, Z2, Z2
+	VXORPS    Z3, Z3, Z3
+	VXORPS    Z4, Z4, Z4
+	VXORPS    Z5, Z5, Z5
+	VXORPS    Z6, Z6, Z6
+	VXORPS    Z7, Z7, Z7
+	VXORPS    Z8, Z8, Z8
+	VXORPS    Z9, Z9, Z9
+	VXORPS    Z10, Z10, Z10
+	VXORPS    Z11, Z11, Z11
+	VXORPS    Z12, Z12, Z12
+	VXORPS    Z13, Z13, Z13
+	VXORPS    Z14, Z14, Z14
+	VXORPS    Z15, Z15, Z15
+	CMPQ      R9, $0x00000000
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z0
+	ADDQ      DX, R13
+	CMPQ      R9, $0x00000001
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z1
+	ADDQ      DX, R13
+	CMPQ      R9, $0x00000002
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z2
+	ADDQ      DX, R13
+	CMPQ      R9, $0x00000003
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z3
+	ADDQ      DX, R13
+	CMPQ      R9, $0x00000004
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z4
+	ADDQ      DX, R13
+	CMPQ      R9, $0x00000005
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z5
+	ADDQ      DX, R13
+	CMPQ      R9, $0x00000006
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z6
+	ADDQ      DX, R13
+	CMPQ      R9, $0x00000007
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z7
+	ADDQ      DX, R13
+	CMPQ      R9, $0x00000008
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z8
+	ADDQ      DX, R13
+	CMPQ      R9, $0x00000009
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z9
+	ADDQ      DX, R13
+	CMPQ      R9, $0x0000000a
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z10
+	ADDQ      DX, R13
+	CMPQ      R9, $0x0000000b
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z11
+	ADDQ      DX, R13
+	CMPQ      R9, $0x0000000c
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z12
+	ADDQ      DX, R13
+	CMPQ      R9, $0x0000000d
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z13
+	ADDQ      DX, R13
+	CMPQ      R9, $0x0000000e
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z14
+	ADDQ      DX, R13
+	CMPQ      R9, $0x0000000f
+	JLE       packBTransAVX512_loaded
+	VMOVUPS.Z (R13), K1, Z15
+
+packBTransAVX512_loaded:
+	VUNPCKLPS  Z1, Z0, Z16
+	VUNPCKHPS  Z1, Z0, Z0
+	VUNPCKLPS  Z3, Z2, Z1
+	VUNPCKHPS  Z3, Z2, Z2
+	VUNPCKLPS  Z5, Z4, Z3
+	VUNPCKHPS  Z5, Z4, Z4
+	VUNPCKLPS  Z7, Z6, Z5
+	VUNPCKHPS  Z7, Z6, Z6
+	VUNPCKLPS  Z9, Z8, Z7
+	VUNPCKHPS  Z9, Z8, Z8
+	VUNPCKLPS  Z11, Z10, Z9
+	VUNPCKHPS  Z11, Z10, Z10
+	VUNPCKLPS  Z13, Z12, Z11
+	VUNPCKHPS  Z13, Z12, Z12
+	VUNPCKLPS  Z15, Z14, Z13
+	VUNPCKHPS  Z15, Z14, Z14
+	VSHUFPS    $0x44, Z1, Z16, Z15
+	VSHUFPS    $0xee, Z1, Z16, Z1
+	VSHUFPS    $0x44, Z2, Z0, Z16
+	VSHUFPS    $0xee, Z2, Z0, Z0
+	VSHUFPS    $0x44, Z5, Z3, Z2
+	VSHUFPS    $0xee, Z5, Z3, Z3
+	VSHUFPS    $0x44, Z6, Z4, Z5
+	VSHUFPS    $0xee, Z6, Z4, Z4
+	VSHUFPS    $0x44, Z9, Z7, Z6
+	VSHUFPS    $0xee, Z9, Z7, Z7
+	VSHUFPS    $0x44, Z10, Z8, Z9
+	VSHUFPS    $0xee, Z10, Z8, Z8
+	VSHUFPS    $0x44, Z13, Z11, Z10
+	VSHUFPS    $0xee, Z13, Z11, Z11
+	VSHUFPS    $0x44, Z14, Z12, Z13
+	VSHUFPS    $0xee, Z14, Z12, Z12
+	VSHUFF32X4 $0x44, Z2, Z15, Z14
+	VSHUFF32X4 $0xee, Z2, Z15, Z2
+	VSHUFF32X4 $0x44, Z10, Z6, Z15
+	VSHUFF32X4 $0xee, Z10, Z6, Z6
+	VSHUFF32X4 $0x88, Z15, Z14, Z10
+	VSHUFF32X4 $0xdd, Z15, Z14, Z14
+	VSHUFF32X4 $0x88, Z6, Z2, Z15
+	VSHUFF32X4 $0xdd, Z6, Z2, Z2
+	VSHUFF32X4 $0x44, Z3, Z1, Z6
+	VSHUFF32X4 $0xee, Z3, Z1, Z1
+	VSHUFF32X4 $0x44, Z11, Z7, Z3
+	VSHUFF32X4 $0xee, Z11, Z7, Z7
+	VSHUFF32X4 $0x88, Z3, Z6, Z11
+	VSHUFF32X4 $0xdd, Z3, Z6, Z3
+	VSHUFF32X4 $0x88, Z7, Z1, Z6
+	VSHUFF32X4 $0xdd, Z7, Z1, Z1
+	VSHUFF32X4 $0x44, Z5, Z16, Z7
+	VSHUFF32X4 $0xee, Z5, Z16, Z5
+	VSHUFF32X4 $0x44, Z13, Z9, Z16
+	VSHUFF32X4 $0xee, Z13, Z9, Z9
+	VSHUFF32X4 $0x88, Z16, Z7, Z13
+	VSHUFF32X4 $0xdd, Z16, Z7, Z7
+	VSHUFF32X4 $0x88, Z9, Z5, Z16
+	VSHUFF32X4 $0xdd, Z9, Z5, Z5
+	VSHUFF32X4 $0x44, Z4, Z0, Z9
+	VSHUFF32X4 $0xee, Z4, Z0, Z0
+	VSHUFF32X4 $0x44, Z12, Z8, Z4
+	VSHUFF32X4 $0xee, Z12, Z8, Z8
+	VSHUFF32X4 $0x88, Z4, Z9, Z12
+	VSHUFF32X4 $0xdd, Z4, Z9, Z4
+	VSHUFF32X4 $0x88, Z8, Z0, Z9
+	VSHUFF32X4 $0xdd, Z8, Z0, Z0
+	VMOVUPS    Z10, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x00000001
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z11, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x00000002
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z13, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x00000003
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z12, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x00000004
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z14, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x00000005
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z3, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x00000006
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z7, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x00000007
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z4, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x00000008
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z15, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x00000009
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z6, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x0000000a
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z16, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x0000000b
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z9, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x0000000c
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z2, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x0000000d
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z1, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x0000000e
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z5, (R10)
+	ADDQ       DI, R10
+	CMPQ       R12, $0x0000000f
+	JLE        packBTransAVX512_stored
+	VMOVUPS    Z0, (R10)
+	ADDQ       DI, R10
+
+packBTransAVX512_stored:
+	ADDQ $0x10, R11
+	JMP  packBTransAVX512_qloop
+
+packBTransAVX512_qdone:
+	ADDQ $0x10, R8
+	ADDQ $0x40, AX
+	MOVQ DX, R9
+	SHLQ $0x04, R9
+	ADDQ R9, CX
+	JMP  packBTransAVX512_jloop
+
+packBTransAVX512_zero:
+	MOVQ   DI, CX
+	SHRQ   $0x02, CX
+	VXORPS Z0, Z0, Z0
+
+packBTransAVX512_zloop:
+	CMPQ R8, CX
+	JGE  packBTransAVX512_done
+	MOVQ AX, R10
+	MOVQ SI, R11
+
+packBTransAVX512_zq:
+	TESTQ   R11, R11
+	JZ      packBTransAVX512_znext
+	VMOVUPS Z0, (R10)
+	ADDQ    DI, R10
+	DECQ    R11
+	JMP     packBTransAVX512_zq
+
+packBTransAVX512_znext:
+	ADDQ $0x10, R8
+	ADDQ $0x40, AX
+	JMP  packBTransAVX512_zloop
+
+packBTransAVX512_done:
+	VZEROUPPER
+	RET
+
 // func packBAVX2(dst *float32, src *float32, ldb int, w int, kc int, nr int)
 // Requires: AVX
 TEXT ·packBAVX2(SB), NOSPLIT, $0-48

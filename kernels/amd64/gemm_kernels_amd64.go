@@ -13,7 +13,7 @@ var kernelsAVX512 = blocked.Kernels{
 	Narrow: blocked.MicroKernel{MR: 14, NR: 16, Strided: gemmKernel14x16AVX512, Packed: gemmKernel14x16PackedAVX512,
 		Edge: []blocked.KernelFunc{nil, gemmKernel2x16Packed14RowsAVX512, gemmKernel2x16Packed14RowsAVX512, gemmKernel4x16Packed14RowsAVX512, gemmKernel4x16Packed14RowsAVX512, gemmKernel6x16Packed14RowsAVX512, gemmKernel6x16Packed14RowsAVX512, gemmKernel8x16Packed14RowsAVX512, gemmKernel8x16Packed14RowsAVX512, gemmKernel10x16Packed14RowsAVX512, gemmKernel10x16Packed14RowsAVX512, gemmKernel12x16Packed14RowsAVX512, gemmKernel12x16Packed14RowsAVX512}},
 	PanelStride: 16,
-	PackT:       packBTransAVX2, PackN: packBAVX2, PackPanels: packPanels14AVX2, PackBPanels: packPanels32AVX2,
+	PackT:       packBTransAVX512, PackN: packBAVX2, PackPanels: packPanels14AVX2, PackBPanels: packPanels32AVX2,
 	Dot: gemmDotKernel14AVX512, Cols: gemmColsKernel14AVX512, ColsMax: 3,
 }
 

@@ -379,6 +379,13 @@ func gemmColsKernel8AVX2(k int, a *float32, b *float32, cols int, dst *float32)
 //go:noescape
 func packBTransAVX2(dst *float32, src *float32, ldb int, w int, kc int, nr int)
 
+// packBTransAVX512 packs w rows of a row-major block (leading dimension ldb) transposed into
+// a panel of kc rows of nr floats: dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc,
+// and 0 for w <= j < nr. nr is a positive multiple of 16 and w <= nr. Requires AVX-512F.
+//
+//go:noescape
+func packBTransAVX512(dst *float32, src *float32, ldb int, w int, kc int, nr int)
+
 // packBAVX2 copies kc rows of w floats of a row-major block (leading dimension ldb)
 // into a panel of kc rows of nr floats: dst[q*nr+j] = src[q*ldb+j] for j < w, q < kc,
 // and 0 for w <= j < nr. nr is a positive multiple of 8 and w <= nr. Requires AVX2.

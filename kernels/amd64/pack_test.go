@@ -78,6 +78,66 @@ func TestPackPanels(t *testing.T) {
 	}
 }
 
+// TestPackTrans checks the generated transposing packers (PackT) against
+// their definition, dst[q*nr+j] = src[j*ldb+q] for j < w and 0 for
+// w <= j < nr, for every w up to nr, depths across the 8- and 16-float
+// steps, odd strides and starts off the cache lines. src ends flush
+// against an unmapped page (a read past the last row's kc floats
+// faults), and a sentinel past the panel must survive.
+func TestPackTrans(t *testing.T) {
+	for _, p := range []struct {
+		name string
+		ok   bool
+		step int // nr must be a multiple of it
+		fn   func(dst, src *float32, ldb, w, kc, nr int)
+	}{{"avx2", hasAVX2, 8, packBTransAVX2}, {"avx512", hasAVX512, 16, packBTransAVX512}} {
+		if !p.ok {
+			t.Logf("%s: not supported by this CPU", p.name)
+			continue
+		}
+		for _, nr := range []int{8, 16, 32, 48} {
+			if nr%p.step != 0 {
+				continue
+			}
+			for w := 0; w <= nr; w++ {
+				for _, kc := range []int{1, 2, 7, 8, 9, 15, 16, 17, 33} {
+					for _, extra := range []int{0, 3} {
+						ldb := kc + extra
+						name := fmt.Sprintf("%s/nr=%d/w=%d/kc=%d/ldb=%d", p.name, nr, w, kc, ldb)
+						n := max(1, (w-1)*ldb+kc)
+						src, buf := guard.Alloc(n, guard.End)
+						for i := range src {
+							src[i] = float32(i + 1)
+						}
+						dst := make([]float32, kc*nr+32)
+						for i := range dst {
+							dst[i] = -7
+						}
+						p.fn(&dst[0], unsafe.SliceData(src), ldb, w, kc, nr)
+						for q := 0; q < kc; q++ {
+							for j := 0; j < nr; j++ {
+								var want float32
+								if j < w {
+									want = src[j*ldb+q]
+								}
+								if got := dst[q*nr+j]; got != want {
+									t.Fatalf("%s: dst[%d*nr+%d] = %v, want %v", name, q, j, got, want)
+								}
+							}
+						}
+						buf.Free()
+						for i := kc * nr; i < len(dst); i++ {
+							if dst[i] != -7 {
+								t.Fatalf("%s: dst[%d] written past the panel", name, i)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkPackPanels measures packing a transposed A block as the
 // driver does for a weight gradient (xᵀ·dout, x of BT×C rows): m = C
 // rows of A, kc steps, lda = C.
@@ -136,6 +196,44 @@ func BenchmarkPackB(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(n*p.kc), "ns/float")
 			})
+		}
+	}
+}
+
+// BenchmarkPackTrans measures the transposing packers on an A sliver as
+// the AVX-512 driver packs it (14 rows of kc floats into a 16-float
+// panel) and on a B panel of 32 rows, at row strides of a square's
+// (ld = n), in the caches and beyond them (a new block of rows each
+// call, cycling through 64 MiB).
+func BenchmarkPackTrans(b *testing.B) {
+	const kc = 224
+	for _, p := range []struct {
+		name string
+		ok   bool
+		fn   func(dst, src *float32, ldb, w, kc, nr int)
+	}{{"avx2", hasAVX2, packBTransAVX2}, {"avx512", hasAVX512, packBTransAVX512}} {
+		for _, sh := range []struct{ w, nr int }{{14, 16}, {32, 32}} {
+			for _, ld := range []int{512, 2048} {
+				for _, cold := range []bool{false, true} {
+					b.Run(fmt.Sprintf("%s/w=%d/nr=%d/ld=%d/cold=%v", p.name, sh.w, sh.nr, ld, cold), func(b *testing.B) {
+						if !p.ok {
+							b.Skip("not supported by this CPU")
+						}
+						blocks := 1
+						if cold {
+							blocks = (64 << 20) / (4 * sh.w * ld)
+						}
+						src := make([]float32, blocks*sh.w*ld)
+						dst := make([]float32, kc*sh.nr)
+						i := 0
+						for b.Loop() {
+							p.fn(&dst[0], &src[i*sh.w*ld], ld, sh.w, kc, sh.nr)
+							i = (i + 1) % blocks
+						}
+						b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(sh.w*kc), "ns/float")
+					})
+				}
+			}
 		}
 	}
 }

@@ -90,6 +90,7 @@ func main() {
 		}
 	}
 	packTransposed(maskAVX2)
+	packTransposed512(maskAVX512)
 	packRows(maskAVX2)
 	packers := map[int]bool{}
 	for _, c := range configs {
@@ -146,8 +147,9 @@ func colsName(s *x86.ISA, mr int) string { return fmt.Sprintf("gemmColsKernel%d%
 func packPanelsName(mr int) string       { return fmt.Sprintf("packPanels%dAVX2", mr) }
 
 const (
-	packTName = "packBTransAVX2"
-	packNName = "packBAVX2"
+	packTName    = "packBTransAVX2"
+	packNName    = "packBAVX2"
+	packT512Name = "packBTransAVX512"
 )
 
 // writeTable writes the blocked.Kernels tables of the kernels generated
@@ -172,7 +174,11 @@ func writeTable(path string) {
 		cs, _ := colsISA(c.mr)
 		fmt.Fprintf(&b, "\n// %s are the %s GEMM kernels of %d rows, for the blocked driver.\n", c.varName, c.s.Name, c.mr)
 		fmt.Fprintf(&b, "var %s = blocked.Kernels{\nWide: %s,\nNarrow: %s,\n", c.varName, micro(c.nv), micro(c.nv-1))
-		fmt.Fprintf(&b, "PanelStride: %d,\nPackT: %s, PackN: %s, PackPanels: %s, PackBPanels: %s,\n", panelStride(c.mr), packTName, packNName, packPanelsName(c.mr), packPanelsName(c.nv*c.s.Lanes))
+		packT := packTName
+		if c.s.Is512() && panelStride(c.mr)%16 == 0 && c.nv > 1 { // every panel a multiple of 16 wide
+			packT = packT512Name
+		}
+		fmt.Fprintf(&b, "PanelStride: %d,\nPackT: %s, PackN: %s, PackPanels: %s, PackBPanels: %s,\n", panelStride(c.mr), packT, packNName, packPanelsName(c.mr), packPanelsName(c.nv*c.s.Lanes))
 		fmt.Fprintf(&b, "Dot: %s, Cols: %s, ColsMax: %d,\n}\n", dotName(c.s, c.mr), colsName(cs, c.mr), colsMax)
 	}
 	b.WriteString("\n// gemmTiles are each set's GEMM kernel families by the shape of their\n// tile (MR×NR), in the order generated.\nvar gemmTiles = map[string][]gemmTile{\n")

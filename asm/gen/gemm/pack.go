@@ -468,3 +468,172 @@ func (g *panels) lastRows() {
 
 // packRowsAtOnce is how many stored rows PackPanels packs together.
 const packRowsAtOnce = 4
+
+// packTransposed512 generates PackBTransAVX512, packBTransAVX2's work
+// (dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc; 0 for w <= j < nr) for
+// panels whose width nr is a multiple of 16, in ZMM registers: it reads
+// 16 floats of up to 16 rows at a time (a whole cache line of each row
+// when src is 64-byte aligned, where the AVX2 packer reads half lines),
+// transposes the 16×16 block in registers and stores each of its 16 rows
+// as one 64-byte vector (a whole line of the panel).
+func packTransposed512(opmasks Mem) {
+	const name = packT512Name
+	x86.Func(name, "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)",
+		name+" packs w rows of a row-major block (leading dimension ldb) transposed into",
+		"a panel of kc rows of nr floats: dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc,",
+		"and 0 for w <= j < nr. nr is a positive multiple of 16 and w <= nr. Requires AVX-512F.",
+	)
+	dcol := x86.Arg("dst") // dst + j0 floats
+	srow := x86.Arg("src") // src + j0 rows
+	ldb := x86.Arg("ldb")
+	SHLQ(U8(2), ldb)
+	w := x86.Arg("w")
+	kc := x86.Arg("kc")
+	nrBytes := x86.Arg("nr")
+	SHLQ(U8(2), nrBytes)
+
+	j0 := GP64()
+	XORQ(j0, j0)
+	Label(name + "_jloop")
+	CMPQ(j0, w)
+	JGE(LabelRef(name + "_zero"))
+	wv := GP64() // rows of src in this block: min(w-j0, 16)
+	MOVQ(w, wv)
+	SUBQ(j0, wv)
+	atMost(wv, 16, name+"_wvok")
+
+	d := GP64() // walks down the panel
+	MOVQ(dcol, d)
+	q0 := GP64()
+	XORQ(q0, q0)
+	Label(name + "_qloop")
+	CMPQ(q0, kc)
+	JGE(LabelRef(name + "_qdone"))
+	qv := GP64() // min(16, kc-q0)
+	MOVQ(kc, qv)
+	SUBQ(q0, qv)
+	atMost(qv, 16, name+"_qvok")
+	k := K()
+	{
+		tbl := GP64()
+		LEAQ(opmasks, tbl)
+		KMOVW(Mem{Base: tbl, Index: qv, Scale: 2}, k)
+	}
+	r := make([]reg.VecVirtual, 16)
+	p := GP64()
+	LEAQ(Mem{Base: srow, Index: q0, Scale: 4}, p)
+	for i := range r {
+		r[i] = ZMM()
+		VXORPS(r[i], r[i], r[i])
+	}
+	for i := range r {
+		CMPQ(wv, U32(i))
+		JLE(LabelRef(name + "_loaded"))
+		VMOVUPS_Z(Mem{Base: p}, k, r[i])
+		if i < 15 {
+			ADDQ(ldb, p)
+		}
+	}
+	Label(name + "_loaded")
+	out := transpose16x16(r)
+	for q := range out {
+		if q > 0 {
+			CMPQ(qv, U32(q))
+			JLE(LabelRef(name + "_stored"))
+		}
+		VMOVUPS(out[q], Mem{Base: d})
+		ADDQ(nrBytes, d)
+	}
+	Label(name + "_stored")
+	ADDQ(U8(16), q0)
+	JMP(LabelRef(name + "_qloop"))
+
+	Label(name + "_qdone")
+	ADDQ(U8(16), j0)
+	ADDQ(U8(64), dcol)
+	{
+		step := GP64()
+		MOVQ(ldb, step)
+		SHLQ(U8(4), step)
+		ADDQ(step, srow)
+	}
+	JMP(LabelRef(name + "_jloop"))
+
+	// Columns j0..nr-1 past the last row of src, in blocks of 16 (a
+	// partial block was zero-filled by its loads).
+	Label(name + "_zero")
+	nrCols := GP64()
+	MOVQ(nrBytes, nrCols)
+	SHRQ(U8(2), nrCols)
+	z := ZMM()
+	VXORPS(z, z, z)
+	Label(name + "_zloop")
+	CMPQ(j0, nrCols)
+	JGE(LabelRef(name + "_done"))
+	MOVQ(dcol, d)
+	MOVQ(kc, q0)
+	Label(name + "_zq")
+	TESTQ(q0, q0)
+	JZ(LabelRef(name + "_znext"))
+	VMOVUPS(z, Mem{Base: d})
+	ADDQ(nrBytes, d)
+	DECQ(q0)
+	JMP(LabelRef(name + "_zq"))
+	Label(name + "_znext")
+	ADDQ(U8(16), j0)
+	ADDQ(U8(64), dcol)
+	JMP(LabelRef(name + "_zloop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// atMost clamps the register v to at most n.
+func atMost(v reg.GPVirtual, n int, label string) {
+	CMPQ(v, U32(n))
+	JLE(LabelRef(label))
+	MOVQ(U32(n), v)
+	Label(label)
+}
+
+// transpose16x16 returns the columns of the 16×16 block whose rows are r
+// (ZMM): out[q] holds column q. Within each 128-bit lane the first two
+// stages are transpose8x8's; the last two move whole lanes
+// (VSHUFF32X4), a 4×4 transpose of lanes across each group of four.
+func transpose16x16(r []reg.VecVirtual) []reg.VecVirtual {
+	t := make([]reg.VecVirtual, 16)
+	for i := 0; i < 16; i += 2 {
+		t[i], t[i+1] = ZMM(), ZMM()
+		VUNPCKLPS(r[i+1], r[i], t[i])
+		VUNPCKHPS(r[i+1], r[i], t[i+1])
+	}
+	// u[h+c], lane L: rows h..h+3 at column 4L+c.
+	u := make([]reg.VecVirtual, 16)
+	for h := 0; h < 16; h += 4 {
+		for x := 0; x < 2; x++ {
+			u[h+2*x], u[h+2*x+1] = ZMM(), ZMM()
+			VSHUFPS(U8(0x44), t[h+2+x], t[h+x], u[h+2*x])
+			VSHUFPS(U8(0xEE), t[h+2+x], t[h+x], u[h+2*x+1])
+		}
+	}
+	out := make([]reg.VecVirtual, 16)
+	for c := 0; c < 4; c++ {
+		a := []reg.VecVirtual{u[c], u[4+c], u[8+c], u[12+c]} // rows 0-3, 4-7, 8-11, 12-15
+		p := make([]reg.VecVirtual, 4)
+		for i := range p {
+			p[i] = ZMM()
+		}
+		VSHUFF32X4(U8(0x44), a[1], a[0], p[0]) // a0.0 a0.1 a1.0 a1.1
+		VSHUFF32X4(U8(0xEE), a[1], a[0], p[1]) // a0.2 a0.3 a1.2 a1.3
+		VSHUFF32X4(U8(0x44), a[3], a[2], p[2])
+		VSHUFF32X4(U8(0xEE), a[3], a[2], p[3])
+		for l := 0; l < 4; l++ {
+			out[4*l+c] = ZMM()
+		}
+		VSHUFF32X4(U8(0x88), p[2], p[0], out[c])    // lane 0 of each
+		VSHUFF32X4(U8(0xDD), p[2], p[0], out[4+c])  // lane 1
+		VSHUFF32X4(U8(0x88), p[3], p[1], out[8+c])  // lane 2
+		VSHUFF32X4(U8(0xDD), p[3], p[1], out[12+c]) // lane 3
+	}
+	return out
+}
