@@ -93,7 +93,7 @@ func BenchmarkGemvStream(b *testing.B) {
 					} else {
 						set.g.SetStream(0, cols)
 					}
-					defer set.g.SetStream(1<<20, 4096)
+					defer set.g.SetStream(1<<18, 4096)
 					b.SetBytes(int64(4 * m * n))
 					for i := 0; i < b.N; i++ {
 						set.g.Gemv(true, m, n, 1, a, n, x, 0, y)

@@ -151,7 +151,7 @@ func TestStreamDriver(t *testing.T) {
 			c0 := fill(m * n)
 			run := func(minElems, cols int, beta float32) []float32 {
 				set.g.SetStream(minElems, cols)
-				defer set.g.SetStream(1<<20, 4096)
+				defer set.g.SetStream(1<<18, 4096)
 				c := append([]float32(nil), c0...)
 				if m == 1 {
 					set.g.Gemv(true, k, n, 1.25, b, n+1, a, beta, c)
