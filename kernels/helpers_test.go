@@ -20,9 +20,12 @@ func forEachImpl(t *testing.T, f func(t *testing.T, p *Impl)) {
 }
 
 // nonGeneric returns every available implementation except generic.
-func nonGeneric() []*Impl {
+func nonGeneric() []*Impl { return withoutGeneric(Implementations()) }
+
+// withoutGeneric returns impls without generic.
+func withoutGeneric(impls []*Impl) []*Impl {
 	var out []*Impl
-	for _, p := range Implementations() {
+	for _, p := range impls {
 		if p != genericImpl {
 			out = append(out, p)
 		}
@@ -46,15 +49,7 @@ func gemmImpls() []*Impl {
 }
 
 // gemmNonGeneric is gemmImpls without generic.
-func gemmNonGeneric() []*Impl {
-	var out []*Impl
-	for _, p := range gemmImpls() {
-		if p != genericImpl {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func gemmNonGeneric() []*Impl { return withoutGeneric(gemmImpls()) }
 
 // forEachGemmImpl is forEachImpl over gemmImpls.
 func forEachGemmImpl(t *testing.T, f func(t *testing.T, p *Impl)) {

@@ -15151,7 +15151,7 @@ packBTransAVX512_jloop:
 	JGE  packBTransAVX512_zero
 	MOVQ BX, R9
 	SUBQ R8, R9
-	CMPQ R9, $0x00000010
+	CMPQ R9, $0x10
 	JLE  packBTransAVX512_wvok
 	MOVQ $0x00000010, R9
 
@@ -15164,7 +15164,7 @@ packBTransAVX512_qloop:
 	JGE  packBTransAVX512_qdone
 	MOVQ SI, R12
 	SUBQ R11, R12
-	CMPQ R12, $0x00000010
+	CMPQ R12, $0x10
 	JLE  packBTransAVX512_qvok
 	MOVQ $0x00000010, R12
 

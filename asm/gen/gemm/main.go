@@ -89,8 +89,9 @@ func main() {
 			colsKernel(s, c.mr)
 		}
 	}
-	packTransposed(maskAVX2)
-	packTransposed512(maskAVX512)
+	for _, t := range transposers(maskAVX2, maskAVX512) {
+		packTransposed(t)
+	}
 	packRows(maskAVX2)
 	packers := map[int]bool{}
 	for _, c := range configs {

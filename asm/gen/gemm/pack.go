@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math/bits"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -10,28 +11,71 @@ import (
 	"github.com/simdgpt/simdgpt/asm/gen/internal/x86"
 )
 
-// atMost8 emits r = min(r, 8), with label as the join point.
-func atMost8(r reg.GPVirtual, label string) {
-	CMPQ(r, U8(8))
+// atMost emits r = min(r, n), with label as the join point.
+func atMost(r reg.GPVirtual, n int, label string) {
+	CMPQ(r, U8(n))
 	JLE(LabelRef(label))
-	MOVQ(U32(8), r)
+	MOVQ(U32(n), r)
 	Label(label)
 }
 
-// packTransposed generates PackBTransAVX2, which packs a transposed block
-// of B into a micro-kernel panel with 8×8 transposes:
+// transposer is one instruction set's way of packing a transposed block:
+// b rows of b floats a step, loaded under a mask of the step's first qv
+// floats and transposed in b vector registers.
+type transposer struct {
+	name      string
+	b         int
+	doc       string                                                 // the last line of the doc comment
+	vec       func() reg.VecVirtual                                  // a register of b floats
+	mask      func(qv reg.GPVirtual) func(src Mem, dst reg.Register) // sets up the mask; returns the masked load
+	transpose func(rows []reg.VecVirtual) []reg.VecVirtual           // out[q] holds column q
+}
+
+// transposers are the two packers: PackBTransAVX2 with 8×8 blocks (a
+// row's 8 floats are half a cache line) and PackBTransAVX512 with 16×16
+// blocks (a whole line of each row, each panel row stored as one 64-byte
+// vector), for panels whose width is a multiple of 16.
+func transposers(maskAVX2, opmasks Mem) []transposer {
+	return []transposer{
+		{name: packTName, b: 8, doc: "nr is a positive multiple of 8 and w <= nr. Requires AVX2.", vec: YMM,
+			mask: func(qv reg.GPVirtual) func(Mem, reg.Register) {
+				mask := YMM()
+				tbl := GP64()
+				LEAQ(maskAVX2, tbl)
+				negq := GP64()
+				MOVQ(qv, negq)
+				NEGQ(negq)
+				VMOVUPS(Mem{Base: tbl, Index: negq, Scale: 4, Disp: 32}, mask)
+				return func(src Mem, dst reg.Register) { VMASKMOVPS(src, mask, dst) }
+			},
+			transpose: transpose8x8},
+		{name: packT512Name, b: 16, doc: "nr is a positive multiple of 16 and w <= nr. Requires AVX-512F.", vec: ZMM,
+			mask: func(qv reg.GPVirtual) func(Mem, reg.Register) {
+				k := K()
+				tbl := GP64()
+				LEAQ(opmasks, tbl)
+				KMOVW(Mem{Base: tbl, Index: qv, Scale: 2}, k)
+				return func(src Mem, dst reg.Register) { VMOVUPS_Z(src, k, dst) }
+			},
+			transpose: transpose16x16},
+	}
+}
+
+// packTransposed generates a transposing packer (see transposers), which
+// packs a transposed block of B (or a sliver of an untransposed A) into a
+// micro-kernel panel:
 //
 //	dst[q*nr + j] = src[j*ldb + q]   for j < w, q < kc
 //	dst[q*nr + j] = 0                for w <= j < nr, q < kc
 //
-// nr must be a positive multiple of 8 and w <= nr. Only rows j < w of src,
-// and only their first kc elements, are read (masked loads at the end).
-func packTransposed(maskTable Mem) {
-	const name = packTName
+// Only rows j < w of src, and only their first kc elements, are read
+// (masked loads at the end).
+func packTransposed(t transposer) {
+	name, b := t.name, t.b
 	x86.Func(name, "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)",
 		name+" packs w rows of a row-major block (leading dimension ldb) transposed into",
 		"a panel of kc rows of nr floats: dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc,",
-		"and 0 for w <= j < nr. nr is a positive multiple of 8 and w <= nr. Requires AVX2.",
+		"and 0 for w <= j < nr. "+t.doc,
 	)
 	dcol := x86.Arg("dst") // dst + j0 floats
 	srow := x86.Arg("src") // src + j0 rows
@@ -42,16 +86,16 @@ func packTransposed(maskTable Mem) {
 	nrBytes := x86.Arg("nr")
 	SHLQ(U8(2), nrBytes)
 
-	// Outer loop over blocks of 8 columns of the panel (8 rows of src).
+	// Outer loop over blocks of b columns of the panel (b rows of src).
 	j0 := GP64()
 	XORQ(j0, j0)
 	Label(name + "_jloop")
 	CMPQ(j0, w)
 	JGE(LabelRef(name + "_zero"))
-	wv := GP64() // rows of src in this block: min(w-j0, 8)
+	wv := GP64() // rows of src in this block: min(w-j0, b)
 	MOVQ(w, wv)
 	SUBQ(j0, wv)
-	atMost8(wv, name+"_wvok")
+	atMost(wv, b, name+"_wvok")
 
 	d := GP64() // walks down the panel
 	MOVQ(dcol, d)
@@ -60,113 +104,61 @@ func packTransposed(maskTable Mem) {
 	Label(name + "_qloop")
 	CMPQ(q0, kc)
 	JGE(LabelRef(name + "_qdone"))
-	qv := GP64() // min(8, kc-q0)
+	qv := GP64() // min(b, kc-q0)
 	MOVQ(kc, qv)
 	SUBQ(q0, qv)
-	atMost8(qv, name+"_qvok")
-	mask := YMM()
-	{
-		tbl := GP64()
-		LEAQ(maskTable, tbl)
-		negq := GP64()
-		MOVQ(qv, negq)
-		NEGQ(negq)
-		VMOVUPS(Mem{Base: tbl, Index: negq, Scale: 4, Disp: 32}, mask)
-	}
-	r := loadRows8(name, srow, q0, wv, ldb, mask)
-	storeCols8(name, transpose8x8(r), qv, d, nrBytes)
-	ADDQ(U8(8), q0)
-	JMP(LabelRef(name + "_qloop"))
-
-	Label(name + "_qdone")
-	ADDQ(U8(8), j0)
-	ADDQ(U8(32), dcol)
-	{
-		step := GP64()
-		MOVQ(ldb, step)
-		SHLQ(U8(3), step)
-		ADDQ(step, srow)
-	}
-	JMP(LabelRef(name + "_jloop"))
-
-	zeroColumns(name, j0, dcol, d, q0, kc, nrBytes)
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
-}
-
-// loadRows8 loads, under mask, the first wv (<= 8) rows of src from
-// column q0 (row i at srow + q0 floats + i*ldb bytes); the other
-// registers are zero.
-func loadRows8(name string, srow, q0, wv, ldb reg.GPVirtual, mask reg.VecVirtual) []reg.VecVirtual {
-	r := make([]reg.VecVirtual, 8)
+	atMost(qv, b, name+"_qvok")
+	load := t.mask(qv)
+	// The first wv rows of src from column q0 (row i at srow + q0 floats
+	// + i*ldb bytes); the other registers are zero.
+	r := make([]reg.VecVirtual, b)
 	p := GP64()
 	LEAQ(Mem{Base: srow, Index: q0, Scale: 4}, p)
 	for i := range r {
-		r[i] = YMM()
+		r[i] = t.vec()
 		VXORPS(r[i], r[i], r[i])
 	}
 	for i := range r {
 		CMPQ(wv, U32(i))
 		JLE(LabelRef(name + "_loaded"))
-		VMASKMOVPS(Mem{Base: p}, mask, r[i])
-		if i < 7 {
+		load(Mem{Base: p}, r[i])
+		if i < b-1 {
 			ADDQ(ldb, p)
 		}
 	}
 	Label(name + "_loaded")
-	return r
-}
-
-// transpose8x8 returns the columns of the 8×8 block whose rows are r:
-// out[q] holds column q.
-func transpose8x8(r []reg.VecVirtual) []reg.VecVirtual {
-	t := make([]reg.VecVirtual, 8)
-	for i := 0; i < 8; i += 2 {
-		t[i], t[i+1] = YMM(), YMM()
-		VUNPCKLPS(r[i+1], r[i], t[i])
-		VUNPCKHPS(r[i+1], r[i], t[i+1])
-	}
-	u := make([]reg.VecVirtual, 8)
-	for h := 0; h < 8; h += 4 {
-		for x := 0; x < 2; x++ {
-			u[h+2*x], u[h+2*x+1] = YMM(), YMM()
-			VSHUFPS(U8(0x44), t[h+2+x], t[h+x], u[h+2*x])
-			VSHUFPS(U8(0xEE), t[h+2+x], t[h+x], u[h+2*x+1])
-		}
-	}
-	out := make([]reg.VecVirtual, 8)
-	for q := 0; q < 4; q++ {
-		out[q], out[q+4] = YMM(), YMM()
-		VPERM2F128(U8(0x20), u[q+4], u[q], out[q])
-		VPERM2F128(U8(0x31), u[q+4], u[q], out[q+4])
-	}
-	return out
-}
-
-// storeCols8 stores the first qv (1..8) of out down the panel from d, a
-// row of nrBytes each.
-func storeCols8(name string, out []reg.VecVirtual, qv, d, nrBytes reg.GPVirtual) {
-	for q := range out {
+	// The first qv columns, down the panel from d.
+	for q, v := range t.transpose(r) {
 		if q > 0 {
 			CMPQ(qv, U32(q))
 			JLE(LabelRef(name + "_stored"))
 		}
-		VMOVUPS(out[q], Mem{Base: d})
+		VMOVUPS(v, Mem{Base: d})
 		ADDQ(nrBytes, d)
 	}
 	Label(name + "_stored")
-}
+	ADDQ(U8(b), q0)
+	JMP(LabelRef(name + "_qloop"))
 
-// zeroColumns zeroes columns j0..nr-1 of the panel (whole blocks of 8
-// past the last row of src; a partial block was zero-filled by its
-// loads). Blocks start at multiples of 8 already.
-func zeroColumns(name string, j0, dcol, d, q0, kc, nrBytes reg.GPVirtual) {
+	Label(name + "_qdone")
+	ADDQ(U8(b), j0)
+	ADDQ(U8(4*b), dcol)
+	{
+		step := GP64()
+		MOVQ(ldb, step)
+		SHLQ(U8(bits.TrailingZeros(uint(b))), step)
+		ADDQ(step, srow)
+	}
+	JMP(LabelRef(name + "_jloop"))
+
+	// Columns j0..nr-1 past the last row of src, whole blocks of b (a
+	// partial block was zero-filled by its loads; blocks start at
+	// multiples of b).
 	Label(name + "_zero")
 	nrCols := GP64()
 	MOVQ(nrBytes, nrCols)
 	SHRQ(U8(2), nrCols)
-	z := YMM()
+	z := t.vec()
 	VXORPS(z, z, z)
 	Label(name + "_zloop")
 	CMPQ(j0, nrCols)
@@ -181,9 +173,47 @@ func zeroColumns(name string, j0, dcol, d, q0, kc, nrBytes reg.GPVirtual) {
 	DECQ(q0)
 	JMP(LabelRef(name + "_zq"))
 	Label(name + "_znext")
-	ADDQ(U8(8), j0)
-	ADDQ(U8(32), dcol)
+	ADDQ(U8(b), j0)
+	ADDQ(U8(4*b), dcol)
 	JMP(LabelRef(name + "_zloop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// transpose8x8 returns the columns of the 8×8 block whose rows are r:
+// out[q] holds column q.
+func transpose8x8(r []reg.VecVirtual) []reg.VecVirtual {
+	u := lanes4x4(r, YMM)
+	out := make([]reg.VecVirtual, 8)
+	for q := 0; q < 4; q++ {
+		out[q], out[q+4] = YMM(), YMM()
+		VPERM2F128(U8(0x20), u[q+4], u[q], out[q])
+		VPERM2F128(U8(0x31), u[q+4], u[q], out[q+4])
+	}
+	return out
+}
+
+// lanes4x4 transposes each 4×4 block of floats within the 128-bit lanes
+// of the rows r (a multiple of 4 of them): u[h+c], lane L, holds rows
+// h..h+3 at column 4L+c. vec makes the registers (YMM or ZMM).
+func lanes4x4(r []reg.VecVirtual, vec func() reg.VecVirtual) []reg.VecVirtual {
+	n := len(r)
+	t := make([]reg.VecVirtual, n)
+	for i := 0; i < n; i += 2 {
+		t[i], t[i+1] = vec(), vec()
+		VUNPCKLPS(r[i+1], r[i], t[i])
+		VUNPCKHPS(r[i+1], r[i], t[i+1])
+	}
+	u := make([]reg.VecVirtual, n)
+	for h := 0; h < n; h += 4 {
+		for x := 0; x < 2; x++ {
+			u[h+2*x], u[h+2*x+1] = vec(), vec()
+			VSHUFPS(U8(0x44), t[h+2+x], t[h+x], u[h+2*x])
+			VSHUFPS(U8(0xEE), t[h+2+x], t[h+x], u[h+2*x+1])
+		}
+	}
+	return u
 }
 
 // packRows generates PackBAVX2, which copies a row-major block into a
@@ -227,7 +257,7 @@ func packRows(maskTable Mem) {
 		JGE(LabelRef(name + "_pos"))
 		XORQ(wv, wv)
 		Label(name + "_pos")
-		atMost8(wv, name+"_wvok")
+		atMost(wv, 8, name+"_wvok")
 		tbl := GP64()
 		LEAQ(maskTable, tbl)
 		NEGQ(wv)
@@ -469,153 +499,12 @@ func (g *panels) lastRows() {
 // packRowsAtOnce is how many stored rows PackPanels packs together.
 const packRowsAtOnce = 4
 
-// packTransposed512 generates PackBTransAVX512, packBTransAVX2's work
-// (dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc; 0 for w <= j < nr) for
-// panels whose width nr is a multiple of 16, in ZMM registers: it reads
-// 16 floats of up to 16 rows at a time (a whole cache line of each row
-// when src is 64-byte aligned, where the AVX2 packer reads half lines),
-// transposes the 16×16 block in registers and stores each of its 16 rows
-// as one 64-byte vector (a whole line of the panel).
-func packTransposed512(opmasks Mem) {
-	const name = packT512Name
-	x86.Func(name, "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)",
-		name+" packs w rows of a row-major block (leading dimension ldb) transposed into",
-		"a panel of kc rows of nr floats: dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc,",
-		"and 0 for w <= j < nr. nr is a positive multiple of 16 and w <= nr. Requires AVX-512F.",
-	)
-	dcol := x86.Arg("dst") // dst + j0 floats
-	srow := x86.Arg("src") // src + j0 rows
-	ldb := x86.Arg("ldb")
-	SHLQ(U8(2), ldb)
-	w := x86.Arg("w")
-	kc := x86.Arg("kc")
-	nrBytes := x86.Arg("nr")
-	SHLQ(U8(2), nrBytes)
-
-	j0 := GP64()
-	XORQ(j0, j0)
-	Label(name + "_jloop")
-	CMPQ(j0, w)
-	JGE(LabelRef(name + "_zero"))
-	wv := GP64() // rows of src in this block: min(w-j0, 16)
-	MOVQ(w, wv)
-	SUBQ(j0, wv)
-	atMost(wv, 16, name+"_wvok")
-
-	d := GP64() // walks down the panel
-	MOVQ(dcol, d)
-	q0 := GP64()
-	XORQ(q0, q0)
-	Label(name + "_qloop")
-	CMPQ(q0, kc)
-	JGE(LabelRef(name + "_qdone"))
-	qv := GP64() // min(16, kc-q0)
-	MOVQ(kc, qv)
-	SUBQ(q0, qv)
-	atMost(qv, 16, name+"_qvok")
-	k := K()
-	{
-		tbl := GP64()
-		LEAQ(opmasks, tbl)
-		KMOVW(Mem{Base: tbl, Index: qv, Scale: 2}, k)
-	}
-	r := make([]reg.VecVirtual, 16)
-	p := GP64()
-	LEAQ(Mem{Base: srow, Index: q0, Scale: 4}, p)
-	for i := range r {
-		r[i] = ZMM()
-		VXORPS(r[i], r[i], r[i])
-	}
-	for i := range r {
-		CMPQ(wv, U32(i))
-		JLE(LabelRef(name + "_loaded"))
-		VMOVUPS_Z(Mem{Base: p}, k, r[i])
-		if i < 15 {
-			ADDQ(ldb, p)
-		}
-	}
-	Label(name + "_loaded")
-	out := transpose16x16(r)
-	for q := range out {
-		if q > 0 {
-			CMPQ(qv, U32(q))
-			JLE(LabelRef(name + "_stored"))
-		}
-		VMOVUPS(out[q], Mem{Base: d})
-		ADDQ(nrBytes, d)
-	}
-	Label(name + "_stored")
-	ADDQ(U8(16), q0)
-	JMP(LabelRef(name + "_qloop"))
-
-	Label(name + "_qdone")
-	ADDQ(U8(16), j0)
-	ADDQ(U8(64), dcol)
-	{
-		step := GP64()
-		MOVQ(ldb, step)
-		SHLQ(U8(4), step)
-		ADDQ(step, srow)
-	}
-	JMP(LabelRef(name + "_jloop"))
-
-	// Columns j0..nr-1 past the last row of src, in blocks of 16 (a
-	// partial block was zero-filled by its loads).
-	Label(name + "_zero")
-	nrCols := GP64()
-	MOVQ(nrBytes, nrCols)
-	SHRQ(U8(2), nrCols)
-	z := ZMM()
-	VXORPS(z, z, z)
-	Label(name + "_zloop")
-	CMPQ(j0, nrCols)
-	JGE(LabelRef(name + "_done"))
-	MOVQ(dcol, d)
-	MOVQ(kc, q0)
-	Label(name + "_zq")
-	TESTQ(q0, q0)
-	JZ(LabelRef(name + "_znext"))
-	VMOVUPS(z, Mem{Base: d})
-	ADDQ(nrBytes, d)
-	DECQ(q0)
-	JMP(LabelRef(name + "_zq"))
-	Label(name + "_znext")
-	ADDQ(U8(16), j0)
-	ADDQ(U8(64), dcol)
-	JMP(LabelRef(name + "_zloop"))
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
-}
-
-// atMost clamps the register v to at most n.
-func atMost(v reg.GPVirtual, n int, label string) {
-	CMPQ(v, U32(n))
-	JLE(LabelRef(label))
-	MOVQ(U32(n), v)
-	Label(label)
-}
-
 // transpose16x16 returns the columns of the 16×16 block whose rows are r
-// (ZMM): out[q] holds column q. Within each 128-bit lane the first two
-// stages are transpose8x8's; the last two move whole lanes
-// (VSHUFF32X4), a 4×4 transpose of lanes across each group of four.
+// (ZMM): out[q] holds column q. After lanes4x4 (as in transpose8x8) the
+// last two stages move whole lanes (VSHUFF32X4), a 4×4 transpose of
+// lanes across each group of four registers.
 func transpose16x16(r []reg.VecVirtual) []reg.VecVirtual {
-	t := make([]reg.VecVirtual, 16)
-	for i := 0; i < 16; i += 2 {
-		t[i], t[i+1] = ZMM(), ZMM()
-		VUNPCKLPS(r[i+1], r[i], t[i])
-		VUNPCKHPS(r[i+1], r[i], t[i+1])
-	}
-	// u[h+c], lane L: rows h..h+3 at column 4L+c.
-	u := make([]reg.VecVirtual, 16)
-	for h := 0; h < 16; h += 4 {
-		for x := 0; x < 2; x++ {
-			u[h+2*x], u[h+2*x+1] = ZMM(), ZMM()
-			VSHUFPS(U8(0x44), t[h+2+x], t[h+x], u[h+2*x])
-			VSHUFPS(U8(0xEE), t[h+2+x], t[h+x], u[h+2*x+1])
-		}
-	}
+	u := lanes4x4(r, ZMM)
 	out := make([]reg.VecVirtual, 16)
 	for c := 0; c < 4; c++ {
 		a := []reg.VecVirtual{u[c], u[4+c], u[8+c], u[12+c]} // rows 0-3, 4-7, 8-11, 12-15
