@@ -234,3 +234,25 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkPrefill feeds a whole prompt to an empty KV cache in one
+// Decode call, as a sampler does with its prompt: the rows go through
+// the projections and the heads as blocks of rows (rowBlock), not one at
+// a time.
+func BenchmarkPrefill(b *testing.B) {
+	for _, s := range []struct{ t, c, h int }{{64, 768, 12}, {512, 768, 12}} {
+		pr := newProblem(refShape{1, s.t, s.c, s.h}, 24)
+		l := newLayer(b, kernels.Default(), s.c, s.h)
+		d := l.NewDecoder(s.t)
+		out := make([]float32, s.t*s.c)
+		b.Run(fmt.Sprintf("T=%d,C=%d,H=%d", s.t, s.c, s.h), func(b *testing.B) {
+			cpu := startCPU()
+			for i := 0; i < b.N; i++ {
+				d.Reset()
+				d.Decode(out, pr.x, s.t, pr.p)
+			}
+			reportGFLOPS(b, forwardFlops(1, s.t, s.c), cpu)
+			b.ReportMetric(float64(s.t*b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}

@@ -21,12 +21,11 @@ type Decoder struct {
 
 	// The cache: maxT positions, n of them filled.
 	maxT, n int
-	// kt holds the keys transposed, [C, ldk]: column i is position i, so
-	// head h's keys are rows h·D..h·D+D-1, which a new query multiplies as
-	// they are (Gemm reads such a B in place, without packing).
-	kt  []float32
-	ldk int
-	v   []float32 // [maxT, C]: row i is position i, heads side by side
+	// k and v hold the keys and values head by head, [H, maxT, D]: head
+	// h's are one contiguous block, row i position i, which a new query
+	// reads front to back (its scores as dot products with the rows of
+	// k, its output as the sum of the rows of v they weigh).
+	k, v []float32
 
 	// Workspace of the call in progress.
 	qkv, s, y []float32
@@ -46,13 +45,7 @@ func (l *Layer) NewDecoder(maxT int) *Decoder {
 	if maxT > math.MaxInt/4/c-32 {
 		panic(fmt.Sprintf("attention.Layer.NewDecoder: maxT = %d, must be <= %d for C = %d (the cache's size must be an int)", maxT, math.MaxInt/4/c-32, c))
 	}
-	// Rows of kt start on cache lines and are not 4 KiB apart (see
-	// kernels.Gemm's in-place B).
-	ldk := (maxT + 15) &^ 15
-	if ldk%1024 == 0 {
-		ldk += 16
-	}
-	return &Decoder{shape: l.shape, maxT: maxT, kt: make([]float32, c*ldk), ldk: ldk, v: make([]float32, maxT*c)}
+	return &Decoder{shape: l.shape, maxT: maxT, k: make([]float32, maxT*c), v: make([]float32, maxT*c)}
 }
 
 // Len returns the number of positions in the cache: the position the next
@@ -159,10 +152,11 @@ func (d *Decoder) heads(n int) {
 	d.s = grow(d.s, d.h*n*total)
 	for r := 0; r < n; r++ {
 		row := d.qkv[r*3*C : (r+1)*3*C]
-		for j, kv := range row[C : 2*C] {
-			d.kt[j*d.ldk+past+r] = kv
+		for h := 0; h < d.h; h++ {
+			at := (h*d.maxT + past + r) * d.d
+			copy(d.k[at:at+d.d], row[C+h*d.d:C+(h+1)*d.d])
+			copy(d.v[at:at+d.d], row[2*C+h*d.d:2*C+(h+1)*d.d])
 		}
-		copy(d.v[(past+r)*C:(past+r+1)*C], row[2*C:])
 	}
 	d.n = total
 	d.rows, d.past = n, past
@@ -178,10 +172,9 @@ func (d *Decoder) heads(n int) {
 func (d *Decoder) decodeHead(h int) {
 	C, D, n, past := d.c, d.d, d.rows, d.past
 	total := past + n
-	ldk := d.ldk
 	q := d.qkv[h*D:]
-	kt := d.kt[h*D*ldk:]
-	v := d.v[h*D:]
+	k := d.k[h*d.maxT*D:]
+	v := d.v[h*d.maxT*D:]
 	s := d.s[h*n*total : (h+1)*n*total]
 	y := d.y[h*D:]
 	inf := float32(math.Inf(-1))
@@ -189,7 +182,7 @@ func (d *Decoder) decodeHead(h int) {
 		i1 := min(i0+rowBlock, n)
 		m, keys := i1-i0, past+i1
 		sb := s[i0*total:]
-		d.impl.Gemm(false, false, m, keys, D, d.scale, q[i0*3*C:], 3*C, kt, ldk, 0, sb, total)
+		d.impl.Gemm(false, true, m, keys, D, d.scale, q[i0*3*C:], 3*C, k, D, 0, sb, total)
 		// Causal mask: query i0+r (position past+i0+r) sees keys up to
 		// its own position. A single token sees every cached key.
 		for r := 0; r < m-1; r++ {
@@ -199,6 +192,6 @@ func (d *Decoder) decodeHead(h int) {
 			}
 		}
 		d.impl.Softmax(m, keys, sb, total, sb, total)
-		d.impl.Gemm(false, false, m, D, keys, 1, sb, total, v, C, 0, y[i0*C:], C)
+		d.impl.Gemm(false, false, m, D, keys, 1, sb, total, v, D, 0, y[i0*C:], C)
 	}
 }
