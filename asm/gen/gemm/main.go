@@ -175,8 +175,10 @@ func writeTable(path string) {
 		cs, _ := colsISA(c.mr)
 		fmt.Fprintf(&b, "\n// %s are the %s GEMM kernels of %d rows, for the blocked driver.\n", c.varName, c.s.Name, c.mr)
 		fmt.Fprintf(&b, "var %s = blocked.Kernels{\nWide: %s,\nNarrow: %s,\n", c.varName, micro(c.nv), micro(c.nv-1))
+		// The ZMM packer takes panels a multiple of 16 floats wide: A's
+		// (ps) and B's (NR and the narrow NR, whole ZMM vectors).
 		packT := packTName
-		if c.s.Is512() && panelStride(c.mr)%16 == 0 && c.nv > 1 { // every panel a multiple of 16 wide
+		if c.s.Is512() && panelStride(c.mr)%16 == 0 {
 			packT = packT512Name
 		}
 		fmt.Fprintf(&b, "PanelStride: %d,\nPackT: %s, PackN: %s, PackPanels: %s, PackBPanels: %s,\n", panelStride(c.mr), packT, packNName, packPanelsName(c.mr), packPanelsName(c.nv*c.s.Lanes))
