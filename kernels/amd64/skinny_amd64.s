@@ -66,6 +66,33 @@ skinnyDots1AVX2_rows8:
 	MOVQ   x+32(FP), R8
 	MOVQ   k+8(FP), R9
 
+skinnyDots1AVX2_b8_k2:
+	CMPQ        R9, $0x00000010
+	JB          skinnyDots1AVX2_b8_k
+	VMOVUPS     (R8), Y8
+	VFMADD231PS (BX), Y8, Y0
+	VFMADD231PS (BX)(CX*1), Y8, Y1
+	VFMADD231PS (BX)(CX*2), Y8, Y2
+	VFMADD231PS (BX)(SI*1), Y8, Y3
+	VFMADD231PS (DI), Y8, Y4
+	VFMADD231PS (DI)(CX*1), Y8, Y5
+	VFMADD231PS (DI)(CX*2), Y8, Y6
+	VFMADD231PS (DI)(SI*1), Y8, Y7
+	VMOVUPS     32(R8), Y8
+	VFMADD231PS 32(BX), Y8, Y0
+	VFMADD231PS 32(BX)(CX*1), Y8, Y1
+	VFMADD231PS 32(BX)(CX*2), Y8, Y2
+	VFMADD231PS 32(BX)(SI*1), Y8, Y3
+	VFMADD231PS 32(DI), Y8, Y4
+	VFMADD231PS 32(DI)(CX*1), Y8, Y5
+	VFMADD231PS 32(DI)(CX*2), Y8, Y6
+	VFMADD231PS 32(DI)(SI*1), Y8, Y7
+	ADDQ        $0x00000040, BX
+	ADDQ        $0x00000040, DI
+	ADDQ        $0x00000040, R8
+	SUBQ        $0x00000010, R9
+	JMP         skinnyDots1AVX2_b8_k2
+
 skinnyDots1AVX2_b8_k:
 	CMPQ        R9, $0x00000008
 	JB          skinnyDots1AVX2_b8_tail
@@ -221,6 +248,18 @@ skinnyDots1AVX2_rows1:
 	MOVQ   AX, BX
 	MOVQ   x+32(FP), SI
 	MOVQ   k+8(FP), DI
+
+skinnyDots1AVX2_b1_k2:
+	CMPQ        DI, $0x00000010
+	JB          skinnyDots1AVX2_b1_k
+	VMOVUPS     (SI), Y1
+	VFMADD231PS (BX), Y1, Y0
+	VMOVUPS     32(SI), Y1
+	VFMADD231PS 32(BX), Y1, Y0
+	ADDQ        $0x00000040, BX
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000010, DI
+	JMP         skinnyDots1AVX2_b1_k2
 
 skinnyDots1AVX2_b1_k:
 	CMPQ        DI, $0x00000008

@@ -183,26 +183,46 @@ func dotsBlock(s *x86.ISA, r, R int, name string, wrow, ldw, cp reg.GPVirtual) {
 		return Mem{Base: xp, Index: ldx3, Scale: 1}
 	}
 	kc := x86.Arg("k")
-	step := func(t *x86.Tail) {
+	// step emits one vector of k, disp bytes on from the pointers.
+	step := func(t *x86.Tail, disp int) {
+		at := func(m Mem) Mem { m.Disp += disp; return m }
 		xv := make([]reg.VecVirtual, r)
 		for i := range xv {
-			xv[i] = s.Load(xAt(i), t)
+			xv[i] = s.Load(at(xAt(i)), t)
 		}
 		for j := 0; j < R; j++ {
 			if r == 1 && t == nil {
-				VFMADD231PS(wAt(j), xv[0], acc[j][0])
+				VFMADD231PS(at(wAt(j)), xv[0], acc[j][0])
 				continue
 			}
-			wv := s.Load(wAt(j), t)
+			wv := s.Load(at(wAt(j)), t)
 			for i := 0; i < r; i++ {
 				VFMADD231PS(wv, xv[i], acc[j][i])
 			}
 		}
 	}
+	if r == 1 && !s.Is512() {
+		// Two vectors of k an iteration: a whole cache line of each row
+		// of w, as one ZMM step reads. Each accumulator takes its FMAs in
+		// the same order as one vector an iteration, so the sums are the
+		// same.
+		Label(name + "_k2")
+		CMPQ(kc, U32(2*s.Lanes))
+		JB(LabelRef(name + "_k"))
+		step(nil, 0)
+		step(nil, s.Bytes())
+		ADDQ(U32(2*s.Bytes()), p0)
+		if p4 != nil {
+			ADDQ(U32(2*s.Bytes()), p4)
+		}
+		ADDQ(U32(2*s.Bytes()), xp)
+		SUBQ(U32(2*s.Lanes), kc)
+		JMP(LabelRef(name + "_k2"))
+	}
 	Label(name + "_k")
 	CMPQ(kc, U32(s.Lanes))
 	JB(LabelRef(name + "_tail"))
-	step(nil)
+	step(nil, 0)
 	ADDQ(U32(s.Bytes()), p0)
 	if p4 != nil {
 		ADDQ(U32(s.Bytes()), p4)
@@ -213,7 +233,7 @@ func dotsBlock(s *x86.ISA, r, R int, name string, wrow, ldw, cp reg.GPVirtual) {
 	Label(name + "_tail")
 	TESTQ(kc, kc)
 	JZ(LabelRef(name + "_reduce"))
-	step(masks.Tail(s, kc))
+	step(masks.Tail(s, kc), 0)
 	Label(name + "_reduce")
 
 	// Reduce each accumulator into its lane 0, scale by alpha, and store
