@@ -221,8 +221,8 @@ func TestProbs(t *testing.T) {
 	})
 }
 
-// TestThreadCountDoesNotChangeResults runs the same problem with 1, 2, 3
-// and 8 goroutines: outputs and gradients of Forward and Backward, and the
+// TestThreadCountDoesNotChangeResults runs the same problem with 1, 2, 3,
+// 8, 32 and 64 goroutines: outputs and gradients of Forward and Backward, and the
 // outputs of Fused.Forward and Decoder.Decode (a prompt whose heads run in
 // parallel), must be bit-identical (the problems are below Gemm's own
 // parallel threshold).
@@ -234,7 +234,7 @@ func TestThreadCountDoesNotChangeResults(t *testing.T) {
 	dpr := newProblem(ds, 7)
 	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		var first []namedF32
-		for _, procs := range []int{1, 2, 3, 8} {
+		for _, procs := range []int{1, 2, 3, 8, 32, 64} {
 			runtime.GOMAXPROCS(procs)
 			l := newLayer(t, p, s.c, 4)
 			got := runFast(l, pr).named()
@@ -251,6 +251,41 @@ func TestThreadCountDoesNotChangeResults(t *testing.T) {
 				continue
 			}
 			equal(t, fmt.Sprintf("GOMAXPROCS=%d against 1", procs), got, first)
+		}
+	})
+}
+
+// TestDecodeTokenThreadCount decodes one token after a cache long enough
+// that its heads are split between goroutines (decodeMinFlops) and checks
+// that its output is bit-identical at 1, 2, 3, 8, 32 and 64 goroutines.
+func TestDecodeTokenThreadCount(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a prompt of 1040 tokens")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	const past = 1040
+	s := refShape{1, past + 1, 256, 4}
+	if 4*(past+1)*s.c < decodeMinFlops {
+		t.Fatalf("the token's heads would not be split: 4·%d·%d < %d", past+1, s.c, decodeMinFlops)
+	}
+	pr := newProblem(s, 8)
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		runtime.GOMAXPROCS(1)
+		l := newLayer(t, p, s.c, s.h)
+		d := l.NewDecoder(s.t)
+		prompt := make([]float32, past*s.c)
+		d.Decode(prompt, pr.x, past, pr.p)
+		var first []float32
+		for _, procs := range []int{1, 2, 3, 8, 32, 64} {
+			runtime.GOMAXPROCS(procs)
+			out := make([]float32, s.c)
+			d.Decode(out, pr.x[past*s.c:], 1, pr.p)
+			d.n = past // forget the token: the next thread count decodes it again
+			if first == nil {
+				first = out
+				continue
+			}
+			equal(t, fmt.Sprintf("GOMAXPROCS=%d against 1", procs), []namedF32{{"token out", out}}, []namedF32{{"token out", first}})
 		}
 	})
 }

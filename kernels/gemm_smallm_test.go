@@ -70,18 +70,20 @@ func TestGemmSmallMSplit(t *testing.T) {
 						return c, pre, out
 					}
 					c1, pre1, out1 := run(1)
-					c4, pre4, out4 := run(4)
-					for i := 0; i < m; i++ {
-						for j := 0; j < tc.n; j++ {
-							a, b := c1[i*d.ldc+j], c4[i*d.ldc+j]
-							if math.Float32bits(a) != math.Float32bits(b) {
-								t.Fatalf("%+v: C[%d,%d] = %v with one thread, %v with several", tc, i, j, a, b)
-							}
-							if pre1[i*tc.n+j] != pre4[i*tc.n+j] || out1[i*tc.n+j] != out4[i*tc.n+j] {
-								t.Fatalf("%+v: GemmBiasGELU [%d,%d] differs between thread counts", tc, i, j)
-							}
-							if want := a + bias[j]; pre1[i*tc.n+j] != want {
-								t.Fatalf("%+v: pre[%d,%d] = %v, want Gemm's %v + bias", tc, i, j, pre1[i*tc.n+j], want)
+					for _, procs := range []int{2, 3, 4, 8, 32, 64} {
+						c4, pre4, out4 := run(procs)
+						for i := 0; i < m; i++ {
+							for j := 0; j < tc.n; j++ {
+								a, b := c1[i*d.ldc+j], c4[i*d.ldc+j]
+								if math.Float32bits(a) != math.Float32bits(b) {
+									t.Fatalf("%+v: C[%d,%d] = %v with one thread, %v with %d", tc, i, j, a, b, procs)
+								}
+								if pre1[i*tc.n+j] != pre4[i*tc.n+j] || out1[i*tc.n+j] != out4[i*tc.n+j] {
+									t.Fatalf("%+v: GemmBiasGELU [%d,%d] differs between 1 and %d threads", tc, i, j, procs)
+								}
+								if want := a + bias[j]; pre1[i*tc.n+j] != want {
+									t.Fatalf("%+v: pre[%d,%d] = %v, want Gemm's %v + bias", tc, i, j, pre1[i*tc.n+j], want)
+								}
 							}
 						}
 					}

@@ -187,11 +187,11 @@ func (j *job) work(worker int) {
 }
 
 // wait returns once the job's helpers have finished. The caller polls
-// for up to spinFor before it blocks: the parts are of equal size, so the
-// helpers finish close to when the caller does, and a caller that blocked
-// would have to be woken (an OS thread, on a virtual machine a halted
-// virtual CPU: tens of microseconds, as long as a part of a small split
-// product).
+// for up to spinFor before it blocks, as the pool's goroutines poll for
+// work (see spinFor): the parts are of equal size, so the helpers finish
+// close to when the caller does, and a caller that blocked would have to
+// be woken like a pool goroutine (PERF.md, "The caller polls for its
+// helpers too", has the cost measured).
 func (j *job) wait(helpers int32) {
 	if j.done.Load() < helpers {
 		deadline := time.Now().Add(spinFor)

@@ -51,6 +51,7 @@ func spin() {
 func TestRunEveryPartOnce(t *testing.T) {
 	for _, tc := range []struct{ procs, parts, workers int }{
 		{1, 5, 4}, {2, 1, 2}, {2, 7, 2}, {4, 64, 4}, {4, 3, 8}, {3, 0, 3},
+		{8, 20, 8}, {32, 40, 32}, {64, 64, 64}, {64, 3, 64},
 	} {
 		old := runtime.GOMAXPROCS(tc.procs)
 		task := &countTask{ran: make([]atomic.Int32, tc.parts)}
@@ -74,7 +75,7 @@ func TestRunEveryPartOnce(t *testing.T) {
 // parallel work and checks that no more than GOMAXPROCS goroutines were
 // ever inside the inner tasks at once.
 func TestNestedNeverOversubscribes(t *testing.T) {
-	for _, procs := range []int{1, 2, 3, 4} {
+	for _, procs := range []int{1, 2, 3, 4, 8, 32, 64} {
 		old := runtime.GOMAXPROCS(procs)
 		inner := &countTask{ran: make([]atomic.Int32, 8*8)}
 		var innerBase atomic.Int32
@@ -104,6 +105,36 @@ func TestNestedNeverOversubscribes(t *testing.T) {
 				t.Fatalf("GOMAXPROCS %d: inner part %d ran %d times", procs, p, inner.ran[p].Load())
 			}
 		}
+	}
+}
+
+// slowTask's part 0 sleeps for longer than the caller polls (spinFor);
+// the other parts mark themselves done at once.
+type slowTask struct{ done []atomic.Bool }
+
+func (t *slowTask) RunPart(_, part int) {
+	if part == 0 {
+		time.Sleep(3 * spinFor)
+	}
+	t.done[part].Store(true)
+}
+
+// TestRunWaitsForSlowParts checks that Run returns only once every part
+// is done, also when a part outlasts the caller's polling and the caller
+// has to block, at every GOMAXPROCS from one to many more than the cores.
+func TestRunWaitsForSlowParts(t *testing.T) {
+	for _, procs := range []int{1, 2, 3, 8, 32, 64} {
+		old := runtime.GOMAXPROCS(procs)
+		for _, parts := range []int{2, procs, 3 * procs} {
+			task := &slowTask{done: make([]atomic.Bool, parts)}
+			Run(task, parts, parts)
+			for p := range task.done {
+				if !task.done[p].Load() {
+					t.Errorf("GOMAXPROCS %d, %d parts: Run returned before part %d was done", procs, parts, p)
+				}
+			}
+		}
+		runtime.GOMAXPROCS(old)
 	}
 }
 

@@ -97,10 +97,10 @@ type skinnyArgs struct {
 
 // skinnyMinParallel is the number of elements of the streamed operand
 // (k·n) from which a skinny product is split between goroutines: 1 MiB,
-// GPT-2's smallest projection (768×768), whose weights come from memory
-// when a model is decoded; a second core adds memory bandwidth, and a
-// split costs about a microsecond (the pool's goroutines and the caller
-// poll rather than sleep: package parallel) against tens.
+// so that GPT-2's smallest projection (768×768), whose weights come from
+// memory when a model is decoded, is split, as a second core adds memory
+// bandwidth; the split is cheap because package parallel's goroutines
+// and its caller poll rather than sleep.
 const skinnyMinParallel = 1 << 18
 
 // The stream kernels' defaults (SetStream): b of at least

@@ -162,9 +162,9 @@ func (t *int8Task) RunPart(_, part int) {
 
 // MinParallel is the number of weights (N·K) from which a product is
 // split between goroutines: GPT-2's smallest projection (768×768), whose
-// weights come from memory when a model is decoded; a second core adds
-// memory bandwidth, and a split costs about a microsecond (package
-// parallel's goroutines and caller poll rather than sleep) against tens.
+// weights come from memory when a model is decoded, is split, as a second
+// core adds memory bandwidth; the split is cheap because package
+// parallel's goroutines and its caller poll rather than sleep.
 const MinParallel = 1 << 18
 
 // splitUnit is the granule, in columns of C, of a split.
