@@ -17,7 +17,12 @@ import (
 
 // torchVersion returns torch's version as python imports it, or an error
 // when python is missing or cannot import torch (or ctx is done first).
+// A python that is not an executable file is refused before any process
+// is started.
 func torchVersion(ctx context.Context, python string) (string, error) {
+	if _, err := exec.LookPath(python); err != nil {
+		return "", err
+	}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, python, "-c", "import torch; print(torch.__version__)").Output()
