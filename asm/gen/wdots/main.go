@@ -20,8 +20,9 @@
 // group's scale into one vector accumulator per (i, j).
 //
 // Rows of W go R at a time (R from the register budget), then one at a
-// time; each group of a block prefetches the same group of the next
-// block's rows (PREFETCHT0, which never faults). The accumulators are reduced across their lanes at the end, so a
+// time; each group of a block prefetches the same group of the rows of
+// the next block (PREFETCHT0), or for the AVX2 one-row int8 kernel of the
+// block after it, into L2 (PREFETCHT2); prefetches never fault. The accumulators are reduced across their lanes at the end, so a
 // result does not depend on the block its row was in. The kernels read c
 // only when beta is not ±0, and never touch memory outside the
 // rows×(groups+1) blocks of W, the r rows of x (and xt), and the r×rows
@@ -72,6 +73,17 @@ func rowsAtOnce(s *x86.ISA, f *format, r int) int {
 		return []int{0, 0, 8, 6, 5, 4, 3, 3, 2}[r]
 	}
 	return []int{0, 8, 5, 3, 2, 2, 1, 1, 1}[r]
+}
+
+// aheadBlocks is how many blocks of rows ahead a kernel prefetches: two
+// for the one-row int8 kernel of AVX2 (which both sets decode with),
+// whose blocks take less time than its memory's latency, one otherwise.
+// Prefetches more than one block ahead go to L2 (PREFETCHT2).
+func aheadBlocks(s *x86.ISA, f *format, r int) int {
+	if f == int8 && r == 1 && !s.Is512() {
+		return 2
+	}
+	return 1
 }
 
 // minR512 is the fewest rows of x an AVX-512 kernel takes: for one row
@@ -165,7 +177,7 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	// block's rows are read next.
 	var next *x86.Rows
 	if R > 1 {
-		next = rows.NextBlock(R)
+		next = rows.NextBlock(aheadBlocks(s, f, r) * R)
 	}
 	xp := x86.Arg("x")
 	var ldx, ldx3, xp4 reg.GPVirtual
@@ -205,7 +217,11 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	body := func() {
 		if next != nil {
 			for j := 0; j < R; j++ {
-				PREFETCHT0(next.At(j, 0))
+				if aheadBlocks(s, f, r) > 1 {
+					PREFETCHT2(next.At(j, 0))
+				} else {
+					PREFETCHT0(next.At(j, 0))
+				}
 			}
 		}
 		if f == int8 {
