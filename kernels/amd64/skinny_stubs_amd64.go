@@ -90,7 +90,7 @@ func skinnyAxpys8AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ld
 
 // skinnyStream1AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 1, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
-// skinnyAxpys1AVX2 does, bit for bit, reading b row by row: 4 rows per pass over
+// skinnyAxpys1AVX2 does, bit for bit, reading b row by row: 8 rows per pass over
 // the n columns, then one; acc is scratch of 1×n elements. Requires AVX2 and FMA.
 //
 //go:noescape
@@ -206,7 +206,7 @@ func skinnyAxpys8AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, 
 
 // skinnyStream1AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 1, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as
-// skinnyAxpys1AVX512 does, bit for bit, reading b row by row: 4 rows per pass over
+// skinnyAxpys1AVX512 does, bit for bit, reading b row by row: 8 rows per pass over
 // the n columns, then one; acc is scratch of 1×n elements. Requires AVX-512F, DQ and BW.
 //
 //go:noescape

@@ -34,7 +34,7 @@ func TestSkinnyKernels(t *testing.T) {
 			return s
 		}
 		for _, n := range []int{1, 5, 8, 15, 16, 17, 40, 71, 100, 129, 130} {
-			for _, k := range []int{1, 2, 3, 4, 5, 7, 16, 17, 50} {
+			for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 50} {
 				for _, beta := range []float32{0, 0.5} {
 					ldc := n + 3
 					check := func(kind string, r int, c, c0 []float32, ref func(i, j int) float64) {

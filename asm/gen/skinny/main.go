@@ -459,12 +459,14 @@ func axpysBlock(s *x86.ISA, r, V int, t *x86.Tail, name string, b0, c0 reg.GPVir
 const streamMax = 4
 
 // streamRows returns G, the rows of b a stream kernel of r rows reads per
-// pass: r·G broadcasts of a, G vectors of b and a sum fit the registers.
+// pass: r·G broadcasts of a, G vectors of b (one for r = 1, which takes
+// each row's vector into its FMA) and a sum fit the registers. More rows
+// a pass mean fewer trips of the sums through the scratch buffer.
 func streamRows(s *x86.ISA, r int) int {
 	if s.Is512() {
-		return 4
+		return []int{0, 8, 4, 4, 4}[r]
 	}
-	return []int{0, 4, 4, 3, 2}[r]
+	return []int{0, 8, 4, 3, 2}[r]
 }
 
 // streamUnroll is the vectors of columns a stream pass takes per step.
@@ -603,7 +605,7 @@ func streamPass(s *x86.ISA, r, g int, name string) {
 		}
 	}
 	// Rows q of b and i of acc from one pointer each: 0, 1, 2 times the
-	// stride, or its triple.
+	// stride, or its triple (rows 4 to 7 of b from a second pointer).
 	strided := func(base, st, st3 reg.GPVirtual) func(q, u int) Mem {
 		return func(q, u int) Mem {
 			m := s.At(base, u)
@@ -638,15 +640,35 @@ func streamPass(s *x86.ISA, r, g int, name string) {
 		LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, lda3)
 	}
 	bAt, accAt := strided(bp, ldb, ldb3), strided(ap, lda, lda3)
+	ptrs := []reg.GPVirtual{bp, ap}
+	if g > 4 {
+		// Rows 4 and up of b from a second pointer, four rows on.
+		bp4 := GP64()
+		LEAQ(Mem{Base: bp, Index: ldb, Scale: 4}, bp4)
+		ptrs = append(ptrs, bp4)
+		lo, hi := bAt, strided(bp4, ldb, ldb3)
+		bAt = func(q, u int) Mem {
+			if q >= 4 {
+				return hi(q-4, u)
+			}
+			return lo(q, u)
+		}
+	}
 	cnt := x86.Arg("n")
-	s.Loops(name, cnt, []reg.GPVirtual{bp, ap}, streamUnroll, masks, func(k int, t *x86.Tail) {
+	s.Loops(name, cnt, ptrs, streamUnroll, masks, func(k int, t *x86.Tail) {
 		for u := 0; u < k; u++ {
-			if r == 1 && t == nil {
-				v := s.Load(accAt(0, u), nil)
+			if r == 1 {
+				// One vector of b at a time: g broadcasts, the sum and
+				// one row's vector in registers.
+				v := s.Load(accAt(0, u), t)
 				for q := 0; q < g; q++ {
-					VFMADD231PS(bAt(q, u), av[0][q], v)
+					if t == nil {
+						VFMADD231PS(bAt(q, u), av[0][q], v)
+					} else {
+						VFMADD231PS(s.Load(bAt(q, u), t), av[0][q], v)
+					}
 				}
-				s.Store(v, accAt(0, u), nil)
+				s.Store(v, accAt(0, u), t)
 				continue
 			}
 			bv := make([]reg.VecVirtual, g)
