@@ -1224,7 +1224,7 @@ TEXT ·skinnyAxpys1AVX2(SB), NOSPLIT, $0-80
 
 skinnyAxpys1AVX2_cols8:
 	CMPQ   n+8(FP), $0x00000040
-	JB     skinnyAxpys1AVX2_cols1
+	JB     skinnyAxpys1AVX2_cols4
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -1307,6 +1307,118 @@ skinnyAxpys1AVX2_b8_stored:
 	ADDQ $0x00000100, CX
 	SUBQ $0x00000040, n+8(FP)
 	JMP  skinnyAxpys1AVX2_cols8
+
+skinnyAxpys1AVX2_cols4:
+	CMPQ   n+8(FP), $0x00000020
+	JB     skinnyAxpys1AVX2_cols2
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ   a+16(FP), DX
+	MOVQ   rsa+24(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   csa+32(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   AX, SI
+	MOVQ   ldb+48(FP), DI
+	SHLQ   $0x02, DI
+	MOVQ   k+0(FP), R8
+
+skinnyAxpys1AVX2_b4_k:
+	VBROADCASTSS (DX), Y4
+	VFMADD231PS  (SI), Y4, Y0
+	VFMADD231PS  32(SI), Y4, Y1
+	VFMADD231PS  64(SI), Y4, Y2
+	VFMADD231PS  96(SI), Y4, Y3
+	ADDQ         DI, SI
+	ADDQ         BX, DX
+	DECQ         R8
+	JNZ          skinnyAxpys1AVX2_b4_k
+	VBROADCASTSS alpha+72(FP), Y4
+	VMULPS       Y4, Y0, Y0
+	VMULPS       Y4, Y1, Y1
+	VMULPS       Y4, Y2, Y2
+	VMULPS       Y4, Y3, Y3
+	MOVQ         ldc+64(FP), DX
+	SHLQ         $0x02, DX
+	MOVL         beta+76(FP), DX
+	ANDL         $0x7fffffff, DX
+	JZ           skinnyAxpys1AVX2_b4_beta0
+	VBROADCASTSS beta+76(FP), Y4
+	MOVQ         CX, DX
+	VFMADD231PS  (DX), Y4, Y0
+	VMOVUPS      Y0, (DX)
+	VFMADD231PS  32(DX), Y4, Y1
+	VMOVUPS      Y1, 32(DX)
+	VFMADD231PS  64(DX), Y4, Y2
+	VMOVUPS      Y2, 64(DX)
+	VFMADD231PS  96(DX), Y4, Y3
+	VMOVUPS      Y3, 96(DX)
+	JMP          skinnyAxpys1AVX2_b4_stored
+
+skinnyAxpys1AVX2_b4_beta0:
+	MOVQ    CX, DX
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+	VMOVUPS Y2, 64(DX)
+	VMOVUPS Y3, 96(DX)
+
+skinnyAxpys1AVX2_b4_stored:
+	ADDQ $0x00000080, AX
+	ADDQ $0x00000080, CX
+	SUBQ $0x00000020, n+8(FP)
+	JMP  skinnyAxpys1AVX2_cols4
+
+skinnyAxpys1AVX2_cols2:
+	CMPQ   n+8(FP), $0x00000010
+	JB     skinnyAxpys1AVX2_cols1
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	MOVQ   a+16(FP), DX
+	MOVQ   rsa+24(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   csa+32(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   AX, SI
+	MOVQ   ldb+48(FP), DI
+	SHLQ   $0x02, DI
+	MOVQ   k+0(FP), R8
+
+skinnyAxpys1AVX2_b2_k:
+	VBROADCASTSS (DX), Y2
+	VFMADD231PS  (SI), Y2, Y0
+	VFMADD231PS  32(SI), Y2, Y1
+	ADDQ         DI, SI
+	ADDQ         BX, DX
+	DECQ         R8
+	JNZ          skinnyAxpys1AVX2_b2_k
+	VBROADCASTSS alpha+72(FP), Y2
+	VMULPS       Y2, Y0, Y0
+	VMULPS       Y2, Y1, Y1
+	MOVQ         ldc+64(FP), DX
+	SHLQ         $0x02, DX
+	MOVL         beta+76(FP), DX
+	ANDL         $0x7fffffff, DX
+	JZ           skinnyAxpys1AVX2_b2_beta0
+	VBROADCASTSS beta+76(FP), Y2
+	MOVQ         CX, DX
+	VFMADD231PS  (DX), Y2, Y0
+	VMOVUPS      Y0, (DX)
+	VFMADD231PS  32(DX), Y2, Y1
+	VMOVUPS      Y1, 32(DX)
+	JMP          skinnyAxpys1AVX2_b2_stored
+
+skinnyAxpys1AVX2_b2_beta0:
+	MOVQ    CX, DX
+	VMOVUPS Y0, (DX)
+	VMOVUPS Y1, 32(DX)
+
+skinnyAxpys1AVX2_b2_stored:
+	ADDQ $0x00000040, AX
+	ADDQ $0x00000040, CX
+	SUBQ $0x00000010, n+8(FP)
+	JMP  skinnyAxpys1AVX2_cols2
 
 skinnyAxpys1AVX2_cols1:
 	CMPQ   n+8(FP), $0x00000008
@@ -7178,7 +7290,7 @@ TEXT ·skinnyAxpys1AVX512(SB), NOSPLIT, $0-80
 
 skinnyAxpys1AVX512_cols8:
 	CMPQ   n+8(FP), $0x00000080
-	JB     skinnyAxpys1AVX512_cols1
+	JB     skinnyAxpys1AVX512_cols4
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -7262,10 +7374,122 @@ skinnyAxpys1AVX512_b8_stored:
 	SUBQ $0x00000080, n+8(FP)
 	JMP  skinnyAxpys1AVX512_cols8
 
+skinnyAxpys1AVX512_cols4:
+	CMPQ   n+8(FP), $0x00000040
+	JB     skinnyAxpys1AVX512_cols2
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	MOVQ   a+16(FP), DX
+	MOVQ   rsa+24(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   csa+32(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   AX, SI
+	MOVQ   ldb+48(FP), DI
+	SHLQ   $0x02, DI
+	MOVQ   k+0(FP), R8
+
+skinnyAxpys1AVX512_b4_k:
+	VBROADCASTSS (DX), Z0
+	VFMADD231PS  (SI), Z0, Z9
+	VFMADD231PS  64(SI), Z0, Z10
+	VFMADD231PS  128(SI), Z0, Z11
+	VFMADD231PS  192(SI), Z0, Z12
+	ADDQ         DI, SI
+	ADDQ         BX, DX
+	DECQ         R8
+	JNZ          skinnyAxpys1AVX512_b4_k
+	VBROADCASTSS alpha+72(FP), Z0
+	VMULPS       Z0, Z9, Z9
+	VMULPS       Z0, Z10, Z10
+	VMULPS       Z0, Z11, Z11
+	VMULPS       Z0, Z12, Z12
+	MOVQ         ldc+64(FP), DX
+	SHLQ         $0x02, DX
+	MOVL         beta+76(FP), DX
+	ANDL         $0x7fffffff, DX
+	JZ           skinnyAxpys1AVX512_b4_beta0
+	VBROADCASTSS beta+76(FP), Z0
+	MOVQ         CX, DX
+	VFMADD231PS  (DX), Z0, Z9
+	VMOVUPS      Z9, (DX)
+	VFMADD231PS  64(DX), Z0, Z10
+	VMOVUPS      Z10, 64(DX)
+	VFMADD231PS  128(DX), Z0, Z11
+	VMOVUPS      Z11, 128(DX)
+	VFMADD231PS  192(DX), Z0, Z12
+	VMOVUPS      Z12, 192(DX)
+	JMP          skinnyAxpys1AVX512_b4_stored
+
+skinnyAxpys1AVX512_b4_beta0:
+	MOVQ    CX, DX
+	VMOVUPS Z9, (DX)
+	VMOVUPS Z10, 64(DX)
+	VMOVUPS Z11, 128(DX)
+	VMOVUPS Z12, 192(DX)
+
+skinnyAxpys1AVX512_b4_stored:
+	ADDQ $0x00000100, AX
+	ADDQ $0x00000100, CX
+	SUBQ $0x00000040, n+8(FP)
+	JMP  skinnyAxpys1AVX512_cols4
+
+skinnyAxpys1AVX512_cols2:
+	CMPQ   n+8(FP), $0x00000020
+	JB     skinnyAxpys1AVX512_cols1
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	MOVQ   a+16(FP), DX
+	MOVQ   rsa+24(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   csa+32(FP), BX
+	SHLQ   $0x02, BX
+	MOVQ   AX, SI
+	MOVQ   ldb+48(FP), DI
+	SHLQ   $0x02, DI
+	MOVQ   k+0(FP), R8
+
+skinnyAxpys1AVX512_b2_k:
+	VBROADCASTSS (DX), Z0
+	VFMADD231PS  (SI), Z0, Z13
+	VFMADD231PS  64(SI), Z0, Z14
+	ADDQ         DI, SI
+	ADDQ         BX, DX
+	DECQ         R8
+	JNZ          skinnyAxpys1AVX512_b2_k
+	VBROADCASTSS alpha+72(FP), Z0
+	VMULPS       Z0, Z13, Z13
+	VMULPS       Z0, Z14, Z14
+	MOVQ         ldc+64(FP), DX
+	SHLQ         $0x02, DX
+	MOVL         beta+76(FP), DX
+	ANDL         $0x7fffffff, DX
+	JZ           skinnyAxpys1AVX512_b2_beta0
+	VBROADCASTSS beta+76(FP), Z0
+	MOVQ         CX, DX
+	VFMADD231PS  (DX), Z0, Z13
+	VMOVUPS      Z13, (DX)
+	VFMADD231PS  64(DX), Z0, Z14
+	VMOVUPS      Z14, 64(DX)
+	JMP          skinnyAxpys1AVX512_b2_stored
+
+skinnyAxpys1AVX512_b2_beta0:
+	MOVQ    CX, DX
+	VMOVUPS Z13, (DX)
+	VMOVUPS Z14, 64(DX)
+
+skinnyAxpys1AVX512_b2_stored:
+	ADDQ $0x00000080, AX
+	ADDQ $0x00000080, CX
+	SUBQ $0x00000020, n+8(FP)
+	JMP  skinnyAxpys1AVX512_cols2
+
 skinnyAxpys1AVX512_cols1:
 	CMPQ   n+8(FP), $0x00000010
 	JB     skinnyAxpys1AVX512_tail
-	VPXORD Z9, Z9, Z9
+	VPXORD Z15, Z15, Z15
 	MOVQ   a+16(FP), DX
 	MOVQ   rsa+24(FP), BX
 	SHLQ   $0x02, BX
@@ -7278,13 +7502,13 @@ skinnyAxpys1AVX512_cols1:
 
 skinnyAxpys1AVX512_b1_k:
 	VBROADCASTSS (DX), Z0
-	VFMADD231PS  (SI), Z0, Z9
+	VFMADD231PS  (SI), Z0, Z15
 	ADDQ         DI, SI
 	ADDQ         BX, DX
 	DECQ         R8
 	JNZ          skinnyAxpys1AVX512_b1_k
 	VBROADCASTSS alpha+72(FP), Z0
-	VMULPS       Z0, Z9, Z9
+	VMULPS       Z0, Z15, Z15
 	MOVQ         ldc+64(FP), DX
 	SHLQ         $0x02, DX
 	MOVL         beta+76(FP), DX
@@ -7292,13 +7516,13 @@ skinnyAxpys1AVX512_b1_k:
 	JZ           skinnyAxpys1AVX512_b1_beta0
 	VBROADCASTSS beta+76(FP), Z0
 	MOVQ         CX, DX
-	VFMADD231PS  (DX), Z0, Z9
-	VMOVUPS      Z9, (DX)
+	VFMADD231PS  (DX), Z0, Z15
+	VMOVUPS      Z15, (DX)
 	JMP          skinnyAxpys1AVX512_b1_stored
 
 skinnyAxpys1AVX512_b1_beta0:
 	MOVQ    CX, DX
-	VMOVUPS Z9, (DX)
+	VMOVUPS Z15, (DX)
 
 skinnyAxpys1AVX512_b1_stored:
 	ADDQ $0x00000040, AX
@@ -7312,7 +7536,7 @@ skinnyAxpys1AVX512_tail:
 	JZ     skinnyAxpys1AVX512_done
 	LEAQ   skinnyMaskAVX512<>+0(SB), BX
 	KMOVW  (BX)(DX*2), K1
-	VPXORD Z10, Z10, Z10
+	VPXORD Z16, Z16, Z16
 	MOVQ   a+16(FP), DX
 	MOVQ   rsa+24(FP), BX
 	SHLQ   $0x02, BX
@@ -7325,13 +7549,13 @@ skinnyAxpys1AVX512_tail:
 skinnyAxpys1AVX512_bt_k:
 	VMOVUPS.Z    (AX), K1, Z0
 	VBROADCASTSS (DX), Z1
-	VFMADD231PS  Z0, Z1, Z10
+	VFMADD231PS  Z0, Z1, Z16
 	ADDQ         SI, AX
 	ADDQ         BX, DX
 	DECQ         DI
 	JNZ          skinnyAxpys1AVX512_bt_k
 	VBROADCASTSS alpha+72(FP), Z0
-	VMULPS       Z0, Z10, Z10
+	VMULPS       Z0, Z16, Z16
 	MOVQ         ldc+64(FP), AX
 	SHLQ         $0x02, AX
 	MOVL         beta+76(FP), AX
@@ -7340,13 +7564,13 @@ skinnyAxpys1AVX512_bt_k:
 	VBROADCASTSS beta+76(FP), Z0
 	MOVQ         CX, AX
 	VMOVUPS.Z    (AX), K1, Z1
-	VFMADD231PS  Z1, Z0, Z10
-	VMOVUPS      Z10, K1, (AX)
+	VFMADD231PS  Z1, Z0, Z16
+	VMOVUPS      Z16, K1, (AX)
 	JMP          skinnyAxpys1AVX512_bt_stored
 
 skinnyAxpys1AVX512_bt_beta0:
 	MOVQ    CX, AX
-	VMOVUPS Z10, K1, (AX)
+	VMOVUPS Z16, K1, (AX)
 
 skinnyAxpys1AVX512_bt_stored:
 skinnyAxpys1AVX512_done:

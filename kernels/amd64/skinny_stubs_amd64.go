@@ -34,56 +34,56 @@ func skinnyDots4AVX2(rows int, k int, w *float32, ldw int, x *float32, ldx int, 
 
 // skinnyAxpys1AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 1, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 8 vectors at a time, then one, then a masked one. Requires AVX2 and FMA.
+// Columns go [8 4 2 1] vectors at a time, then a masked one. Requires AVX2 and FMA.
 //
 //go:noescape
 func skinnyAxpys1AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys2AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 2, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 4 vectors at a time, then one, then a masked one. Requires AVX2 and FMA.
+// Columns go [4 1] vectors at a time, then a masked one. Requires AVX2 and FMA.
 //
 //go:noescape
 func skinnyAxpys2AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys3AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 3, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 3 vectors at a time, then one, then a masked one. Requires AVX2 and FMA.
+// Columns go [3 1] vectors at a time, then a masked one. Requires AVX2 and FMA.
 //
 //go:noescape
 func skinnyAxpys3AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys4AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 4, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 2 vectors at a time, then one, then a masked one. Requires AVX2 and FMA.
+// Columns go [2 1] vectors at a time, then a masked one. Requires AVX2 and FMA.
 //
 //go:noescape
 func skinnyAxpys4AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys5AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 5, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 2 vectors at a time, then one, then a masked one. Requires AVX2 and FMA.
+// Columns go [2 1] vectors at a time, then a masked one. Requires AVX2 and FMA.
 //
 //go:noescape
 func skinnyAxpys5AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys6AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 6, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 2 vectors at a time, then one, then a masked one. Requires AVX2 and FMA.
+// Columns go [2 1] vectors at a time, then a masked one. Requires AVX2 and FMA.
 //
 //go:noescape
 func skinnyAxpys6AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys7AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 7, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 1 vectors at a time, then one, then a masked one. Requires AVX2 and FMA.
+// Columns go [1] vectors at a time, then a masked one. Requires AVX2 and FMA.
 //
 //go:noescape
 func skinnyAxpys7AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys8AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 8, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 1 vectors at a time, then one, then a masked one. Requires AVX2 and FMA.
+// Columns go [1] vectors at a time, then a masked one. Requires AVX2 and FMA.
 //
 //go:noescape
 func skinnyAxpys8AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
@@ -150,56 +150,56 @@ func skinnyDots4AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int
 
 // skinnyAxpys1AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 1, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 8 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
+// Columns go [8 4 2 1] vectors at a time, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys1AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys2AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 2, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 8 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
+// Columns go [8 1] vectors at a time, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys2AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys3AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 3, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 6 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
+// Columns go [6 1] vectors at a time, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys3AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys4AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 4, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 4 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
+// Columns go [4 1] vectors at a time, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys4AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys5AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 5, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 3 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
+// Columns go [3 1] vectors at a time, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys5AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys6AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 6, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 2 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
+// Columns go [2 1] vectors at a time, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys6AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys7AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 7, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 2 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
+// Columns go [2 1] vectors at a time, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys7AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 
 // skinnyAxpys8AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 8, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go 1 vectors at a time, then one, then a masked one. Requires AVX-512F, DQ and BW.
+// Columns go [1] vectors at a time, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys8AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)

@@ -11,10 +11,11 @@
 // result does not depend on the block its row was in.
 //
 // axpys<r>: for i < r, j < n, c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]·b[p*ldb+j]
-// + beta*c[i*ldc+j]. Columns go V vectors at a time, then one vector,
-// then one masked vector; the r×V block of C stays in registers while the
-// k rows of b stream past, each a(i, p) broadcast. Every column is summed
-// over p in order with FMAs, whatever its block.
+// + beta*c[i*ldc+j]. Columns go V vectors at a time (for one row then
+// V/2, V/4, ...), then one vector, then one masked vector; the r×V block
+// of C stays in registers while the k rows of b stream past, each a(i, p)
+// broadcast. Every column is summed over p in order with FMAs, whatever
+// its block.
 //
 // stream<r>: the result of axpys<r>, bit for bit, with b read row by row:
 // the sums of the r×n block of C accumulate in the scratch acc (r rows of
@@ -301,19 +302,16 @@ func axpys(s *x86.ISA, r int) {
 	x86.Func(name, "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)",
 		fmt.Sprintf("%s sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]", name),
 		fmt.Sprintf("for i < %d, j < n, p < k (k, n >= 1), not reading c when beta is ±0.", r),
-		fmt.Sprintf("Columns go %d vectors at a time, then one, then a masked one. Requires %s.", V, s.Req))
+		fmt.Sprintf("Columns go %v vectors at a time, then a masked one. Requires %s.", axpysBlocks(r, V), s.Req))
 	b0 := x86.Arg("b")
 	c0 := x86.Arg("c")
 	n := x86.Addr(Param("n"))
-	blocks := []int{V, 1}
-	if V == 1 {
-		blocks = blocks[1:]
-	}
-	for _, blk := range blocks {
+	blocks := axpysBlocks(r, V)
+	for bi, blk := range blocks {
 		loop := fmt.Sprintf("%s_cols%d", name, blk)
-		next := name + "_cols1"
-		if blk == 1 {
-			next = name + "_tail"
+		next := name + "_tail"
+		if bi+1 < len(blocks) {
+			next = fmt.Sprintf("%s_cols%d", name, blocks[bi+1])
 		}
 		Label(loop)
 		CMPQ(n, U32(blk*s.Lanes))
@@ -333,6 +331,23 @@ func axpys(s *x86.ISA, r int) {
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// axpysBlocks returns the widths, in vectors, of the column blocks of an
+// axpys kernel of r rows: V, then for one row V/2, V/4, ... (the columns
+// left after the wide blocks, 64 of a decoder head's 64-float rows on
+// AVX-512, still go several vectors, independent FMA chains down the k
+// rows, at a time; for more rows avo's register allocator fails on the
+// extra blocks), and 1.
+func axpysBlocks(r, V int) []int {
+	blocks := []int{V}
+	for blk := V / 2; blk >= 1 && r == 1; blk /= 2 {
+		blocks = append(blocks, blk)
+	}
+	if blocks[len(blocks)-1] != 1 {
+		blocks = append(blocks, 1)
+	}
+	return blocks
 }
 
 // axpysBlock computes the r×V vectors of c at c0 (the lanes of t when t is
