@@ -3397,8 +3397,8 @@ skinnyStream1AVX2_p8_loop4:
 	VFMADD231PS 96(SI)(DX*1), Y7, Y8
 	VMOVUPS     Y8, 96(BX)
 	ADDQ        $0x00000080, AX
-	ADDQ        $0x00000080, BX
 	ADDQ        $0x00000080, SI
+	ADDQ        $0x00000080, BX
 	SUBQ        $0x00000020, DI
 	JMP         skinnyStream1AVX2_p8_loop4
 
@@ -3416,8 +3416,8 @@ skinnyStream1AVX2_p8_loop1:
 	VFMADD231PS (SI)(DX*1), Y7, Y8
 	VMOVUPS     Y8, (BX)
 	ADDQ        $0x00000020, AX
-	ADDQ        $0x00000020, BX
 	ADDQ        $0x00000020, SI
+	ADDQ        $0x00000020, BX
 	SUBQ        $0x00000008, DI
 	JMP         skinnyStream1AVX2_p8_loop1
 
@@ -9780,8 +9780,8 @@ skinnyStream1AVX512_p8_loop4:
 	VFMADD231PS 192(SI)(DX*1), Z7, Z8
 	VMOVUPS     Z8, 192(BX)
 	ADDQ        $0x00000100, AX
-	ADDQ        $0x00000100, BX
 	ADDQ        $0x00000100, SI
+	ADDQ        $0x00000100, BX
 	SUBQ        $0x00000040, DI
 	JMP         skinnyStream1AVX512_p8_loop4
 
@@ -9799,8 +9799,8 @@ skinnyStream1AVX512_p8_loop1:
 	VFMADD231PS (SI)(DX*1), Z7, Z8
 	VMOVUPS     Z8, (BX)
 	ADDQ        $0x00000040, AX
-	ADDQ        $0x00000040, BX
 	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, BX
 	SUBQ        $0x00000010, DI
 	JMP         skinnyStream1AVX512_p8_loop1
 

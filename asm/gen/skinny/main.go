@@ -619,21 +619,8 @@ func streamPass(s *x86.ISA, r, g int, name string) {
 			}
 		}
 	}
-	// Rows q of b and i of acc from one pointer each: 0, 1, 2 times the
-	// stride, or its triple (rows 4 to 7 of b from a second pointer).
-	strided := func(base, st, st3 reg.GPVirtual) func(q, u int) Mem {
-		return func(q, u int) Mem {
-			m := s.At(base, u)
-			switch q {
-			case 0:
-			case 1, 2:
-				m.Index, m.Scale = st, uint8(q)
-			default:
-				m.Index, m.Scale = st3, 1
-			}
-			return m
-		}
-	}
+	// Rows of b and of acc from one pointer per four rows: 0, 1, 2 times
+	// the stride, or its triple, on.
 	bp := x86.Arg("b")
 	var ldb, ldb3 reg.GPVirtual
 	if g > 1 {
@@ -654,21 +641,11 @@ func streamPass(s *x86.ISA, r, g int, name string) {
 		lda3 = GP64()
 		LEAQ(Mem{Base: lda, Index: lda, Scale: 2}, lda3)
 	}
-	bAt, accAt := strided(bp, ldb, ldb3), strided(ap, lda, lda3)
-	ptrs := []reg.GPVirtual{bp, ap}
-	if g > 4 {
-		// Rows 4 and up of b from a second pointer, four rows on.
-		bp4 := GP64()
-		LEAQ(Mem{Base: bp, Index: ldb, Scale: 4}, bp4)
-		ptrs = append(ptrs, bp4)
-		lo, hi := bAt, strided(bp4, ldb, ldb3)
-		bAt = func(q, u int) Mem {
-			if q >= 4 {
-				return hi(q-4, u)
-			}
-			return lo(q, u)
-		}
-	}
+	bRows := x86.NewRows(bp, ldb, ldb3, g)
+	bAt := func(q, u int) Mem { return bRows.At(q, u*s.Bytes()) }
+	accRows := x86.NewRows(ap, lda, lda3, r)
+	accAt := func(i, u int) Mem { return accRows.At(i, u*s.Bytes()) }
+	ptrs := append(bRows.Bases, accRows.Bases...)
 	cnt := x86.Arg("n")
 	s.Loops(name, cnt, ptrs, streamUnroll, masks, func(k int, t *x86.Tail) {
 		for u := 0; u < k; u++ {

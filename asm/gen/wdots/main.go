@@ -175,9 +175,10 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	// bytes for int8, K·2 for bf16), too short for the hardware's stream
 	// prefetchers to run ahead of the R rows read at once; the next
 	// block's rows are read next.
+	ahead := aheadBlocks(s, f, r)
 	var next *x86.Rows
 	if R > 1 {
-		next = rows.NextBlock(aheadBlocks(s, f, r) * R)
+		next = rows.NextBlock(ahead * R)
 	}
 	xp := x86.Arg("x")
 	var ldx, ldx3, xp4 reg.GPVirtual
@@ -217,7 +218,7 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	body := func() {
 		if next != nil {
 			for j := 0; j < R; j++ {
-				if aheadBlocks(s, f, r) > 1 {
+				if ahead > 1 {
 					PREFETCHT2(next.At(j, 0))
 				} else {
 					PREFETCHT0(next.At(j, 0))
