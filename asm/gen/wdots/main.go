@@ -76,8 +76,8 @@ func rowsAtOnce(s *x86.ISA, f *format, r int) int {
 }
 
 // aheadBlocks is how many blocks of rows ahead a kernel prefetches: two
-// for the one-row int8 kernel of AVX2 (which both sets decode with),
-// whose blocks take less time than its memory's latency, one otherwise.
+// for the one-row int8 kernel of AVX2 (which both sets decode with), one
+// otherwise, as measured in PERF.md ("GEMV with 16- and 8-bit weights").
 // Prefetches more than one block ahead go to L2 (PREFETCHT2).
 func aheadBlocks(s *x86.ISA, f *format, r int) int {
 	if f == int8 && r == 1 && !s.Is512() {
