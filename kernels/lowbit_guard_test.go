@@ -31,7 +31,7 @@ func TestLowbitGuardPages(t *testing.T) {
 								seed++
 								tc := lowbitCase{m: m, n: n, k: k, alpha: 1, beta: float32(seed % 2)}
 								d := tc.data(f, newRand(seed))
-								ref, tol := lowbitRef(f, tc, d)
+								ref, tol := lowbitRef(p, f, tc, d)
 								var w any
 								var bw *guard.Buffer
 								switch src := d.w.(type) {

@@ -22,11 +22,13 @@ type lowbitFormat struct {
 	at   func(w any, j, p int) float32
 	gemm func(p *Impl, m int, alpha float32, a []float32, lda int, w any, beta float32, c []float32, ldc int)
 	gemv func(p *Impl, alpha float32, w any, x []float32, beta float32, y []float32)
-	// xErr is the largest error the product's handling of the row of
-	// activations x adds to an element of it: int8 quantizes x to int16
-	// (lowbit.QuantizeInt16, within half a scale step), bf16 uses x as it
-	// is.
-	xErr func(x []float32) float64
+	// xErr bounds the error the handling of x, a row of A of a product
+	// of m rows on p, adds to each element of x: within abs + rel·|x[p]|.
+	// int8 quantizes x to int16 (lowbit.QuantizeInt16, within half a
+	// scale step); bf16 uses x as it is, except where p multiplies one row
+	// as the sum of two bfloat16 (hi = bf16(x), lo = bf16(x - hi), each
+	// within 2⁻⁸ relative, so hi + lo within 2⁻¹⁶ of x).
+	xErr func(p *Impl, m int, x []float32) (abs, rel float64)
 }
 
 var lowbitFormats = []lowbitFormat{
@@ -44,7 +46,12 @@ var lowbitFormats = []lowbitFormat{
 		gemv: func(p *Impl, alpha float32, w any, x []float32, beta float32, y []float32) {
 			p.GemvBF16(alpha, w.(*lowbit.BF16), x, beta, y)
 		},
-		xErr: func([]float32) float64 { return 0 },
+		xErr: func(p *Impl, m int, x []float32) (abs, rel float64) {
+			if p.set.BF16Pair && m == 1 {
+				return 0, 0x1p-16
+			}
+			return 0, 0
+		},
 	},
 	{
 		name: "int8",
@@ -63,12 +70,12 @@ var lowbitFormats = []lowbitFormat{
 		gemv: func(p *Impl, alpha float32, w any, x []float32, beta float32, y []float32) {
 			p.GemvInt8(alpha, w.(*lowbit.Int8), x, beta, y)
 		},
-		xErr: func(x []float32) float64 {
+		xErr: func(_ *Impl, _ int, x []float32) (abs, rel float64) {
 			scale, ok := lowbit.QuantizeInt16(make([]int16, len(x)), x)
 			if !ok {
-				return 0 // computed in float32
+				return 0, 0 // computed in float32
 			}
-			return float64(scale) * (0.5 + 0x1p-20)
+			return float64(scale) * (0.5 + 0x1p-20), 0
 		},
 	},
 }
@@ -116,23 +123,23 @@ func (tc lowbitCase) data(f lowbitFormat, r *rand.Rand) lowbitData {
 }
 
 // lowbitRef returns C in float64, from W's weights as At returns them and
-// A's elements as they are, and each element's tolerance: gemmTol of its
-// magnitude |alpha|·Σ|w·a| + |beta·c|, plus |alpha|·Σ|w| times the error
-// f.xErr allows each element of A's row.
-func lowbitRef(f lowbitFormat, tc lowbitCase, d lowbitData) (ref, tol []float64) {
+// A's elements as they are, and each element's tolerance on p: gemmTol of
+// its magnitude |alpha|·Σ|w·a| + |beta·c|, plus what the error f.xErr
+// allows each element of A's row adds: |alpha|·(abs·Σ|w| + rel·Σ|w·a|).
+func lowbitRef(p *Impl, f lowbitFormat, tc lowbitCase, d lowbitData) (ref, tol []float64) {
 	ref = make([]float64, tc.m*tc.n)
 	tol = make([]float64, tc.m*tc.n)
 	for i := 0; i < tc.m; i++ {
-		xe := 0.0
+		var xe, xr float64
 		if tc.alpha != 0 && tc.k > 0 {
-			xe = f.xErr(d.a[i*d.lda : i*d.lda+tc.k])
+			xe, xr = f.xErr(p, tc.m, d.a[i*d.lda:i*d.lda+tc.k])
 		}
 		for j := 0; j < tc.n; j++ {
 			var s, sa, sw float64
 			if tc.alpha != 0 {
-				for p := 0; p < tc.k; p++ {
-					w := float64(f.at(d.w, j, p))
-					v := w * float64(d.a[i*d.lda+p])
+				for q := 0; q < tc.k; q++ {
+					w := float64(f.at(d.w, j, q))
+					v := w * float64(d.a[i*d.lda+q])
 					s += v
 					sa += math.Abs(v)
 					sw += math.Abs(w)
@@ -140,13 +147,14 @@ func lowbitRef(f lowbitFormat, tc lowbitCase, d lowbitData) (ref, tol []float64)
 			}
 			s *= float64(tc.alpha)
 			sa *= math.Abs(float64(tc.alpha))
+			sx := sa // |alpha|·Σ|w·a|
 			if tc.beta != 0 {
 				c := float64(tc.beta) * float64(d.c[i*d.ldc+j])
 				s += c
 				sa += math.Abs(c)
 			}
 			ref[i*tc.n+j] = s
-			tol[i*tc.n+j] = gemmTol(tc.k, sa) + math.Abs(float64(tc.alpha))*sw*xe
+			tol[i*tc.n+j] = gemmTol(tc.k, sa) + math.Abs(float64(tc.alpha))*sw*xe + sx*xr
 		}
 	}
 	return ref, tol
@@ -157,7 +165,7 @@ func lowbitRef(f lowbitFormat, tc lowbitCase, d lowbitData) (ref, tol []float64)
 func checkLowbitCase(t *testing.T, p *Impl, f lowbitFormat, tc lowbitCase, seed uint64) {
 	t.Helper()
 	d := tc.data(f, newRand(seed))
-	ref, tol := lowbitRef(f, tc, d)
+	ref, tol := lowbitRef(p, f, tc, d)
 	before := append([]float32(nil), d.c0...)
 	f.gemm(p, tc.m, tc.alpha, d.a, d.lda, d.w, tc.beta, d.c, d.ldc)
 	for q := range d.c0 {
@@ -261,7 +269,7 @@ func TestGemvLowbit(t *testing.T) {
 				for _, k := range []int{0, 1, 31, 32, 33, 100} {
 					tc := lowbitCase{m: 1, n: n, k: k, alpha: 1.5, beta: 0.5, off: 1}
 					d := tc.data(f, newRand(uint64(n*1000+k)))
-					ref, tol := lowbitRef(f, tc, d)
+					ref, tol := lowbitRef(p, f, tc, d)
 					y := append([]float32(nil), d.c[:n]...)
 					f.gemv(p, 1.5, d.w, d.a[:k], 0.5, y)
 					f.gemm(p, 1, 1.5, d.a, d.lda, d.w, 0.5, d.c, d.ldc)
@@ -333,7 +341,7 @@ func TestGemmLowbitDeterministicSplit(t *testing.T) {
 func TestGemmLowbitAllocs(t *testing.T) {
 	for _, p := range Implementations() {
 		for _, f := range lowbitFormats {
-			for _, tc := range []lowbitCase{{m: 1, n: 64, k: 100, alpha: 1, beta: 1}, {m: 9, n: 64, k: 100, alpha: 1, beta: 1}, {m: 2, n: 4100, k: 300, alpha: 1, beta: 1}} {
+			for _, tc := range []lowbitCase{{m: 1, n: 64, k: 100, alpha: 1, beta: 1}, {m: 9, n: 64, k: 100, alpha: 1, beta: 1}, {m: 1, n: 4100, k: 300, alpha: 1, beta: 1}, {m: 2, n: 4100, k: 300, alpha: 1, beta: 1}} {
 				d := tc.data(f, newRand(5))
 				f.gemm(p, tc.m, 1, d.a, d.lda, d.w, 1, d.c, d.ldc)
 				if n := testing.AllocsPerRun(5, func() { f.gemm(p, tc.m, 1, d.a, d.lda, d.w, 1, d.c, d.ldc) }); n != 0 {
@@ -410,7 +418,7 @@ func TestGemmInt8MatchesGeneric(t *testing.T) {
 						}
 						row(4)[0] = float32(math.Inf(-1))
 					}
-					_, tol := lowbitRef(f, tc, d)
+					_, tol := lowbitRef(p, f, tc, d)
 					want := append([]float32(nil), d.c...)
 					f.gemm(genericImpl, m, tc.alpha, d.a, d.lda, d.w, tc.beta, want, d.ldc)
 					f.gemm(p, m, tc.alpha, d.a, d.lda, d.w, tc.beta, d.c, d.ldc)

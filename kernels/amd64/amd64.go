@@ -91,6 +91,7 @@ func setAVX512(tile string) *kernelset.Set {
 		Name:            "avx512",
 		Requires:        "AVX-512F, AVX-512DQ, AVX-512BW",
 		Available:       hasAVX512,
+		BF16Pair:        hasAVX512BF16,
 		Gemm:            g.d.Gemm,
 		Gemv:            g.d.Gemv,
 		MaskedScores:    g.d.MaskedScores,

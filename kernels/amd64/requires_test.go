@@ -13,7 +13,8 @@ import (
 // TestRequires reads the CPU features avo lists above every generated
 // function ("// Requires: ...") and checks that each is one the set
 // running it checks at start-up: hasAVX2 for the AVX2 functions, hasAVX512
-// for the AVX-512 ones. A generator that starts using, say, an AVX-512BW
+// for the AVX-512 ones, hasAVX512BF16 for the one-row BF16 product on
+// VDPBF16PS (whose bytes the generator tags with AVX512_BF16). A generator that starts using, say, an AVX-512BW
 // instruction fails here instead of on a CPU without it.
 func TestRequires(t *testing.T) {
 	avx2 := map[string]bool{"AVX": true, "AVX2": true, "FMA3": true, "CMOV": true, "MMX+": true, "SSE": true, "SSE2": true}
@@ -21,6 +22,12 @@ func TestRequires(t *testing.T) {
 	for f := range avx2 {
 		avx512[f] = true
 	}
+	// The functions the avx512 set calls only under hasAVX512BF16.
+	bf16 := map[string]bool{"AVX512VL": true, "AVX512_BF16": true}
+	for f := range avx512 {
+		bf16[f] = true
+	}
+	gatedBF16 := map[string]bool{"wdotsBF16Pair1AVX512": true, "wdotsSplitBF16AVX512": true}
 	files, err := filepath.Glob("*_amd64.s")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no generated assembly: %v", err)
@@ -47,6 +54,9 @@ func TestRequires(t *testing.T) {
 			allowed := avx2
 			if strings.Contains(sym, "AVX512") {
 				allowed = avx512
+			}
+			if fn, _, _ := strings.Cut(sym, "("); gatedBF16[fn] {
+				allowed = bf16
 			}
 			for _, f := range requires {
 				if !allowed[f] {

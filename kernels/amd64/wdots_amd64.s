@@ -7,6 +7,30 @@
 DATA wdotsUpperHalves<>+0(SB)/4, $0xffff0000
 GLOBL wdotsUpperHalves<>(SB), RODATA|NOPTR, $4
 
+DATA wdotsPairGather<>+0(SB)/4, $0x00000000
+DATA wdotsPairGather<>+4(SB)/4, $0x00000004
+DATA wdotsPairGather<>+8(SB)/4, $0x00000008
+DATA wdotsPairGather<>+12(SB)/4, $0x0000000c
+DATA wdotsPairGather<>+16(SB)/4, $0x00000002
+DATA wdotsPairGather<>+20(SB)/4, $0x00000006
+DATA wdotsPairGather<>+24(SB)/4, $0x0000000a
+DATA wdotsPairGather<>+28(SB)/4, $0x0000000e
+DATA wdotsPairGather<>+32(SB)/4, $0x00000000
+DATA wdotsPairGather<>+36(SB)/4, $0x00000000
+DATA wdotsPairGather<>+40(SB)/4, $0x00000000
+DATA wdotsPairGather<>+44(SB)/4, $0x00000000
+DATA wdotsPairGather<>+48(SB)/4, $0x00000000
+DATA wdotsPairGather<>+52(SB)/4, $0x00000000
+DATA wdotsPairGather<>+56(SB)/4, $0x00000000
+DATA wdotsPairGather<>+60(SB)/4, $0x00000000
+GLOBL wdotsPairGather<>(SB), RODATA|NOPTR, $64
+
+DATA wdotsSplitConsts<>+0(SB)/4, $0x00007fff
+DATA wdotsSplitConsts<>+4(SB)/4, $0x00000001
+DATA wdotsSplitConsts<>+8(SB)/4, $0xffff0000
+DATA wdotsSplitConsts<>+12(SB)/4, $0x7fffffff
+GLOBL wdotsSplitConsts<>(SB), RODATA|NOPTR, $16
+
 // func wdotsBF161AVX2(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, AVX2, FMA3, MMX+
 TEXT ·wdotsBF161AVX2(SB), NOSPLIT, $0-80
@@ -12367,5 +12391,441 @@ wdotsInt88AVX512_b1_stored:
 	JMP  wdotsInt88AVX512_rows1
 
 wdotsInt88AVX512_done:
+	VZEROUPPER
+	RET
+
+// func wdotsBF16Pair1AVX512(rows int, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float32, beta float32) (done int)
+// Requires: AVX, AVX512DQ, AVX512F, AVX512VL, AVX512_BF16, FMA3
+TEXT ·wdotsBF16Pair1AVX512(SB), NOSPLIT, $0-72
+	MOVQ         rows+0(FP), DI
+	MOVQ         w+16(FP), SI
+	MOVQ         ldw+24(FP), CX
+	LEAQ         (CX)(CX*2), DX
+	MOVQ         ldx+40(FP), R9
+	SHLQ         $0x01, R9
+	MOVQ         c+48(FP), R11
+	XORQ         R12, R12
+	VBROADCASTSS alpha+56(FP), Z28
+	VBROADCASTSS beta+60(FP), Z29
+	MOVL         beta+60(FP), R13
+	ANDL         $0x7fffffff, R13
+
+wdotsBF16Pair1AVX512_rows8:
+	CMPQ   DI, $0x00000008
+	JB     wdotsBF16Pair1AVX512_rows1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z8, Z8, Z8
+	VPXORD Z1, Z1, Z1
+	VPXORD Z9, Z9, Z9
+	VPXORD Z2, Z2, Z2
+	VPXORD Z10, Z10, Z10
+	VPXORD Z3, Z3, Z3
+	VPXORD Z11, Z11, Z11
+	VPXORD Z4, Z4, Z4
+	VPXORD Z12, Z12, Z12
+	VPXORD Z5, Z5, Z5
+	VPXORD Z13, Z13, Z13
+	VPXORD Z6, Z6, Z6
+	VPXORD Z14, Z14, Z14
+	VPXORD Z7, Z7, Z7
+	VPXORD Z15, Z15, Z15
+	MOVQ   SI, AX
+	LEAQ   (SI)(CX*4), BX
+	MOVQ   x+32(FP), R8
+	MOVQ   groups+8(FP), R10
+
+wdotsBF16Pair1AVX512_g8:
+	TESTQ     R10, R10
+	JZ        wdotsBF16Pair1AVX512_g8_end
+	VMOVDQU64 (R8), Z16
+	VMOVDQU64 (R8)(R9*1), Z17
+
+	// VDPBF16PS (AX), Z16, Z0
+	BYTE $0x62
+	BYTE $0xf2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x00
+
+	// VDPBF16PS (AX), Z17, Z8
+	BYTE $0x62
+	BYTE $0x72
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x00
+
+	// VDPBF16PS (AX)(CX*1), Z16, Z1
+	BYTE $0x62
+	BYTE $0xf2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x0c
+	BYTE $0x08
+
+	// VDPBF16PS (AX)(CX*1), Z17, Z9
+	BYTE $0x62
+	BYTE $0x72
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x0c
+	BYTE $0x08
+
+	// VDPBF16PS (AX)(CX*2), Z16, Z2
+	BYTE $0x62
+	BYTE $0xf2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x14
+	BYTE $0x48
+
+	// VDPBF16PS (AX)(CX*2), Z17, Z10
+	BYTE $0x62
+	BYTE $0x72
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x14
+	BYTE $0x48
+
+	// VDPBF16PS (AX)(DX*1), Z16, Z3
+	BYTE $0x62
+	BYTE $0xf2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x1c
+	BYTE $0x10
+
+	// VDPBF16PS (AX)(DX*1), Z17, Z11
+	BYTE $0x62
+	BYTE $0x72
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x1c
+	BYTE $0x10
+
+	// VDPBF16PS (BX), Z16, Z4
+	BYTE $0x62
+	BYTE $0xf2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x23
+
+	// VDPBF16PS (BX), Z17, Z12
+	BYTE $0x62
+	BYTE $0x72
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x23
+
+	// VDPBF16PS (BX)(CX*1), Z16, Z5
+	BYTE $0x62
+	BYTE $0xf2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x2c
+	BYTE $0x0b
+
+	// VDPBF16PS (BX)(CX*1), Z17, Z13
+	BYTE $0x62
+	BYTE $0x72
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x2c
+	BYTE $0x0b
+
+	// VDPBF16PS (BX)(CX*2), Z16, Z6
+	BYTE $0x62
+	BYTE $0xf2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x34
+	BYTE $0x4b
+
+	// VDPBF16PS (BX)(CX*2), Z17, Z14
+	BYTE $0x62
+	BYTE $0x72
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x34
+	BYTE $0x4b
+
+	// VDPBF16PS (BX)(DX*1), Z16, Z7
+	BYTE $0x62
+	BYTE $0xf2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x3c
+	BYTE $0x13
+
+	// VDPBF16PS (BX)(DX*1), Z17, Z15
+	BYTE $0x62
+	BYTE $0x72
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x3c
+	BYTE $0x13
+	ADDQ $0x00000040, AX
+	ADDQ $0x00000040, BX
+	ADDQ $0x00000040, R8
+	DECQ R10
+	JMP  wdotsBF16Pair1AVX512_g8
+
+wdotsBF16Pair1AVX512_g8_end:
+	VADDPS      Z8, Z0, Z0
+	VADDPS      Z9, Z1, Z1
+	VADDPS      Z10, Z2, Z2
+	VADDPS      Z11, Z3, Z3
+	VADDPS      Z12, Z4, Z4
+	VADDPS      Z13, Z5, Z5
+	VADDPS      Z14, Z6, Z6
+	VADDPS      Z15, Z7, Z7
+	VSHUFF32X4  $0x44, Z1, Z0, Z18
+	VSHUFF32X4  $0xee, Z1, Z0, Z19
+	VADDPS      Z19, Z18, Z0
+	VSHUFF32X4  $0x44, Z3, Z2, Z20
+	VSHUFF32X4  $0xee, Z3, Z2, Z21
+	VADDPS      Z21, Z20, Z1
+	VSHUFF32X4  $0x44, Z5, Z4, Z22
+	VSHUFF32X4  $0xee, Z5, Z4, Z23
+	VADDPS      Z23, Z22, Z2
+	VSHUFF32X4  $0x44, Z7, Z6, Z24
+	VSHUFF32X4  $0xee, Z7, Z6, Z25
+	VADDPS      Z25, Z24, Z3
+	VSHUFF32X4  $0x88, Z1, Z0, Z18
+	VSHUFF32X4  $0xdd, Z1, Z0, Z19
+	VADDPS      Z19, Z18, Z0
+	VSHUFF32X4  $0x88, Z3, Z2, Z18
+	VSHUFF32X4  $0xdd, Z3, Z2, Z19
+	VADDPS      Z19, Z18, Z2
+	VSHUFPS     $0x88, Z2, Z0, Z18
+	VSHUFPS     $0xdd, Z2, Z0, Z19
+	VADDPS      Z19, Z18, Z18
+	VPERMILPS   $0xb1, Z18, Z19
+	VADDPS      Z19, Z18, Z18
+	VMOVDQU32   wdotsPairGather<>+0(SB), Z19
+	VPERMPS     Z18, Z19, Z20
+	VCMPPS      $0x03, Y20, Y20, K1
+	KORTESTB    K1, K1
+	JNZ         wdotsBF16Pair1AVX512_nan
+	VMULPS      Y28, Y20, Y20
+	TESTL       R13, R13
+	JZ          wdotsBF16Pair1AVX512_store8
+	VFMADD231PS (R11), Y29, Y20
+
+wdotsBF16Pair1AVX512_store8:
+	VMOVUPS Y20, (R11)
+	ADDQ    $0x00000020, R11
+	LEAQ    (SI)(CX*8), SI
+	ADDQ    $0x00000008, R12
+	SUBQ    $0x00000008, DI
+	JMP     wdotsBF16Pair1AVX512_rows8
+
+wdotsBF16Pair1AVX512_rows1:
+	TESTQ  DI, DI
+	JZ     wdotsBF16Pair1AVX512_done
+	VPXORD Z0, Z0, Z0
+	VPXORD Z8, Z8, Z8
+	MOVQ   SI, AX
+	MOVQ   x+32(FP), R8
+	MOVQ   groups+8(FP), R10
+
+wdotsBF16Pair1AVX512_g1:
+	TESTQ     R10, R10
+	JZ        wdotsBF16Pair1AVX512_g1_end
+	VMOVDQU64 (R8), Z16
+	VMOVDQU64 (R8)(R9*1), Z17
+
+	// VDPBF16PS (AX), Z16, Z0
+	BYTE $0x62
+	BYTE $0xf2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x00
+
+	// VDPBF16PS (AX), Z17, Z8
+	BYTE $0x62
+	BYTE $0x72
+	BYTE $0x76
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0x00
+	ADDQ $0x00000040, AX
+	ADDQ $0x00000040, R8
+	DECQ R10
+	JMP  wdotsBF16Pair1AVX512_g1
+
+wdotsBF16Pair1AVX512_g1_end:
+	VADDPS        Z8, Z0, Z0
+	VEXTRACTF32X8 $0x01, Z0, Y18
+	VADDPS        Y18, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X18
+	VADDPS        X18, X0, X0
+	VMOVSHDUP     X0, X18
+	VADDPS        X18, X0, X0
+	VMOVHLPS      X0, X18, X18
+	VADDSS        X18, X0, X0
+	VUCOMISS      X0, X0
+	JPS           wdotsBF16Pair1AVX512_nan
+	VMULSS        X28, X0, X0
+	TESTL         R13, R13
+	JZ            wdotsBF16Pair1AVX512_store1
+	VFMADD231SS   (R11), X29, X0
+
+wdotsBF16Pair1AVX512_store1:
+	VMOVSS X0, (R11)
+	ADDQ   $0x00000004, R11
+	ADDQ   CX, SI
+	INCQ   R12
+	DECQ   DI
+	JMP    wdotsBF16Pair1AVX512_rows1
+
+wdotsBF16Pair1AVX512_nan:
+wdotsBF16Pair1AVX512_done:
+	MOVQ R12, done+64(FP)
+	VZEROUPPER
+	RET
+
+// func wdotsSplitBF16AVX512(groups int, x *float32, out *uint16, ldo int, tail uint32) (maxAbs float32)
+// Requires: AVX, AVX2, AVX512DQ, AVX512F, AVX512VL
+TEXT ·wdotsSplitBF16AVX512(SB), NOSPLIT, $0-44
+	MOVQ         groups+0(FP), AX
+	MOVQ         x+8(FP), CX
+	MOVQ         out+16(FP), DX
+	MOVQ         ldo+24(FP), BX
+	SHLQ         $0x01, BX
+	VPBROADCASTD wdotsSplitConsts<>+0(SB), Z0
+	VPBROADCASTD wdotsSplitConsts<>+4(SB), Z1
+	VPBROADCASTD wdotsSplitConsts<>+8(SB), Z2
+	VPBROADCASTD wdotsSplitConsts<>+12(SB), Z3
+	VPXORD       Z4, Z4, Z4
+	VPXORD       Z5, Z5, Z5
+
+wdotsSplitBF16AVX512_g:
+	TESTQ     AX, AX
+	JZ        wdotsSplitBF16AVX512_tail
+	VMOVUPS   (CX), Z6
+	VMOVUPS   64(CX), Z7
+	VSUBPS    Z6, Z6, Z8
+	VPORD     Z8, Z5, Z5
+	VPANDD    Z3, Z6, Z8
+	VMAXPS    Z8, Z4, Z4
+	VSUBPS    Z7, Z7, Z8
+	VPORD     Z8, Z5, Z5
+	VPANDD    Z3, Z7, Z8
+	VMAXPS    Z8, Z4, Z4
+	VPSRLD    $0x10, Z6, Z8
+	VPANDD    Z1, Z8, Z8
+	VPADDD    Z0, Z6, Z9
+	VPADDD    Z8, Z9, Z9
+	VPANDD    Z2, Z9, Z9
+	VPSRLD    $0x10, Z7, Z8
+	VPANDD    Z1, Z8, Z8
+	VPADDD    Z0, Z7, Z10
+	VPADDD    Z8, Z10, Z10
+	VPANDD    Z2, Z10, Z10
+	VSUBPS    Z9, Z6, Z6
+	VSUBPS    Z10, Z7, Z7
+	VPSRLD    $0x10, Z6, Z8
+	VPANDD    Z1, Z8, Z8
+	VPADDD    Z0, Z6, Z6
+	VPADDD    Z8, Z6, Z6
+	VPANDD    Z2, Z6, Z6
+	VPSRLD    $0x10, Z7, Z8
+	VPANDD    Z1, Z8, Z8
+	VPADDD    Z0, Z7, Z7
+	VPADDD    Z8, Z7, Z7
+	VPANDD    Z2, Z7, Z7
+	VPSRLD    $0x10, Z9, Z9
+	VPORD     Z10, Z9, Z9
+	VMOVDQU32 Z9, (DX)
+	VPSRLD    $0x10, Z6, Z6
+	VPORD     Z7, Z6, Z6
+	VMOVDQU32 Z6, (DX)(BX*1)
+	ADDQ      $0x00000080, CX
+	ADDQ      $0x00000040, DX
+	DECQ      AX
+	JMP       wdotsSplitBF16AVX512_g
+
+wdotsSplitBF16AVX512_tail:
+	MOVL      tail+32(FP), AX
+	TESTL     AX, AX
+	JZ        wdotsSplitBF16AVX512_reduce
+	KMOVW     AX, K1
+	SHRL      $0x10, AX
+	KMOVW     AX, K2
+	VMOVUPS.Z (CX), K1, Z6
+	VMOVUPS.Z 64(CX), K2, Z7
+	VSUBPS    Z6, Z6, Z8
+	VPORD     Z8, Z5, Z5
+	VPANDD    Z3, Z6, Z8
+	VMAXPS    Z8, Z4, Z4
+	VSUBPS    Z7, Z7, Z8
+	VPORD     Z8, Z5, Z5
+	VPANDD    Z3, Z7, Z8
+	VMAXPS    Z8, Z4, Z4
+	VPSRLD    $0x10, Z6, Z3
+	VPANDD    Z1, Z3, Z3
+	VPADDD    Z0, Z6, Z8
+	VPADDD    Z3, Z8, Z8
+	VPANDD    Z2, Z8, Z8
+	VPSRLD    $0x10, Z7, Z3
+	VPANDD    Z1, Z3, Z3
+	VPADDD    Z0, Z7, Z9
+	VPADDD    Z3, Z9, Z9
+	VPANDD    Z2, Z9, Z9
+	VSUBPS    Z8, Z6, Z6
+	VSUBPS    Z9, Z7, Z7
+	VPSRLD    $0x10, Z6, Z3
+	VPANDD    Z1, Z3, Z3
+	VPADDD    Z0, Z6, Z6
+	VPADDD    Z3, Z6, Z6
+	VPANDD    Z2, Z6, Z6
+	VPSRLD    $0x10, Z7, Z3
+	VPANDD    Z1, Z3, Z3
+	VPADDD    Z0, Z7, Z0
+	VPADDD    Z3, Z0, Z0
+	VPANDD    Z2, Z0, Z0
+	VPSRLD    $0x10, Z8, Z8
+	VPORD     Z9, Z8, Z8
+	VMOVDQU32 Z8, (DX)
+	VPSRLD    $0x10, Z6, Z6
+	VPORD     Z0, Z6, Z6
+	VMOVDQU32 Z6, (DX)(BX*1)
+
+wdotsSplitBF16AVX512_reduce:
+	VEXTRACTF32X8 $0x01, Z4, Y0
+	VMAXPS        Y0, Y4, Y4
+	VEXTRACTF32X4 $0x01, Y4, X0
+	VMAXPS        X0, X4, X4
+	VMOVHLPS      X4, X0, X0
+	VMAXPS        X0, X4, X4
+	VMOVSHDUP     X4, X0
+	VMAXSS        X0, X4, X4
+	VEXTRACTI32X8 $0x01, Z5, Y0
+	VPOR          Y0, Y5, Y5
+	VEXTRACTI128  $0x01, Y5, X0
+	VPOR          X0, X5, X5
+	VPSHUFD       $0x4e, X5, X0
+	VPOR          X0, X5, X5
+	VPSHUFD       $0xb1, X5, X0
+	VPOR          X0, X5, X5
+	VADDSS        X5, X4, X4
+	VMOVSS        X4, maxAbs+40(FP)
 	VZEROUPPER
 	RET

@@ -19,6 +19,9 @@
 // int32 lanes (int8Body), converted to float32 and multiplied by the
 // group's scale into one vector accumulator per (i, j).
 //
+// wdotsBF16Pair1AVX512 and wdotsSplitBF16AVX512 (pair.go): the one-row
+// BF16 product on AVX512_BF16, x split into two bfloat16 vectors.
+//
 // Rows of W go R at a time (R from the register budget), then one at a
 // time; each group of a block prefetches the same group of the rows of
 // the next block (PREFETCHT0), or for the AVX2 one-row int8 kernel of the
@@ -96,6 +99,8 @@ func main() {
 	ConstraintExpr("amd64,!purego")
 	upperHalves = GLOBL("wdotsUpperHalves", RODATA|NOPTR)
 	DATA(0, U32(0xffff0000))
+	pairGatherTable()
+	splitConstsTable()
 	for _, s := range x86.Both {
 		for _, f := range []*format{bf16, int8} {
 			for r := 1; r <= maxR; r++ {
@@ -106,6 +111,8 @@ func main() {
 			}
 		}
 	}
+	pairKernel()
+	splitKernel()
 	Generate()
 }
 

@@ -110,6 +110,10 @@ type Set struct {
 	Requires string
 	// Available reports whether this CPU and OS can run the set.
 	Available bool
+	// BF16Pair reports that GemmBF16 multiplies one row of A by the
+	// weights as the sum of two bfloat16 vectors (see the accuracy of
+	// package kernels' low-bit products).
+	BF16Pair bool
 
 `)
 	for _, k := range kernels {

@@ -19,6 +19,10 @@ type Set struct {
 	Requires string
 	// Available reports whether this CPU and OS can run the set.
 	Available bool
+	// BF16Pair reports that GemmBF16 multiplies one row of A by the
+	// weights as the sum of two bfloat16 vectors (see the accuracy of
+	// package kernels' low-bit products).
+	BF16Pair bool
 
 	// Gemm computes C = alpha*op(A)*op(B) + beta*C (see kernels.Gemm). m, n
 	// > 0, k >= 0; every matrix fits its slice with its leading dimension;

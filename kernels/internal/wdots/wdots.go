@@ -14,6 +14,9 @@
 // weights exactly in integers; a row QuantizeInt16 refuses is computed by
 // generic.GemmInt8Float.
 //
+// A set may add a one-row BF16 kernel that reads x as two bfloat16
+// vectors (PairKernel, SplitFunc), which GemmBF16 then uses for m = 1.
+//
 // Each kernel computes every element of C the same way whatever its
 // position in the call, so splitting C's columns between goroutines never
 // changes a result.
@@ -50,23 +53,159 @@ type Kernel func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *fl
 // sums are exact int32. c is read only when beta is not ±0.
 type Int8Kernel func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
+// PairKernel is a one-row kernel over BF16 weights that reads x as two
+// bfloat16 vectors, hi and lo (SplitFunc), whose sum stands for it: for j
+// < rows (rows >= 1),
+//
+//	c[j] = alpha*Σ_p (hi[p]+lo[p])·w_j[p] + beta*c[j]
+//
+// with W's rows as for Kernel, hi = x[0:] and lo = x[ldx:] (whole groups
+// in BF16's interleaved order), c read only when beta is not ±0. It takes
+// the rows in blocks of PairBlock, then one at a time; a block (or row)
+// with a NaN among its sums is not stored, and the kernel returns the
+// number of rows stored before it (rows when none was NaN).
+type PairKernel func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha, beta float32) (done int)
+
+// PairBlock is the number of rows a PairKernel takes at once.
+const PairBlock = 8
+
+// SplitFunc writes hi = bf16(x) to out[0:] and lo = bf16(x - hi) to
+// out[ldo:] (both rounded to nearest even; x - hi is exact) for groups
+// whole groups of x and, when tail is not 0, one more group of the
+// elements its bits select (the others 0), in BF16's interleaved order,
+// and returns max|x| over them, or a NaN if one is not finite.
+type SplitFunc func(groups int, x *float32, out *uint16, ldo int, tail uint32) (maxAbs float32)
+
 // Kernels are an ISA's kernels for both weight types: BF16[r-1] and
-// Int8[r-1] take r rows of A.
+// Int8[r-1] take r rows of A. When BF16Pair and SplitBF16 are not nil,
+// products of one row of A over BF16 weights (GemmBF16 with m = 1) use
+// them (see GemmBF16).
 type Kernels struct {
-	BF16 []Kernel
-	Int8 []Int8Kernel
+	BF16      []Kernel
+	Int8      []Int8Kernel
+	BF16Pair  PairKernel
+	SplitBF16 SplitFunc
 }
+
+// The range of max|x| in which GemmBF16 uses the pair kernel: below
+// pairMinAbs the lo parts of the largest elements could be subnormal
+// (VDPBF16PS counts them as 0); from pairMaxAbs up hi could round to
+// infinity.
+const (
+	pairMinAbs = 0x1p-100
+	pairMaxAbs = 0x1p126
+)
 
 // MaxRows is the largest number of rows of A a kernel may take.
 const MaxRows = 8
 
-// GemmBF16 is the kernel set's GemmBF16 (see kernelset.Set).
+// GemmBF16 is the kernel set's GemmBF16 (see kernelset.Set). With
+// BF16Pair, one row of A (m = 1) whose elements are finite and whose
+// max|x| is in [2⁻¹⁰⁰, 2¹²⁶) is split into hi and lo and multiplied by
+// BF16Pair; a row of W whose sum is NaN there is computed again by
+// BF16[0], so that infinities among the weights come out as they do in
+// float32. Other rows of A go to run.
 func (ks *Kernels) GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
 	var base *byte
 	if len(w.Data) > 0 {
 		base = (*byte)(unsafe.Pointer(&w.Data[0]))
 	}
+	if m == 1 && ks.BF16Pair != nil && alpha != 0 && w.K > 0 && w.N > 0 && ks.pair(alpha, a[:w.K], w, base, beta, c) {
+		return
+	}
 	run(ks.BF16, m, w.N, w.K, alpha, a, lda, base, 2*w.Stride(), beta, c, ldc)
+}
+
+// pair computes c = alpha*W·x + beta*c with BF16Pair and reports true,
+// or reports false without writing c when x is outside the pair kernel's
+// range.
+func (ks *Kernels) pair(alpha float32, x []float32, w *lowbit.BF16, base *byte, beta float32, c []float32) bool {
+	n, k := w.N, w.K
+	groups := lowbit.Groups(k)
+	ld := groups * lowbit.GroupSize
+	t := pairPool.Get().(*pairTask)
+	defer pairPool.Put(t)
+	if cap(t.x) < 2*ld {
+		t.x = make([]uint16, 2*ld)
+	}
+	full := k / lowbit.GroupSize
+	rem := k - full*lowbit.GroupSize
+	var tail uint32
+	if rem > 0 {
+		tail = 1<<rem - 1
+	}
+	if mx := ks.SplitBF16(full, &x[0], &t.x[0], ld, tail); !(mx >= pairMinAbs && mx < pairMaxAbs) {
+		return false
+	}
+	*t = pairTask{x: t.x, kern: ks.BF16Pair, f32: ks.BF16[0], n: n, groups: groups, full: full, w: base,
+		rowBytes: 2 * w.Stride(), ld: ld, xf: x, c: c, alpha: alpha, beta: beta}
+	if rem > 0 {
+		clear(t.tail[copy(t.tail[:], x[full*lowbit.GroupSize:]):])
+	}
+	parts := 1
+	if n*k >= MinParallel {
+		parts = parallel.Parts((n+splitUnit-1)/splitUnit, 1)
+	}
+	units := (n + splitUnit - 1) / splitUnit
+	t.step = (units + parts - 1) / parts * splitUnit
+	if parts <= 1 {
+		t.RunPart(0, 0)
+	} else {
+		parallel.Run(t, (n+t.step-1)/t.step, parts)
+	}
+	*t = pairTask{x: t.x}
+	return true
+}
+
+// pairTask is a product of one row of A, split into hi and lo, over BF16
+// weights, split by columns of C.
+type pairTask struct {
+	kern     PairKernel
+	f32      Kernel // for the rows kern leaves
+	n        int
+	groups   int // whole groups of a row of W
+	full     int // groups of x in place (the rest in tail)
+	w        *byte
+	rowBytes int
+	x        []uint16 // hi, then lo, ld apart
+	ld       int
+	xf       []float32 // x itself, for f32
+	tail     [lowbit.GroupSize]float32
+	c        []float32
+	alpha    float32
+	beta     float32
+	step     int
+}
+
+var pairPool = sync.Pool{New: func() any { return new(pairTask) }}
+
+// RunPart computes the columns [part*step, (part+1)*step) of the product.
+// A block the pair kernel leaves (a NaN among its sums) is taken again a
+// row at a time, and a row left again goes to the float32 kernel: every
+// row's result depends on its own weights only, never on its block.
+func (t *pairTask) RunPart(_, part int) {
+	j0 := part * t.step
+	j1 := min(j0+t.step, t.n)
+	row := func(j int) *byte { return (*byte)(unsafe.Add(unsafe.Pointer(t.w), j*t.rowBytes)) }
+	for j := j0; j < j1; {
+		j += t.kern(j1-j, t.groups, row(j), t.rowBytes, &t.x[0], t.ld, &t.c[j], t.alpha, t.beta)
+		if j == j1 {
+			return
+		}
+		end := j + 1
+		if j1-j >= PairBlock {
+			end = j + PairBlock
+		}
+		for ; j < end; j++ {
+			if t.kern(1, t.groups, row(j), t.rowBytes, &t.x[0], t.ld, &t.c[j], t.alpha, t.beta) == 0 {
+				var xt *float32
+				if t.full < t.groups {
+					xt = &t.tail[0]
+				}
+				t.f32(1, t.full, row(j), t.rowBytes, &t.xf[0], 0, xt, &t.c[j], 0, t.alpha, t.beta)
+			}
+		}
+	}
 }
 
 // GemmInt8 is the kernel set's GemmInt8 (see kernelset.Set), with the
