@@ -27,14 +27,14 @@ import (
 // by the weights as the sum of two bfloat16 vectors, hi = bf16(x) and lo
 // = bf16(x - hi), each rounded to nearest even, so hi + lo is within
 // 2⁻¹⁶·|x[p]| of each element; VDPBF16PS multiplies them by the weights
-// exactly and adds the products in float32, two instructions per 32
-// weights where converting them to float32 takes six, so that the
-// product reads its weights from memory faster. This adds at most
-// 2⁻¹⁶·|alpha|·Σ_p |w(j,p)·x[p]| to the bound above (about 2⁻²¹ of it
-// measured on GPT-2's shapes, against 2⁻⁹ for the weights' own
-// rounding to bfloat16), plus 2⁻¹²⁶ for each subnormal operand or sum,
-// which VDPBF16PS counts as 0. A row x with an element that is not
-// finite, or whose max|x| is below 2⁻¹⁰⁰ or from 2¹²⁶ up, is computed in
+// exactly and adds the products in float32: two instructions per 32
+// weights, read from memory by the instructions themselves, where
+// converting the weights to float32 takes five on ZMM and ten on YMM, so
+// that the product streams its weights from memory faster. This adds at
+// most 2⁻¹⁶·|alpha|·Σ_p |w(j,p)·x[p]| to the bound above (the weights'
+// own rounding to bfloat16 is 2⁻⁹ of each), plus 2⁻¹²⁶ for each
+// subnormal operand or sum, which VDPBF16PS counts as 0. A row x with an element that is not
+// finite, or whose max|x| is in (0, 2⁻¹⁰⁰) or from 2¹²⁶ up, is computed in
 // float32 as above, as is any output whose sum comes out NaN (an
 // infinite or NaN weight), so that these propagate as in float32; the
 // other outputs do not depend on them.

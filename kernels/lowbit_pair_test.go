@@ -59,7 +59,7 @@ func TestGemvBF16PairSweep(t *testing.T) {
 
 // TestGemvBF16PairFallback checks the rows of A and of W the pair kernel
 // leaves to the float32 kernel: a row of A with a NaN or an infinity, or
-// whose max|x| is below 2⁻¹⁰⁰ or from 2¹²⁶ up, gives what the avx2
+// whose max|x| is in (0, 2⁻¹⁰⁰) or from 2¹²⁶ up, gives what the avx2
 // implementation gives bit for bit; a row of W with an infinite or NaN
 // weight gives avx2's result for that row and leaves every other row,
 // of its block of 8 or not, as it was without it.

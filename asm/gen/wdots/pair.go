@@ -20,10 +20,10 @@ import (
 // both with one VDPBF16PS each (16 lanes, each adding the products of a
 // word's two bfloat16, exact in float32, to a float32 accumulator). Per
 // 64 bytes of W that is two instructions whose operand is W in memory,
-// where converting W to float32 takes six (load, shift and mask, twice,
-// and four FMAs): decoding streams W from memory, and the fewer
-// instructions a line of W costs, the further ahead of the arithmetic the
-// core's loads run.
+// where converting W to float32 takes five on ZMM (load, shift, mask, two
+// FMAs) and ten on YMM: decoding streams W from memory, and the fewer
+// instructions wait on a line of W, the more lines the core keeps in
+// flight.
 //
 // Go's assembler does not know VDPBF16PS, so the kernel encodes it as
 // bytes (vdpbf16ps below) and uses physical registers throughout.

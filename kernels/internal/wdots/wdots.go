@@ -87,10 +87,10 @@ type Kernels struct {
 	SplitBF16 SplitFunc
 }
 
-// The range of max|x| in which GemmBF16 uses the pair kernel: below
-// pairMinAbs the lo parts of the largest elements could be subnormal
-// (VDPBF16PS counts them as 0); from pairMaxAbs up hi could round to
-// infinity.
+// The range of max|x| in which GemmBF16 uses the pair kernel (and 0,
+// where hi and lo are exact): below pairMinAbs the lo parts of the
+// largest elements could be subnormal (VDPBF16PS counts them as 0); from
+// pairMaxAbs up hi could round to infinity.
 const (
 	pairMinAbs = 0x1p-100
 	pairMaxAbs = 0x1p126
@@ -101,7 +101,7 @@ const MaxRows = 8
 
 // GemmBF16 is the kernel set's GemmBF16 (see kernelset.Set). With
 // BF16Pair, one row of A (m = 1) whose elements are finite and whose
-// max|x| is in [2⁻¹⁰⁰, 2¹²⁶) is split into hi and lo and multiplied by
+// max|x| is 0 or in [2⁻¹⁰⁰, 2¹²⁶) is split into hi and lo and multiplied by
 // BF16Pair; a row of W whose sum is NaN there is computed again by
 // BF16[0], so that infinities among the weights come out as they do in
 // float32. Other rows of A go to run.
@@ -134,7 +134,7 @@ func (ks *Kernels) pair(alpha float32, x []float32, w *lowbit.BF16, base *byte, 
 	if rem > 0 {
 		tail = 1<<rem - 1
 	}
-	if mx := ks.SplitBF16(full, &x[0], &t.x[0], ld, tail); !(mx >= pairMinAbs && mx < pairMaxAbs) {
+	if mx := ks.SplitBF16(full, &x[0], &t.x[0], ld, tail); !(mx == 0 || mx >= pairMinAbs && mx < pairMaxAbs) {
 		return false
 	}
 	*t = pairTask{x: t.x, kern: ks.BF16Pair, f32: ks.BF16[0], n: n, groups: groups, full: full, w: base,
