@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"time"
@@ -587,6 +588,12 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 	}
 	if m, err = m.WithWeights(o.weights); err != nil {
 		return err
+	}
+	if o.weights != gpt.WeightsF32 {
+		// The float32 model just converted is garbage: collect it and
+		// return its memory to the OS now, so that neither the collection
+		// nor the scavenger's release of it runs among the timed tokens.
+		debug.FreeOSMemory()
 	}
 	cfg := m.Config
 	for _, c := range o.ctxs {
