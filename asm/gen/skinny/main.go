@@ -148,19 +148,10 @@ func dotsBlock(s *x86.ISA, r, R int, name string, wrow, ldw, cp reg.GPVirtual) {
 		LEAQ(Mem{Base: p0, Index: ldw, Scale: 4}, p4)
 	}
 	wAt := func(j int) Mem {
-		base := p0
 		if j >= 4 {
-			base, j = p4, j-4
+			return x86.RowAt(p4, ldw, ldw3, j-4, 0)
 		}
-		switch j {
-		case 0:
-			return Mem{Base: base}
-		case 1:
-			return Mem{Base: base, Index: ldw, Scale: 1}
-		case 2:
-			return Mem{Base: base, Index: ldw, Scale: 2}
-		}
-		return Mem{Base: base, Index: ldw3, Scale: 1}
+		return x86.RowAt(p0, ldw, ldw3, j, 0)
 	}
 	xp := x86.Arg("x")
 	var ldx, ldx3 reg.GPVirtual

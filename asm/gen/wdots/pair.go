@@ -69,19 +69,10 @@ func pairKernel() {
 	ANDL(U32(0x7fffffff), bits.As32())
 
 	rowAt := func(j int) Mem {
-		base := r0
 		if j >= 4 {
-			base = r4
+			return x86.RowAt(r4, ldw, ldw3, j-4, 0)
 		}
-		switch j % 4 {
-		case 0:
-			return Mem{Base: base}
-		case 1:
-			return Mem{Base: base, Index: ldw, Scale: 1}
-		case 2:
-			return Mem{Base: base, Index: ldw, Scale: 2}
-		}
-		return Mem{Base: base, Index: ldw3, Scale: 1}
+		return x86.RowAt(r0, ldw, ldw3, j, 0)
 	}
 	// groupLoop multiplies every group of n rows by hi and lo.
 	groupLoop := func(label string, n int) {
@@ -117,6 +108,21 @@ func pairKernel() {
 		}
 	}
 
+	// store sets c = alpha*v + beta*c (c read only when beta is not ±0)
+	// with the instructions of v's width.
+	store := func(label string, v reg.Register, mul, fma, mov func(...Op)) {
+		a, b := alpha.AsY(), beta.AsY()
+		if v.Size() == 16 {
+			a, b = alpha.AsX(), beta.AsX()
+		}
+		mul(a, v, v)
+		TESTL(bits.As32(), bits.As32())
+		JZ(LabelRef(label))
+		fma(Mem{Base: cp}, b, v)
+		Label(label)
+		mov(v, Mem{Base: cp})
+	}
+
 	// Blocks of 8 rows.
 	Label(name + "_rows8")
 	CMPQ(rows, U32(pairRows))
@@ -126,12 +132,7 @@ func pairKernel() {
 	VCMPPS(U8(3), sums, sums, reg.K1) // unordered: NaN
 	KORTESTB(reg.K1, reg.K1)
 	JNZ(LabelRef(name + "_nan"))
-	VMULPS(alpha.AsY(), sums, sums)
-	TESTL(bits.As32(), bits.As32())
-	JZ(LabelRef(name + "_store8"))
-	VFMADD231PS(Mem{Base: cp}, beta.AsY(), sums)
-	Label(name + "_store8")
-	VMOVUPS(sums, Mem{Base: cp})
+	store(name+"_store8", sums, VMULPS, VFMADD231PS, VMOVUPS)
 	ADDQ(U32(4*pairRows), cp)
 	LEAQ(Mem{Base: wb, Index: ldw, Scale: 8}, wb)
 	ADDQ(U32(pairRows), done)
@@ -148,12 +149,7 @@ func pairKernel() {
 	s := reduce1(accHi[0], reg.Z18)
 	VUCOMISS(s, s)
 	JPS(LabelRef(name + "_nan"))
-	VMULSS(alpha.AsX(), s, s)
-	TESTL(bits.As32(), bits.As32())
-	JZ(LabelRef(name + "_store1"))
-	VFMADD231SS(Mem{Base: cp}, beta.AsX(), s)
-	Label(name + "_store1")
-	VMOVSS(s, Mem{Base: cp})
+	store(name+"_store1", s, VMULSS, VFMADD231SS, VMOVSS)
 	ADDQ(U32(4), cp)
 	ADDQ(ldw, wb)
 	INCQ(done)

@@ -136,17 +136,22 @@ func NewRows(p0, ld, ld3 reg.GPVirtual, R int) *Rows {
 }
 
 // At returns the address disp bytes into row j.
-func (rs *Rows) At(j, disp int) Mem {
-	base := rs.Bases[j/4]
-	switch j % 4 {
+func (rs *Rows) At(j, disp int) Mem { return RowAt(rs.Bases[j/4], rs.ld, rs.ld3, j%4, disp) }
+
+// RowAt returns the address disp bytes into row j (0 to 3) of four rows
+// ld bytes apart from base, ld3 = 3·ld: the addressing of Rows, for
+// kernels that hold their bases in registers of their own (physical
+// ones, say).
+func RowAt(base, ld, ld3 reg.Register, j, disp int) Mem {
+	switch j {
 	case 0:
 		return Mem{Base: base, Disp: disp}
 	case 1:
-		return Mem{Base: base, Index: rs.ld, Scale: 1, Disp: disp}
+		return Mem{Base: base, Index: ld, Scale: 1, Disp: disp}
 	case 2:
-		return Mem{Base: base, Index: rs.ld, Scale: 2, Disp: disp}
+		return Mem{Base: base, Index: ld, Scale: 2, Disp: disp}
 	}
-	return Mem{Base: base, Index: rs.ld3, Scale: 1, Disp: disp}
+	return Mem{Base: base, Index: ld3, Scale: 1, Disp: disp}
 }
 
 // Advance moves every row on by n bytes.
