@@ -142,17 +142,9 @@ func (ks *Kernels) pair(alpha float32, x []float32, w *lowbit.BF16, base *byte, 
 	if rem > 0 {
 		clear(t.tail[copy(t.tail[:], x[full*lowbit.GroupSize:]):])
 	}
-	parts := 1
-	if n*k >= MinParallel {
-		parts = parallel.Parts((n+splitUnit-1)/splitUnit, 1)
-	}
-	units := (n + splitUnit - 1) / splitUnit
-	t.step = (units + parts - 1) / parts * splitUnit
-	if parts <= 1 {
-		t.RunPart(0, 0)
-	} else {
-		parallel.Run(t, (n+t.step-1)/t.step, parts)
-	}
+	parts, step := columnParts(n, k)
+	t.step = step
+	runParts(t, n, parts, t.step)
 	*t = pairTask{x: t.x}
 	return true
 }
@@ -230,12 +222,8 @@ func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbi
 	t.n, t.groups, t.w = n, groups, (*byte)(unsafe.Pointer(&w.Blocks[0]))
 	t.rowBytes = int(unsafe.Sizeof(lowbit.Int8Block{})) * groups
 	t.ldq, t.c, t.ldc, t.beta = ldq, c, ldc, beta
-	parts := 1
-	if n*k >= MinParallel {
-		parts = parallel.Parts((n+splitUnit-1)/splitUnit, 1)
-	}
-	units := (n + splitUnit - 1) / splitUnit
-	t.step = (units + parts - 1) / parts * splitUnit
+	parts, step := columnParts(n, k)
+	t.step = step
 	for i0 := 0; i0 < m; {
 		// A pass: the next rows that quantize, up to a kernel's worth.
 		r := 0
@@ -256,11 +244,7 @@ func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbi
 			continue
 		}
 		t.kern, t.ci = ks.Int8[r-1], i0*ldc
-		if parts <= 1 {
-			t.RunPart(0, 0)
-		} else {
-			parallel.Run(t, (n+t.step-1)/t.step, parts)
-		}
+		runParts(t, n, parts, t.step)
 		i0 += r
 	}
 	q := t.q
@@ -309,6 +293,28 @@ const MinParallel = 1 << 18
 // splitUnit is the granule, in columns of C, of a split.
 const splitUnit = 64
 
+// columnParts returns how many goroutines share the n columns of C of a
+// product with K = k, and the columns each takes (a multiple of
+// splitUnit).
+func columnParts(n, k int) (parts, step int) {
+	parts = 1
+	if n*k >= MinParallel {
+		parts = parallel.Parts((n+splitUnit-1)/splitUnit, 1)
+	}
+	units := (n + splitUnit - 1) / splitUnit
+	return parts, (units + parts - 1) / parts * splitUnit
+}
+
+// runParts runs t's parts of step columns of n, on parts goroutines, or
+// on this one when parts is 1.
+func runParts(t parallel.Task, n, parts, step int) {
+	if parts <= 1 {
+		t.RunPart(0, 0)
+		return
+	}
+	parallel.Run(t, (n+step-1)/step, parts)
+}
+
 // task is one pass of r rows of A over W, split by columns of C.
 type task struct {
 	kern     Kernel
@@ -346,12 +352,8 @@ func run(kern []Kernel, m, n, k int, alpha float32, a []float32, lda int, base *
 	full := k / lowbit.GroupSize
 	rem := k - full*lowbit.GroupSize
 	*t = task{n: n, groups: full, w: base, rowBytes: rowBytes, ldx: lda, c: c, ldc: ldc, alpha: alpha, beta: beta}
-	parts := 1
-	if n*k >= MinParallel {
-		parts = parallel.Parts((n+splitUnit-1)/splitUnit, 1)
-	}
-	units := (n + splitUnit - 1) / splitUnit
-	t.step = (units + parts - 1) / parts * splitUnit
+	parts, step := columnParts(n, k)
+	t.step = step
 	for i0 := 0; i0 < m; {
 		r := min(m-i0, len(kern))
 		t.kern, t.r, t.ci = kern[r-1], r, i0*ldc
@@ -365,11 +367,7 @@ func run(kern []Kernel, m, n, k int, alpha float32, a []float32, lda int, base *
 			}
 			t.xt = &t.tail[0]
 		}
-		if parts <= 1 {
-			t.RunPart(0, 0)
-		} else {
-			parallel.Run(t, (n+t.step-1)/t.step, parts)
-		}
+		runParts(t, n, parts, t.step)
 		i0 += r
 	}
 	*t = task{}
