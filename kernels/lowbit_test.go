@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/simdgpt/simdgpt/internal/race"
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
@@ -339,6 +340,9 @@ func TestGemmLowbitDeterministicSplit(t *testing.T) {
 // TestGemmLowbitAllocs checks that the products allocate nothing per
 // call, split or not.
 func TestGemmLowbitAllocs(t *testing.T) {
+	if race.Enabled {
+		t.Skip("under the race detector sync.Pool drops what it is given at random: the allocation counts are not the program's")
+	}
 	for _, p := range Implementations() {
 		for _, f := range lowbitFormats {
 			for _, tc := range []lowbitCase{{m: 1, n: 64, k: 100, alpha: 1, beta: 1}, {m: 9, n: 64, k: 100, alpha: 1, beta: 1}, {m: 1, n: 4100, k: 300, alpha: 1, beta: 1}, {m: 2, n: 4100, k: 300, alpha: 1, beta: 1}} {
