@@ -137,10 +137,13 @@ func parseDecode(o options, layers, vocab int, ctxs, threads, weights string) (o
 	}
 	o.name = "gpt2"
 	o.cfg = gpt.Config{Vocab: gpt2Vocab, BlockSize: gpt2Block, Layers: gpt2Layers, Heads: gpt2Heads, Width: gpt2Width, TieEmbeddings: true}
-	switch {
-	case layers < 0 || vocab < 0:
-		return o, usageError{fmt.Sprintf("-layers %d and -vocab %d must be positive (0 keeps GPT-2 124M's)", layers, vocab)}
-	case o.model != "" && (layers != 0 || vocab != 0):
+	if err := checkRange("layers", layers, 0, gpt.MaxLayers, " (0 keeps GPT-2 124M's)"); err != nil {
+		return o, err
+	}
+	if err := checkRange("vocab", vocab, 0, gpt.MaxVocab, " (0 keeps GPT-2 124M's)"); err != nil {
+		return o, err
+	}
+	if o.model != "" && (layers != 0 || vocab != 0) {
 		return o, usageError{"-layers and -vocab shape the random model; -model's file has its own shape"}
 	}
 	if layers > 0 && layers != o.cfg.Layers {
@@ -152,8 +155,11 @@ func parseDecode(o options, layers, vocab int, ctxs, threads, weights string) (o
 	if err := o.cfg.CheckLimits(); err != nil {
 		return o, usageError{err.Error()}
 	}
-	if o.tokens < 1 || o.rounds < 1 {
-		return o, usageError{fmt.Sprintf("-tokens %d and -rounds %d must be at least 1", o.tokens, o.rounds)}
+	if err := checkRange("tokens", o.tokens, 1, maxTimedSteps, ""); err != nil {
+		return o, err
+	}
+	if err := checkRange("rounds", o.rounds, 1, maxTimedSteps, ""); err != nil {
+		return o, err
 	}
 	if o.ctxs, err = parseCounts("ctx", ctxs, "prompt length", gpt.MaxBlockSize); err != nil {
 		return o, err
@@ -162,6 +168,7 @@ func parseDecode(o options, layers, vocab int, ctxs, threads, weights string) (o
 		return o, usageError{"-ctx: no prompt length"}
 	}
 	for _, c := range o.ctxs {
+		// Both are bounded above: the sum cannot overflow.
 		if o.model == "" && c+o.tokens > o.cfg.BlockSize {
 			return o, usageError{fmt.Sprintf("-ctx %d and -tokens %d: the context would grow to %d tokens, beyond GPT-2's %d", c, o.tokens, c+o.tokens, o.cfg.BlockSize)}
 		}
@@ -173,8 +180,11 @@ func parseDecode(o options, layers, vocab int, ctxs, threads, weights string) (o
 		return o, usageError{"-threads: no thread count"}
 	}
 	o.torchThreads = o.threads
-	if total := int64(o.rounds) * int64(len(o.ctxs)) * int64(len(o.threads)) * int64(o.tokens); o.tokens > maxTimedSteps || total > maxTimedSteps {
-		return o, usageError{fmt.Sprintf("-rounds %d × %d contexts × %d thread counts × -tokens %d is above the limit of %d timed tokens a side", o.rounds, len(o.ctxs), len(o.threads), o.tokens, maxTimedSteps)}
+	// Every factor is bounded first (2^20 rounds and tokens, 2^15
+	// contexts, 2^10 thread counts): the product, under 2^63, cannot
+	// overflow.
+	if total := int64(o.rounds) * int64(len(o.ctxs)) * int64(len(o.threads)) * int64(o.tokens); total > maxTimedSteps {
+		return o, usageError{fmt.Sprintf("-rounds %d × %d contexts × %d thread counts × -tokens %d is %d timed tokens a side, above the limit of %d", o.rounds, len(o.ctxs), len(o.threads), o.tokens, total, maxTimedSteps)}
 	}
 	return o, nil
 }
