@@ -356,7 +356,7 @@ func tokenList[T int32 | int](toks []T) string {
 // torchDecode asks the script to decode prompt greedily for n+1 tokens,
 // the last n timed.
 func (p *torchProc) decode(prompt []int32, n int) ([]float64, []int32, error) {
-	reply, err := p.request(fmt.Sprintf("decode %d %s", n, tokenList(prompt)))
+	reply, err := p.request(fmt.Sprintf("decode %d %s", n, tokenList(prompt)), float64(len(prompt)+n+1)*p.unitFlops)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -395,7 +395,7 @@ func parseDecodeReply(line string, n int) ([]float64, []int32, error) {
 // logits asks the script for the logits of the token after prompt, which
 // it writes to path; there must be vocab of them.
 func (p *torchProc) logits(prompt []int32, path string, vocab int) ([]float32, error) {
-	reply, err := p.request(fmt.Sprintf("logits %s %s", tokenList(prompt), path))
+	reply, err := p.request(fmt.Sprintf("logits %s %s", tokenList(prompt), path), float64(len(prompt))*p.unitFlops)
 	if err != nil {
 		return nil, err
 	}
@@ -547,8 +547,9 @@ func weightsName(f gpt.Weights) string {
 }
 
 // findTorch returns the script named name and torch's version, or ""
-// when torch cannot be imported and o allows measuring simdgpt alone
-// (having said so on stdout).
+// when torch cannot be imported, or python does not answer the version
+// check by its deadline, and o allows measuring simdgpt alone (having
+// said so, and with a deadline passed which, on stdout).
 func findTorch(ctx context.Context, o options, name string, stdout io.Writer) (script, version string, err error) {
 	if o.noTorch {
 		return "", "", nil
@@ -557,10 +558,16 @@ func findTorch(ctx context.Context, o options, name string, stdout io.Writer) (s
 	if ctx.Err() != nil {
 		return "", "", ctx.Err()
 	}
-	if err != nil {
-		if o.requireTorch {
-			return "", "", fmt.Errorf("-require-torch: %s cannot import torch (%v); apt-get install python3-torch", o.python, err)
-		}
+	var te timeoutError
+	switch {
+	case err != nil && o.requireTorch && errors.As(err, &te):
+		return "", "", fmt.Errorf("-require-torch: %v", err)
+	case err != nil && o.requireTorch:
+		return "", "", fmt.Errorf("-require-torch: %s cannot import torch (%v); apt-get install python3-torch", o.python, err)
+	case err != nil && errors.As(err, &te):
+		fmt.Fprintf(stdout, "%v; measuring simdgpt alone\n", err)
+		return "", "", nil
+	case err != nil:
 		fmt.Fprintln(stdout, noTorchLine)
 		return "", "", nil
 	}
@@ -650,6 +657,9 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 			return err
 		}
 		defer tp.close()
+		// A token's work: two FLOPs a parameter, and attention over a
+		// context of up to the block.
+		tp.unitFlops = 2*float64(cfg.NumParams()) + 4*float64(cfg.Layers)*float64(cfg.Width)*float64(cfg.BlockSize)
 		if tp.dtype != torchDType(tf) {
 			return fmt.Errorf("%s: asked for --dtype %s, it decodes with %q", tp.name, torchDType(tf), tp.dtype)
 		}

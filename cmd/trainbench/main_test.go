@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/simdgpt/simdgpt/bench"
@@ -372,7 +373,7 @@ func TestCheckAgainstTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := execCheck(context.Background(), python, args, nil, os.Stderr)
+	res, err := execCheck(context.Background(), python, args, nil, time.Hour, os.Stderr)
 	if err != nil || !res.pass || len(res.lines) != 4 {
 		t.Fatalf("check: %v, pass %v:\n%s", err, res.pass, strings.Join(res.lines, "\n"))
 	}
@@ -417,7 +418,7 @@ func TestCheckAgainstTorch(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, checkExpect), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err = execCheck(context.Background(), python, args, nil, io.Discard)
+	res, err = execCheck(context.Background(), python, args, nil, time.Hour, io.Discard)
 	if err != nil || res.pass {
 		t.Fatalf("a tampered record: %v, pass %v:\n%s", err, res.pass, strings.Join(res.lines, "\n"))
 	}
