@@ -67,6 +67,7 @@ func copyKernel() *Kernel {
 		Short: "1MiB",
 		has:   func(im *Impl) bool { return im == memmove },
 		work:  func(s Shape) Work { return Work{Bytes: 2 * float64(s.N)} },
+		mem:   func(s Shape) float64 { return 2 * float64(s.N) },
 		setup: func(s Shape, _ *Impl) func() {
 			src, dst := make([]byte, s.N), make([]byte, s.N)
 			for i := range src {
@@ -77,10 +78,13 @@ func copyKernel() *Kernel {
 	}
 }
 
+// ReadBufferBytes is the size of the buffer ReadBuffer returns.
+func ReadBufferBytes() int { return streamBytes(kernels.CPU().L3) }
+
 // ReadBuffer returns a buffer for ReadRate: float32s filling streamBytes
 // of the L3 (four L3s, at least 64 MiB), every page written.
 func ReadBuffer() []float32 {
-	x := make([]float32, streamBytes(kernels.CPU().L3)/4)
+	x := make([]float32, ReadBufferBytes()/4)
 	for i := range x {
 		x[i] = float32(i & 7)
 	}

@@ -165,6 +165,53 @@ func TestEveryCaseRuns(t *testing.T) {
 	}
 }
 
+// TestMemory checks Kernel.Memory against what Setup allocates, for every
+// kernel on its short shape and its largest: at least that (the estimate
+// is on the high side), and not more than three times it and a MiB; and
+// Case.Memory, the sum over the implementations that run the case.
+func TestMemory(t *testing.T) {
+	impls := append(OursAll(), GemmThenMask(kernels.Default()), Memmove())
+	for _, k := range Kernels() {
+		largest := k.Shapes[0]
+		for _, s := range k.Shapes {
+			if k.Memory(s) > k.Memory(largest) {
+				largest = s
+			}
+		}
+		shapes := []Shape{shapeOf(t, k, k.Short)}
+		if !testing.Short() && largest.Name != k.Short {
+			shapes = append(shapes, largest)
+		}
+		for _, s := range shapes {
+			im := impls[0]
+			for _, c := range impls {
+				if k.Supports(s, c) {
+					im = c
+					break
+				}
+			}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			op := k.Setup(s, im)
+			runtime.ReadMemStats(&after)
+			runtime.KeepAlive(op)
+			got, est := float64(after.TotalAlloc-before.TotalAlloc), k.Memory(s)
+			if est < got || est > 3*got+(1<<20) {
+				t.Errorf("%s/%s on %s: Memory %.0f bytes, Setup allocated %.0f", k.Name, s.Name, im.Name, est, got)
+			}
+			n := 0
+			for _, c := range impls {
+				if k.Supports(s, c) {
+					n++
+				}
+			}
+			if got := (Case{k, s}).Memory(impls); got != float64(n)*est {
+				t.Errorf("%s/%s: Case.Memory %.0f, want %d × %.0f", k.Name, s.Name, got, n, est)
+			}
+		}
+	}
+}
+
 func TestUCritical(t *testing.T) {
 	for _, tc := range []struct {
 		n1, n2 int

@@ -123,12 +123,29 @@ type Kernel struct {
 	ReadBound bool
 
 	work  func(s Shape) Work
+	mem   func(s Shape) float64          // nil: 2·work(s).Bytes
 	has   func(im *Impl) bool            // im provides the kernel
 	setup func(s Shape, im *Impl) func() // called only when has(im)
 }
 
 // Work returns the floating-point operations and bytes of one call on s.
 func (k *Kernel) Work(s Shape) Work { return k.work(s) }
+
+// Memory returns an estimate, on the high side, of the bytes Setup
+// allocates for one implementation on s and keeps while the case runs:
+// its inputs, outputs and scratch, and the float32 matrix a low-bit
+// matrix is converted from. Where a kernel states nothing closer it is
+// twice the bytes Work counts; setupOverhead is added to either for the
+// small allocations (generators, closures).
+func (k *Kernel) Memory(s Shape) float64 {
+	if k.mem != nil {
+		return k.mem(s) + setupOverhead
+	}
+	return 2*k.work(s).Bytes + setupOverhead
+}
+
+// setupOverhead bounds the bytes a Setup allocates besides its operands.
+const setupOverhead = 64 << 10
 
 // Shape returns the kernel's shape of the given name.
 func (k *Kernel) Shape(name string) (Shape, bool) {
@@ -171,6 +188,20 @@ func (c Case) String() string { return c.Kernel.Name + "/" + c.Shape.Name }
 
 // Work returns the work of one call of the case.
 func (c Case) Work() Work { return c.Kernel.work(c.Shape) }
+
+// Memory returns an estimate, on the high side, of the bytes RunContext
+// holds at once to run c with impls: Kernel.Memory for each of impls that
+// supports c (every implementation's inputs are set up before the first
+// sample).
+func (c Case) Memory(impls []*Impl) float64 {
+	var b float64
+	for _, im := range impls {
+		if c.Kernel.Supports(c.Shape, im) {
+			b += c.Kernel.Memory(c.Shape)
+		}
+	}
+	return b
+}
 
 // Kernels returns every kernel of this package with its shapes, in the
 // order tables list them. Each call returns new values the caller may
@@ -344,6 +375,7 @@ func gemvKernel() *Kernel {
 			m, n := float64(s.M), float64(s.N)
 			return Work{Flops: 2 * m * n, Bytes: 4 * m * n}
 		},
+		mem: func(s Shape) float64 { return 4 * (float64(s.M)*float64(s.N) + float64(s.M) + float64(s.N)) },
 		setup: func(s Shape, im *Impl) func() {
 			xl, yl := s.N, s.M
 			if s.TransA {
@@ -366,6 +398,17 @@ var lowbitShapes = []Shape{
 	{Name: "50257x768", M: 50257, N: 768},
 }
 
+// lowbitMemory is Kernel.Memory of the low-bit GEMV kernels, whose
+// weights take perWeight bytes (rows padded to whole groups): the float32
+// matrix they are converted from, the weights, x and y.
+func lowbitMemory(perWeight float64) func(s Shape) float64 {
+	return func(s Shape) float64 {
+		m, n := float64(s.M), float64(s.N)
+		k := float64(lowbit.Groups(s.N) * lowbit.GroupSize)
+		return 4*m*n + perWeight*m*k + 4*(m+n)
+	}
+}
+
 // gemvBF16Kernel is y = W·x with W in bf16 (kernels/lowbit.BF16): W read
 // once, GB/s of its bytes (2 a weight).
 func gemvBF16Kernel() *Kernel {
@@ -381,6 +424,7 @@ func gemvBF16Kernel() *Kernel {
 			m, k := float64(s.M), float64(lowbit.Groups(s.N)*lowbit.GroupSize)
 			return Work{Flops: 2 * m * float64(s.N), Bytes: 2 * m * k}
 		},
+		mem: lowbitMemory(2),
 		setup: func(s Shape, im *Impl) func() {
 			r := newRand(1)
 			w := lowbit.BF16FromNK(randSlice(r, s.M*s.N, 1), s.M, s.N)
@@ -407,6 +451,7 @@ func gemvInt8Kernel() *Kernel {
 			m, g := float64(s.M), float64(lowbit.Groups(s.N))
 			return Work{Flops: 2 * m * float64(s.N), Bytes: m * g * float64(unsafe.Sizeof(lowbit.Int8Block{}))}
 		},
+		mem: lowbitMemory(float64(unsafe.Sizeof(lowbit.Int8Block{})) / lowbit.GroupSize),
 		setup: func(s Shape, im *Impl) func() {
 			r := newRand(1)
 			w, err := lowbit.Int8FromNK(randSlice(r, s.M*s.N, 1), s.M, s.N)
@@ -679,6 +724,7 @@ func adamwKernel() *Kernel {
 			// division; reads p, g, m, v, writes p, m, v.
 			return Work{Flops: 17 * float64(s.N), Bytes: 28 * float64(s.N)}
 		},
+		mem: func(s Shape) float64 { return 16 * float64(s.N) }, // p, g, m and v
 		setup: func(s Shape, im *Impl) func() {
 			r := newRand(3)
 			p, g := randSlice(r, s.N, 1), randSlice(r, s.N, 1)
@@ -718,6 +764,7 @@ func vecKernel(name, doc string, flopsPerElem, bytesPerElem float64, op func(im 
 		work: func(s Shape) Work {
 			return Work{Flops: flopsPerElem * float64(s.N), Bytes: bytesPerElem * float64(s.N)}
 		},
+		mem: func(s Shape) float64 { return 12 * float64(s.N) }, // x, y and d
 		setup: func(s Shape, im *Impl) func() {
 			f := op(im)
 			r := newRand(2)

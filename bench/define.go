@@ -28,6 +28,10 @@ type KernelDef struct {
 	// Work returns the floating-point operations and bytes of one call
 	// on a shape. Rates and percent of peak are computed from it.
 	Work func(s Shape) Work
+	// Memory, if not nil, estimates on the high side the bytes Setup
+	// allocates for one implementation on a shape and keeps while the
+	// case runs (see Kernel.Memory); nil means twice Work's bytes.
+	Memory func(s Shape) float64
 	// Has reports whether im can run the kernel; nil means every Impl
 	// can. Kernels that run simdgpt's own code typically accept the Impls
 	// whose Own is not nil.
@@ -79,6 +83,7 @@ func NewKernel(d KernelDef) *Kernel {
 		Shapes: append([]Shape(nil), d.Shapes...),
 		Short:  d.Short,
 		work:   d.Work,
+		mem:    d.Memory,
 		has:    has,
 		setup:  d.Setup,
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 
 	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/bench"
@@ -28,6 +29,30 @@ func (a attnShape) flops() float64 {
 		f += attention.BackwardFlops(a.b, a.t, a.c)
 	}
 	return f
+}
+
+// memory estimates on the high side the bytes of one case of a
+// (bench.KernelDef.Memory): x, out and the parameters (fwdbwd: also dout,
+// dx and the gradients), and the layer's buffers as package attention
+// grows them: the normalised input, Q, K and V, the B·H·T² probabilities
+// (fused: instead a block of scores per worker, under 2^15 floats) and
+// the heads' output; for the backward pass their gradients and a T²
+// scratch per worker; and 2 MiB per worker for the products' packing
+// buffers and the workers' stacks.
+func (a attnShape) memory() float64 {
+	n, p := float64(a.b)*float64(a.t)*float64(a.c), float64(attention.NumParams(a.c))
+	tt := float64(a.t) * float64(a.t)
+	workers := float64(max(runtime.NumCPU(), runtime.GOMAXPROCS(0)))
+	floats := 2*n + p + 5*n
+	switch a.mode {
+	case "fused":
+		floats += (1 << 15) * workers
+	case "fwdbwd":
+		floats += float64(a.b)*float64(a.h)*tt + 2*n + p + 4*n + tt*workers
+	default:
+		floats += float64(a.b) * float64(a.h) * tt
+	}
+	return 4*floats + (2<<20)*workers
 }
 
 // attnShapes are the attention layer's benchmark shapes (those of
@@ -80,7 +105,8 @@ func attentionKernel() *bench.Kernel {
 			}
 			return bench.Work{Flops: a.flops(), Bytes: bytes}
 		},
-		Has: func(im *bench.Impl) bool { return im.Own != nil },
+		Memory: func(s bench.Shape) float64 { return byName[s.Name].memory() },
+		Has:    func(im *bench.Impl) bool { return im.Own != nil },
 		Setup: func(s bench.Shape, im *bench.Impl) func() {
 			a := byName[s.Name]
 			return withImpl(im.Own, newAttnCase(a, im.Own))

@@ -4,6 +4,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -74,6 +75,31 @@ func TestAttentionCases(t *testing.T) {
 
 // TestWithImpl checks that an attention case's call runs with the chosen
 // implementation as the kernels' default and restores the previous one.
+// TestAttentionMemory checks the attention kernel's Memory against what
+// a case allocates, set up and called once (the layer grows its buffers
+// on the first call): at least that, and at most three times it and a
+// MiB. Under -short only the training shapes run.
+func TestAttentionMemory(t *testing.T) {
+	k := attentionKernel()
+	im := bench.Ours(kernels.Default())
+	for _, a := range attnShapes() {
+		if testing.Short() && a.mode == "fused" {
+			continue
+		}
+		s, _ := k.Shape(a.name())
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		op := k.Setup(s, im)
+		op()
+		runtime.ReadMemStats(&after)
+		got, est := float64(after.TotalAlloc-before.TotalAlloc), k.Memory(s)
+		if est < got || est > 3*got+(1<<20) {
+			t.Errorf("%s: Memory %.0f bytes, a case and its first call allocated %.0f", a.name(), est, got)
+		}
+	}
+}
+
 func TestWithImpl(t *testing.T) {
 	prev := kernels.Default()
 	for _, p := range kernels.Implementations() {

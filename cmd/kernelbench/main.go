@@ -47,8 +47,13 @@
 //	go run -tags openblas ./cmd/kernelbench -kernels gemm
 //
 // Unknown kernel, shape or implementation names print the valid names and
-// exit with status 2; an unreadable or malformed -compare file is an error
-// (status 1) before anything runs. Ctrl-C or SIGTERM stops the run before
+// exit with status 2, as does a flag outside its limit (-procs at most
+// 1024, gpt.MaxThreads; -count 1 to 1000; -time at most a minute, and
+// -count × -time over every case and implementation at most 24 hours),
+// in one line naming the flag, its value and the limit. A run whose
+// largest case would not fit in the memory available (gpt.CheckMemory)
+// and an unreadable or malformed -compare file are errors (status 1)
+// before anything runs. Ctrl-C or SIGTERM stops the run before
 // the next sample (a second signal at once) with one line on stderr and
 // exit status 130 (SIGINT) or 143 (SIGTERM): no tables are printed and no
 // -o or -plot file is written from an incomplete run.
@@ -61,6 +66,7 @@ import (
 	"fmt"
 	"io"
 	iofs "io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -69,6 +75,7 @@ import (
 
 	"github.com/simdgpt/simdgpt/bench"
 	"github.com/simdgpt/simdgpt/bench/peers"
+	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/internal/atomicfile"
 	"github.com/simdgpt/simdgpt/internal/interrupt"
 	"github.com/simdgpt/simdgpt/kernels"
@@ -167,11 +174,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&cfg.kernels, "kernels", "", "comma-separated `names` of kernels to run (default all; see -list)")
 	fs.StringVar(&cfg.shapes, "shapes", "", "comma-separated `names` of shapes to run (default all of each kernel; see -list)")
 	fs.StringVar(&cfg.impls, "impls", "", "comma-separated `names` of implementations and peers to run (default all)")
-	fs.IntVar(&cfg.count, "count", 6, "samples of each implementation per case (6 or more give a 95% interval for medians; 4 or more for ratios)")
-	fs.DurationVar(&cfg.time, "time", 100*time.Millisecond, "target `duration` of one sample (at least one call)")
+	fs.IntVar(&cfg.count, "count", 6, fmt.Sprintf("samples of each implementation per case, 1 to %d (6 or more give a 95%% interval for medians; 4 or more for ratios)", maxCount))
+	fs.DurationVar(&cfg.time, "time", 100*time.Millisecond, fmt.Sprintf("target `duration` of one sample (at least one call), at most %v; -count × -time over every case and implementation at most %v", maxSampleTime, maxRunTime))
 	fs.BoolVar(&cfg.short, "short", false, "one shape per kernel (unless -shapes), and -time 10ms unless set")
 	fs.BoolVar(&cfg.list, "list", false, "list kernels, shapes and implementations, and exit")
-	fs.IntVar(&cfg.procs, "procs", 1, "GOMAXPROCS for the run and the thread count of peers (0: all CPUs)")
+	fs.IntVar(&cfg.procs, "procs", 1, fmt.Sprintf("GOMAXPROCS for the run and the thread count of peers, at most %d (0: all CPUs, up to that limit)", gpt.MaxThreads))
 	fs.StringVar(&cfg.out, "o", "", "write the samples to `file` in Go benchmark format (for benchstat)")
 	fs.StringVar(&cfg.compare, "compare", "", "print the change of this run against a `file` saved with -o")
 	fs.StringVar(&cfg.plot, "plot", "", "write a chart of GFLOP/s against size, one line per implementation, to `file`.png")
@@ -202,17 +209,17 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		cfg.time = 10 * time.Millisecond
 	}
 	switch {
-	case cfg.count < 1:
-		return nil, usageError{fmt.Sprintf("-count %d: want at least 1", cfg.count)}
-	case cfg.time <= 0:
-		return nil, usageError{fmt.Sprintf("-time %v: want a positive duration", cfg.time)}
-	case cfg.procs < 0:
-		return nil, usageError{fmt.Sprintf("-procs %d: want 0 (all CPUs) or more", cfg.procs)}
+	case cfg.count < 1 || cfg.count > maxCount:
+		return nil, usageError{fmt.Sprintf("-count %d: want 1 to %d samples", cfg.count, maxCount)}
+	case cfg.time <= 0 || cfg.time > maxSampleTime:
+		return nil, usageError{fmt.Sprintf("-time %v: want a positive duration of at most %v", cfg.time, maxSampleTime)}
+	case cfg.procs < 0 || cfg.procs > gpt.MaxThreads:
+		return nil, usageError{fmt.Sprintf("-procs %d: want 0 (all CPUs) to the limit of %d threads", cfg.procs, gpt.MaxThreads)}
 	case cfg.plot != "" && !strings.HasSuffix(strings.ToLower(cfg.plot), ".png"):
 		return nil, usageError{fmt.Sprintf("-plot %s: the chart is a PNG; name the file *.png", cfg.plot)}
 	}
 	if cfg.procs == 0 {
-		cfg.procs = runtime.NumCPU()
+		cfg.procs = min(runtime.NumCPU(), gpt.MaxThreads)
 	}
 
 	cfg.allKernels = allKernels()
@@ -224,6 +231,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	cfg.selected, err = bench.SelectImpls(allImpls(), splitList(cfg.impls))
 	if err != nil {
 		return nil, usageError{err.Error()}
+	}
+	if !cfg.list {
+		if err := checkRunSize(cfg); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.plot != "" {
 		for _, c := range cases {
@@ -273,6 +285,52 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		}
 	}
 	return cfg, nil
+}
+
+// Limits of the flags that size a run, checked before anything runs.
+const (
+	maxCount      = 1000           // -count
+	maxSampleTime = time.Minute    // -time
+	maxRunTime    = 24 * time.Hour // -count × -time over every case and implementation
+)
+
+// checkRunSize refuses, before anything runs, a run whose samples would
+// take longer than maxRunTime (usage error) and one whose largest case
+// would not fit in the memory available (bench.Case.Memory, with the
+// read-bandwidth buffer when a case needs it; a run-time error, exit
+// status 1, as every memory check of the module).
+func checkRunSize(cfg *config) error {
+	pairs := 0
+	var need float64
+	var largest bench.Case
+	impls := 0
+	for _, c := range cfg.cases {
+		n := 0
+		for _, im := range cfg.selected {
+			if c.Kernel.Supports(c.Shape, im) {
+				n++
+			}
+		}
+		pairs += n
+		if b := c.Memory(cfg.selected); b > need {
+			need, largest, impls = b, c, n
+		}
+	}
+	if total := float64(pairs) * float64(cfg.count) * float64(cfg.time); total > float64(maxRunTime) {
+		return usageError{fmt.Sprintf("-count %d × -time %v over %d cases × implementations is %v of samples, above the limit of %v",
+			cfg.count, cfg.time, pairs, time.Duration(total).Round(time.Second), maxRunTime)}
+	}
+	if impls == 0 {
+		return nil
+	}
+	for _, c := range cfg.cases {
+		if c.Kernel.ReadBound {
+			need += float64(bench.ReadBufferBytes())
+			break
+		}
+	}
+	what := fmt.Sprintf("case %s (-kernels %s -shapes %s) on %d implementations (-impls)", largest, largest.Kernel.Name, largest.Shape.Name, impls)
+	return gpt.CheckMemory(what, int64(min(need, math.MaxInt64/2)))
 }
 
 // splitList splits a comma-separated flag value, dropping empty items.

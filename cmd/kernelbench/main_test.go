@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"golang.org/x/perf/benchfmt"
 
 	"github.com/simdgpt/simdgpt/bench"
+	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
@@ -36,7 +38,22 @@ func TestBadNames(t *testing.T) {
 		{[]string{"-kernels", "gemm,softmaxx"}, `kernelbench: unknown kernel "softmaxx"; valid kernels: gemm, gemv, gemvbf16, gemvint8, maskedscores, softmax, softmaxbackward, `},
 		{[]string{"-kernels", "dot", "-shapes", "n=4096,sq64"}, `kernelbench: unknown shape "sq64" for kernels dot; valid shapes: n=256, n=4096, n=65536, n=16777216`},
 		{[]string{"-impls", "generic,mkl"}, `kernelbench: unknown implementation "mkl"; valid implementations: generic,`},
-		{[]string{"-count", "0"}, "kernelbench: -count 0: want at least 1"},
+		{[]string{"-count", "0"}, "kernelbench: -count 0: want 1 to 1000 samples"},
+		{[]string{"-count", "-1"}, "kernelbench: -count -1: want 1 to 1000 samples"},
+		{[]string{"-count", "1001"}, "kernelbench: -count 1001: want 1 to 1000 samples"},
+		{[]string{"-count", "9223372036854775807"}, "kernelbench: -count 9223372036854775807: want 1 to 1000 samples"},
+		{[]string{"-kernels", "dot", "-shapes", "n=65536", "-count", "1", "-procs", "100000"}, "kernelbench: -procs 100000: want 0 (all CPUs) to the limit of 1024 threads"},
+		{[]string{"-kernels", "gemm", "-shapes", "sq64", "-count", "1", "-procs", "100000"}, "kernelbench: -procs 100000: want 0 (all CPUs) to the limit of 1024 threads"},
+		{[]string{"-kernels", "gemv", "-shapes", "512x512", "-count", "1", "-procs", "100000"}, "kernelbench: -procs 100000: want 0 (all CPUs) to the limit of 1024 threads"},
+		{[]string{"-procs", "1025"}, "kernelbench: -procs 1025: want 0 (all CPUs) to the limit of 1024 threads"},
+		{[]string{"-procs", "-1"}, "kernelbench: -procs -1: want 0 (all CPUs) to the limit of 1024 threads"},
+		{[]string{"-time", "0s"}, "kernelbench: -time 0s: want a positive duration of at most 1m0s"},
+		{[]string{"-time", "-1ms"}, "kernelbench: -time -1ms: want a positive duration of at most 1m0s"},
+		{[]string{"-time", "1m0.001s"}, "kernelbench: -time 1m0.001s: want a positive duration of at most 1m0s"},
+		{[]string{"-time", "2562047h"}, "kernelbench: -time 2562047h0m0s: want a positive duration of at most 1m0s"},
+		{[]string{"-count", "1000", "-time", "1m"}, "kernelbench: -count 1000 × -time 1m0s over "},
+		{[]string{"-kernels", "dot,sum", "-shapes", "n=4096", "-impls", "generic", "-count", "720", "-time", "1m0.001s"}, "kernelbench: -time 1m0.001s: want a positive duration"},
+		{[]string{"-kernels", "dot,sum", "-shapes", "n=4096", "-impls", "generic", "-count", "721", "-time", "1m"}, "kernelbench: -count 721 × -time 1m0s over 2 cases × implementations is 24h2m0s of samples, above the limit of 24h0m0s"},
 		{[]string{"-plot", "chart.svg"}, "kernelbench: -plot chart.svg: the chart is a PNG; name the file *.png"},
 		{[]string{"-kernels", "dot", "-plot", "x.png"}, "kernelbench: -plot draws GFLOP/s of gemm or maskedscores"},
 		{[]string{"-kernels", "attention", "-plot", "x.png"}, "kernelbench: -plot draws GFLOP/s of gemm or maskedscores"},
@@ -52,6 +69,57 @@ func TestBadNames(t *testing.T) {
 		if strings.Count(stderr, "\n") != 1 {
 			t.Errorf("%v: stderr %q is not one line", tc.args, stderr)
 		}
+	}
+}
+
+// TestFlagLimits checks that every flag sizing a run is accepted at its
+// limit (without running anything), and that a run whose largest case
+// would not fit in the memory available is refused with one line naming
+// the case and its flags, and exit status 1, before anything runs, while
+// the same run with exactly the memory it needs is accepted.
+func TestFlagLimits(t *testing.T) {
+	for _, args := range [][]string{
+		{"-procs", "1024", "-kernels", "dot", "-shapes", "n=4096"},
+		{"-procs", "0", "-kernels", "dot", "-shapes", "n=4096"},
+		{"-count", "1000", "-kernels", "dot", "-shapes", "n=4096", "-impls", "generic"},
+		{"-time", "1m", "-kernels", "dot", "-shapes", "n=4096", "-impls", "generic"},
+		{"-time", "1ns", "-count", "1"},
+		{"-kernels", "dot,sum", "-shapes", "n=4096", "-impls", "generic", "-count", "720", "-time", "1m"},
+	} {
+		cfg, err := parseFlags(args, io.Discard)
+		if err != nil {
+			t.Errorf("%v: %v", args, err)
+			continue
+		}
+		if cfg.procs < 1 || cfg.procs > gpt.MaxThreads {
+			t.Errorf("%v: GOMAXPROCS %d", args, cfg.procs)
+		}
+	}
+
+	cases, err := bench.Select(allKernels(), []string{"dot"}, []string{"n=16777216"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	impls, err := bench.SelectImpls(allImpls(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	need := int64(cases[0].Memory(impls))
+	args := []string{"-kernels", "dot", "-shapes", "n=16777216"}
+	t.Setenv(gpt.MemoryEnv, fmt.Sprint(need))
+	if _, err := parseFlags(args, io.Discard); err != nil {
+		t.Errorf("%v with %d bytes available, what it needs: %v", args, need, err)
+	}
+	t.Setenv(gpt.MemoryEnv, fmt.Sprint(need-1))
+	code, stdout, stderr := kernelbench(t, args...)
+	want := "kernelbench: case dot/n=16777216 (-kernels dot -shapes n=16777216) on "
+	if code != 1 || stdout != "" || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "available") || strings.Count(stderr, "\n") != 1 {
+		t.Errorf("%v with %d bytes available: exit %d, stdout %q, stderr %q; want exit 1 and one line starting %q", args, need-1, code, stdout, stderr, want)
+	}
+	// -list runs nothing: no memory is needed.
+	t.Setenv(gpt.MemoryEnv, "0")
+	if code, _, stderr := kernelbench(t, "-list"); code != 0 {
+		t.Errorf("-list with no memory: exit %d, %s", code, stderr)
 	}
 }
 

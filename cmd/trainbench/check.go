@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/data"
@@ -90,7 +92,16 @@ func runCheck(ctx context.Context, o options, python, script string, d *data.Dat
 	if err != nil {
 		return checkResult{}, err
 	}
-	return execCheck(ctx, python, args, torchEnv(o.ompWait), stderr)
+	return execCheck(ctx, python, args, torchEnv(o.ompWait), checkDeadline(o), stderr)
+}
+
+// checkDeadline is how long train_gpt.py --check may take: a script's
+// start (deadlines.ready) and a reply's with the work of the step
+// (workDeadline), and the parameters read and written (readDeadline) three
+// times.
+func checkDeadline(o options) time.Duration {
+	read := readDeadline(3 * 4 * float64(o.cfg.NumParams()))
+	return deadlines.ready + read + workDeadline(deadlines.reply, stepFlops(o.cfg, o.batch))
 }
 
 // prepareCheck runs and records one gpt step from a fresh model, writes
@@ -116,14 +127,22 @@ func prepareCheck(o options, script string, d *data.Dataset, dir string) ([]stri
 
 // execCheck runs python with args (train_gpt.py --check) and returns its
 // verdict; an error means the script failed otherwise than by reporting a
-// disagreement. The script is killed when ctx is done.
-func execCheck(ctx context.Context, python string, args, env []string, stderr io.Writer) (checkResult, error) {
-	cmd := exec.CommandContext(ctx, python, args...)
+// disagreement. The script's process group is killed when ctx is done,
+// and after d, when execCheck returns a timeoutError.
+func execCheck(ctx context.Context, python string, args, env []string, d time.Duration, stderr io.Writer) (checkResult, error) {
+	cctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, python, args...)
 	cmd.Env = env
+	ownGroup(cmd)
+	cmd.WaitDelay = waitDelay
 	var out bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = stderr
 	err := cmd.Run()
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return checkResult{}, timeoutError{"train_gpt.py --check's verdict", d}
+	}
 	res := parseCheck(out.String())
 	if _, isExit := err.(*exec.ExitError); err != nil && (!isExit || len(res.lines) == 0) {
 		return res, fmt.Errorf("train_gpt.py --check: %v\n%s", err, out.String())

@@ -137,10 +137,13 @@ func parseDecode(o options, layers, vocab int, ctxs, threads, weights string) (o
 	}
 	o.name = "gpt2"
 	o.cfg = gpt.Config{Vocab: gpt2Vocab, BlockSize: gpt2Block, Layers: gpt2Layers, Heads: gpt2Heads, Width: gpt2Width, TieEmbeddings: true}
-	switch {
-	case layers < 0 || vocab < 0:
-		return o, usageError{fmt.Sprintf("-layers %d and -vocab %d must be positive (0 keeps GPT-2 124M's)", layers, vocab)}
-	case o.model != "" && (layers != 0 || vocab != 0):
+	if err := checkRange("layers", layers, 0, gpt.MaxLayers, " (0 keeps GPT-2 124M's)"); err != nil {
+		return o, err
+	}
+	if err := checkRange("vocab", vocab, 0, gpt.MaxVocab, " (0 keeps GPT-2 124M's)"); err != nil {
+		return o, err
+	}
+	if o.model != "" && (layers != 0 || vocab != 0) {
 		return o, usageError{"-layers and -vocab shape the random model; -model's file has its own shape"}
 	}
 	if layers > 0 && layers != o.cfg.Layers {
@@ -152,8 +155,11 @@ func parseDecode(o options, layers, vocab int, ctxs, threads, weights string) (o
 	if err := o.cfg.CheckLimits(); err != nil {
 		return o, usageError{err.Error()}
 	}
-	if o.tokens < 1 || o.rounds < 1 {
-		return o, usageError{fmt.Sprintf("-tokens %d and -rounds %d must be at least 1", o.tokens, o.rounds)}
+	if err := checkRange("tokens", o.tokens, 1, maxTimedSteps, ""); err != nil {
+		return o, err
+	}
+	if err := checkRange("rounds", o.rounds, 1, maxTimedSteps, ""); err != nil {
+		return o, err
 	}
 	if o.ctxs, err = parseCounts("ctx", ctxs, "prompt length", gpt.MaxBlockSize); err != nil {
 		return o, err
@@ -162,6 +168,7 @@ func parseDecode(o options, layers, vocab int, ctxs, threads, weights string) (o
 		return o, usageError{"-ctx: no prompt length"}
 	}
 	for _, c := range o.ctxs {
+		// Both are bounded above: the sum cannot overflow.
 		if o.model == "" && c+o.tokens > o.cfg.BlockSize {
 			return o, usageError{fmt.Sprintf("-ctx %d and -tokens %d: the context would grow to %d tokens, beyond GPT-2's %d", c, o.tokens, c+o.tokens, o.cfg.BlockSize)}
 		}
@@ -173,8 +180,11 @@ func parseDecode(o options, layers, vocab int, ctxs, threads, weights string) (o
 		return o, usageError{"-threads: no thread count"}
 	}
 	o.torchThreads = o.threads
-	if total := int64(o.rounds) * int64(len(o.ctxs)) * int64(len(o.threads)) * int64(o.tokens); o.tokens > maxTimedSteps || total > maxTimedSteps {
-		return o, usageError{fmt.Sprintf("-rounds %d × %d contexts × %d thread counts × -tokens %d is above the limit of %d timed tokens a side", o.rounds, len(o.ctxs), len(o.threads), o.tokens, maxTimedSteps)}
+	// Every factor is bounded first (2^20 rounds and tokens, 2^15
+	// contexts, 2^10 thread counts): the product, under 2^63, cannot
+	// overflow.
+	if total := int64(o.rounds) * int64(len(o.ctxs)) * int64(len(o.threads)) * int64(o.tokens); total > maxTimedSteps {
+		return o, usageError{fmt.Sprintf("-rounds %d × %d contexts × %d thread counts × -tokens %d is %d timed tokens a side, above the limit of %d", o.rounds, len(o.ctxs), len(o.threads), o.tokens, total, maxTimedSteps)}
 	}
 	return o, nil
 }
@@ -346,7 +356,7 @@ func tokenList[T int32 | int](toks []T) string {
 // torchDecode asks the script to decode prompt greedily for n+1 tokens,
 // the last n timed.
 func (p *torchProc) decode(prompt []int32, n int) ([]float64, []int32, error) {
-	reply, err := p.request(fmt.Sprintf("decode %d %s", n, tokenList(prompt)))
+	reply, err := p.request(fmt.Sprintf("decode %d %s", n, tokenList(prompt)), float64(len(prompt)+n+1)*p.unitFlops)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -385,7 +395,7 @@ func parseDecodeReply(line string, n int) ([]float64, []int32, error) {
 // logits asks the script for the logits of the token after prompt, which
 // it writes to path; there must be vocab of them.
 func (p *torchProc) logits(prompt []int32, path string, vocab int) ([]float32, error) {
-	reply, err := p.request(fmt.Sprintf("logits %s %s", tokenList(prompt), path))
+	reply, err := p.request(fmt.Sprintf("logits %s %s", tokenList(prompt), path), float64(len(prompt))*p.unitFlops)
 	if err != nil {
 		return nil, err
 	}
@@ -537,8 +547,9 @@ func weightsName(f gpt.Weights) string {
 }
 
 // findTorch returns the script named name and torch's version, or ""
-// when torch cannot be imported and o allows measuring simdgpt alone
-// (having said so on stdout).
+// when torch cannot be imported, or python does not answer the version
+// check by its deadline, and o allows measuring simdgpt alone (having
+// said so, and with a deadline passed which, on stdout).
 func findTorch(ctx context.Context, o options, name string, stdout io.Writer) (script, version string, err error) {
 	if o.noTorch {
 		return "", "", nil
@@ -547,10 +558,16 @@ func findTorch(ctx context.Context, o options, name string, stdout io.Writer) (s
 	if ctx.Err() != nil {
 		return "", "", ctx.Err()
 	}
-	if err != nil {
-		if o.requireTorch {
-			return "", "", fmt.Errorf("-require-torch: %s cannot import torch (%v); apt-get install python3-torch", o.python, err)
-		}
+	var te timeoutError
+	switch {
+	case err != nil && o.requireTorch && errors.As(err, &te):
+		return "", "", fmt.Errorf("-require-torch: %v", err)
+	case err != nil && o.requireTorch:
+		return "", "", fmt.Errorf("-require-torch: %s cannot import torch (%v); apt-get install python3-torch", o.python, err)
+	case err != nil && errors.As(err, &te):
+		fmt.Fprintf(stdout, "%v; measuring simdgpt alone\n", err)
+		return "", "", nil
+	case err != nil:
 		fmt.Fprintln(stdout, noTorchLine)
 		return "", "", nil
 	}
@@ -640,6 +657,9 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 			return err
 		}
 		defer tp.close()
+		// A token's work: two FLOPs a parameter, and attention over a
+		// context of up to the block.
+		tp.unitFlops = 2*float64(cfg.NumParams()) + 4*float64(cfg.Layers)*float64(cfg.Width)*float64(cfg.BlockSize)
 		if tp.dtype != torchDType(tf) {
 			return fmt.Errorf("%s: asked for --dtype %s, it decodes with %q", tp.name, torchDType(tf), tp.dtype)
 		}

@@ -42,6 +42,9 @@ func TestParseDecodeOptions(t *testing.T) {
 		{args: []string{"-decode", "-weights", "f32"}, name: "gpt2", cfg: gpt2, ctxs: []int{64, 512}, tokens: 32, threads: []int{1, 2}, weights: gpt.WeightsF32},
 		{args: []string{"-decode", "-weights", "bf16"}, name: "gpt2", cfg: gpt2, ctxs: []int{64, 512}, tokens: 32, threads: []int{1, 2}, weights: gpt.WeightsBF16},
 		{args: []string{"-decode", "-weights", "int8", "-layers", "2"}, name: "custom", cfg: two, ctxs: []int{64, 512}, tokens: 32, threads: []int{1, 2}, weights: gpt.WeightsInt8},
+		{args: []string{"-decode", "-rounds", "1048576", "-ctx", "64", "-threads", "1", "-tokens", "1"}, name: "gpt2", cfg: gpt2, ctxs: []int{64}, tokens: 1, threads: []int{1}},
+		{args: []string{"-decode", "-model", "m", "-ctx", "32768", "-tokens", "1048576", "-threads", "1", "-rounds", "1"}, name: "gpt2", cfg: gpt2, ctxs: []int{32768}, tokens: 1048576, threads: []int{1}},
+		{args: []string{"-decode", "-layers", "1024", "-vocab", "65536", "-threads", "1024"}, name: "custom", cfg: gpt.Config{Vocab: 65536, BlockSize: 1024, Layers: 1024, Heads: 12, Width: 768, TieEmbeddings: true}, ctxs: []int{64, 512}, tokens: 32, threads: []int{1024}},
 		{args: []string{"-decode", "-weights", "fp16"}, err: `-weights "fp16": want f32, bf16 or int8`},
 		{args: []string{"-decode", "-weights", ""}, err: `-weights "": want f32, bf16 or int8`},
 		{args: []string{"-decode", "-weights", "BF16"}, err: `-weights "BF16": want f32, bf16 or int8`},
@@ -50,11 +53,20 @@ func TestParseDecodeOptions(t *testing.T) {
 		{args: []string{"-decode", "-ctx", "64,x"}, err: `"x" is not a prompt length`},
 		{args: []string{"-decode", "-ctx", ""}, err: "-ctx: no prompt length"},
 		{args: []string{"-decode", "-ctx", "100000", "-model", "m"}, err: "100000 is above the limit of 32768"},
-		{args: []string{"-decode", "-tokens", "0"}, err: "-tokens 0 and -rounds 5 must be at least 1"},
-		{args: []string{"-decode", "-rounds", "0"}, err: "-tokens 32 and -rounds 0 must be at least 1"},
-		{args: []string{"-decode", "-rounds", "100000", "-ctx", "64"}, err: "above the limit of 1048576 timed tokens"},
-		{args: []string{"-decode", "-layers", "-1"}, err: "must be positive"},
-		{args: []string{"-decode", "-vocab", "100000"}, err: "Config.Vocab = 100000 is above the limit of 65536"},
+		{args: []string{"-decode", "-tokens", "0"}, err: "-tokens 0: want 1 to 1048576"},
+		{args: []string{"-decode", "-tokens", "1048577", "-model", "m"}, err: "-tokens 1048577: want 1 to 1048576"},
+		{args: []string{"-decode", "-tokens", "9223372036854775807", "-ctx", "64"}, err: "-tokens 9223372036854775807: want 1 to 1048576"},
+		{args: []string{"-decode", "-rounds", "0"}, err: "-rounds 0: want 1 to 1048576"},
+		{args: []string{"-decode", "-rounds", "1048577"}, err: "-rounds 1048577: want 1 to 1048576"},
+		{args: []string{"-decode", "-rounds", "4611686018427387904", "-ctx", "64", "-threads", "1", "-tokens", "4"}, err: "-rounds 4611686018427387904: want 1 to 1048576"},
+		{args: []string{"-decode", "-rounds", "100000", "-ctx", "64"}, err: "-rounds 100000 × 1 contexts × 2 thread counts × -tokens 32 is 6400000 timed tokens a side, above the limit of 1048576"},
+		{args: []string{"-decode", "-rounds", "1048576", "-ctx", "64", "-threads", "1", "-tokens", "2"}, err: "is 2097152 timed tokens a side, above the limit of 1048576"},
+		{args: []string{"-decode", "-layers", "-1"}, err: "-layers -1: want 0 to 1024 (0 keeps GPT-2 124M's)"},
+		{args: []string{"-decode", "-layers", "1025"}, err: "-layers 1025: want 0 to 1024"},
+		{args: []string{"-decode", "-vocab", "100000"}, err: "-vocab 100000: want 0 to 65536"},
+		{args: []string{"-decode", "-vocab", "65537"}, err: "-vocab 65537: want 0 to 65536"},
+		{args: []string{"-decode", "-ctx", "32769", "-model", "m"}, err: `-ctx "32769": 32769 is above the limit of 32768`},
+		{args: []string{"-decode", "-threads", "1025"}, err: `-threads "1025": 1025 is above the limit of 1024 threads`},
 		{args: []string{"-decode", "-model", "m", "-layers", "2"}, err: "-model's file has its own shape"},
 		{args: []string{"-decode", "-threads", "0"}, err: `"0" is not a thread count`},
 		{args: []string{"-decode", "-threads", ""}, err: "-threads: no thread count"},
@@ -75,6 +87,7 @@ func TestParseDecodeOptions(t *testing.T) {
 			} else if _, ok := err.(usageError); !ok {
 				t.Errorf("%q: error %v is not a usage error (exit status 2)", tc.args, err)
 			}
+			oneLine(t, tc.args, 2, tc.err)
 			continue
 		}
 		if err != nil {

@@ -62,6 +62,22 @@
 // below PyTorch's largest logit at every step, and PyTorch's own choice at
 // 5 or more of the 9.
 //
+// A flag outside its limit (stated in -h: thread counts at most 1024,
+// gpt.MaxThreads; the model's sizes within gpt's limits; -steps, -rounds
+// and -tokens, and the steps or timed tokens a side they multiply to, at
+// most 2^20) is refused before anything runs in one line naming the flag,
+// its value and the limit, exit status 2; a run that would not fit in
+// the memory available is refused likewise with exit status 1.
+//
+// Every wait on a Python process has a deadline: 3 minutes for the torch
+// version check; for a script's ready line 5 minutes and the time to read
+// its weights at 10 MB/s; for each reply 2 minutes and the time of its
+// work at 0.1 GFLOP/s; 30 s for its exit. Past it the process and its
+// children (its process group) are killed and the command ends with one
+// line naming what it waited for and how long, exit status 1; only a
+// version check that does not answer, without -require-torch, is instead
+// the reason printed for measuring simdgpt alone.
+//
 // Ctrl-C or SIGTERM stops the comparison at the end of simdgpt's step in
 // progress, ends the Python process at once, prints one line and no table,
 // and exits with status 130 (SIGINT) or 143 (SIGTERM).

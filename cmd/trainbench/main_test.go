@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/simdgpt/simdgpt/bench"
@@ -47,23 +48,45 @@ func TestParseOptions(t *testing.T) {
 		{args: []string{"-threads", "2, 1,2", "-torch-threads", "4,1"}, name: "a", cfg: a.cfg, batch: 12, threads: []int{2, 1}, torch: []int{2, 1, 4}},
 		{args: []string{"-config", "c"}, err: `-config "c": want a or b`},
 		{args: []string{"-heads", "3"}, err: "not a multiple of Heads = 3"},
-		{args: []string{"-layers", "-1"}, err: "-layers -1: must be positive"},
+		{args: []string{"-layers", "-1"}, err: "-layers -1: want 0 to 1024 (0 keeps the preset's)"},
 		{args: []string{"-threads", "0"}, err: `"0" is not a thread count`},
 		{args: []string{"-threads", "1,x"}, err: `"x" is not a thread count`},
 		{args: []string{"-threads", ""}, err: "-threads: no thread count"},
-		{args: []string{"-steps", "0"}, err: "-steps 0 and -rounds 5 must be at least 1"},
-		{args: []string{"-lr", "0"}, err: "-lr 0 must be positive"},
+		{args: []string{"-steps", "0"}, err: "-steps 0: want 1 to 1048576"},
+		{args: []string{"-steps", "-3"}, err: "-steps -3: want 1 to 1048576"},
+		{args: []string{"-rounds", "0"}, err: "-rounds 0: want 1 to 1048576"},
+		{args: []string{"-rounds", "1048577"}, err: "-rounds 1048577: want 1 to 1048576"},
+		{args: []string{"-rounds", "9223372036854775807"}, err: "-rounds 9223372036854775807: want 1 to 1048576"},
+		{args: []string{"-lr", "0"}, err: "-lr 0: want a learning rate above 0 (as a float32) and at most 1"},
+		{args: []string{"-lr", "1e-50"}, err: "-lr 1e-50: want a learning rate above 0 (as a float32)"},
+		{args: []string{"-lr", "1.0000001"}, err: "-lr 1.0000001: want a learning rate above 0 (as a float32) and at most 1"},
+		{args: []string{"-lr", "Inf"}, err: "-lr +Inf: want a learning rate"},
+		{args: []string{"-lr", "NaN"}, err: "-lr NaN: want a learning rate"},
 		{args: []string{"extra"}, err: `unexpected argument "extra"`},
-		{args: []string{"-batch", "100000"}, err: "-batch 100000 is above the limit of 65536"},
-		{args: []string{"-block", "100000"}, err: "Config.BlockSize = 100000 is above the limit of 32768"},
-		{args: []string{"-block", "20000"}, err: "-block 20000: the token stream's validation part has 20000 tokens"},
-		{args: []string{"-layers", "100000"}, err: "Config.Layers = 100000 is above the limit of 1024"},
-		{args: []string{"-width", "1000000"}, err: "Config.Width = 1000000 is above the limit of 16384"},
-		{args: []string{"-heads", "100000", "-width", "100000"}, err: "above the limit"},
-		{args: []string{"-vocab", "100000"}, err: "Config.Vocab = 100000 is above the limit of 65536"},
+		{args: []string{"-steps", "many"}, err: `invalid value "many" for flag -steps: parse error (see trainbench -h)`},
+		{args: []string{"-nosuchflag"}, err: "flag provided but not defined: -nosuchflag (see trainbench -h)"},
+		{args: []string{"-threads", "99999999999999999999"}, err: `"99999999999999999999" is not a thread count`},
+		{args: []string{"-batch", "100000"}, err: "-batch 100000: want 0 to 65536 (0 keeps the preset's)"},
+		{args: []string{"-batch", "65537"}, err: "-batch 65537: want 0 to 65536"},
+		{args: []string{"-block", "100000"}, err: "-block 100000: want 0 to 19999"},
+		{args: []string{"-block", "20000"}, err: "-block 20000: want 0 to 19999"},
+		{args: []string{"-layers", "100000"}, err: "-layers 100000: want 0 to 1024"},
+		{args: []string{"-layers", "1025"}, err: "-layers 1025: want 0 to 1024"},
+		{args: []string{"-width", "1000000"}, err: "-width 1000000: want 0 to 16384"},
+		{args: []string{"-width", "16385"}, err: "-width 16385: want 0 to 16384"},
+		{args: []string{"-heads", "100000", "-width", "100000"}, err: "-heads 100000: want 0 to 1024"},
+		{args: []string{"-heads", "1025"}, err: "-heads 1025: want 0 to 1024"},
+		{args: []string{"-heads", "-2"}, err: "-heads -2: want 0 to 1024"},
+		{args: []string{"-vocab", "100000"}, err: "-vocab 100000: want 0 to 65536"},
+		{args: []string{"-vocab", "65537"}, err: "-vocab 65537: want 0 to 65536"},
+		{args: []string{"-width", "9223372036854775807", "-batch", "9223372036854775807"}, err: "-width 9223372036854775807: want 0 to 16384"},
 		{args: []string{"-threads", "100000"}, err: "100000 is above the limit of 1024 threads"},
+		{args: []string{"-threads", "1025"}, err: `-threads "1025": 1025 is above the limit of 1024 threads`},
 		{args: []string{"-torch-threads", "1,5000"}, err: "5000 is above the limit of 1024 threads"},
-		{args: []string{"-steps", "10000000"}, err: "-steps 10000000 and -rounds 5 must be at most 1048576"},
+		{args: []string{"-steps", "10000000"}, err: "-steps 10000000: want 1 to 1048576"},
+		{args: []string{"-steps", "1048577"}, err: "-steps 1048577: want 1 to 1048576"},
+		{args: []string{"-steps", "1048575", "-rounds", "1", "-threads", "1", "-torch-threads", "2"}, err: "-rounds 1 × 2 thread counts × (-steps 1048575 + 1) is 2097152 steps a side, above the limit of 1048576"},
+		{args: []string{"-steps", "1048576", "-rounds", "1", "-threads", "1"}, err: "-rounds 1 × 1 thread counts × (-steps 1048576 + 1) is 1048577 steps a side, above the limit of 1048576"},
 		{args: []string{"-steps", "100000", "-rounds", "100"}, err: "above the limit of 1048576"},
 	} {
 		o, err := parseOptions(tc.args, io.Discard)
@@ -71,6 +94,8 @@ func TestParseOptions(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%q: error %v, want one containing %q", tc.args, err, tc.err)
 			}
+			// The command refuses it in one line, exit status 2.
+			oneLine(t, tc.args, 2, tc.err)
 			continue
 		}
 		if err != nil {
@@ -80,6 +105,17 @@ func TestParseOptions(t *testing.T) {
 		if o.name != tc.name || o.cfg != tc.cfg || o.batch != tc.batch || !reflect.DeepEqual(o.threads, tc.threads) || !reflect.DeepEqual(o.torchThreads, tc.torch) {
 			t.Errorf("%q: got %s %+v batch %d threads %v torch %v, want %s %+v batch %d threads %v torch %v",
 				tc.args, o.name, o.cfg, o.batch, o.threads, o.torchThreads, tc.name, tc.cfg, tc.batch, tc.threads, tc.torch)
+		}
+	}
+	// Every limit is accepted at itself.
+	for _, args := range [][]string{
+		{"-layers", "1024"}, {"-heads", "1024", "-width", "1024"}, {"-width", "16384"}, {"-block", "19999"},
+		{"-batch", "65536"}, {"-vocab", "65536"}, {"-threads", "1024", "-torch-threads", "1,1024"},
+		{"-steps", "1048575", "-rounds", "1", "-threads", "1"}, {"-rounds", "524288", "-steps", "1", "-threads", "1"},
+		{"-lr", "1"}, {"-lr", "1e-40"},
+	} {
+		if _, err := parseOptions(args, io.Discard); err != nil {
+			t.Errorf("%q: %v", args, err)
 		}
 	}
 	if _, err := parseOptions([]string{"-h"}, io.Discard); !errors.Is(err, flag.ErrHelp) {
@@ -337,7 +373,7 @@ func TestCheckAgainstTorch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := execCheck(context.Background(), python, args, nil, os.Stderr)
+	res, err := execCheck(context.Background(), python, args, nil, time.Hour, os.Stderr)
 	if err != nil || !res.pass || len(res.lines) != 4 {
 		t.Fatalf("check: %v, pass %v:\n%s", err, res.pass, strings.Join(res.lines, "\n"))
 	}
@@ -382,7 +418,7 @@ func TestCheckAgainstTorch(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, checkExpect), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err = execCheck(context.Background(), python, args, nil, io.Discard)
+	res, err = execCheck(context.Background(), python, args, nil, time.Hour, io.Discard)
 	if err != nil || res.pass {
 		t.Fatalf("a tampered record: %v, pass %v:\n%s", err, res.pass, strings.Join(res.lines, "\n"))
 	}

@@ -49,6 +49,7 @@ func measure(ctx context.Context, o options, d *data.Dataset, dir, script string
 			return nil, err
 		}
 		defer tp.close()
+		tp.unitFlops = stepFlops(o.cfg, o.batch)
 		r.torch = map[int]*series{}
 		r.blas = tp.blas
 	}

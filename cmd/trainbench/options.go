@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -65,7 +66,7 @@ Trains TinyGPT (package gpt) with simdgpt and, when python3 can import
 torch, the same model with PyTorch (bench/torch/train_gpt.py, kept running
 across rounds), in interleaved rounds (simdgpt's steps, then PyTorch's) at
 each thread count, and prints ms per step, tokens/s and simdgpt's speed as a
-multiple of PyTorch's with a 95%% confidence interval. Both sides start from
+multiple of PyTorch's with a 95% confidence interval. Both sides start from
 the same weights (simdgpt's checkpoint) and draw their batches inside the
 timed step. -check first runs one step on both from the same weights and
 batch and compares the loss, gradients and parameters.
@@ -88,37 +89,41 @@ flags:
 func parseOptions(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("trainbench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), usageText)
-		fs.PrintDefaults()
-	}
+	fs.SetOutput(io.Discard) // a bad flag is reported in one line below
+	fs.Usage = func() {}
 	config := fs.String("config", "a", "model and batch preset: a (4 layers, 4 heads, width 128, block 64, batch 12, vocab 65) or b (6 layers, 6 heads, width 384, block 256, batch 8, vocab 65); the shape flags change it")
-	layers := fs.Int("layers", 0, "transformer blocks (0: the preset's)")
-	heads := fs.Int("heads", 0, "attention heads (0: the preset's)")
-	width := fs.Int("width", 0, "model width C (0: the preset's)")
-	block := fs.Int("block", 0, "tokens per sequence T (0: the preset's)")
-	batch := fs.Int("batch", 0, "sequences per step B (0: the preset's)")
-	vocab := fs.Int("vocab", 0, "vocabulary size (0: the preset's)")
-	fs.IntVar(&o.steps, "steps", 10, "timed steps per side in each round")
-	fs.IntVar(&o.rounds, "rounds", 5, "interleaved rounds at each thread count")
-	threads := fs.String("threads", "1,2", "comma-separated thread counts: simdgpt's GOMAXPROCS and PyTorch's set_num_threads of each row")
-	torchThreads := fs.String("torch-threads", "", "more thread counts for PyTorch alone, for its best (default: those of -threads)")
+	layers := fs.Int("layers", 0, fmt.Sprintf("transformer blocks, at most %d (0: the preset's)", gpt.MaxLayers))
+	heads := fs.Int("heads", 0, fmt.Sprintf("attention heads, at most %d, dividing -width (0: the preset's)", gpt.MaxHeads))
+	width := fs.Int("width", 0, fmt.Sprintf("model width C, at most %d (0: the preset's)", gpt.MaxWidth))
+	block := fs.Int("block", 0, fmt.Sprintf("tokens per sequence T, at most %d (the validation part of the token stream; 0: the preset's)", maxTrainBlock))
+	batch := fs.Int("batch", 0, fmt.Sprintf("sequences per step B, at most %d (0: the preset's)", gpt.MaxBatch))
+	vocab := fs.Int("vocab", 0, fmt.Sprintf("vocabulary size, at most %d (0: the preset's; with -decode GPT-2's 50257)", gpt.MaxVocab))
+	fs.IntVar(&o.steps, "steps", 10, fmt.Sprintf("timed steps per side in each round, 1 to %d; -rounds × thread counts × (-steps + 1) at most the same", maxTimedSteps))
+	fs.IntVar(&o.rounds, "rounds", 5, fmt.Sprintf("interleaved rounds at each thread count, 1 to %d", maxTimedSteps))
+	threads := fs.String("threads", "1,2", fmt.Sprintf("comma-separated thread counts, 1 to %d each: simdgpt's GOMAXPROCS and PyTorch's set_num_threads of each row", gpt.MaxThreads))
+	torchThreads := fs.String("torch-threads", "", fmt.Sprintf("more thread counts for PyTorch alone, 1 to %d each, for its best (default: those of -threads)", gpt.MaxThreads))
 	fs.BoolVar(&o.check, "check", false, "first check one step against PyTorch from the same weights and batch (fails on disagreement)")
-	fs.BoolVar(&o.requireTorch, "require-torch", false, "fail instead of measuring simdgpt alone when torch is missing (for CI)")
+	fs.BoolVar(&o.requireTorch, "require-torch", false, "fail instead of measuring simdgpt alone when torch is missing or its version check does not answer (for CI)")
 	fs.BoolVar(&o.noTorch, "no-torch", false, "measure simdgpt alone")
 	fs.StringVar(&o.python, "python", defaultPython(), "the Python 3 interpreter with torch")
 	fs.StringVar(&o.ompWait, "omp-wait-policy", "PASSIVE", "OMP_WAIT_POLICY for PyTorch (\"\" leaves the environment's): Debian's torch runs GNU OpenMP threads and OpenBLAS' own, and OpenMP's default spin-waiting made its two-thread steps 2-10x slower here")
 	fs.StringVar(&o.script, "script", "", "path of the PyTorch script (default: bench/torch/train_gpt.py, with -decode gpt2_decode.py, of the module, found from the working directory)")
-	fs.Float64Var(&o.lr, "lr", 1e-3, "peak learning rate (the schedule is gpt.DefaultTrainConfig's)")
+	fs.Float64Var(&o.lr, "lr", 1e-3, fmt.Sprintf("peak learning rate, above 0 and at most %g (the schedule is gpt.DefaultTrainConfig's)", maxLR))
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the weights and the data")
 	fs.BoolVar(&o.decode, "decode", false, "compare greedy decoding (GPT-2 shapes, key/value cache) instead of training")
-	ctxs := fs.String("ctx", "64,512", "-decode: comma-separated prompt lengths (the context decoding starts from)")
-	fs.IntVar(&o.tokens, "tokens", 32, "-decode: timed decoded tokens per side in each round, context and thread count")
+	ctxs := fs.String("ctx", "64,512", fmt.Sprintf("-decode: comma-separated prompt lengths (the context decoding starts from), each at most %d and with -tokens within the model's block (GPT-2's 1024)", gpt.MaxBlockSize))
+	fs.IntVar(&o.tokens, "tokens", 32, fmt.Sprintf("-decode: timed decoded tokens per side in each round, context and thread count, 1 to %d; -rounds × contexts × thread counts × -tokens at most the same", maxTimedSteps))
 	fs.StringVar(&o.model, "model", "", "-decode: a GPT-2 checkpoint (model.safetensors or llm.c gpt2_*.bin) instead of random GPT-2-shaped weights")
 	weights := fs.String("weights", "f32", "-decode: format of simdgpt's weight matrices, f32, bf16 or int8 (gpt.Model.WithWeights); PyTorch's are fp32 with f32 and bf16 with bf16 and int8 (eager PyTorch has no int8 peer worth comparing)")
 	if err := fs.Parse(args); err != nil {
-		return o, err
+		if errors.Is(err, flag.ErrHelp) {
+			fs.SetOutput(stderr)
+			fmt.Fprint(stderr, usageText)
+			fs.PrintDefaults()
+			return o, err
+		}
+		msg, _, _ := strings.Cut(err.Error(), "\n")
+		return o, usageError{msg + " (see trainbench -h)"}
 	}
 	if fs.NArg() > 0 {
 		return o, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
@@ -135,17 +140,17 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	}
 	o.name, o.cfg, o.batch = *config, p.cfg, p.batch
 	for _, f := range []struct {
-		name string
-		v    int
-		dst  *int
+		name     string
+		v, limit int
+		dst      *int
 	}{
-		{"layers", *layers, &o.cfg.Layers}, {"heads", *heads, &o.cfg.Heads}, {"width", *width, &o.cfg.Width},
-		{"block", *block, &o.cfg.BlockSize}, {"batch", *batch, &o.batch}, {"vocab", *vocab, &o.cfg.Vocab},
+		{"layers", *layers, gpt.MaxLayers, &o.cfg.Layers}, {"heads", *heads, gpt.MaxHeads, &o.cfg.Heads}, {"width", *width, gpt.MaxWidth, &o.cfg.Width},
+		{"block", *block, maxTrainBlock, &o.cfg.BlockSize}, {"batch", *batch, gpt.MaxBatch, &o.batch}, {"vocab", *vocab, gpt.MaxVocab, &o.cfg.Vocab},
 	} {
-		switch {
-		case f.v < 0:
-			return o, usageError{fmt.Sprintf("-%s %d: must be positive (0 keeps the preset's)", f.name, f.v)}
-		case f.v > 0 && f.v != *f.dst:
+		if err := checkRange(f.name, f.v, 0, f.limit, " (0 keeps the preset's)"); err != nil {
+			return o, err
+		}
+		if f.v > 0 && f.v != *f.dst {
 			*f.dst = f.v
 			o.name = "custom"
 		}
@@ -153,20 +158,14 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if err := o.cfg.CheckLimits(); err != nil {
 		return o, usageError{err.Error()}
 	}
-	if o.batch > gpt.MaxBatch {
-		return o, usageError{fmt.Sprintf("-batch %d is above the limit of %d", o.batch, gpt.MaxBatch)}
+	if err := checkRange("steps", o.steps, 1, maxTimedSteps, ""); err != nil {
+		return o, err
 	}
-	if nval := int(numTokens * data.ValFraction); o.cfg.BlockSize >= nval {
-		return o, usageError{fmt.Sprintf("-block %d: the token stream's validation part has %d tokens, room for blocks of at most %d", o.cfg.BlockSize, nval, nval-1)}
+	if err := checkRange("rounds", o.rounds, 1, maxTimedSteps, ""); err != nil {
+		return o, err
 	}
-	if o.steps < 1 || o.rounds < 1 {
-		return o, usageError{fmt.Sprintf("-steps %d and -rounds %d must be at least 1", o.steps, o.rounds)}
-	}
-	if o.steps > maxTimedSteps || o.rounds > maxTimedSteps {
-		return o, usageError{fmt.Sprintf("-steps %d and -rounds %d must be at most %d", o.steps, o.rounds, maxTimedSteps)}
-	}
-	if !(o.lr > 0) {
-		return o, usageError{fmt.Sprintf("-lr %g must be positive", o.lr)}
+	if !(o.lr > 0 && o.lr <= maxLR && float32(o.lr) > 0) {
+		return o, usageError{fmt.Sprintf("-lr %g: want a learning rate above 0 (as a float32) and at most %g", o.lr, maxLR)}
 	}
 	var err error
 	if o.threads, err = parseThreads("threads", *threads); err != nil {
@@ -180,6 +179,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	o.torchThreads = union(o.threads, extra)
+	// Each factor is bounded first (at most 2^20 and gpt.MaxThreads thread
+	// counts): the product cannot overflow.
 	if total := int64(o.rounds) * int64(len(o.torchThreads)) * int64(o.steps+1); total > maxTimedSteps {
 		return o, usageError{fmt.Sprintf("-rounds %d × %d thread counts × (-steps %d + 1) is %d steps a side, above the limit of %d", o.rounds, len(o.torchThreads), o.steps, total, maxTimedSteps)}
 	}
@@ -187,8 +188,27 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 }
 
 // maxTimedSteps bounds the steps a side of a run (rounds × thread counts ×
-// steps and one untimed step), whose times are all kept.
+// steps and one untimed step), whose times are all kept, and each of
+// -steps, -rounds and -tokens; with -decode it bounds the timed tokens a
+// side likewise.
 const maxTimedSteps = 1 << 20
+
+// maxTrainBlock is the longest training sequence: one token fewer than
+// the validation part of the token stream.
+const maxTrainBlock = int(numTokens*data.ValFraction) - 1
+
+// maxLR bounds -lr: AdamW steps of more than the parameters' scale are
+// no training worth timing.
+const maxLR = 1.0
+
+// checkRange refuses v outside [lo, hi] for flag name, naming the flag,
+// the value and the limits (and note, what lo means if anything).
+func checkRange(name string, v, lo, hi int, note string) error {
+	if v < lo || v > hi {
+		return usageError{fmt.Sprintf("-%s %d: want %d to %d%s", name, v, lo, hi, note)}
+	}
+	return nil
+}
 
 // checkMemory refuses a run whose model, optimizer and activations would
 // not fit in the memory available, before anything is allocated: the

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -10,23 +11,75 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/simdgpt/simdgpt/gpt"
 )
 
+// Deadlines of the waits on the Python processes. Every wait on one ends
+// by its deadline: the process's group is killed and the command ends with
+// one line naming what it waited for and how long. They are generous, for
+// a slow machine (importing torch alone can take tens of seconds), and
+// the replies' grow with the work asked (at minFlops); tests shorten
+// them.
+var deadlines = struct {
+	version time.Duration // python -c "import torch; print(torch.__version__)"
+	ready   time.Duration // a script's start: importing torch and reading the weights, plus their bytes at minRead
+	reply   time.Duration // any reply, plus its work at minFlops
+	quit    time.Duration // the script's exit after "quit"
+	// minFlops (FLOP/s) and minRead (bytes/s) are the slowest PyTorch
+	// the deadlines allow for: a hundredth or less of what it does on
+	// one core of the machines this was measured on.
+	minFlops, minRead float64
+}{version: 3 * time.Minute, ready: 5 * time.Minute, reply: 2 * time.Minute, quit: 30 * time.Second, minFlops: 1e8, minRead: 10e6}
+
+// workDeadline is base plus flops at deadlines.minFlops (a million seconds
+// at most).
+func workDeadline(base time.Duration, flops float64) time.Duration {
+	return base + seconds(flops/deadlines.minFlops)
+}
+
+// readDeadline is the time to read bytes at deadlines.minRead.
+func readDeadline(bytes float64) time.Duration { return seconds(bytes / deadlines.minRead) }
+
+// seconds converts s to a Duration, at most a million seconds.
+func seconds(s float64) time.Duration { return time.Duration(min(s, 1e6) * float64(time.Second)) }
+
+// waitDelay bounds how long Wait waits, once the process is gone, for its
+// output pipes to close (a descendant outside its group could hold them).
+const waitDelay = 5 * time.Second
+
+// timeoutError is a wait on a Python process that passed its deadline.
+type timeoutError struct {
+	what string // what was awaited, e.g. "gpt2_decode.py's ready line"
+	d    time.Duration
+}
+
+func (e timeoutError) Error() string {
+	return fmt.Sprintf("waited %v for %s: killed it", e.d.Round(time.Millisecond), e.what)
+}
+
 // torchVersion returns torch's version as python imports it, or an error
-// when python is missing or cannot import torch (or ctx is done first).
-// A python that is not an executable file is refused before any process
-// is started.
+// when python is missing or cannot import torch (or ctx is done first); a
+// timeoutError when it does not answer within deadlines.version. A python
+// that is not an executable file is refused before any process is
+// started.
 func torchVersion(ctx context.Context, python string) (string, error) {
 	if _, err := exec.LookPath(python); err != nil {
 		return "", err
 	}
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	d := deadlines.version
+	vctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, python, "-c", "import torch; print(torch.__version__)").Output()
+	cmd := exec.CommandContext(vctx, python, "-c", "import torch; print(torch.__version__)")
+	ownGroup(cmd)
+	cmd.WaitDelay = waitDelay
+	out, err := cmd.Output()
 	if err != nil {
+		if ctx.Err() == nil && errors.Is(vctx.Err(), context.DeadlineExceeded) {
+			return "", timeoutError{fmt.Sprintf("%s's answer to the torch version check (import torch)", python), d}
+		}
 		return "", err
 	}
 	return strings.TrimSpace(string(out)), nil
@@ -63,25 +116,34 @@ func f32String(x float32) string { return strconv.FormatFloat(float64(x), 'g', 9
 
 // torchProc is a PyTorch script in --serve mode (train_gpt.py or
 // gpt2_decode.py), kept running across rounds so its start-up is never
-// timed.
+// timed. Every wait on it has a deadline (await).
 type torchProc struct {
 	name    string // the script's file name, for messages
 	cmd     *exec.Cmd
 	in      io.WriteCloser
+	outPipe io.ReadCloser
 	out     *bufio.Scanner
 	threads int    // the thread count last set
 	blas    string // "openblas" when the script sets OpenBLAS' threads too, else "other"
 	dtype   string // gpt2_decode.py's weights, fp32 or bf16 ("" when it does not say)
-	closed  bool
+	// unitFlops is the work of one step (train_gpt.py) or of one token
+	// (gpt2_decode.py), which the deadlines of replies grow with.
+	unitFlops float64
+	closed    bool
 }
 
 // startTorch starts the script in serve mode and waits until it is ready
-// ("ready NPARAMS blas=NAME", and dtype=DT from gpt2_decode.py); want is the number of parameters it must
-// report. The script is killed when ctx is done.
+// ("ready NPARAMS blas=NAME", and dtype=DT from gpt2_decode.py); want is
+// the number of parameters it must report. It waits deadlines.ready and
+// the time to read want float32 parameters (readDeadline); past that it
+// kills the script and returns a timeoutError. The script is killed when
+// ctx is done.
 func startTorch(ctx context.Context, python, script string, args []string, env []string, want int, stderr io.Writer) (*torchProc, error) {
 	cmd := exec.CommandContext(ctx, python, append(append([]string{script}, args...), "--serve")...)
 	cmd.Env = env
 	cmd.Stderr = stderr
+	ownGroup(cmd)
+	cmd.WaitDelay = waitDelay
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -93,9 +155,14 @@ func startTorch(ctx context.Context, python, script string, args []string, env [
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
-	p := &torchProc{name: filepath.Base(script), cmd: cmd, in: in, out: bufio.NewScanner(out)}
+	p := &torchProc{name: filepath.Base(script), cmd: cmd, in: in, outPipe: out, out: bufio.NewScanner(out)}
 	p.out.Buffer(make([]byte, 1<<16), 1<<24)
-	line, err := p.line()
+	var line string
+	d := deadlines.ready + readDeadline(4*float64(want))
+	err = p.await(p.name+"'s ready line", d, func() (err error) {
+		line, err = p.line()
+		return err
+	})
 	if err == nil {
 		var n int
 		if _, e := fmt.Sscanf(line, "ready %d", &n); e != nil {
@@ -119,6 +186,31 @@ func startTorch(ctx context.Context, python, script string, args []string, env [
 	return p, nil
 }
 
+// await runs f, a write to the script or a read of its reply, with a
+// deadline of d: if f has not returned by then the script's process group
+// is killed and its pipes closed, which ends f, and await returns a
+// timeoutError naming what and d.
+func (p *torchProc) await(what string, d time.Duration, f func() error) error {
+	var fired atomic.Bool
+	t := time.AfterFunc(d, func() {
+		fired.Store(true)
+		p.kill()
+	})
+	err := f()
+	t.Stop()
+	if fired.Load() {
+		return timeoutError{what, d}
+	}
+	return err
+}
+
+// kill kills the script's process group and closes its pipes.
+func (p *torchProc) kill() {
+	killGroup(p.cmd)
+	p.in.Close()
+	p.outPipe.Close()
+}
+
 // line reads one reply line.
 func (p *torchProc) line() (string, error) {
 	if !p.out.Scan() {
@@ -130,12 +222,19 @@ func (p *torchProc) line() (string, error) {
 	return p.out.Text(), nil
 }
 
-// request sends one command and returns its reply.
-func (p *torchProc) request(cmd string) (string, error) {
-	if _, err := fmt.Fprintln(p.in, cmd); err != nil {
-		return "", fmt.Errorf("%s: %v", p.name, err)
-	}
-	reply, err := p.line()
+// request sends one command and returns its reply, waiting for it
+// workDeadline(deadlines.reply, flops).
+func (p *torchProc) request(cmd string, flops float64) (string, error) {
+	verb, _, _ := strings.Cut(cmd, " ")
+	var reply string
+	err := p.await(fmt.Sprintf("%s's reply to %q", p.name, verb), workDeadline(deadlines.reply, flops), func() error {
+		if _, err := fmt.Fprintln(p.in, cmd); err != nil {
+			return fmt.Errorf("%s: %v", p.name, err)
+		}
+		var err error
+		reply, err = p.line()
+		return err
+	})
 	if err == nil && strings.HasPrefix(reply, "error") {
 		err = fmt.Errorf("%s: %s", p.name, reply)
 	}
@@ -147,7 +246,7 @@ func (p *torchProc) setThreads(n int) error {
 	if p.threads == n {
 		return nil
 	}
-	reply, err := p.request("threads " + strconv.Itoa(n))
+	reply, err := p.request("threads "+strconv.Itoa(n), 0)
 	if err != nil {
 		return err
 	}
@@ -160,7 +259,7 @@ func (p *torchProc) setThreads(n int) error {
 
 // run times n steps and returns their milliseconds.
 func (p *torchProc) run(n int) ([]float64, error) {
-	reply, err := p.request("run " + strconv.Itoa(n))
+	reply, err := p.request("run "+strconv.Itoa(n), float64(n)*p.unitFlops)
 	if err != nil {
 		return nil, err
 	}
@@ -188,8 +287,8 @@ func parseMs(line string, n int) ([]float64, error) {
 	return ms, nil
 }
 
-// close asks the script to quit and waits for it (once; later calls
-// return nil).
+// close asks the script to quit and waits for it, deadlines.quit at most
+// (then it kills it); once: later calls return nil.
 func (p *torchProc) close() error {
 	if p.closed {
 		return nil
@@ -202,8 +301,9 @@ func (p *torchProc) close() error {
 	select {
 	case err := <-done:
 		return err
-	case <-time.After(30 * time.Second):
-		p.cmd.Process.Kill()
-		return fmt.Errorf("%s did not quit; killed it", p.name)
+	case <-time.After(deadlines.quit):
+		p.kill()
+		<-done
+		return timeoutError{p.name + "'s exit after \"quit\"", deadlines.quit}
 	}
 }
