@@ -14,6 +14,9 @@ import (
 // alpha is 0.
 func GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
 	n, k, stride := w.N, w.K, w.Stride()
+	if m == 0 || n == 0 {
+		return // C is empty; c may be shorter than (m-1)*ldc
+	}
 	for i := 0; i < m; i++ {
 		ci := c[i*ldc : i*ldc+n]
 		if alpha == 0 || k == 0 {
