@@ -266,6 +266,20 @@ func TestChecks(t *testing.T) {
 		{"FromKN short", func() { BF16FromKN(make([]float32, 5), 2, 3) }, "lowbit.BF16FromKN: len(w) = 5, want >= 2×3"},
 		{"Int8FromNK negative", func() { Int8FromNK(nil, -1, 3) }, "lowbit.Int8FromNK: n = -1"},
 		{"QuantizeGroup long", func() { QuantizeGroup(new(Int8Block), make([]float32, 33)) }, "lowbit.QuantizeGroup: len(w) = 33, more than a group of 32"},
+		// Sizes whose elements or bytes overflow int (n·k wrapping to 0
+		// and the like), and sizes no allocation can hold.
+		{"NewBF16 overflow", func() { NewBF16(1<<40, 1<<40) }, "lowbit.NewBF16: 1099511627776×1099511627776: 1099511627776·34359738368·32 elements of 2 bytes, more than an int can count"},
+		{"NewInt8 overflow", func() { NewInt8(1<<40, 1<<40) }, "lowbit.NewInt8: 1099511627776×1099511627776: "},
+		{"NewInt8 bytes overflow", func() { NewInt8(1<<58, 32) }, "lowbit.NewInt8: 288230376151711744×32: 288230376151711744 elements of 36 bytes"},
+		{"NewBF16 stride overflow", func() { NewBF16(1, math.MaxInt) }, "lowbit.NewBF16: 1×9223372036854775807: "},
+		{"NewBF16 stride·n overflow", func() { NewBF16(1<<59, 1) }, "lowbit.NewBF16: 576460752303423488×1: "},
+		{"NewBF16 too large", func() { NewBF16(1<<35, 1<<20) }, "lowbit.NewBF16: cannot allocate an 34359738368×1048576 matrix"},
+		{"BF16FromKN overflow", func() { BF16FromKN(nil, 1<<40, 1<<40) }, "lowbit.BF16FromKN: 1099511627776×1099511627776: "},
+		{"BF16FromNK overflow", func() { BF16FromNK(nil, 1<<40, 1<<40) }, "lowbit.BF16FromNK: 1099511627776×1099511627776: "},
+		{"Int8FromKN overflow", func() { Int8FromKN(nil, 1<<40, 1<<40) }, "lowbit.Int8FromKN: 1099511627776×1099511627776: "},
+		{"Int8FromNK overflow", func() { Int8FromNK(nil, 1<<40, 1<<40) }, "lowbit.Int8FromNK: 1099511627776×1099511627776: "},
+		{"BF16 Check overflow", func() { (&BF16{N: 1 << 40, K: 1 << 40}).Check("f") }, "f: BF16 1099511627776×1099511627776: "},
+		{"Int8 Check overflow", func() { (&Int8{N: 1, K: math.MaxInt}).Check("f") }, "f: Int8 1×9223372036854775807: "},
 	} {
 		msg := func() (msg string) {
 			defer func() { msg, _ = recover().(string) }()
@@ -275,6 +289,9 @@ func TestChecks(t *testing.T) {
 		if !strings.Contains(msg, tc.want) {
 			t.Errorf("%s: panic %q, want one containing %q", tc.name, msg, tc.want)
 		}
+	}
+	if g := Groups(math.MaxInt); g != math.MaxInt/GroupSize+1 {
+		t.Errorf("Groups(MaxInt) = %d, want %d", g, math.MaxInt/GroupSize+1)
 	}
 	(&BF16{N: 2, K: 33, Data: make([]uint16, 128)}).Check("f")
 	(&Int8{N: 0, K: 0}).Check("f")
