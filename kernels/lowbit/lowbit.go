@@ -200,9 +200,11 @@ type Int8Block struct {
 //
 // The scale is a float32 rather than a float16 (as GGML's q8_0 stores
 // it): it costs 2 bytes more a group (1.125 instead of 1.0625 bytes a
-// weight), but is max|w|/127 rounded once, needs no conversion in the
-// kernels, and cannot overflow or go subnormal where float32 weights do
-// not.
+// weight), but is max|w|/127 rounded (see QuantizeGroup), needs no
+// conversion in the kernels, and cannot overflow where float32 weights do
+// not: no dequantized weight exceeds its group's max|w|, so none is
+// infinite. A group whose max|w| is below 127·2⁻¹²⁶ has a subnormal
+// scale and fewer significant bits than 8.
 type Int8 struct {
 	N, K   int // rows (outputs) and columns (inputs); N, K >= 0
 	Blocks []Int8Block
@@ -261,12 +263,16 @@ func (m *Int8) Check(fn string) {
 }
 
 // QuantizeGroup sets b from the weights w (len(w) <= GroupSize; the
-// missing ones are zeros): Scale = max|w|/127 in float32 (0 when every
-// weight is 0) and Q[i] = w[i]/Scale (computed in float64) rounded to the
-// nearest integer, ties to even, clamped to [-127, 127]. Each weight is
-// then within Scale/2 of float64(Scale)*float64(Q[i]) when Scale is a
-// normal float32 (max|w| >= 127·2⁻¹²⁶). It returns the index of the
-// first weight that is not finite, or -1; b is left unchanged then.
+// missing ones are zeros): Scale = max|w|/127 rounded to the nearest
+// float32 (0 when every weight is 0), lowered to the next float32 towards
+// 0 when float32(Scale*127) would be above max|w|, and Q[i] = w[i]/Scale
+// (computed in float64) rounded to the nearest integer, ties to even,
+// clamped to [-127, 127]. So no dequantized weight (At: Scale*float32(Q),
+// rounded) is larger in magnitude than max|w|, and a group holding
+// ±MaxFloat32 dequantizes to finite weights. Each weight is within
+// Scale/2 of float64(Scale)*float64(Q[i]) when Scale is a normal float32
+// (max|w| >= 127·2⁻¹²⁶). It returns the index of the first weight that
+// is not finite, or -1; b is left unchanged then.
 func QuantizeGroup(b *Int8Block, w []float32) int {
 	if len(w) > GroupSize {
 		panic(fmt.Sprintf("lowbit.QuantizeGroup: len(w) = %d, more than a group of %d", len(w), GroupSize))
@@ -283,6 +289,9 @@ func QuantizeGroup(b *Int8Block, w []float32) int {
 		return -1
 	}
 	b.Scale = mx / 127
+	if float32(b.Scale*127) > mx {
+		b.Scale = math.Nextafter32(b.Scale, 0)
+	}
 	s := float64(b.Scale)
 	for i, v := range w {
 		q := math.RoundToEven(float64(v) / s)
