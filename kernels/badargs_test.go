@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/guard"
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
 // kernelAPI is every kernel of the package with an argument to check:
@@ -37,6 +38,10 @@ type kernelAPI interface {
 	GELU(dst, x []float32)
 	GELUBackward(dx, dy, x []float32)
 	BiasGELU(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int)
+	GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)
+	GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
+	GemvBF16(alpha float32, w *lowbit.BF16, x []float32, beta float32, y []float32)
+	GemvInt8(alpha float32, w *lowbit.Int8, x []float32, beta float32, y []float32)
 }
 
 // kernelAPIType lists the methods of kernelAPI.
@@ -85,6 +90,18 @@ func (pkgLevel) GELUBackward(dx, dy, x []float32) { GELUBackward(dx, dy, x) }
 func (pkgLevel) BiasGELU(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int) {
 	BiasGELU(m, n, x, ldx, bias, y, ldy)
 }
+func (pkgLevel) GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+	GemmBF16(m, alpha, a, lda, w, beta, c, ldc)
+}
+func (pkgLevel) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int) {
+	GemmInt8(m, alpha, a, lda, w, beta, c, ldc)
+}
+func (pkgLevel) GemvBF16(alpha float32, w *lowbit.BF16, x []float32, beta float32, y []float32) {
+	GemvBF16(alpha, w, x, beta, y)
+}
+func (pkgLevel) GemvInt8(alpha float32, w *lowbit.Int8, x []float32, beta float32, y []float32) {
+	GemvInt8(alpha, w, x, beta, y)
+}
 
 // badArgCase is one call with a bad argument: fn is the function's name,
 // which the panic message must start with ("kernels.fn: "), and want a
@@ -104,7 +121,26 @@ func badArgCases(arena []float32) []badArgCase {
 	const big = math.MaxInt
 	adam := AdamWParams{LR: 1e-3, Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, GradScale: 1, InvBiasCorr1: 10, InvBiasCorr2: 20}
 	targets := []int32{0, 1, 2, 3}
+	// Low-bit weights, 4×40, apart from the arena; and matrices whose
+	// N·K elements overflow int (to 0 for 2⁴⁰×2⁴⁰) with no storage.
+	wb, wq := lowbit.NewBF16(4, 40), lowbit.NewInt8(4, 40)
+	hugeB, hugeQ := &lowbit.BF16{N: 1 << 40, K: 1 << 40}, &lowbit.Int8{N: 1 << 40, K: 1 << 40}
 	return []badArgCase{
+		// The products over low-bit weights: A 2×40, C 2×4 at 0 and 200.
+		{"GemmBF16", "m = -1, must be >= 0", func(k kernelAPI) { k.GemmBF16(-1, 1, s(0, 80), 40, wb, 0, s(200, 8), 4) }},
+		{"GemmBF16", "lda = 39, want >= max(w.K, 1) = 40", func(k kernelAPI) { k.GemmBF16(2, 1, s(0, 80), 39, wb, 0, s(200, 8), 4) }},
+		{"GemmBF16", "len(c) = 7, want >= 8", func(k kernelAPI) { k.GemmBF16(2, 1, s(0, 80), 40, wb, 1, tail(7), 4) }},
+		{"GemmBF16", "BF16 1099511627776×1099511627776: ", func(k kernelAPI) { k.GemmBF16(2, 1, s(0, 80), 40, hugeB, 0, s(200, 8), 4) }},
+		{"GemmInt8", "ldc = 3, want >= max(w.N, 1) = 4", func(k kernelAPI) { k.GemmInt8(2, 1, s(0, 80), 40, wq, 0, s(200, 8), 3) }},
+		{"GemmInt8", "len(a) = 79, want >= 80", func(k kernelAPI) { k.GemmInt8(2, 1, tail(79), 40, wq, 0, s(200, 8), 4) }},
+		{"GemmInt8", "Int8 1099511627776×1099511627776: ", func(k kernelAPI) { k.GemmInt8(2, 1, s(0, 80), 40, hugeQ, 0, s(200, 8), 4) }},
+		{"GemmInt8", "nil *lowbit.Int8", func(k kernelAPI) { k.GemmInt8(2, 1, s(0, 80), 40, nil, 0, s(200, 8), 4) }},
+		{"GemvBF16", "len(x) = 39, want >= 40", func(k kernelAPI) { k.GemvBF16(1, wb, tail(39), 0, s(200, 4)) }},
+		{"GemvBF16", "BF16 1099511627776×1099511627776: ", func(k kernelAPI) { k.GemvBF16(1, hugeB, s(0, 40), 0, s(200, 4)) }},
+		{"GemvInt8", "len(y) = 3, want >= 4", func(k kernelAPI) { k.GemvInt8(1, wq, s(0, 40), 0, tail(3)) }},
+		{"GemvInt8", "Int8 1099511627776×1099511627776: ", func(k kernelAPI) { k.GemvInt8(1, hugeQ, s(0, 40), 0, s(200, 4)) }},
+		{"GemvInt8", "y overlaps x", func(k kernelAPI) { k.GemvInt8(1, wq, s(0, 40), 0, s(38, 4)) }},
+
 		// Gemm, MatMul and the fused GEMMs: 4×4×4 with a, b, c at 0, 100, 200.
 		{"Gemm", "m = -1, must be >= 0", func(k kernelAPI) { k.Gemm(false, false, -1, 4, 4, 1, s(0, 16), 4, s(100, 16), 4, 0, s(200, 16), 4) }},
 		{"Gemm", "k = -2, must be >= 0", func(k kernelAPI) { k.Gemm(false, false, 4, 4, -2, 1, s(0, 16), 4, s(100, 16), 4, 0, s(200, 16), 4) }},

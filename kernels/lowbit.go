@@ -47,11 +47,24 @@ import (
 // groups, or vector lanes of them, as above), finally multiplied by
 // alpha·sx. This reads each weight with two instructions where converting
 // it to float32 takes three, so that the products stay bound by memory.
-// The activations' rounding adds at most |alpha|·(sx/2)·Σ_p|w(j,p)| to the
-// error bound above (from the weights of lowbit's At); a row of A with an
-// element that is not finite, or whose elements are all below 32767·2⁻¹²⁶
-// in magnitude, is computed instead in float32 from the weights of At, as
-// for BF16, so NaN and infinities propagate.
+// Against the weights of lowbit's At, the activations' rounding adds at
+// most |alpha|·(sx/2)·Σ_p|w(j,p)| to the error bound above, and so may
+// underflow below 2⁻¹²⁶ within the sums (each lane's product with a
+// subnormal scale is at most 2⁻¹⁵⁰ off, under half of the weight that
+// made it): |alpha|·sx·Σ_p|w(j,p)| for both; and an output in float32's
+// subnormal range is rounded to a multiple of 2⁻¹⁴⁹.
+//
+// At the ends of float32's range no intermediate overflows where the
+// result does not: a row of A with an element that is not finite, whose
+// elements are all below 32767·2⁻¹²⁶ in magnitude, or whose alpha·sx is
+// outside [2⁻¹²⁶, MaxFloat32] (computed in float64), is computed instead
+// from the weights of At in float64, each product exact and the result
+// rounded once to float32; and so is any output of the integer path that
+// comes out infinite or NaN (a group's sum times its scale, or their
+// total, beyond float32 with huge weights), from C's value before the
+// call. So an output is finite and within the bound whenever the bound
+// and the exact result together stay below MaxFloat32, and NaN and
+// infinities in A or C propagate as in float32.
 //
 // For a given implementation results are deterministic and do not depend
 // on GOMAXPROCS: large W are split by output columns between goroutines,

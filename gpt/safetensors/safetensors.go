@@ -83,19 +83,38 @@ type entry struct {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-func numel(shape []int) int {
-	n := 1
+// shapeElements returns the number of elements of shape (0 when a
+// dimension is 0), or an error naming the tensor when a dimension is
+// negative or the product of its nonzero dimensions is above
+// math.MaxInt32, the most elements a reader accepts (so that no product
+// of dimensions, in any order, overflows a reader's int).
+func shapeElements(name string, shape []int) (int, error) {
+	n, zero := 1, false
 	for _, d := range shape {
-		n *= d
+		switch {
+		case d < 0:
+			return 0, fmt.Errorf("safetensors: tensor %q has a negative dimension in shape %v", name, shape)
+		case d == 0:
+			zero = true
+		case n > math.MaxInt32/d:
+			return 0, fmt.Errorf("safetensors: tensor %q: shape %v has more than the %d elements a reader accepts", name, shape, math.MaxInt32)
+		default:
+			n *= d
+		}
 	}
-	return n
+	if zero {
+		return 0, nil
+	}
+	return n, nil
 }
 
 // Encode returns the safetensors bytes of tensors (in the given order) with
 // metadata (may be nil; ChecksumKey is added). Names must be unique, not
 // "__metadata__", and each Data must match its Shape. What Decode would
-// refuse is an error: a tensor of more than math.MaxInt32 elements, a
-// header (names, shapes and metadata) above 100 MiB.
+// refuse is an error naming the tensor: a negative dimension, a shape
+// whose nonzero dimensions multiply to more than math.MaxInt32 elements
+// (even with another dimension 0, so that no product of a shape overflows
+// an int), a header (names, shapes and metadata) above 100 MiB.
 func Encode(tensors []Tensor, metadata map[string]string) ([]byte, error) {
 	header := map[string]any{}
 	seen := map[string]bool{}
@@ -105,12 +124,11 @@ func Encode(tensors []Tensor, metadata map[string]string) ([]byte, error) {
 			return nil, fmt.Errorf("safetensors: bad or repeated tensor name %q", t.Name)
 		}
 		seen[t.Name] = true
-		for _, d := range t.Shape {
-			if d < 0 {
-				return nil, fmt.Errorf("safetensors: tensor %q has a negative dimension in shape %v", t.Name, t.Shape)
-			}
+		n, err := shapeElements(t.Name, t.Shape)
+		if err != nil {
+			return nil, err
 		}
-		if n := numel(t.Shape); n != len(t.Data) {
+		if n != len(t.Data) {
 			return nil, fmt.Errorf("safetensors: tensor %q has shape %v (%d elements) but %d values", t.Name, t.Shape, n, len(t.Data))
 		}
 		if int64(len(t.Data)) > math.MaxInt32 {
@@ -402,9 +420,24 @@ func parseEntry(name string, msg json.RawMessage, dataLen int64, only string) (E
 	// A dtype of unknown size is left to the reader, which may ignore
 	// the tensor.
 	if size := int64(DTypeSize(e.DType)); size > 0 {
+		// A shape with a 0 dimension has no elements, whatever the
+		// others; otherwise the product of the dimensions must fit the
+		// data, checked before each multiplication so that it cannot
+		// overflow.
 		n := int64(1)
 		for _, d := range e.Shape {
-			if d < 0 || (d > 0 && n > dataLen/int64(d)) {
+			if d < 0 {
+				return Entry{}, fmt.Errorf("safetensors: tensor %q: shape %v has a negative dimension", name, e.Shape)
+			}
+		}
+		if slices.Contains(e.Shape, 0) {
+			n = 0
+		}
+		for _, d := range e.Shape {
+			if n == 0 {
+				break
+			}
+			if n > dataLen/int64(d) {
 				return Entry{}, fmt.Errorf("safetensors: tensor %q: shape %v does not fit in %d bytes of data", name, e.Shape, dataLen)
 			}
 			n *= int64(d)

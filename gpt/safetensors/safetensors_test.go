@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -140,6 +141,12 @@ func TestEncodeRejects(t *testing.T) {
 		{"shape", []Tensor{{Name: "x", Shape: []int{2, 2}, Data: []float32{1}}}, "4 elements"},
 		{"dup", []Tensor{{Name: "x", Shape: []int{1}, Data: []float32{1}}, {Name: "x", Shape: []int{1}, Data: []float32{1}}}, "repeated"},
 		{"reserved", []Tensor{{Name: "__metadata__", Shape: []int{1}, Data: []float32{1}}}, "bad or repeated"},
+		{"negative", []Tensor{{Name: "x", Shape: []int{2, -1}}}, `tensor "x" has a negative dimension in shape [2 -1]`},
+		// Element counts that overflow int to 0 or wrap around.
+		{"overflow to 0", []Tensor{{Name: "x", Shape: []int{1 << 32, 1 << 32}}}, `tensor "x": shape [4294967296 4294967296] has more than the 2147483647 elements a reader accepts`},
+		{"overflow to 1", []Tensor{{Name: "y", Shape: []int{1<<32 + 1, 1<<32 - 1, 1<<32 + 1, 1<<32 - 1}, Data: []float32{1}}}, `tensor "y": shape [4294967297 4294967295 4294967297 4294967295] has more than`},
+		{"overflow hidden by 0", []Tensor{{Name: "x", Shape: []int{1 << 62, 1 << 62, 0}}}, "more than the 2147483647 elements"},
+		{"above the reader's limit", []Tensor{{Name: "x", Shape: []int{1 << 16, 1 << 15}}}, "more than the 2147483647 elements"},
 	} {
 		if _, err := Encode(c.ts, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
@@ -197,7 +204,10 @@ func TestReadHeaderRejects(t *testing.T) {
 		{"end past the data", file(`{"x":{"dtype":"F32","shape":[2],"data_offsets":[0,8]}}`, 4), `tensor "x": data_offsets [0, 8] outside the 4 bytes of data`},
 		{"negative start", file(`{"x":{"dtype":"F32","shape":[1],"data_offsets":[-4,0]}}`, 4), "outside the 4 bytes"},
 		{"end before start", file(`{"x":{"dtype":"U8","shape":[1],"data_offsets":[3,2]}}`, 4), "outside the 4 bytes"},
-		{"negative dimension", file(`{"x":{"dtype":"F32","shape":[-1,-4],"data_offsets":[0,4]}}`, 4), "shape [-1 -4] does not fit"},
+		{"negative dimension", file(`{"x":{"dtype":"F32","shape":[-1,-4],"data_offsets":[0,4]}}`, 4), "shape [-1 -4] has a negative dimension"},
+		{"negative and zero", file(`{"x":{"dtype":"F32","shape":[0,-4],"data_offsets":[0,0]}}`, 4), "shape [0 -4] has a negative dimension"},
+		{"shape overflowing to 0", file(`{"x":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,0]}}`, 0), "shape [4294967296 4294967296] does not fit in 0 bytes"},
+		{"shape overflowing to 1", file(`{"x":{"dtype":"U8","shape":[4294967297,4294967295,4294967297,4294967295],"data_offsets":[0,1]}}`, 1), "does not fit in 1 bytes"},
 		{"huge shape", file(`{"x":{"dtype":"I8","shape":[65536,65536,65536,65536],"data_offsets":[0,0]}}`, 4), "does not fit in 4 bytes"},
 		{"bytes for the shape", file(`{"x":{"dtype":"BF16","shape":[3],"data_offsets":[0,4]}}`, 4), "BF16 of shape [3] needs 6 bytes, data_offsets [0, 4] give 4"},
 		{"overlap", file(`{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"U8","shape":[2],"data_offsets":[6,8]}}`, 8), `tensors "a" and "b" overlap`},
@@ -323,4 +333,35 @@ func FuzzReadHeader(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestZeroElementShapes: a shape with a 0 dimension has no elements
+// whatever its other dimensions, for the reader; Encode writes it when
+// the product of its other dimensions is within a reader's limit, and the
+// file decodes to the same tensor.
+func TestZeroElementShapes(t *testing.T) {
+	f := file(`{"x":{"dtype":"F32","shape":[4294967296,0,4294967296],"data_offsets":[0,0]}}`, 0)
+	h, err := ReadHeader(bytes.NewReader(f), int64(len(f)))
+	if err != nil || len(h.Tensors) != 1 || h.Tensors[0].End != 0 {
+		t.Fatalf("ReadHeader = %+v, %v; want one empty tensor", h, err)
+	}
+	b, err := Encode([]Tensor{{Name: "x", Shape: []int{3, 0, 1 << 20}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _, err := Decode(b)
+	if err != nil || len(ts) != 1 || !slices.Equal(ts[0].Shape, []int{3, 0, 1 << 20}) || len(ts[0].Data) != 0 {
+		t.Fatalf("Decode = %+v, %v; want the empty 3×0×1048576 tensor", ts, err)
+	}
+}
+
+// numel is the product of shape's dimensions, 0 when one of them is 0
+// (for the shapes ReadHeader accepts, where it cannot overflow
+// otherwise).
+func numel(shape []int) int {
+	n := 1
+	for _, d := range shape {
+		n *= d
+	}
+	return n
 }

@@ -20,15 +20,23 @@ package lowbit
 import (
 	"fmt"
 	"math"
+	"math/bits"
+	"unsafe"
 )
 
 // GroupSize is the number of consecutive weights along K of a group: an
 // Int8 scale's extent and the unit of a row's padding, in both types.
 const GroupSize = 32
 
-// Groups returns the number of groups of a row of k weights, the last
-// one padded when k is not a multiple of GroupSize.
-func Groups(k int) int { return (k + GroupSize - 1) / GroupSize }
+// Groups returns the number of groups of a row of k weights (k >= 0),
+// the last one padded when k is not a multiple of GroupSize.
+func Groups(k int) int {
+	g := k / GroupSize
+	if k%GroupSize != 0 {
+		g++
+	}
+	return g
+}
 
 // BF16 is an N×K matrix of bfloat16 weights: the upper 16 bits of the
 // float32 they stand for. Row j occupies Data[j*Stride() : (j+1)*Stride()],
@@ -56,11 +64,12 @@ func bf16Index(p int) int {
 	return g + 2*(q-GroupSize/2) + 1
 }
 
-// NewBF16 returns an n×k BF16 matrix of zeros; it panics if n or k is
-// negative.
+// NewBF16 returns an n×k BF16 matrix of zeros; it panics, naming the
+// sizes, if n or k is negative or the matrix's n·Groups(k)·GroupSize
+// elements (2 bytes each) do not fit in an int or cannot be allocated.
 func NewBF16(n, k int) *BF16 {
-	checkShape("NewBF16", n, k)
-	return &BF16{N: n, K: k, Data: make([]uint16, n*Groups(k)*GroupSize)}
+	count := checkShape("NewBF16", n, k, GroupSize, 2)
+	return &BF16{N: n, K: k, Data: alloc[uint16]("NewBF16", n, k, count)}
 }
 
 // At returns the weight of row j, column p as a float32 (exact).
@@ -84,7 +93,8 @@ func (m *BF16) Row(j int, dst []float32) {
 	}
 }
 
-// Check panics, naming fn, unless m's shape is valid and Data holds its
+// Check panics, naming fn, unless m's shape is valid (N, K >= 0, and its
+// N×Stride() elements and their bytes fit in an int) and Data holds its
 // N×Stride() elements.
 func (m *BF16) Check(fn string) {
 	if m == nil {
@@ -92,6 +102,9 @@ func (m *BF16) Check(fn string) {
 	}
 	if m.N < 0 || m.K < 0 {
 		panic(fmt.Sprintf("%s: BF16 matrix is %d×%d, sizes must be >= 0", fn, m.N, m.K))
+	}
+	if msg := tooLarge(m.N, m.K, GroupSize, 2); msg != "" {
+		panic(fmt.Sprintf("%s: BF16 %s", fn, msg))
 	}
 	if want := m.N * m.Stride(); len(m.Data) < want || (m.Stride() > 0 && m.N > len(m.Data)/m.Stride()) {
 		panic(fmt.Sprintf("%s: BF16 %d×%d: len(Data) = %d, want >= %d×%d", fn, m.N, m.K, len(m.Data), m.N, m.Stride()))
@@ -133,7 +146,7 @@ func FromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
 // element (p, j) at w[p*n+j], the layout of a projection x·W) to the n×k
 // BF16 matrix of its transpose, each weight rounded by ToBF16.
 func BF16FromKN(w []float32, k, n int) *BF16 {
-	checkShape("BF16FromKN", n, k)
+	checkShape("BF16FromKN", n, k, GroupSize, 2)
 	checkSrc("BF16FromKN", w, k, n)
 	m := NewBF16(n, k)
 	s := m.Stride()
@@ -150,7 +163,7 @@ func BF16FromKN(w []float32, k, n int) *BF16 {
 // row j is output j's weights) to an n×k BF16 matrix, each weight rounded
 // by ToBF16.
 func BF16FromNK(w []float32, n, k int) *BF16 {
-	checkShape("BF16FromNK", n, k)
+	checkShape("BF16FromNK", n, k, GroupSize, 2)
 	checkSrc("BF16FromNK", w, n, k)
 	m := NewBF16(n, k)
 	s := m.Stride()
@@ -187,19 +200,22 @@ type Int8Block struct {
 //
 // The scale is a float32 rather than a float16 (as GGML's q8_0 stores
 // it): it costs 2 bytes more a group (1.125 instead of 1.0625 bytes a
-// weight), but is max|w|/127 rounded once, needs no conversion in the
-// kernels, and cannot overflow or go subnormal where float32 weights do
-// not.
+// weight), but is max|w|/127 rounded (see QuantizeGroup), needs no
+// conversion in the kernels, and cannot overflow where float32 weights do
+// not: no dequantized weight exceeds its group's max|w|, so none is
+// infinite. A group whose max|w| is below 127·2⁻¹²⁶ has a subnormal
+// scale and fewer significant bits than 8.
 type Int8 struct {
 	N, K   int // rows (outputs) and columns (inputs); N, K >= 0
 	Blocks []Int8Block
 }
 
-// NewInt8 returns an n×k Int8 matrix of zeros (every scale 0); it panics
-// if n or k is negative.
+// NewInt8 returns an n×k Int8 matrix of zeros (every scale 0); it panics,
+// naming the sizes, if n or k is negative or the matrix's n·Groups(k)
+// blocks (36 bytes each) do not fit in an int or cannot be allocated.
 func NewInt8(n, k int) *Int8 {
-	checkShape("NewInt8", n, k)
-	return &Int8{N: n, K: k, Blocks: make([]Int8Block, n*Groups(k))}
+	count := checkShape("NewInt8", n, k, 1, int(unsafe.Sizeof(Int8Block{})))
+	return &Int8{N: n, K: k, Blocks: alloc[Int8Block]("NewInt8", n, k, count)}
 }
 
 // At returns the weight of row j, column p: Scale*float32(Q), rounded to
@@ -227,7 +243,8 @@ func (m *Int8) Row(j int, dst []float32) {
 	}
 }
 
-// Check panics, naming fn, unless m's shape is valid and Blocks holds its
+// Check panics, naming fn, unless m's shape is valid (N, K >= 0, and its
+// N×Groups(K) blocks and their bytes fit in an int) and Blocks holds its
 // N×Groups(K) blocks.
 func (m *Int8) Check(fn string) {
 	if m == nil {
@@ -236,6 +253,9 @@ func (m *Int8) Check(fn string) {
 	if m.N < 0 || m.K < 0 {
 		panic(fmt.Sprintf("%s: Int8 matrix is %d×%d, sizes must be >= 0", fn, m.N, m.K))
 	}
+	if msg := tooLarge(m.N, m.K, 1, int(unsafe.Sizeof(Int8Block{}))); msg != "" {
+		panic(fmt.Sprintf("%s: Int8 %s", fn, msg))
+	}
 	g := Groups(m.K)
 	if len(m.Blocks) < m.N*g || (g > 0 && m.N > len(m.Blocks)/g) {
 		panic(fmt.Sprintf("%s: Int8 %d×%d: len(Blocks) = %d, want >= %d×%d", fn, m.N, m.K, len(m.Blocks), m.N, g))
@@ -243,12 +263,16 @@ func (m *Int8) Check(fn string) {
 }
 
 // QuantizeGroup sets b from the weights w (len(w) <= GroupSize; the
-// missing ones are zeros): Scale = max|w|/127 in float32 (0 when every
-// weight is 0) and Q[i] = w[i]/Scale (computed in float64) rounded to the
-// nearest integer, ties to even, clamped to [-127, 127]. Each weight is
-// then within Scale/2 of float64(Scale)*float64(Q[i]) when Scale is a
-// normal float32 (max|w| >= 127·2⁻¹²⁶). It returns the index of the
-// first weight that is not finite, or -1; b is left unchanged then.
+// missing ones are zeros): Scale = max|w|/127 rounded to the nearest
+// float32 (0 when every weight is 0), lowered to the next float32 towards
+// 0 when float32(Scale*127) would be above max|w|, and Q[i] = w[i]/Scale
+// (computed in float64) rounded to the nearest integer, ties to even,
+// clamped to [-127, 127]. So no dequantized weight (At: Scale*float32(Q),
+// rounded) is larger in magnitude than max|w|, and a group holding
+// ±MaxFloat32 dequantizes to finite weights. Each weight is within
+// Scale/2 of float64(Scale)*float64(Q[i]) when Scale is a normal float32
+// (max|w| >= 127·2⁻¹²⁶). It returns the index of the first weight that
+// is not finite, or -1; b is left unchanged then.
 func QuantizeGroup(b *Int8Block, w []float32) int {
 	if len(w) > GroupSize {
 		panic(fmt.Sprintf("lowbit.QuantizeGroup: len(w) = %d, more than a group of %d", len(w), GroupSize))
@@ -265,6 +289,9 @@ func QuantizeGroup(b *Int8Block, w []float32) int {
 		return -1
 	}
 	b.Scale = mx / 127
+	if float32(b.Scale*127) > mx {
+		b.Scale = math.Nextafter32(b.Scale, 0)
+	}
 	s := float64(b.Scale)
 	for i, v := range w {
 		q := math.RoundToEven(float64(v) / s)
@@ -279,7 +306,7 @@ func QuantizeGroup(b *Int8Block, w []float32) int {
 // QuantizeGroup. It returns an error naming the first weight that is not
 // finite.
 func Int8FromKN(w []float32, k, n int) (*Int8, error) {
-	checkShape("Int8FromKN", n, k)
+	checkShape("Int8FromKN", n, k, 1, int(unsafe.Sizeof(Int8Block{})))
 	checkSrc("Int8FromKN", w, k, n)
 	m := NewInt8(n, k)
 	g := Groups(k)
@@ -304,7 +331,7 @@ func Int8FromKN(w []float32, k, n int) (*Int8, error) {
 // QuantizeGroup. It returns an error naming the first weight that is not
 // finite.
 func Int8FromNK(w []float32, n, k int) (*Int8, error) {
-	checkShape("Int8FromNK", n, k)
+	checkShape("Int8FromNK", n, k, 1, int(unsafe.Sizeof(Int8Block{})))
 	checkSrc("Int8FromNK", w, n, k)
 	m := NewInt8(n, k)
 	g := Groups(k)
@@ -385,10 +412,51 @@ func QuantizeInt16(q []int16, x []float32) (scale float32, ok bool) {
 	return scale, true
 }
 
-func checkShape(fn string, n, k int) {
+// checkShape panics unless n, k >= 0 and an n×k matrix of rows of
+// Groups(k) groups of per elements, each of size bytes, has a number of
+// elements and of bytes that fit in an int; it returns the elements.
+func checkShape(fn string, n, k, per, size int) int {
 	if n < 0 || k < 0 {
 		panic(fmt.Sprintf("lowbit.%s: n = %d, k = %d, must be >= 0", fn, n, k))
 	}
+	if msg := tooLarge(n, k, per, size); msg != "" {
+		panic(fmt.Sprintf("lowbit.%s: %s", fn, msg))
+	}
+	return n * Groups(k) * per
+}
+
+// tooLarge describes why an n×k matrix (n, k >= 0) of rows of Groups(k)
+// groups of per elements of size bytes is too large to address, or
+// returns "" when its bytes fit in an int.
+func tooLarge(n, k, per, size int) string {
+	row := Groups(k)
+	if row > math.MaxInt/per/size || n > 0 && row > 0 && n > math.MaxInt/(row*per*size) {
+		return fmt.Sprintf("%d×%d: %s elements of %d bytes, more than an int can count", n, k, bigProduct(n, row, per), size)
+	}
+	return ""
+}
+
+// bigProduct formats a·b·c for a, b, c >= 0, exactly where it fits in
+// 64 bits and as the product written out where it does not.
+func bigProduct(a, b, c int) string {
+	hi, lo := bits.Mul64(uint64(a), uint64(b))
+	if hi == 0 {
+		if hi, lo = bits.Mul64(lo, uint64(c)); hi == 0 {
+			return fmt.Sprint(lo)
+		}
+	}
+	return fmt.Sprintf("%d·%d·%d", a, b, c)
+}
+
+// alloc returns count zero elements for an n×k matrix of fn, panicking
+// with fn's name and the sizes where the runtime refuses the allocation.
+func alloc[T any](fn string, n, k, count int) []T {
+	defer func() {
+		if r := recover(); r != nil {
+			panic(fmt.Sprintf("lowbit.%s: cannot allocate an %d×%d matrix (%d elements of %d bytes): %v", fn, n, k, count, unsafe.Sizeof(*new(T)), r))
+		}
+	}()
+	return make([]T, count)
 }
 
 // checkSrc panics unless w holds a rows×cols matrix.

@@ -182,8 +182,12 @@ func TestInt8RoundTrip(t *testing.T) {
 						for p := g * 32; p < min(k, g*32+32); p++ {
 							mx = max(mx, float32(math.Abs(float64(nk[j*k+p]))))
 						}
-						if b.Scale != mx/127 {
-							t.Fatalf("%d×%d block (%d, %d): scale %v, want %v", n, k, j, g, b.Scale, mx/127)
+						want := mx / 127
+						if float32(want*127) > mx {
+							want = math.Nextafter32(want, 0)
+						}
+						if b.Scale != want {
+							t.Fatalf("%d×%d block (%d, %d): scale %v, want %v", n, k, j, g, b.Scale, want)
 						}
 						var top int8
 						for i, q := range b.Q {
@@ -211,6 +215,62 @@ func TestInt8RoundTrip(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// TestQuantizeGroupExtremes checks that no dequantized weight is larger
+// in magnitude than its group's max|w| (so none is infinite), on groups
+// holding ±MaxFloat32 and others at the top of float32's range, and on
+// random groups of every magnitude, subnormal to the largest; and that
+// Int8FromNK of ±MaxFloat32 weights gives finite weights within half a
+// scale step.
+func TestQuantizeGroupExtremes(t *testing.T) {
+	const top = math.MaxFloat32
+	groups := [][]float32{
+		{top}, {-top}, {top, -top, 1, -1e38}, {top, 3e38, -2e38, 0},
+		{math.Nextafter32(top, 0)}, {3.4e38, -3.39e38},
+		{1e-45, -1e-44}, {1.5e-36, -1e-40},
+	}
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 20000 {
+		g := make([]float32, 1+r.IntN(GroupSize))
+		e := r.IntN(277) - 149 // the exponent of the group's top
+		for i := range g {
+			g[i] = float32(math.Ldexp(r.Float64()*2-1, e))
+		}
+		groups = append(groups, g)
+	}
+	for _, g := range groups {
+		var b Int8Block
+		if QuantizeGroup(&b, g) != -1 {
+			t.Fatalf("%v: refused", g)
+		}
+		var mx float32
+		for _, v := range g {
+			mx = max(mx, float32(math.Abs(float64(v))))
+		}
+		if s := float64(b.Scale); mx > 0 && math.Abs(s-float64(mx)/127) > math.Ldexp(float64(mx)/127, -23)+0x1p-149 {
+			t.Fatalf("%v: scale %v, want max|w|/127 = %v to a float32 step", g, b.Scale, float64(mx)/127)
+		}
+		for i, v := range g {
+			at := b.Scale * float32(b.Q[i])
+			if math.Abs(float64(at)) > float64(mx) || math.IsInf(float64(at), 0) {
+				t.Fatalf("%v: weight %d (%v) dequantizes to %v, above max|w| = %v", g, i, v, at, mx)
+			}
+			if b.Scale >= 0x1p-126 && math.Abs(float64(b.Scale)*float64(b.Q[i])-float64(v)) > float64(b.Scale)/2 {
+				t.Fatalf("%v: weight %d (%v) quantized to %d×%v", g, i, v, b.Q[i], b.Scale)
+			}
+		}
+	}
+	nk := []float32{top, -top, 1, 0, -top, 3e38, 2, top}
+	m, err := Int8FromNK(nk, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range m.Float32() {
+		if math.IsInf(float64(v), 0) || math.Abs(float64(v)-float64(nk[i])) > float64(m.Blocks[i/4].Scale)/2 {
+			t.Errorf("Int8FromNK: weight %d = %v dequantizes to %v", i, nk[i], v)
 		}
 	}
 }
@@ -266,6 +326,20 @@ func TestChecks(t *testing.T) {
 		{"FromKN short", func() { BF16FromKN(make([]float32, 5), 2, 3) }, "lowbit.BF16FromKN: len(w) = 5, want >= 2×3"},
 		{"Int8FromNK negative", func() { Int8FromNK(nil, -1, 3) }, "lowbit.Int8FromNK: n = -1"},
 		{"QuantizeGroup long", func() { QuantizeGroup(new(Int8Block), make([]float32, 33)) }, "lowbit.QuantizeGroup: len(w) = 33, more than a group of 32"},
+		// Sizes whose elements or bytes overflow int (n·k wrapping to 0
+		// and the like), and sizes no allocation can hold.
+		{"NewBF16 overflow", func() { NewBF16(1<<40, 1<<40) }, "lowbit.NewBF16: 1099511627776×1099511627776: 1099511627776·34359738368·32 elements of 2 bytes, more than an int can count"},
+		{"NewInt8 overflow", func() { NewInt8(1<<40, 1<<40) }, "lowbit.NewInt8: 1099511627776×1099511627776: "},
+		{"NewInt8 bytes overflow", func() { NewInt8(1<<58, 32) }, "lowbit.NewInt8: 288230376151711744×32: 288230376151711744 elements of 36 bytes"},
+		{"NewBF16 stride overflow", func() { NewBF16(1, math.MaxInt) }, "lowbit.NewBF16: 1×9223372036854775807: "},
+		{"NewBF16 stride·n overflow", func() { NewBF16(1<<59, 1) }, "lowbit.NewBF16: 576460752303423488×1: "},
+		{"NewBF16 too large", func() { NewBF16(1<<35, 1<<20) }, "lowbit.NewBF16: cannot allocate an 34359738368×1048576 matrix"},
+		{"BF16FromKN overflow", func() { BF16FromKN(nil, 1<<40, 1<<40) }, "lowbit.BF16FromKN: 1099511627776×1099511627776: "},
+		{"BF16FromNK overflow", func() { BF16FromNK(nil, 1<<40, 1<<40) }, "lowbit.BF16FromNK: 1099511627776×1099511627776: "},
+		{"Int8FromKN overflow", func() { Int8FromKN(nil, 1<<40, 1<<40) }, "lowbit.Int8FromKN: 1099511627776×1099511627776: "},
+		{"Int8FromNK overflow", func() { Int8FromNK(nil, 1<<40, 1<<40) }, "lowbit.Int8FromNK: 1099511627776×1099511627776: "},
+		{"BF16 Check overflow", func() { (&BF16{N: 1 << 40, K: 1 << 40}).Check("f") }, "f: BF16 1099511627776×1099511627776: "},
+		{"Int8 Check overflow", func() { (&Int8{N: 1, K: math.MaxInt}).Check("f") }, "f: Int8 1×9223372036854775807: "},
 	} {
 		msg := func() (msg string) {
 			defer func() { msg, _ = recover().(string) }()
@@ -275,6 +349,9 @@ func TestChecks(t *testing.T) {
 		if !strings.Contains(msg, tc.want) {
 			t.Errorf("%s: panic %q, want one containing %q", tc.name, msg, tc.want)
 		}
+	}
+	if g := Groups(math.MaxInt); g != math.MaxInt/GroupSize+1 {
+		t.Errorf("Groups(MaxInt) = %d, want %d", g, math.MaxInt/GroupSize+1)
 	}
 	(&BF16{N: 2, K: 33, Data: make([]uint16, 128)}).Check("f")
 	(&Int8{N: 0, K: 0}).Check("f")

@@ -1,6 +1,7 @@
 package generic
 
 import (
+	"math"
 	"sync"
 
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
@@ -14,6 +15,9 @@ import (
 // alpha is 0.
 func GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
 	n, k, stride := w.N, w.K, w.Stride()
+	if m == 0 || n == 0 {
+		return // C is empty; c may be shorter than (m-1)*ldc
+	}
 	for i := 0; i < m; i++ {
 		ci := c[i*ldc : i*ldc+n]
 		if alpha == 0 || k == 0 {
@@ -41,9 +45,11 @@ func GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta f
 // each row x of A quantized by lowbit.QuantizeInt16 to int16 q with scale
 // sx: C[i][j] = (alpha*sx)·Σ_g s_g·float32(Σ_{p in g} q[p]·Q_g[p]) +
 // beta*C[i][j], the group sums exact in int32, summed over the groups g
-// in order in float32 (s_g is block g's Scale). A row that QuantizeInt16
-// refuses (an element not finite, or all tiny) is computed by
-// GemmInt8Float instead.
+// in order in float32 (s_g is block g's Scale). Int8Scaled decides which
+// rows take this path; the others (an element of x not finite, all of
+// them tiny, or alpha*sx outside float32's normal range) are computed by
+// GemmInt8Float, and so is every output that comes out NaN or infinite
+// (Int8Dot), so that no intermediate overflows where the result does not.
 func GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int) {
 	n, k, groups := w.N, w.K, lowbit.Groups(w.K)
 	if m == 0 || n == 0 {
@@ -63,13 +69,12 @@ func GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta f
 	for i := 0; i < m; i++ {
 		x := a[i*lda : i*lda+k]
 		ci := c[i*ldc : i*ldc+n]
-		sx, ok := lowbit.QuantizeInt16(q, x)
+		xs, ok := Int8Scaled(alpha, q, x)
 		if !ok {
 			GemmInt8Float(1, alpha, x, k, w, beta, ci, n)
 			continue
 		}
 		clear(q[k:])
-		xs := alpha * sx
 		for j := range ci {
 			row := w.Blocks[j*groups : (j+1)*groups]
 			var acc float32
@@ -81,23 +86,53 @@ func GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta f
 				}
 				acc += float32(float32(s) * b.Scale)
 			}
-			ci[j] = gemvStore(xs, acc, beta, ci[j])
+			v := gemvStore(xs, acc, beta, ci[j])
+			if !Finite(v) {
+				v = Int8Dot(alpha, x, row, beta, ci[j])
+			}
+			ci[j] = v
 		}
 	}
 	int16Pool.Put(qp)
 }
 
+// Int8Scaled quantizes the row x of A into q (lowbit.QuantizeInt16) and
+// returns xs = alpha*sx, the factor of the row's integer products, and
+// true; or false when the row is to be computed by GemmInt8Float: an
+// element of x is not finite, all of them are below QuantizeInt16's
+// range, or xs (computed in float64) is not 0 and outside float32's
+// normal range [2⁻¹²⁶, MaxFloat32], where it would overflow or lose
+// precision. alpha is not 0.
+func Int8Scaled(alpha float32, q []int16, x []float32) (xs float32, ok bool) {
+	sx, ok := lowbit.QuantizeInt16(q, x)
+	if !ok {
+		return 0, false
+	}
+	f := math.Abs(float64(alpha) * float64(sx))
+	if f != 0 && (f < 0x1p-126 || f > math.MaxFloat32) {
+		return 0, false
+	}
+	return alpha * sx, true
+}
+
+// Finite reports whether v is neither an infinity nor a NaN.
+func Finite(v float32) bool { return math.Float32bits(v)&0x7f800000 != 0x7f800000 }
+
 // int16Pool holds GemmInt8's buffers of quantized activations.
 var int16Pool = sync.Pool{New: func() any { return new([]int16) }}
 
 // GemmInt8Float computes C = alpha*A·Wᵀ + beta*C for the N×K int8 matrix
-// W in float32 without quantizing A: each weight dequantized as
-// lowbit.Int8.At does (Scale*float32(Q), rounded), multiplied by A's
-// element and summed over p in order in float32, so that NaN and
-// infinities in A propagate as in a float32 product. GemmInt8 and the
-// SIMD kernels use it for the rows QuantizeInt16 refuses.
+// W without quantizing A, each output by Int8Dot: exact products of the
+// weights of lowbit.Int8.At and A's elements summed in float64, rounded
+// once to float32, so that no intermediate overflows or underflows and
+// NaN and infinities in A propagate as in a float32 product. GemmInt8 and
+// the SIMD kernels use it for the rows of A the integer products do not
+// take (see Int8Scaled).
 func GemmInt8Float(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int) {
 	n, k, groups := w.N, w.K, lowbit.Groups(w.K)
+	if m == 0 || n == 0 {
+		return // C is empty; c may be shorter than (m-1)*ldc
+	}
 	for i := 0; i < m; i++ {
 		ci := c[i*ldc : i*ldc+n]
 		if alpha == 0 || k == 0 {
@@ -106,14 +141,28 @@ func GemmInt8Float(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, b
 		}
 		x := a[i*lda : i*lda+k]
 		for j := range ci {
-			row := w.Blocks[j*groups : (j+1)*groups]
-			var s float32
-			for p, v := range x {
-				b := &row[p/lowbit.GroupSize]
-				wq := float32(b.Scale * float32(b.Q[p%lowbit.GroupSize]))
-				s += wq * v
-			}
-			ci[j] = gemvStore(alpha, s, beta, ci[j])
+			ci[j] = Int8Dot(alpha, x, w.Blocks[j*groups:(j+1)*groups], beta, ci[j])
 		}
 	}
+}
+
+// Int8Dot returns alpha·Σ_p w[p]·x[p] + beta·old for the row of int8
+// blocks row (at least Groups(len(x)) of them), w[p] the weight
+// lowbit.Int8.At gives (Scale*float32(Q), rounded to float32): each
+// product exact in float64, summed in float64 in order, multiplied by
+// alpha and added to beta·old in float64 (old not read when beta is 0)
+// and rounded once to float32. A result is infinite only where the exact
+// one is beyond float32's range (or an operand is infinite).
+func Int8Dot(alpha float32, x []float32, row []lowbit.Int8Block, beta, old float32) float32 {
+	var s float64
+	for p, v := range x {
+		b := &row[p/lowbit.GroupSize]
+		wq := float32(b.Scale * float32(b.Q[p%lowbit.GroupSize]))
+		s += float64(wq) * float64(v)
+	}
+	s *= float64(alpha)
+	if beta != 0 {
+		s += float64(beta) * float64(old)
+	}
+	return float32(s)
 }

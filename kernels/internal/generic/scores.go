@@ -14,14 +14,21 @@ import "math"
 func MaskedScores(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int) {
 	negInf := float32(math.Inf(-1))
 	for i := 0; i < tq; i++ {
-		qi := q[i*ldq : i*ldq+d]
+		var qi []float32 // empty when d is 0, where q may be shorter than (tq-1)*ldq
+		if d > 0 {
+			qi = q[i*ldq : i*ldq+d]
+		}
 		si := s[i*lds : i*lds+tk]
 		for j := range si {
 			if j > i+offset {
 				si[j] = negInf
 				continue
 			}
-			si[j] = scale * Dot(qi, k[j*ldk:j*ldk+d])
+			var kj []float32
+			if d > 0 {
+				kj = k[j*ldk : j*ldk+d]
+			}
+			si[j] = scale * Dot(qi, kj)
 		}
 	}
 }

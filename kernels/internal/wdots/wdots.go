@@ -11,8 +11,11 @@
 // reads x beyond K elements or needs a masked load. For Int8 weights it
 // quantizes the rows of A to int16 (lowbit.QuantizeInt16) into a buffer
 // of whole groups, zero-padded, and the kernels multiply them by the
-// weights exactly in integers; a row QuantizeInt16 refuses is computed by
-// generic.GemmInt8Float.
+// weights exactly in integers; a row generic.Int8Scaled refuses (one
+// QuantizeInt16 refuses, or whose alpha times its scale is outside
+// float32's normal range) is computed by generic.GemmInt8Float, and an
+// output the kernels leave NaN or infinite by generic.Int8Dot, both in
+// float64, so that no intermediate overflows where the result does not.
 //
 // A set may add a one-row BF16 kernel that reads x as two bfloat16
 // vectors (PairKernel, SplitFunc), which GemmBF16 then uses for m = 1.
@@ -201,7 +204,9 @@ func (t *pairTask) RunPart(_, part int) {
 }
 
 // GemmInt8 is the kernel set's GemmInt8 (see kernelset.Set), with the
-// arithmetic of generic.GemmInt8.
+// arithmetic of generic.GemmInt8: the rows of A generic.Int8Scaled
+// refuses, and every output the kernel leaves NaN or infinite, are
+// computed by generic.Int8Dot (in float64) instead.
 func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int) {
 	n, k := w.N, w.K
 	if m == 0 || n == 0 {
@@ -216,12 +221,18 @@ func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbi
 	groups := lowbit.Groups(k)
 	ldq := groups * lowbit.GroupSize
 	t := int8Pool.Get().(*int8Task)
-	if need := min(m, len(ks.Int8)) * ldq; cap(t.q) < need {
+	rows := min(m, len(ks.Int8))
+	if need := rows * ldq; cap(t.q) < need {
 		t.q = make([]int16, need)
 	}
-	t.n, t.groups, t.w = n, groups, (*byte)(unsafe.Pointer(&w.Blocks[0]))
+	if beta != 0 && cap(t.old) < rows*n {
+		t.old = make([]float32, rows*n)
+	}
+	t.n, t.k, t.groups, t.w = n, k, groups, (*byte)(unsafe.Pointer(&w.Blocks[0]))
+	t.blocks = w.Blocks
 	t.rowBytes = int(unsafe.Sizeof(lowbit.Int8Block{})) * groups
-	t.ldq, t.c, t.ldc, t.beta = ldq, c, ldc, beta
+	t.ldq, t.c, t.ldc, t.alpha, t.beta = ldq, c, ldc, alpha, beta
+	t.a, t.lda = a, lda
 	parts, step := columnParts(n, k)
 	t.step = step
 	for i0 := 0; i0 < m; {
@@ -230,12 +241,12 @@ func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbi
 		for r < len(ks.Int8) && i0+r < m {
 			x := a[(i0+r)*lda : (i0+r)*lda+k]
 			q := t.q[r*ldq : (r+1)*ldq]
-			sx, ok := lowbit.QuantizeInt16(q, x)
+			xs, ok := generic.Int8Scaled(alpha, q, x)
 			if !ok {
 				break
 			}
 			clear(q[k:])
-			t.xs[r] = alpha * sx
+			t.xs[r] = xs
 			r++
 		}
 		if r == 0 {
@@ -243,12 +254,12 @@ func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbi
 			i0++
 			continue
 		}
-		t.kern, t.ci = ks.Int8[r-1], i0*ldc
+		t.kern, t.r, t.i0 = ks.Int8[r-1], r, i0
 		runParts(t, n, parts, t.step)
 		i0 += r
 	}
-	q := t.q
-	*t = int8Task{q: q}
+	q, old := t.q, t.old
+	*t = int8Task{q: q, old: old}
 	int8Pool.Put(t)
 }
 
@@ -256,16 +267,21 @@ func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbi
 // by columns of C.
 type int8Task struct {
 	kern     Int8Kernel
-	n        int
+	n, k     int
 	groups   int
 	w        *byte
+	blocks   []lowbit.Int8Block // W's blocks, for generic.Int8Dot
 	rowBytes int
 	q        []int16 // the pass's rows of A, quantized, ldq apart
 	ldq      int
 	xs       [MaxRows]float32 // alpha times each row's scale
+	a        []float32        // A, for generic.Int8Dot
+	lda      int
+	r, i0    int // the pass's rows of A: r from row i0
 	c        []float32
-	ci       int // offset of the pass's first row in c
 	ldc      int
+	old      []float32 // when beta is not 0, the pass's C before it, n apart
+	alpha    float32
 	beta     float32
 	step     int
 }
@@ -273,14 +289,38 @@ type int8Task struct {
 var int8Pool = sync.Pool{New: func() any { return new(int8Task) }}
 
 // RunPart computes the columns [part*step, (part+1)*step) of the pass.
+// An output the kernel leaves NaN or infinite (a partial sum or the
+// scaling overflowed, or an operand is not finite) is computed again by
+// generic.Int8Dot from C's value before the pass.
 func (t *int8Task) RunPart(_, part int) {
 	j0 := part * t.step
 	j1 := min(j0+t.step, t.n)
 	if j0 >= j1 {
 		return
 	}
+	ci := t.i0 * t.ldc
+	if t.beta != 0 {
+		for i := 0; i < t.r; i++ {
+			copy(t.old[i*t.n+j0:i*t.n+j1], t.c[ci+i*t.ldc+j0:ci+i*t.ldc+j1])
+		}
+	}
 	w := (*byte)(unsafe.Add(unsafe.Pointer(t.w), j0*t.rowBytes))
-	t.kern(j1-j0, t.groups, w, t.rowBytes, &t.q[0], t.ldq, &t.xs[0], &t.c[t.ci+j0], t.ldc, t.beta)
+	t.kern(j1-j0, t.groups, w, t.rowBytes, &t.q[0], t.ldq, &t.xs[0], &t.c[ci+j0], t.ldc, t.beta)
+	for i := 0; i < t.r; i++ {
+		row := t.c[ci+i*t.ldc+j0 : ci+i*t.ldc+j1]
+		for jj, v := range row {
+			if generic.Finite(v) {
+				continue
+			}
+			j := j0 + jj
+			var old float32
+			if t.beta != 0 {
+				old = t.old[i*t.n+j]
+			}
+			x := t.a[(t.i0+i)*t.lda : (t.i0+i)*t.lda+t.k]
+			row[jj] = generic.Int8Dot(t.alpha, x, t.blocks[j*t.groups:(j+1)*t.groups], t.beta, old)
+		}
+	}
 }
 
 // MinParallel is the number of weights (N·K) from which a product is
