@@ -102,6 +102,8 @@ type fixtures struct {
 	relDanglingDir    string // the same with a relative link through a second link
 	ckIsDir, hfIsDir  string // directories whose checkpoint.safetensors, model.safetensors is a directory
 	danglingTarget    string // where danglingDir's link leads
+	overflow          string // a checkpoint of finite weights ±3e38, whose logits are NaN
+	synthetic         string // a text of the built-in task's characters
 	lossPNGIsDir      string // a checkpoint directory whose loss.png is a directory
 	ckFIFODir         string // a checkpoint directory whose checkpoint.safetensors is a FIFO
 	zero              string // a link to /dev/zero
@@ -205,6 +207,9 @@ func makeFixtures(t *testing.T) *fixtures {
 	if err := os.Truncate(filepath.Join(f.csvHuge, lossCSV), maxLossCSV+1); err != nil { // sparse: no disk used
 		t.Fatal(err)
 	}
+	f.overflow = writeOverflowing(t, filepath.Join(dir, "overflow"))
+	f.synthetic = filepath.Join(dir, "synthetic.txt")
+	mustWrite(t, f.synthetic, []byte(data.Synthetic(5000, 2)))
 	f.g = newGPT2Fixture(t)
 	f.configFIFO, f.configZero, f.tokFIFO = filepath.Join(dir, "configfifo"), filepath.Join(dir, "configzero"), filepath.Join(dir, "tokfifo")
 	for _, d := range []string{f.configFIFO, f.configZero} {
@@ -363,6 +368,8 @@ func TestBadInputs(t *testing.T) {
 					t.Error("a refused run wrote a checkpoint")
 				}
 			}},
+		{name: "sample NaN logits", args: []string{"sample", "--checkpoint", f.overflow, "-n", "1000"}, status: 1, want: []string{"checkpoint " + f.overflow, "are not finite"}},
+		{name: "eval NaN loss", args: []string{"eval", "--checkpoint", f.overflow, "--data", f.synthetic}, status: 1, want: []string{"checkpoint " + f.overflow, "the cross-entropy of batch 0 is NaN, not finite"}},
 		{name: "sample huge config", args: []string{"sample", "--checkpoint", f.huge}, status: 1, want: []string{f.huge, "Config.Width = 1000000000 is above the limit"}},
 		{name: "attn huge config", args: []string{"attn", "--checkpoint", f.huge, "--prompt", "ab"}, status: 1, want: []string{f.huge, "above the limit"}},
 		{name: "sample flipped bit", args: []string{"sample", "--checkpoint", f.flipped}, status: 1, want: []string{f.flipped, "checksum"}},

@@ -119,6 +119,9 @@ func eval(ckpt, tokDir, dataPath, weights string, batch, block, batches, threads
 		fmt.Fprintf(stderr, "tinygpt eval: interrupted by %s after %d of %d batches%s\n", interrupt.Name(sig), done, batches, partial)
 		return interruptedError{sig}
 	}
+	if errors.Is(err, gpt.ErrNotFinite) {
+		return fmt.Errorf("%s on %s: %w", lm.describe(), dataPath, err)
+	}
 	if err != nil {
 		return err
 	}

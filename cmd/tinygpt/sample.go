@@ -105,6 +105,9 @@ flags:
 		fmt.Fprintf(stderr, "tinygpt sample: interrupted by %s after %d of %d tokens\n", interrupt.Name(sig), drawn, *n)
 		return interrupt.ExitStatus(sig)
 	}
+	if errors.Is(err, gpt.ErrNotFinite) {
+		err = fmt.Errorf("%s: %w", lm.describe(), err) // what was printed stays
+	}
 	if err != nil {
 		return report(stderr, "sample", err)
 	}

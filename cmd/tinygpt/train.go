@@ -814,6 +814,18 @@ func train(f trainFlags, stdout, stderr io.Writer) error {
 		if err != nil {
 			return stop(true) // the partial loss is not logged
 		}
+		if math.IsNaN(val) || math.IsInf(val, 0) {
+			// As a NaN training loss: nothing worth saving.
+			p.done()
+			if tr.Step() == startStep {
+				from := "the model's weights"
+				if rs.Init != "" && tr.Step() == 0 {
+					from = "the weights of " + rs.Init
+				}
+				return fmt.Errorf("step %d: the validation loss is %v: %s give logits that are not finite", tr.Step(), val, from)
+			}
+			return fmt.Errorf("step %d: the validation loss is %v; try a lower --lr", tr.Step(), val)
+		}
 		lastVal = val
 		train := math.NaN()
 		if nLoss > 0 {
