@@ -3,6 +3,7 @@ package gpt
 import (
 	"context"
 	"fmt"
+	"math"
 )
 
 // SequentialBatches returns how many batches of b sequences of t tokens
@@ -32,7 +33,9 @@ func (m *Model) EvalSequential(toks []uint16, b, t, batches int) (float64, error
 // batch and returns the number of batches it evaluated. Once ctx is done
 // it returns ctx's error, with the mean over the batches evaluated (NaN
 // for none): a partial result. A run that completes returns
-// EvalSequential's result, bit for bit.
+// EvalSequential's result, bit for bit. A batch whose cross-entropy is
+// NaN or infinite stops it with an error wrapping ErrNotFinite (the loss
+// NaN, done the batches before it).
 func (m *Model) EvalSequentialContext(ctx context.Context, toks []uint16, b, t, batches int) (loss float64, done int, err error) {
 	switch {
 	case b < 1 || t < 1 || batches < 1:
@@ -62,7 +65,11 @@ func (m *Model) EvalSequentialContext(ctx context.Context, toks []uint16, b, t, 
 				y[i*t+j] = int32(used[start+j+1])
 			}
 		}
-		sum += m.Forward(x, y, b, t)
+		loss := m.Forward(x, y, b, t)
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			return math.NaN(), k, fmt.Errorf("gpt: EvalSequential: the cross-entropy of batch %d is %v, %w: the model's weights or activations overflow float32", k, loss, ErrNotFinite)
+		}
+		sum += loss
 	}
 	return sum / float64(batches), batches, nil
 }

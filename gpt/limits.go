@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 )
 
@@ -26,8 +27,8 @@ const (
 	MaxThreads   = 1024    // GOMAXPROCS a run may ask for
 )
 
-// fallbackMemory is the memory assumed available where the system does not
-// say (no /proc/meminfo).
+// fallbackMemory is the memory assumed available where the system reports
+// none of its limits (no /proc/meminfo, no cgroup, no rlimit).
 const fallbackMemory = 8 << 30
 
 // CheckLimits reports the first field of c outside the fixed limits (or
@@ -111,24 +112,69 @@ func saturate(x float64) int64 {
 // commands set it low to see a size refused that fits the machine.
 const MemoryEnv = "SIMDGPT_TEST_MEMAVAILABLE"
 
+// memLimit is one bound on the memory a new allocation can use: avail
+// bytes, from what src names.
+type memLimit struct {
+	avail int64
+	src   string
+}
+
 // AvailableMemory returns the memory a new allocation can use, in bytes,
 // and where the figure comes from: the environment variable MemoryEnv
-// when it is set to a number of bytes (for tests), else MemAvailable in
-// /proc/meminfo on Linux, else a fixed cap of 8 GiB.
+// when it is set to a number of bytes (for tests), else the least of the
+// limits that bind the process: on Linux MemAvailable in /proc/meminfo,
+// the memory cgroup's limit less its usage (cgroup v2 memory.max less
+// memory.current, v1 memory.limit_in_bytes less memory.usage_in_bytes, in
+// the process's cgroup and each of its parents), the soft RLIMIT_AS
+// (ulimit -v) less the address space mapped and a margin for the Go
+// runtime's own reservations, and the soft RLIMIT_DATA (ulimit -d) less
+// the data mapped; and on every system a GOMEMLIMIT the user set, less
+// the memory the Go runtime holds. Where the system reports none of its
+// limits, a fixed cap of 8 GiB stands in for them. The source names the
+// limit that binds, so that a refusal says what to raise.
 func AvailableMemory() (int64, string) {
 	if v, ok := os.LookupEnv(MemoryEnv); ok {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n >= 0 {
 			return n, MemoryEnv + " in the environment"
 		}
 	}
-	if runtime.GOOS == "linux" || runtime.GOOS == "android" {
-		if b, err := os.ReadFile("/proc/meminfo"); err == nil {
-			if n, ok := parseMemAvailable(b); ok {
-				return n, "MemAvailable in /proc/meminfo"
-			}
+	lims := systemLimits()
+	if len(lims) == 0 {
+		lims = append(lims, memLimit{fallbackMemory, "the fixed cap where the system does not report it"})
+	}
+	if l, ok := goMemLimit(); ok {
+		lims = append(lims, l)
+	}
+	return leastLimit(lims)
+}
+
+// leastLimit returns the least of lims (at least one), negative figures
+// (usage above a limit) taken as 0.
+func leastLimit(lims []memLimit) (int64, string) {
+	best := lims[0]
+	for _, l := range lims[1:] {
+		if l.avail < best.avail {
+			best = l
 		}
 	}
-	return fallbackMemory, "the fixed cap where the system does not report it"
+	return max(best.avail, 0), best.src
+}
+
+// goMemLimit returns GOMEMLIMIT less the memory the Go runtime holds
+// (mapped and not returned to the system), when a limit is set (by the
+// environment variable or debug.SetMemoryLimit).
+func goMemLimit() (memLimit, bool) {
+	lim := debug.SetMemoryLimit(-1)
+	if lim == math.MaxInt64 {
+		return memLimit{}, false
+	}
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	var held int64
+	if s[0].Value.Kind() == metrics.KindUint64 && s[1].Value.Kind() == metrics.KindUint64 {
+		held = int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+	}
+	return memLimit{lim - held, "GOMEMLIMIT less the memory the Go runtime holds"}, true
 }
 
 // parseMemAvailable returns MemAvailable of /proc/meminfo's contents.

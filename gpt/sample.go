@@ -1,6 +1,7 @@
 package gpt
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -115,7 +116,9 @@ func (s *Sampler) Generate(prompt []int32, n int, temperature float64, topK int,
 
 // GenerateWith is Generate with the options o: temperature, top-k and
 // then top-p (nucleus sampling, see SampleOptions.TopP) restrict the
-// distribution each token is drawn from, in that order.
+// distribution each token is drawn from, in that order. Logits that are
+// not all finite stop it with an error wrapping ErrNotFinite, before a
+// token is drawn from them (the tokens emitted before stay emitted).
 func (s *Sampler) GenerateWith(prompt []int32, n int, o SampleOptions, r *rng.RNG, emit func(int32) error) error {
 	temperature := o.Temperature
 	cfg := s.m.Config
@@ -140,6 +143,9 @@ func (s *Sampler) GenerateWith(prompt []int32, n int, o SampleOptions, r *rng.RN
 	}
 	s.Logits(ctx)
 	for i := 0; i < n; i++ {
+		if err := s.checkLogits(len(s.history)); err != nil {
+			return err
+		}
 		tok := s.draw(temperature, o.TopK, o.TopP, r)
 		if len(s.history) >= 2*cfg.BlockSize {
 			// Only the last BlockSize tokens are ever read again: memory
@@ -158,6 +164,23 @@ func (s *Sampler) GenerateWith(prompt []int32, n int, o SampleOptions, r *rng.RN
 			s.Logits(s.history[len(s.history)-keep:])
 		} else {
 			s.feed(s.history[len(s.history)-1:])
+		}
+	}
+	return nil
+}
+
+// ErrNotFinite is what the errors of a model that computes a NaN or an
+// infinite logit or loss are (errors.Is): its weights or activations
+// overflow float32 (finite weights near ±3e38 do), and nothing drawn or
+// averaged from them means anything.
+var ErrNotFinite = errors.New("not finite")
+
+// checkLogits returns an error wrapping ErrNotFinite when a logit of
+// s.logits (the next token's after pos tokens) is NaN or infinite: O(V).
+func (s *Sampler) checkLogits(pos int) error {
+	for i, l := range s.logits {
+		if math.IsNaN(float64(l)) || math.IsInf(float64(l), 0) {
+			return fmt.Errorf("gpt: the next-token logits at position %d are %w (token %d's is %v): the model's weights or activations overflow float32", pos, ErrNotFinite, i, l)
 		}
 	}
 	return nil

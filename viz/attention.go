@@ -181,6 +181,25 @@ func mapSide(n int) vg.Length {
 	return max(s, 3*vg.Inch)
 }
 
+// AttentionImageBytes estimates the memory that drawing count maps of n
+// tokens in a grid of cols columns takes (RenderAttention: count and cols
+// 1): 32 bytes a pixel, measured (the image and the copy the drawing
+// context makes of it, 4 bytes a pixel each, the PNG encoder's buffers,
+// and the garbage collector's slack, which lets the heap grow to twice
+// what is live). Its pixels grow as n², 12 points a cell.
+func AttentionImageBytes(n, count, cols int) int64 {
+	cols = max(1, min(cols, count))
+	rows := (max(count, 1) + cols - 1) / cols
+	side := float64(mapSide(n))
+	w := (float64(cols)*side + float64(colorBarWidth)) * DPI / 72
+	h := (float64(rows)*side + 24) * DPI / 72
+	b := 32 * (math.Ceil(w) + 1) * (math.Ceil(h) + 1)
+	if b >= math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return int64(b)
+}
+
 // colorBarWidth is the width given to the colour scale beside the maps.
 const colorBarWidth = vg.Length(70)
 

@@ -28,7 +28,13 @@ func checkpointPath(p string) string {
 // loadCheckpoint loads the checkpoint of --checkpoint p (a directory or a
 // file), printing its warning, if any, on stderr.
 func loadCheckpoint(p, cmd string, stderr io.Writer) (*gpt.Checkpoint, error) {
-	path := checkpointPath(p)
+	return loadCheckpointFile(checkpointPath(p), cmd, stderr)
+}
+
+// loadCheckpointFile loads the checkpoint file path (a directory there is
+// refused by gpt.Load as not a regular file), printing its warning, if
+// any, on stderr.
+func loadCheckpointFile(path, cmd string, stderr io.Writer) (*gpt.Checkpoint, error) {
 	ck, err := gpt.Load(path)
 	if err != nil {
 		return nil, err
@@ -62,8 +68,13 @@ flags:
 	if done, st := parseFlags(fs, args, stdout, stderr); done {
 		return st
 	}
-	if *prompt == "" {
+	switch {
+	case *prompt == "":
 		return report(stderr, "attn", usageError{"--prompt is empty"})
+	case *ckpt == "":
+		return report(stderr, "attn", usageError{"--checkpoint is empty: name the checkpoint whose attention to draw"})
+	case *out == "":
+		return report(stderr, "attn", usageError{"--out is empty: name the directory for the images"})
 	}
 	w := watch("attn", stderr)
 	defer w.Stop()
@@ -131,11 +142,12 @@ func plural(n int, what string) string {
 }
 
 // attnBytes estimates the memory that drawing the attention of t tokens
-// takes besides the model: the activations of one sequence of t tokens
-// and a t×t map of float32 for every layer and head.
+// takes besides the model: the activations of one sequence of t tokens,
+// a t×t map of float32 for every layer and head, and the largest image
+// drawn (its pixels grow as t²: heads.WriteBytes).
 func attnBytes(c gpt.Config, t int) int64 {
 	ct := c
 	ct.BlockSize = t
 	L, H, T := int64(c.Layers), int64(max(c.Heads, 1)), int64(t)
-	return gpt.EvalBytes(ct, 1, 1) - gpt.ModelBytes(ct, false) + 4*L*H*T*T
+	return gpt.EvalBytes(ct, 1, 1) - gpt.ModelBytes(ct, false) + 4*L*H*T*T + heads.WriteBytes(c.Layers, max(c.Heads, 1), t)
 }

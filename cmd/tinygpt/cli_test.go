@@ -98,6 +98,12 @@ type fixtures struct {
 	longWord          string // a data file of one 2 MiB pre-token
 	nan               string // a -compare file with NaN ns/op
 	lossPNGDir        string // a checkpoint directory whose loss.png links into a missing directory
+	danglingDir       string // a checkpoint directory whose checkpoint.safetensors links into a missing directory
+	relDanglingDir    string // the same with a relative link through a second link
+	ckIsDir, hfIsDir  string // directories whose checkpoint.safetensors, model.safetensors is a directory
+	danglingTarget    string // where danglingDir's link leads
+	overflow          string // a checkpoint of finite weights ±3e38, whose logits are NaN
+	synthetic         string // a text of the built-in task's characters
 	lossPNGIsDir      string // a checkpoint directory whose loss.png is a directory
 	ckFIFODir         string // a checkpoint directory whose checkpoint.safetensors is a FIFO
 	zero              string // a link to /dev/zero
@@ -179,6 +185,16 @@ func makeFixtures(t *testing.T) *fixtures {
 	// A log write that fails during the run (checked beforehand, the link
 	// leads to a file that could be created): the checkpoint must be saved.
 	mustSymlink(t, filepath.Join("gone", lossPNG), filepath.Join(f.lossPNGDir, lossPNG))
+	f.danglingDir, f.relDanglingDir, f.ckIsDir, f.hfIsDir = filepath.Join(dir, "dl"), filepath.Join(dir, "reldl"), filepath.Join(dir, "ckisdir"), filepath.Join(dir, "hfisdir")
+	f.danglingTarget = filepath.Join(dir, "nonexistent", "dir", "ck.safetensors")
+	mustSymlink(t, f.danglingTarget, filepath.Join(f.danglingDir, gpt.CheckpointFile))
+	mustSymlink(t, "next", filepath.Join(f.relDanglingDir, gpt.CheckpointFile))
+	mustSymlink(t, "../nonexistent/dir/ck.safetensors", filepath.Join(f.relDanglingDir, "next"))
+	for _, d := range []string{filepath.Join(f.ckIsDir, gpt.CheckpointFile), filepath.Join(f.hfIsDir, gpt.HFFile)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	mustFIFO(t, filepath.Join(f.ckFIFODir, gpt.CheckpointFile))
 	mustSymlink(t, "/dev/zero", f.zero)
 	mustSymlink(t, "/dev/null", filepath.Join(f.nullDir, lossCSV))
@@ -191,6 +207,9 @@ func makeFixtures(t *testing.T) *fixtures {
 	if err := os.Truncate(filepath.Join(f.csvHuge, lossCSV), maxLossCSV+1); err != nil { // sparse: no disk used
 		t.Fatal(err)
 	}
+	f.overflow = writeOverflowing(t, filepath.Join(dir, "overflow"))
+	f.synthetic = filepath.Join(dir, "synthetic.txt")
+	mustWrite(t, f.synthetic, []byte(data.Synthetic(5000, 2)))
 	f.g = newGPT2Fixture(t)
 	f.configFIFO, f.configZero, f.tokFIFO = filepath.Join(dir, "configfifo"), filepath.Join(dir, "configzero"), filepath.Join(dir, "tokfifo")
 	for _, d := range []string{f.configFIFO, f.configZero} {
@@ -260,6 +279,7 @@ func TestBadInputs(t *testing.T) {
 		want   []string // substrings of the stderr line
 		after  func(t *testing.T)
 		mem    string // the memory available (gpt.MemoryEnv), or "" for the machine's
+		quiet  bool   // nothing on stdout: refused before any work
 	}
 	train := func(args ...string) []string {
 		return append([]string{"train", "--checkpoint_dir", f.missing}, args...)
@@ -348,6 +368,8 @@ func TestBadInputs(t *testing.T) {
 					t.Error("a refused run wrote a checkpoint")
 				}
 			}},
+		{name: "sample NaN logits", args: []string{"sample", "--checkpoint", f.overflow, "-n", "1000"}, status: 1, want: []string{"checkpoint " + f.overflow, "are not finite"}},
+		{name: "eval NaN loss", args: []string{"eval", "--checkpoint", f.overflow, "--data", f.synthetic}, status: 1, want: []string{"checkpoint " + f.overflow, "the cross-entropy of batch 0 is NaN, not finite"}},
 		{name: "sample huge config", args: []string{"sample", "--checkpoint", f.huge}, status: 1, want: []string{f.huge, "Config.Width = 1000000000 is above the limit"}},
 		{name: "attn huge config", args: []string{"attn", "--checkpoint", f.huge, "--prompt", "ab"}, status: 1, want: []string{f.huge, "above the limit"}},
 		{name: "sample flipped bit", args: []string{"sample", "--checkpoint", f.flipped}, status: 1, want: []string{f.flipped, "checksum"}},
@@ -371,13 +393,34 @@ func TestBadInputs(t *testing.T) {
 		{name: "resume max_iters behind", args: []string{"train", "--checkpoint_dir", f.finished, "--resume", "--max_iters", "5"}, status: 2, want: []string{"--max_iters 5: the checkpoint is at step 10"}},
 		{name: "resume other data", args: []string{"train", "--checkpoint_dir", f.good, "--resume", "--data", f.text}, status: 2, want: []string{"--data " + f.text + " is not the file the checkpoint was trained on"}},
 		{name: "train over a checkpoint", args: tiny(f.good), status: 1, want: []string{f.good, "already holds a checkpoint at step 10"}},
-		{name: "loss.png cannot be written", args: tiny(f.lossPNGDir, "--max_iters", "3"), status: 1,
-			want: []string{"writing the loss log", filepath.Join(f.lossPNGDir, lossPNG), "checkpoint of step 0 saved"},
+		{name: "loss.png links into a missing directory", args: tiny(f.lossPNGDir, "--max_iters", "3"), status: 1, quiet: true,
+			want: []string{"write " + filepath.Join(f.lossPNGDir, lossPNG) + ": cannot create a file in " + filepath.Join(f.lossPNGDir, "gone") + " (for " + filepath.Join(f.lossPNGDir, "gone", lossPNG) + ", which it links to): no such file or directory"},
 			after: func(t *testing.T) {
-				if ck, err := gpt.Load(filepath.Join(f.lossPNGDir, gpt.CheckpointFile)); err != nil || ck.Step != 0 {
-					t.Errorf("no checkpoint after a loss.png failure: %v", err)
+				if _, err := os.Lstat(filepath.Join(f.lossPNGDir, gpt.CheckpointFile)); err == nil {
+					t.Error("a refused run wrote a checkpoint")
 				}
 			}},
+		{name: "checkpoint links into a missing directory", args: []string{"train", "--max_iters", "600", "--eval_interval", "200", "--checkpoint_dir", f.danglingDir}, status: 1, quiet: true,
+			want: []string{"write " + filepath.Join(f.danglingDir, gpt.CheckpointFile) + ": cannot create a file in " + filepath.Dir(f.danglingTarget) + " (for " + f.danglingTarget + ", which it links to): no such file or directory"},
+			after: func(t *testing.T) {
+				if st, err := os.Lstat(filepath.Join(f.danglingDir, gpt.CheckpointFile)); err != nil || st.Mode().Type() != fs.ModeSymlink {
+					t.Errorf("the link afterwards: %v, %v", st, err)
+				}
+				if ents, _ := os.ReadDir(f.danglingDir); len(ents) != 1 {
+					t.Errorf("%d entries in %s after a refused run, want the link alone", len(ents), f.danglingDir)
+				}
+			}},
+		{name: "checkpoint links through a link into a missing directory", args: tiny(f.relDanglingDir), status: 1, quiet: true,
+			want: []string{"write " + filepath.Join(f.relDanglingDir, gpt.CheckpointFile) + ": cannot create a file in " + filepath.Dir(f.danglingTarget) + " (for " + f.danglingTarget + ", which it links to)"}},
+		{name: "checkpoint_dir empty", args: []string{"train", "--checkpoint_dir", ""}, status: 2, want: []string{"--checkpoint_dir is empty"}},
+		{name: "checkpoint_dir under a file", args: []string{"train", "--checkpoint_dir", filepath.Join(f.text, "sub")}, status: 1, quiet: true,
+			want: []string{"--checkpoint_dir: create " + filepath.Join(f.text, "sub") + ": " + f.text + " is a regular file, not a directory"}},
+		{name: "sample checkpoint.safetensors is a directory", args: []string{"sample", "--checkpoint", f.ckIsDir}, status: 1, want: []string{filepath.Join(f.ckIsDir, gpt.CheckpointFile) + ": not a regular file (a directory)"}},
+		{name: "sample model.safetensors is a directory", args: []string{"sample", "--checkpoint", f.hfIsDir}, status: 1, want: []string{filepath.Join(f.hfIsDir, gpt.HFFile) + ": not a regular file (a directory)"}},
+		{name: "eval model.safetensors is a directory", args: []string{"eval", "--checkpoint", f.hfIsDir, "--data", f.text}, status: 1, want: []string{filepath.Join(f.hfIsDir, gpt.HFFile) + ": not a regular file (a directory)"}},
+		{name: "attn checkpoint.safetensors is a directory", args: []string{"attn", "--checkpoint", f.ckIsDir, "--prompt", "ab", "--out", f.missing}, status: 1, want: []string{filepath.Join(f.ckIsDir, gpt.CheckpointFile) + ": not a regular file (a directory)"}},
+		{name: "init model.safetensors is a directory", args: train("--init", f.hfIsDir, "--data", f.text), status: 1, want: []string{filepath.Join(f.hfIsDir, gpt.HFFile) + ": not a regular file (a directory)"}},
+		{name: "resume checkpoint.safetensors is a directory", args: []string{"train", "--checkpoint_dir", f.ckIsDir, "--resume"}, status: 1, want: []string{filepath.Join(f.ckIsDir, gpt.CheckpointFile) + ": not a regular file (a directory)"}},
 		{name: "sample GPT-2 without tokenizer", args: []string{"sample", "--checkpoint", f.g.noTok}, status: 1, want: []string{"no tokenizer for " + filepath.Join(f.g.noTok, gpt.HFFile), "--tokenizer_dir"}},
 		{name: "sample empty tokenizer_dir", args: []string{"sample", "--checkpoint", f.g.noTok, "--tokenizer_dir", f.dir}, status: 1, want: []string{"--tokenizer_dir " + f.dir + " holds no tokenizer"}},
 		{name: "sample tokenizer of another size", args: []string{"sample", "--checkpoint", f.g.hfDir, "--tokenizer_dir", f.otherTok}, status: 1, want: []string{"has 256 tokens", "vocabulary of 272"}},
@@ -469,6 +512,9 @@ func TestBadInputs(t *testing.T) {
 			}
 			if all := out + errs; strings.Contains(all, "goroutine ") || strings.Contains(all, "panic:") {
 				t.Errorf("a panic:\n%s", all)
+			}
+			if r.quiet && out != "" {
+				t.Errorf("stdout %q; want nothing (refused before any work)", out)
 			}
 			if r.after != nil {
 				r.after(t)

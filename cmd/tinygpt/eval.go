@@ -58,10 +58,12 @@ func eval(ckpt, tokDir, dataPath, weights string, batch, block, batches, threads
 		return usageError{"--data is missing: name the file to evaluate on"}
 	case batch < 1 || batch > gpt.MaxBatch:
 		return usageError{fmt.Sprintf("--batch_size %d must be in [1, %d]", batch, gpt.MaxBatch)}
-	case block < 0:
-		return usageError{fmt.Sprintf("--block_size %d must be >= 0", block)}
-	case batches < 0:
-		return usageError{fmt.Sprintf("--batches %d must be >= 0", batches)}
+	case ckpt == "":
+		return usageError{"--checkpoint is empty: name the checkpoint or GPT-2 weights to evaluate"}
+	case block < 0 || block > gpt.MaxBlockSize:
+		return usageError{fmt.Sprintf("--block_size %d must be in [0, %d]", block, gpt.MaxBlockSize)}
+	case batches < 0 || batches > math.MaxInt32:
+		return usageError{fmt.Sprintf("--batches %d must be in [0, %d]", batches, math.MaxInt32)}
 	case threads < 0 || threads > gpt.MaxThreads:
 		return usageError{fmt.Sprintf("--threads %d must be in [0, %d]", threads, gpt.MaxThreads)}
 	}
@@ -116,6 +118,9 @@ func eval(ckpt, tokDir, dataPath, weights string, batch, block, batches, threads
 		}
 		fmt.Fprintf(stderr, "tinygpt eval: interrupted by %s after %d of %d batches%s\n", interrupt.Name(sig), done, batches, partial)
 		return interruptedError{sig}
+	}
+	if errors.Is(err, gpt.ErrNotFinite) {
+		return fmt.Errorf("%s on %s: %w", lm.describe(), dataPath, err)
 	}
 	if err != nil {
 		return err

@@ -39,8 +39,30 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"train", "--lr", "-1"}, "--lr -1 must be positive"},
 		{[]string{"train", "--resume", "--force"}, "contradict"},
 		{[]string{"train", "extra"}, `unexpected argument "extra"`},
-		{[]string{"sample", "-n", "-3"}, "-n -3 must be >= 0"},
+		{[]string{"sample", "-n", "-3"}, "-n -3 must be in [0, 1073741824]"},
 		{[]string{"sample", "--top_k", "x"}, "invalid value"},
+		// Every flag that sizes threads, shapes, counts or time, out of
+		// range: refused before anything is read, naming flag, value and
+		// limit.
+		{[]string{"train", "--checkpoint_dir", ""}, "--checkpoint_dir is empty"},
+		{[]string{"compare", "--checkpoint_dir", ""}, "--checkpoint_dir is empty"},
+		{[]string{"train", "--checkpoint_every", "3000000000"}, "--checkpoint_every 3000000000 is above the limit of 2147483647"},
+		{[]string{"train", "--eval_interval", "3000000000"}, "--eval_interval 3000000000 is above the limit of 2147483647"},
+		{[]string{"train", "--eval_iters", "2000000"}, "--eval_iters 2000000 is above the limit of 1048576"},
+		{[]string{"train", "--n_heads", "2000"}, "--n_heads 2000 is above the limit of 1024"},
+		{[]string{"train", "--threads", "100000"}, "--threads 100000 is above the limit of 1024"},
+		{[]string{"compare", "--threads", "100000"}, "--threads 100000 is above the limit of 1024"},
+		{[]string{"compare", "--batch_size", "100000"}, "--batch_size 100000 is above the limit of 65536"},
+		{[]string{"sample", "-n", "2000000000"}, "-n 2000000000 must be in [0, 1073741824]"},
+		{[]string{"sample", "--top_k", "100000"}, "--top_k 100000 must be in [0, 65536]"},
+		{[]string{"sample", "--checkpoint", ""}, "--checkpoint is empty"},
+		{[]string{"eval", "--checkpoint", "x", "--data", "y", "--threads", "100000"}, "--threads 100000 must be in [0, 1024]"},
+		{[]string{"eval", "--checkpoint", "x", "--data", "y", "--batch_size", "100000"}, "--batch_size 100000 must be in [1, 65536]"},
+		{[]string{"eval", "--checkpoint", "x", "--data", "y", "--block_size", "100000"}, "--block_size 100000 must be in [0, 32768]"},
+		{[]string{"eval", "--checkpoint", "x", "--data", "y", "--batches", "3000000000"}, "--batches 3000000000 must be in [0, 2147483647]"},
+		{[]string{"eval", "--checkpoint", "", "--data", "y"}, "--checkpoint is empty"},
+		{[]string{"attn", "--checkpoint", "", "--prompt", "a"}, "--checkpoint is empty"},
+		{[]string{"attn", "--checkpoint", "x", "--prompt", "a", "--out", ""}, "--out is empty"},
 	} {
 		st, out, errs := runCmd(c.args...)
 		if st != 2 || out != "" || !strings.Contains(errs, c.want) {

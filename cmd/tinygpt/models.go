@@ -57,18 +57,28 @@ func (lm *model) describe() string {
 	return fmt.Sprintf("%s %s (%s)", what, lm.path, describe(lm.m.Config))
 }
 
+// exists reports whether path names anything, a dangling link included.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
 // llmcModelMagic is the first int32 of llm.c's gpt2_*.bin.
 const llmcModelMagic = 20240326
 
 // modelFile returns the file of --checkpoint p: p itself, or in a
-// directory its checkpoint.safetensors, else its model.safetensors.
+// directory its checkpoint.safetensors, else its model.safetensors (the
+// first of them that exists, as a file or anything else).
 func modelFile(p string) (string, error) {
 	st, err := os.Stat(p)
 	if err != nil || !st.IsDir() {
 		return p, nil // the loader reports what is wrong
 	}
+	// The first name that exists is the model, whatever it is: a
+	// directory or a FIFO of that name is reported as such by the loader,
+	// not passed over.
 	for _, name := range []string{gpt.CheckpointFile, gpt.HFFile} {
-		if f := filepath.Join(p, name); isFile(f) {
+		if f := filepath.Join(p, name); exists(f) {
 			return f, nil
 		}
 	}
@@ -131,7 +141,7 @@ func loadModel(p, tokDir, cmd string, wf gpt.Weights, stderr io.Writer) (*model,
 			return nil, err
 		}
 	} else {
-		if lm.ck, err = loadCheckpoint(path, cmd, stderr); err != nil {
+		if lm.ck, err = loadCheckpointFile(path, cmd, stderr); err != nil {
 			return nil, err
 		}
 		lm.m = lm.ck.Model

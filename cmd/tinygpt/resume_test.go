@@ -195,20 +195,29 @@ func TestResumeWithoutLossLog(t *testing.T) {
 }
 
 // TestLossLogFailureKeepsTraining: a loss.png that cannot be written in
-// the middle of a run (here a link into a missing directory, which the
-// check at the start lets pass, made between a run and its resumption)
-// costs no training: the checkpoint of the step is saved, the run stops
-// with the reason and the command that continues it, which then works.
+// the middle of a run (here a link into a directory removed after the
+// checks at the start, made between a run and its resumption) costs no
+// training: the checkpoint of the step is saved, the run stops with the
+// reason and the command that continues it, which then works.
 func TestLossLogFailureKeepsTraining(t *testing.T) {
 	dir := t.TempDir()
 	if st, _, errs := runCmd(tiny(dir, "--max_iters", "5", "--eval_interval", "4", "--checkpoint_every", "0")...); st != 0 {
 		t.Fatalf("train: %s", errs)
 	}
-	png := filepath.Join(dir, lossPNG)
+	png, gone := filepath.Join(dir, lossPNG), filepath.Join(dir, "gone")
 	os.Remove(png)
 	if err := os.Symlink(filepath.Join("gone", lossPNG), png); err != nil {
 		t.Fatal(err)
 	}
+	// The directory is there for the checks and gone for the run.
+	startedHook = func() { os.RemoveAll(gone) }
+	defer func() { startedHook = nil }()
+	mkGone := func() {
+		if err := os.Mkdir(gone, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mkGone()
 	st, _, errs := runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "12")
 	if st != 1 || !strings.Contains(errs, png) || !strings.Contains(errs, "checkpoint of step 8 saved") || !strings.Contains(errs, "--resume") {
 		t.Fatalf("status %d, stderr %q; want 1 and the checkpoint of step 8 saved", st, errs)
@@ -217,6 +226,7 @@ func TestLossLogFailureKeepsTraining(t *testing.T) {
 		t.Fatalf("checkpoint after the failure: %v", err)
 	}
 	// At the last step: the run is complete.
+	mkGone()
 	st, _, errs = runCmd("train", "--checkpoint_dir", dir, "--resume", "--max_iters", "10")
 	if st != 1 || !strings.Contains(errs, "the run is complete: checkpoint of step 10 saved") {
 		t.Fatalf("status %d, stderr %q", st, errs)

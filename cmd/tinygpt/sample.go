@@ -43,12 +43,14 @@ flags:
 		return st
 	}
 	switch {
-	case *n < 0:
-		return report(stderr, "sample", usageError{fmt.Sprintf("-n %d must be >= 0", *n)})
+	case *ckpt == "":
+		return report(stderr, "sample", usageError{"--checkpoint is empty: name the checkpoint or GPT-2 weights to sample from"})
+	case *n < 0 || *n > maxSampleTokens:
+		return report(stderr, "sample", usageError{fmt.Sprintf("-n %d must be in [0, %d]", *n, maxSampleTokens)})
 	case !(*temp >= 0) || math.IsInf(*temp, 0):
 		return report(stderr, "sample", usageError{fmt.Sprintf("--temperature %g must be a finite number >= 0", *temp)})
-	case *topK < 0:
-		return report(stderr, "sample", usageError{fmt.Sprintf("--top_k %d must be >= 0", *topK)})
+	case *topK < 0 || *topK > gpt.MaxVocab:
+		return report(stderr, "sample", usageError{fmt.Sprintf("--top_k %d must be in [0, %d]", *topK, gpt.MaxVocab)})
 	case !(*topP > 0 && *topP <= 1):
 		return report(stderr, "sample", usageError{fmt.Sprintf("--top_p %g must be in (0, 1]", *topP)})
 	}
@@ -103,11 +105,17 @@ flags:
 		fmt.Fprintf(stderr, "tinygpt sample: interrupted by %s after %d of %d tokens\n", interrupt.Name(sig), drawn, *n)
 		return interrupt.ExitStatus(sig)
 	}
+	if errors.Is(err, gpt.ErrNotFinite) {
+		err = fmt.Errorf("%s: %w", lm.describe(), err) // what was printed stays
+	}
 	if err != nil {
 		return report(stderr, "sample", err)
 	}
 	return 0
 }
+
+// maxSampleTokens bounds -n, the tokens sample generates.
+const maxSampleTokens = 1 << 30
 
 // promptTokens returns the tokens sampling starts from: the prompt's, or
 // for an empty prompt a token that begins a text.

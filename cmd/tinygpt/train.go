@@ -185,6 +185,10 @@ func (f *trainFlags) validate() error {
 		return usageError{"give --epochs or --max_iters, not both"}
 	case f.every < 0:
 		return usageError{fmt.Sprintf("--checkpoint_every %d must be >= 0", f.every)}
+	case f.every > math.MaxInt32:
+		return usageError{fmt.Sprintf("--checkpoint_every %d is above the limit of %d", f.every, math.MaxInt32)}
+	case f.dir == "":
+		return usageError{"--checkpoint_dir is empty: name the directory for the checkpoint, loss.csv and loss.png"}
 	case f.threads < 0:
 		return usageError{fmt.Sprintf("--threads %d must be >= 0", f.threads)}
 	case f.threads > gpt.MaxThreads:
@@ -408,10 +412,16 @@ type trainRun struct {
 // size against the limits and the memory available before allocating the
 // model.
 func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, error) {
-	// The files a run writes, refused now rather than at its first save.
-	for _, name := range []string{gpt.CheckpointFile, lossCSV, lossPNG} {
-		if err := atomicfile.Check(filepath.Join(f.dir, name)); err != nil {
-			return nil, err
+	// The directory and the files a run writes, refused now rather than
+	// at its first save: what the writes would fail on, links followed.
+	if err := atomicfile.CheckDir(f.dir); err != nil {
+		return nil, fmt.Errorf("--checkpoint_dir: %w", err)
+	}
+	if st, err := os.Stat(f.dir); err == nil && st.IsDir() {
+		for _, name := range []string{gpt.CheckpointFile, lossCSV, lossPNG} {
+			if err := atomicfile.Check(filepath.Join(f.dir, name)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	existing, statErr := os.Stat(ckPath)
@@ -717,6 +727,11 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// startedHook, when set (by tests, in process), runs once a training run
+// has passed its checks at the start and before its first step: what
+// happens to the files after the checks.
+var startedHook func()
+
 func train(f trainFlags, stdout, stderr io.Writer) error {
 	// Until training starts there is nothing to save: a second signal
 	// ends the process at once.
@@ -734,6 +749,9 @@ func train(f trainFlags, stdout, stderr io.Writer) error {
 	if sig := w.Signal(); sig != nil {
 		fmt.Fprintf(stderr, "tinygpt train: interrupted by %s before the first step: nothing saved\n", interrupt.Name(sig))
 		return interruptedError{sig}
+	}
+	if startedHook != nil {
+		startedHook()
 	}
 	// From here on a signal stops the run at the next step or evaluation
 	// batch, which saves it; later signals are ignored.
@@ -795,6 +813,18 @@ func train(f trainFlags, stdout, stderr io.Writer) error {
 		val, err := tr.EvalContext(ctx, d.Val, f.evalIters)
 		if err != nil {
 			return stop(true) // the partial loss is not logged
+		}
+		if math.IsNaN(val) || math.IsInf(val, 0) {
+			// As a NaN training loss: nothing worth saving.
+			p.done()
+			if tr.Step() == startStep {
+				from := "the model's weights"
+				if rs.Init != "" && tr.Step() == 0 {
+					from = "the weights of " + rs.Init
+				}
+				return fmt.Errorf("step %d: the validation loss is %v: %s give logits that are not finite", tr.Step(), val, from)
+			}
+			return fmt.Errorf("step %d: the validation loss is %v; try a lower --lr", tr.Step(), val)
 		}
 		lastVal = val
 		train := math.NaN()

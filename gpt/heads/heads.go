@@ -57,6 +57,17 @@ func Maps(m *gpt.Model, tokens []int32, labels []string) ([][]viz.AttentionMap, 
 	return out, nil
 }
 
+// WriteBytes estimates the memory Write takes for the maps of layers
+// layers of heads heads over n tokens: the largest image it draws at a
+// time (one head's, or the grid of a layer's heads).
+func WriteBytes(layers, heads, n int) int64 {
+	if layers < 1 || heads < 1 {
+		return 0
+	}
+	cols := int(math.Ceil(math.Sqrt(float64(heads))))
+	return max(viz.AttentionImageBytes(n, 1, 1), viz.AttentionImageBytes(n, heads, cols))
+}
+
 // Write draws maps (as returned by Maps) into dir: one image per head,
 // layer<L>_head<H>.png, and one grid of all the heads of a layer,
 // layer<L>.png, on a common colour scale. It returns the paths written, in

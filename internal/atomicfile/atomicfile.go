@@ -46,13 +46,83 @@ func Write(path string, b []byte) error {
 // ".<base>.tmp" and random digits.
 func tempPattern(path string) string { return "." + filepath.Base(path) + ".tmp*" }
 
-// Check returns the error WriteFunc would return at once for path, nil if
-// path is a regular file, a link to one or nothing yet: it lets a command
-// refuse an output file before its work rather than after.
+// Check returns the error WriteFunc would return for path because of
+// where path leads, nil if a write there can be made: it lets a command
+// refuse an output file before its work rather than after. It follows
+// path's symbolic links as WriteFunc does and refuses what WriteFunc
+// would fail on: a loop of links, something other than a regular file at
+// the end, and a file that cannot be created where the links lead (a
+// missing directory, a dangling link into one, a directory that is not
+// writable or not a directory), which it finds by creating and removing a
+// temporary file there as WriteFunc would (one RemoveStale deletes, should
+// the process die in between). What it cannot foresee is what changes
+// after it returns, and the disk filling up.
 func Check(path string) error {
-	if _, err := target(path); err != nil {
+	dst, err := target(path)
+	if err != nil {
 		return fmt.Errorf("write %s: %w", path, cause(err))
 	}
+	f, err := os.CreateTemp(filepath.Dir(dst), tempPattern(dst))
+	if err != nil {
+		return createError(path, dst, err)
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
+// createError is the error of a temporary file for path that could not
+// be created beside dst, the file path leads to: it names the directory,
+// and the link's target when path is a link.
+func createError(path, dst string, err error) error {
+	via := ""
+	if dst != path {
+		via = " (for " + dst + ", which it links to)"
+	}
+	return fmt.Errorf("write %s: %w", path, fmt.Errorf("cannot create a file in %s%s: %w", filepath.Dir(dst), via, cause(err)))
+}
+
+// CheckDir returns the error that creating the directory dir as
+// os.MkdirAll does, or creating files in it, would meet, nil if both can
+// be done: dir (or the nearest of its parents that exists, in which the
+// rest would be made) must be a directory, or a link to one, in which a
+// directory can be created; it finds that by creating and removing one.
+// It lets a command refuse an output directory it creates later.
+func CheckDir(dir string) error {
+	p := dir
+	for {
+		st, err := os.Stat(p)
+		if err == nil {
+			if !st.IsDir() {
+				if p == dir {
+					return fmt.Errorf("create %s: it is %s, not a directory", dir, readfile.Kind(st.Mode()))
+				}
+				return fmt.Errorf("create %s: %s is %s, not a directory", dir, p, readfile.Kind(st.Mode()))
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			return fmt.Errorf("create %s: %w", dir, cause(err))
+		}
+		// Missing, or under a file (found as the walk goes up).
+		if _, lerr := os.Lstat(p); lerr == nil {
+			to, _ := os.Readlink(p)
+			return fmt.Errorf("create %s: %s is a link to %s, which does not exist", dir, p, to)
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return fmt.Errorf("create %s: %w", dir, cause(err))
+		}
+		p = parent
+	}
+	tmp, err := os.MkdirTemp(p, "."+filepath.Base(filepath.Clean(dir))+".tmp*")
+	if err != nil {
+		if p == dir {
+			return fmt.Errorf("create files in %s: %w", dir, cause(err))
+		}
+		return fmt.Errorf("create %s: cannot create a directory in %s: %w", dir, p, cause(err))
+	}
+	os.Remove(tmp)
 	return nil
 }
 
@@ -122,7 +192,7 @@ func WriteFunc(path string, write func(io.Writer) error) (err error) {
 	dir := filepath.Dir(dst)
 	f, err := os.CreateTemp(dir, tempPattern(dst))
 	if err != nil {
-		return fmt.Errorf("write %s: %w", path, cause(err))
+		return createError(path, dst, err)
 	}
 	tmp := f.Name()
 	defer func() {

@@ -142,3 +142,147 @@ func TestWriteThroughLink(t *testing.T) {
 		t.Errorf("RemoveStale through the link: %q, %v; want [%s]", removed, err, stale)
 	}
 }
+
+// TestCheckFollowsLinks: whatever a write would fail on where path's
+// links lead (a dangling link into a missing directory, directly,
+// relatively or through a chain of links, a read-only directory, a file
+// where a directory should be), Check fails on before anything is
+// written, with the very error Write gives, naming the path, the
+// directory and the file the link leads to; nothing is created and the
+// links stay.
+func TestCheckFollowsLinks(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	if err := os.Mkdir(p("ro"), 0o555); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p("file"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := p("nonexistent/dir/ck.safetensors")
+	for link, to := range map[string]string{
+		"dangling": missing, "relative": "nonexistent/dir/ck.safetensors", "chain": "chain2", "chain2": "dangling",
+		"tro": p("ro/ck.safetensors"), "underfile": p("file/ck.safetensors"),
+	} {
+		if err := os.Symlink(to, p(link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := os.Geteuid() == 0
+	cases := []struct {
+		name, path, want string
+		skip             bool
+	}{
+		{"dangling link into a missing directory", p("dangling"), "cannot create a file in " + p("nonexistent/dir") + " (for " + missing + ", which it links to): no such file or directory", false},
+		{"relative link into a missing directory", p("relative"), "cannot create a file in " + p("nonexistent/dir") + " (for " + missing + ", which it links to): no such file or directory", false},
+		{"chain of links into a missing directory", p("chain"), "cannot create a file in " + p("nonexistent/dir") + " (for " + missing + ", which it links to): no such file or directory", false},
+		{"path in a missing directory", p("nonexistent/f"), "cannot create a file in " + p("nonexistent") + ": no such file or directory", false},
+		{"link under a regular file", p("underfile"), "not a directory", false},
+		// root ignores directory permissions.
+		{"link into a read-only directory", p("tro"), "cannot create a file in " + p("ro") + " (for " + p("ro/ck.safetensors") + ", which it links to): permission denied", root},
+		{"path in a read-only directory", p("ro/f"), "cannot create a file in " + p("ro") + ": permission denied", root},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.skip {
+				t.Skip("running as root, which directory permissions do not stop")
+			}
+			cerr, werr := Check(c.path), Write(c.path, []byte("x"))
+			if cerr == nil || !strings.HasPrefix(cerr.Error(), "write "+c.path+": ") || !strings.Contains(cerr.Error(), c.want) || strings.Contains(cerr.Error(), "\n") {
+				t.Errorf("Check: %v; want one line %q containing %q", cerr, "write "+c.path+": ", c.want)
+			}
+			if werr == nil || cerr == nil || werr.Error() != cerr.Error() {
+				t.Errorf("Write: %v; want Check's error %v", werr, cerr)
+			}
+			if c.path != p("nonexistent/f") && c.path != p("ro/f") {
+				if st, err := os.Lstat(c.path); err != nil || st.Mode().Type() != fs.ModeSymlink {
+					t.Errorf("%s afterwards: %v, %v; want still a link", c.path, st, err)
+				}
+			}
+		})
+	}
+	if _, err := os.Lstat(p("nonexistent")); err == nil {
+		t.Error("Check or Write created the missing directory")
+	}
+	for _, d := range []string{dir, p("ro")} {
+		ents, _ := os.ReadDir(d)
+		for _, e := range ents {
+			if strings.Contains(e.Name(), ".tmp") {
+				t.Errorf("temporary file %s left in %s", e.Name(), d)
+			}
+		}
+	}
+}
+
+// TestCheckDir: a directory that exists, or could be made under the
+// nearest existing parent, passes (and is not made); a file, a dangling
+// link or a read-only parent in the way is refused with one line naming
+// the directory.
+func TestCheckDir(t *testing.T) {
+	dir := t.TempDir()
+	p := func(name string) string { return filepath.Join(dir, name) }
+	for _, d := range []string{"ro", "rodir", "exists"} {
+		if err := os.Mkdir(p(d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(p("file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(p("gone"), p("dangling")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(p("exists"), p("todir")); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"ro", "rodir"} {
+		if err := os.Chmod(p(d), 0o555); err != nil {
+			t.Fatal(err)
+		}
+	}
+	root := os.Geteuid() == 0
+	cases := []struct {
+		name, dir, want string // want "": no error
+		skip            bool
+	}{
+		{"existing", p("exists"), "", false},
+		{"link to a directory", p("todir"), "", false},
+		{"missing, two levels", p("new/sub"), "", false},
+		{"a regular file", p("file"), "create " + p("file") + ": it is a regular file, not a directory", false},
+		{"under a regular file", p("file/sub/deeper"), "create " + p("file/sub/deeper") + ": " + p("file") + " is a regular file, not a directory", false},
+		{"dangling link", p("dangling/sub"), "create " + p("dangling/sub") + ": " + p("dangling") + " is a link to " + p("gone") + ", which does not exist", false},
+		{"under a read-only directory", p("ro/new"), "create " + p("ro/new") + ": cannot create a directory in " + p("ro") + ": permission denied", root},
+		{"a read-only directory", p("rodir"), "create files in " + p("rodir") + ": permission denied", root},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.skip {
+				t.Skip("running as root, which directory permissions do not stop")
+			}
+			err := CheckDir(c.dir)
+			switch {
+			case c.want == "" && err != nil:
+				t.Errorf("CheckDir(%s): %v", c.dir, err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Errorf("CheckDir(%s): %v; want %q", c.dir, err, c.want)
+			}
+		})
+	}
+	if _, err := os.Lstat(p("new")); err == nil {
+		t.Error("CheckDir made the directory it checked")
+	}
+	for _, d := range []string{dir, p("exists"), p("ro")} {
+		if ents, _ := os.ReadDir(d); slicesContainTmp(ents) {
+			t.Errorf("a temporary directory left in %s", d)
+		}
+	}
+}
+
+func slicesContainTmp(ents []os.DirEntry) bool {
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp") {
+			return true
+		}
+	}
+	return false
+}
