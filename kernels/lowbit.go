@@ -24,19 +24,28 @@ import (
 //
 // One exception: on CPUs with AVX512_BF16 the avx512 implementation
 // multiplies a single row x of A (GemvBF16, GemmBF16 with m = 1: decoding)
-// by the weights as the sum of two bfloat16 vectors, hi = bf16(x) and lo
-// = bf16(x - hi), each rounded to nearest even, so hi + lo is within
-// 2⁻¹⁶·|x[p]| of each element; VDPBF16PS multiplies them by the weights
-// exactly and adds the products in float32: two instructions per 32
-// weights, read from memory by the instructions themselves, where
-// converting the weights to float32 takes five on ZMM and ten on YMM, so
-// that the product streams its weights from memory faster. This adds at
-// most 2⁻¹⁶·|alpha|·Σ_p |w(j,p)·x[p]| to the bound above (the weights'
-// own rounding to bfloat16 is 2⁻⁹ of each), plus 2⁻¹²⁶ for each
-// subnormal operand or sum, which VDPBF16PS counts as 0. A row x with an element that is not
-// finite, or whose max|x| is in (0, 2⁻¹⁰⁰) or from 2¹²⁶ up, is computed in
-// float32 as above, as is any output whose sum comes out NaN (an
-// infinite or NaN weight), so that these propagate as in float32; the
+// by the weights as the sum of two bfloat16 vectors: x is scaled by the
+// power of two 2ˢ that puts max|x| in [2⁶³, 2⁶⁴) (2¹²⁷ when max|x| < 2⁻⁶⁴),
+// and v = 2ˢ·x held as hi = bf16(v) and lo = bf16(v - hi), each rounded
+// to nearest even, so hi + lo is within 2⁻¹⁶·|v[p]| of each element;
+// VDPBF16PS multiplies them by the weights exactly and adds the products
+// in float32, and the sum times alpha·2⁻ˢ (exact in float64) is rounded
+// once to float32: two instructions per 32 weights, which are loaded once,
+// where converting the weights to float32 takes five on ZMM and ten on
+// YMM, so that the product streams its weights from memory faster. This
+// adds at most 2⁻¹⁶·|alpha|·Σ_p |w(j,p)·x[p]| to the bound above (the
+// weights' own rounding to bfloat16 is 2⁻⁹ of each), plus
+// |alpha|·K'·2⁻¹⁸⁷·max(max|x|, 2⁻⁶⁴), K' being K rounded up to a multiple
+// of 32, for the partial sums below 2⁻¹²⁶ (after scaling) that VDPBF16PS
+// flushes to zero. VDPBF16PS also counts subnormal inputs as 0, so the
+// product falls back to the float32 computation above where that or an
+// overflow could matter: a row x with an element that is not finite, or
+// with a nonzero element whose 2ˢ·x[p] or lo part is subnormal (x spans
+// more than about 2¹⁶⁶), is computed in float32 as a whole; so is each
+// output whose weights hold a subnormal, or whose sum comes out infinite
+// or NaN (an infinite or NaN weight, or products beyond float32's range
+// after scaling: weights near 2⁶⁴/K and above), so that these come out as
+// in float32 (infinities and NaN propagate, subnormal weights count); the
 // other outputs do not depend on them.
 //
 // Int8 weights are multiplied in integers: each row x of A is quantized

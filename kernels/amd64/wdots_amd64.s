@@ -29,7 +29,8 @@ DATA wdotsSplitConsts<>+0(SB)/4, $0x00007fff
 DATA wdotsSplitConsts<>+4(SB)/4, $0x00000001
 DATA wdotsSplitConsts<>+8(SB)/4, $0xffff0000
 DATA wdotsSplitConsts<>+12(SB)/4, $0x7fffffff
-GLOBL wdotsSplitConsts<>(SB), RODATA|NOPTR, $16
+DATA wdotsSplitConsts<>+16(SB)/4, $0x7f800000
+GLOBL wdotsSplitConsts<>(SB), RODATA|NOPTR, $20
 
 // func wdotsBF161AVX2(rows int, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, AVX2, FMA3, MMX+
@@ -12394,9 +12395,9 @@ wdotsInt88AVX512_done:
 	VZEROUPPER
 	RET
 
-// func wdotsBF16Pair1AVX512(rows int, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float32, beta float32) (done int)
-// Requires: AVX, AVX512DQ, AVX512F, AVX512VL, AVX512_BF16, FMA3
-TEXT ·wdotsBF16Pair1AVX512(SB), NOSPLIT, $0-72
+// func wdotsBF16Pair1AVX512(rows int, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, AVX512_BF16, FMA3
+TEXT ·wdotsBF16Pair1AVX512(SB), NOSPLIT, $0-80
 	MOVQ         rows+0(FP), DI
 	MOVQ         w+16(FP), SI
 	MOVQ         ldw+24(FP), CX
@@ -12404,10 +12405,14 @@ TEXT ·wdotsBF16Pair1AVX512(SB), NOSPLIT, $0-72
 	MOVQ         ldx+40(FP), R9
 	SHLQ         $0x01, R9
 	MOVQ         c+48(FP), R11
+	MOVL         $0x7f807f80, R12
+	VPBROADCASTD R12, Z30
+	MOVL         $0x007f007f, R12
+	VPBROADCASTD R12, Z31
 	XORQ         R12, R12
-	VBROADCASTSS alpha+56(FP), Z28
-	VBROADCASTSS beta+60(FP), Z29
-	MOVL         beta+60(FP), R13
+	VBROADCASTSD alpha+56(FP), Z28
+	VBROADCASTSS beta+64(FP), Z29
+	MOVL         beta+64(FP), R13
 	ANDL         $0x7fffffff, R13
 
 wdotsBF16Pair1AVX512_rows8:
@@ -12429,163 +12434,340 @@ wdotsBF16Pair1AVX512_rows8:
 	VPXORD Z14, Z14, Z14
 	VPXORD Z7, Z7, Z7
 	VPXORD Z15, Z15, Z15
+	KXORD  K2, K2, K2
 	MOVQ   SI, AX
 	LEAQ   (SI)(CX*4), BX
 	MOVQ   x+32(FP), R8
 	MOVQ   groups+8(FP), R10
+	KXNORD K1, K1, K1
+	KXNORD K4, K4, K4
+	KXNORD K5, K5, K5
+	KXNORD K6, K6, K6
+	KXNORD K7, K7, K7
+	DECQ   R10
 
 wdotsBF16Pair1AVX512_g8:
 	TESTQ     R10, R10
 	JZ        wdotsBF16Pair1AVX512_g8_end
 	VMOVDQU64 (R8), Z16
 	VMOVDQU64 (R8)(R9*1), Z17
+	VMOVDQU64 (AX), Z18
 
-	// VDPBF16PS (AX), Z16, Z0
+	// VDPBF16PS Z18, Z16, Z0
 	BYTE $0x62
-	BYTE $0xf2
+	BYTE $0xb2
 	BYTE $0x7e
 	BYTE $0x40
 	BYTE $0x52
-	BYTE $0x00
+	BYTE $0xc2
 
-	// VDPBF16PS (AX), Z17, Z8
-	BYTE $0x62
-	BYTE $0x72
-	BYTE $0x76
-	BYTE $0x40
-	BYTE $0x52
-	BYTE $0x00
+	// VDPBF16PS Z18, Z17, Z8
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xc2
+	VPTESTMW  Z18, Z30, K1, K1
+	VMOVDQU64 (AX)(CX*1), Z19
 
-	// VDPBF16PS (AX)(CX*1), Z16, Z1
+	// VDPBF16PS Z19, Z16, Z1
 	BYTE $0x62
-	BYTE $0xf2
+	BYTE $0xb2
 	BYTE $0x7e
 	BYTE $0x40
 	BYTE $0x52
-	BYTE $0x0c
-	BYTE $0x08
+	BYTE $0xcb
 
-	// VDPBF16PS (AX)(CX*1), Z17, Z9
-	BYTE $0x62
-	BYTE $0x72
-	BYTE $0x76
-	BYTE $0x40
-	BYTE $0x52
-	BYTE $0x0c
-	BYTE $0x08
+	// VDPBF16PS Z19, Z17, Z9
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xcb
+	VPTESTMW  Z19, Z30, K4, K4
+	VMOVDQU64 (AX)(CX*2), Z20
 
-	// VDPBF16PS (AX)(CX*2), Z16, Z2
+	// VDPBF16PS Z20, Z16, Z2
 	BYTE $0x62
-	BYTE $0xf2
+	BYTE $0xb2
 	BYTE $0x7e
 	BYTE $0x40
 	BYTE $0x52
-	BYTE $0x14
-	BYTE $0x48
+	BYTE $0xd4
 
-	// VDPBF16PS (AX)(CX*2), Z17, Z10
-	BYTE $0x62
-	BYTE $0x72
-	BYTE $0x76
-	BYTE $0x40
-	BYTE $0x52
-	BYTE $0x14
-	BYTE $0x48
+	// VDPBF16PS Z20, Z17, Z10
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xd4
+	VPTESTMW  Z20, Z30, K5, K5
+	VMOVDQU64 (AX)(DX*1), Z21
 
-	// VDPBF16PS (AX)(DX*1), Z16, Z3
+	// VDPBF16PS Z21, Z16, Z3
 	BYTE $0x62
-	BYTE $0xf2
+	BYTE $0xb2
 	BYTE $0x7e
 	BYTE $0x40
 	BYTE $0x52
-	BYTE $0x1c
-	BYTE $0x10
+	BYTE $0xdd
 
-	// VDPBF16PS (AX)(DX*1), Z17, Z11
-	BYTE $0x62
-	BYTE $0x72
-	BYTE $0x76
-	BYTE $0x40
-	BYTE $0x52
-	BYTE $0x1c
-	BYTE $0x10
+	// VDPBF16PS Z21, Z17, Z11
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xdd
+	VPTESTMW  Z21, Z30, K6, K6
+	VMOVDQU64 (BX), Z18
 
-	// VDPBF16PS (BX), Z16, Z4
+	// VDPBF16PS Z18, Z16, Z4
 	BYTE $0x62
-	BYTE $0xf2
+	BYTE $0xb2
 	BYTE $0x7e
 	BYTE $0x40
 	BYTE $0x52
-	BYTE $0x23
+	BYTE $0xe2
 
-	// VDPBF16PS (BX), Z17, Z12
-	BYTE $0x62
-	BYTE $0x72
-	BYTE $0x76
-	BYTE $0x40
-	BYTE $0x52
-	BYTE $0x23
+	// VDPBF16PS Z18, Z17, Z12
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xe2
+	VPTESTMW  Z18, Z30, K7, K7
+	VMOVDQU64 (BX)(CX*1), Z19
 
-	// VDPBF16PS (BX)(CX*1), Z16, Z5
+	// VDPBF16PS Z19, Z16, Z5
 	BYTE $0x62
-	BYTE $0xf2
+	BYTE $0xb2
 	BYTE $0x7e
 	BYTE $0x40
 	BYTE $0x52
-	BYTE $0x2c
-	BYTE $0x0b
+	BYTE $0xeb
 
-	// VDPBF16PS (BX)(CX*1), Z17, Z13
-	BYTE $0x62
-	BYTE $0x72
-	BYTE $0x76
-	BYTE $0x40
-	BYTE $0x52
-	BYTE $0x2c
-	BYTE $0x0b
+	// VDPBF16PS Z19, Z17, Z13
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xeb
+	VPTESTMW  Z19, Z30, K1, K1
+	VMOVDQU64 (BX)(CX*2), Z20
 
-	// VDPBF16PS (BX)(CX*2), Z16, Z6
+	// VDPBF16PS Z20, Z16, Z6
 	BYTE $0x62
-	BYTE $0xf2
+	BYTE $0xb2
 	BYTE $0x7e
 	BYTE $0x40
 	BYTE $0x52
-	BYTE $0x34
-	BYTE $0x4b
+	BYTE $0xf4
 
-	// VDPBF16PS (BX)(CX*2), Z17, Z14
-	BYTE $0x62
-	BYTE $0x72
-	BYTE $0x76
-	BYTE $0x40
-	BYTE $0x52
-	BYTE $0x34
-	BYTE $0x4b
+	// VDPBF16PS Z20, Z17, Z14
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xf4
+	VPTESTMW  Z20, Z30, K4, K4
+	VMOVDQU64 (BX)(DX*1), Z21
 
-	// VDPBF16PS (BX)(DX*1), Z16, Z7
+	// VDPBF16PS Z21, Z16, Z7
 	BYTE $0x62
-	BYTE $0xf2
+	BYTE $0xb2
 	BYTE $0x7e
 	BYTE $0x40
 	BYTE $0x52
-	BYTE $0x3c
-	BYTE $0x13
+	BYTE $0xfd
 
-	// VDPBF16PS (BX)(DX*1), Z17, Z15
-	BYTE $0x62
-	BYTE $0x72
-	BYTE $0x76
-	BYTE $0x40
-	BYTE $0x52
-	BYTE $0x3c
-	BYTE $0x13
-	ADDQ $0x00000040, AX
-	ADDQ $0x00000040, BX
-	ADDQ $0x00000040, R8
-	DECQ R10
-	JMP  wdotsBF16Pair1AVX512_g8
+	// VDPBF16PS Z21, Z17, Z15
+	BYTE     $0x62
+	BYTE     $0x32
+	BYTE     $0x76
+	BYTE     $0x40
+	BYTE     $0x52
+	BYTE     $0xfd
+	VPTESTMW Z21, Z30, K5, K5
+	ADDQ     $0x00000040, AX
+	ADDQ     $0x00000040, BX
+	ADDQ     $0x00000040, R8
+	DECQ     R10
+	JMP      wdotsBF16Pair1AVX512_g8
 
 wdotsBF16Pair1AVX512_g8_end:
+	VMOVDQU64 (R8), Z16
+	VMOVDQU64 (R8)(R9*1), Z17
+	VMOVDQU64 (AX), Z18
+
+	// VDPBF16PS Z18, Z16, Z0
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc2
+
+	// VDPBF16PS Z18, Z17, Z8
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xc2
+	VPTESTNMW Z18, Z30, K3
+	VPTESTMW  Z18, Z31, K3, K3
+	KORD      K3, K2, K2
+	VMOVDQU64 (AX)(CX*1), Z19
+
+	// VDPBF16PS Z19, Z16, Z1
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xcb
+
+	// VDPBF16PS Z19, Z17, Z9
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xcb
+	VPTESTNMW Z19, Z30, K3
+	VPTESTMW  Z19, Z31, K3, K3
+	KORD      K3, K2, K2
+	VMOVDQU64 (AX)(CX*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z2
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z20, Z17, Z10
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xd4
+	VPTESTNMW Z20, Z30, K3
+	VPTESTMW  Z20, Z31, K3, K3
+	KORD      K3, K2, K2
+	VMOVDQU64 (AX)(DX*1), Z21
+
+	// VDPBF16PS Z21, Z16, Z3
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xdd
+
+	// VDPBF16PS Z21, Z17, Z11
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xdd
+	VPTESTNMW Z21, Z30, K3
+	VPTESTMW  Z21, Z31, K3, K3
+	KORD      K3, K2, K2
+	VMOVDQU64 (BX), Z18
+
+	// VDPBF16PS Z18, Z16, Z4
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xe2
+
+	// VDPBF16PS Z18, Z17, Z12
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xe2
+	VPTESTNMW Z18, Z30, K3
+	VPTESTMW  Z18, Z31, K3, K3
+	KORD      K3, K2, K2
+	VMOVDQU64 (BX)(CX*1), Z19
+
+	// VDPBF16PS Z19, Z16, Z5
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xeb
+
+	// VDPBF16PS Z19, Z17, Z13
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xeb
+	VPTESTNMW Z19, Z30, K3
+	VPTESTMW  Z19, Z31, K3, K3
+	KORD      K3, K2, K2
+	VMOVDQU64 (BX)(CX*2), Z20
+
+	// VDPBF16PS Z20, Z16, Z6
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xf4
+
+	// VDPBF16PS Z20, Z17, Z14
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xf4
+	VPTESTNMW Z20, Z30, K3
+	VPTESTMW  Z20, Z31, K3, K3
+	KORD      K3, K2, K2
+	VMOVDQU64 (BX)(DX*1), Z21
+
+	// VDPBF16PS Z21, Z16, Z7
+	BYTE $0x62
+	BYTE $0xb2
+	BYTE $0x7e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xfd
+
+	// VDPBF16PS Z21, Z17, Z15
+	BYTE        $0x62
+	BYTE        $0x32
+	BYTE        $0x76
+	BYTE        $0x40
+	BYTE        $0x52
+	BYTE        $0xfd
+	VPTESTNMW   Z21, Z30, K3
+	VPTESTMW    Z21, Z31, K3, K3
+	KORD        K3, K2, K2
+	KANDD       K4, K1, K1
+	KANDD       K5, K1, K1
+	KANDD       K6, K1, K1
+	KANDD       K7, K1, K1
 	VADDPS      Z8, Z0, Z0
 	VADDPS      Z9, Z1, Z1
 	VADDPS      Z10, Z2, Z2
@@ -12619,10 +12801,16 @@ wdotsBF16Pair1AVX512_g8_end:
 	VADDPS      Z19, Z18, Z18
 	VMOVDQU32   wdotsPairGather<>+0(SB), Z19
 	VPERMPS     Z18, Z19, Z20
-	VCMPPS      $0x03, Y20, Y20, K1
-	KORTESTB    K1, K1
-	JNZ         wdotsBF16Pair1AVX512_nan
-	VMULPS      Y28, Y20, Y20
+	VFPCLASSPSY $0x99, Y20, K3
+	KORTESTB    K3, K3
+	JNZ         wdotsBF16Pair1AVX512_leave
+	KORTESTD    K2, K2
+	JNZ         wdotsBF16Pair1AVX512_leave
+	KORTESTD    K1, K1
+	JCC         wdotsBF16Pair1AVX512_leave
+	VCVTPS2PD   Y20, Z21
+	VMULPD      Z28, Z21, Z21
+	VCVTPD2PS   Z21, Y20
 	TESTL       R13, R13
 	JZ          wdotsBF16Pair1AVX512_store8
 	VFMADD231PS (R11), Y29, Y20
@@ -12640,6 +12828,7 @@ wdotsBF16Pair1AVX512_rows1:
 	JZ     wdotsBF16Pair1AVX512_done
 	VPXORD Z0, Z0, Z0
 	VPXORD Z8, Z8, Z8
+	KXORD  K2, K2, K2
 	MOVQ   SI, AX
 	MOVQ   x+32(FP), R8
 	MOVQ   groups+8(FP), R10
@@ -12649,26 +12838,30 @@ wdotsBF16Pair1AVX512_g1:
 	JZ        wdotsBF16Pair1AVX512_g1_end
 	VMOVDQU64 (R8), Z16
 	VMOVDQU64 (R8)(R9*1), Z17
+	VMOVDQU64 (AX), Z18
 
-	// VDPBF16PS (AX), Z16, Z0
+	// VDPBF16PS Z18, Z16, Z0
 	BYTE $0x62
-	BYTE $0xf2
+	BYTE $0xb2
 	BYTE $0x7e
 	BYTE $0x40
 	BYTE $0x52
-	BYTE $0x00
+	BYTE $0xc2
 
-	// VDPBF16PS (AX), Z17, Z8
-	BYTE $0x62
-	BYTE $0x72
-	BYTE $0x76
-	BYTE $0x40
-	BYTE $0x52
-	BYTE $0x00
-	ADDQ $0x00000040, AX
-	ADDQ $0x00000040, R8
-	DECQ R10
-	JMP  wdotsBF16Pair1AVX512_g1
+	// VDPBF16PS Z18, Z17, Z8
+	BYTE      $0x62
+	BYTE      $0x32
+	BYTE      $0x76
+	BYTE      $0x40
+	BYTE      $0x52
+	BYTE      $0xc2
+	VPTESTNMW Z18, Z30, K3
+	VPTESTMW  Z18, Z31, K3, K3
+	KORD      K3, K2, K2
+	ADDQ      $0x00000040, AX
+	ADDQ      $0x00000040, R8
+	DECQ      R10
+	JMP       wdotsBF16Pair1AVX512_g1
 
 wdotsBF16Pair1AVX512_g1_end:
 	VADDPS        Z8, Z0, Z0
@@ -12680,9 +12873,14 @@ wdotsBF16Pair1AVX512_g1_end:
 	VADDPS        X18, X0, X0
 	VMOVHLPS      X0, X18, X18
 	VADDSS        X18, X0, X0
-	VUCOMISS      X0, X0
-	JPS           wdotsBF16Pair1AVX512_nan
-	VMULSS        X28, X0, X0
+	VFPCLASSSS    $0x99, X0, K3
+	KORTESTB      K3, K3
+	JNZ           wdotsBF16Pair1AVX512_leave
+	KORTESTD      K2, K2
+	JNZ           wdotsBF16Pair1AVX512_leave
+	VCVTSS2SD     X0, X0, X0
+	VMULSD        X28, X0, X0
+	VCVTSD2SS     X0, X0, X0
 	TESTL         R13, R13
 	JZ            wdotsBF16Pair1AVX512_store1
 	VFMADD231SS   (R11), X29, X0
@@ -12695,137 +12893,200 @@ wdotsBF16Pair1AVX512_store1:
 	DECQ   DI
 	JMP    wdotsBF16Pair1AVX512_rows1
 
-wdotsBF16Pair1AVX512_nan:
+wdotsBF16Pair1AVX512_leave:
 wdotsBF16Pair1AVX512_done:
-	MOVQ R12, done+64(FP)
+	MOVQ R12, done+72(FP)
 	VZEROUPPER
 	RET
 
-// func wdotsSplitBF16AVX512(groups int, x *float32, out *uint16, ldo int, tail uint32) (maxAbs float32)
-// Requires: AVX, AVX2, AVX512DQ, AVX512F, AVX512VL
-TEXT ·wdotsSplitBF16AVX512(SB), NOSPLIT, $0-44
+// func wdotsSplitBF16AVX512(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)
+// Requires: AVX, AVX2, AVX512DQ, AVX512F, AVX512VL, CMOV
+TEXT ·wdotsSplitBF16AVX512(SB), NOSPLIT, $0-45
 	MOVQ         groups+0(FP), AX
 	MOVQ         x+8(FP), CX
-	MOVQ         out+16(FP), DX
-	MOVQ         ldo+24(FP), BX
-	SHLQ         $0x01, BX
-	VPBROADCASTD wdotsSplitConsts<>+0(SB), Z0
-	VPBROADCASTD wdotsSplitConsts<>+4(SB), Z1
-	VPBROADCASTD wdotsSplitConsts<>+8(SB), Z2
+	MOVQ         ldo+24(FP), DX
+	SHLQ         $0x01, DX
 	VPBROADCASTD wdotsSplitConsts<>+12(SB), Z3
-	VPXORD       Z4, Z4, Z4
-	VPXORD       Z5, Z5, Z5
+	MOVL         tail+32(FP), BX
+	KMOVW        BX, K1
+	SHRL         $0x10, BX
+	KMOVW        BX, K2
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
+	MOVQ         CX, BX
+	MOVQ         AX, SI
+
+wdotsSplitBF16AVX512_max:
+	TESTQ   SI, SI
+	JZ      wdotsSplitBF16AVX512_maxtail
+	VMOVUPS (BX), Z2
+	VMOVUPS 64(BX), Z4
+	VSUBPS  Z2, Z2, Z5
+	VPORD   Z5, Z1, Z1
+	VPANDD  Z3, Z2, Z5
+	VMAXPS  Z5, Z0, Z0
+	VSUBPS  Z4, Z4, Z2
+	VPORD   Z2, Z1, Z1
+	VPANDD  Z3, Z4, Z2
+	VMAXPS  Z2, Z0, Z0
+	ADDQ    $0x00000080, BX
+	DECQ    SI
+	JMP     wdotsSplitBF16AVX512_max
+
+wdotsSplitBF16AVX512_maxtail:
+	VMOVUPS.Z     (BX), K1, Z2
+	VMOVUPS.Z     64(BX), K2, Z4
+	VSUBPS        Z2, Z2, Z5
+	VPORD         Z5, Z1, Z1
+	VPANDD        Z3, Z2, Z5
+	VMAXPS        Z5, Z0, Z0
+	VSUBPS        Z4, Z4, Z2
+	VPORD         Z2, Z1, Z1
+	VPANDD        Z3, Z4, Z2
+	VMAXPS        Z2, Z0, Z0
+	VEXTRACTI32X8 $0x01, Z1, Y2
+	VPOR          Y2, Y1, Y1
+	VEXTRACTI128  $0x01, Y1, X2
+	VPOR          X2, X1, X1
+	VPSHUFD       $0x4e, X1, X2
+	VPOR          X2, X1, X1
+	VPSHUFD       $0xb1, X1, X2
+	VPOR          X2, X1, X1
+	XORL          BX, BX
+	VPTESTMD      X1, X1, K3
+	KORTESTB      K3, K3
+	JNZ           wdotsSplitBF16AVX512_ret
+	VEXTRACTF32X8 $0x01, Z0, Y2
+	VMAXPS        Y2, Y0, Y0
+	VEXTRACTF32X4 $0x01, Y0, X2
+	VMAXPS        X2, X0, X0
+	VMOVHLPS      X0, X2, X2
+	VMAXPS        X2, X0, X0
+	VMOVSHDUP     X0, X2
+	VMAXSS        X2, X0, X0
+	VMOVD         X0, BX
+	SHRL          $0x17, BX
+	MOVL          $0x0000013d, SI
+	SUBL          BX, SI
+	MOVL          $0x000000fe, BX
+	CMPL          SI, BX
+	CMOVLGT       BX, SI
+	SHLL          $0x17, SI
+	MOVL          SI, scale+40(FP)
+	VPBROADCASTD  SI, Z5
+	VPBROADCASTD  wdotsSplitConsts<>+0(SB), Z0
+	VPBROADCASTD  wdotsSplitConsts<>+4(SB), Z1
+	VPBROADCASTD  wdotsSplitConsts<>+8(SB), Z2
+	VPBROADCASTD  wdotsSplitConsts<>+16(SB), Z4
+	MOVQ          out+16(FP), SI
+	KXORW         K4, K4, K4
 
 wdotsSplitBF16AVX512_g:
 	TESTQ     AX, AX
 	JZ        wdotsSplitBF16AVX512_tail
 	VMOVUPS   (CX), Z6
 	VMOVUPS   64(CX), Z7
-	VSUBPS    Z6, Z6, Z8
-	VPORD     Z8, Z5, Z5
-	VPANDD    Z3, Z6, Z8
-	VMAXPS    Z8, Z4, Z4
-	VSUBPS    Z7, Z7, Z8
-	VPORD     Z8, Z5, Z5
-	VPANDD    Z3, Z7, Z8
-	VMAXPS    Z8, Z4, Z4
-	VPSRLD    $0x10, Z6, Z8
-	VPANDD    Z1, Z8, Z8
-	VPADDD    Z0, Z6, Z9
-	VPADDD    Z8, Z9, Z9
-	VPANDD    Z2, Z9, Z9
-	VPSRLD    $0x10, Z7, Z8
-	VPANDD    Z1, Z8, Z8
-	VPADDD    Z0, Z7, Z10
-	VPADDD    Z8, Z10, Z10
-	VPANDD    Z2, Z10, Z10
-	VSUBPS    Z9, Z6, Z6
-	VSUBPS    Z10, Z7, Z7
-	VPSRLD    $0x10, Z6, Z8
-	VPANDD    Z1, Z8, Z8
-	VPADDD    Z0, Z6, Z6
-	VPADDD    Z8, Z6, Z6
-	VPANDD    Z2, Z6, Z6
-	VPSRLD    $0x10, Z7, Z8
-	VPANDD    Z1, Z8, Z8
-	VPADDD    Z0, Z7, Z7
-	VPADDD    Z8, Z7, Z7
+	VMULPS    Z5, Z6, Z8
+	VMULPS    Z5, Z7, Z9
+	VPTESTNMD Z4, Z8, K3
+	VPTESTMD  Z3, Z6, K3, K3
+	KORW      K3, K4, K4
+	VPTESTNMD Z4, Z9, K3
+	VPTESTMD  Z3, Z7, K3, K3
+	KORW      K3, K4, K4
+	VPSRLD    $0x10, Z8, Z6
+	VPANDD    Z1, Z6, Z6
+	VPADDD    Z0, Z8, Z7
+	VPADDD    Z6, Z7, Z7
 	VPANDD    Z2, Z7, Z7
-	VPSRLD    $0x10, Z9, Z9
-	VPORD     Z10, Z9, Z9
-	VMOVDQU32 Z9, (DX)
-	VPSRLD    $0x10, Z6, Z6
-	VPORD     Z7, Z6, Z6
-	VMOVDQU32 Z6, (DX)(BX*1)
+	VPSRLD    $0x10, Z9, Z6
+	VPANDD    Z1, Z6, Z6
+	VPADDD    Z0, Z9, Z10
+	VPADDD    Z6, Z10, Z10
+	VPANDD    Z2, Z10, Z10
+	VSUBPS    Z7, Z8, Z8
+	VSUBPS    Z10, Z9, Z9
+	VPSRLD    $0x10, Z8, Z6
+	VPANDD    Z1, Z6, Z6
+	VPADDD    Z0, Z8, Z8
+	VPADDD    Z6, Z8, Z8
+	VPANDD    Z2, Z8, Z8
+	VPSRLD    $0x10, Z9, Z6
+	VPANDD    Z1, Z6, Z6
+	VPADDD    Z0, Z9, Z9
+	VPADDD    Z6, Z9, Z9
+	VPANDD    Z2, Z9, Z9
+	VPTESTNMD Z4, Z8, K3
+	VPTESTMD  Z3, Z8, K3, K3
+	KORW      K3, K4, K4
+	VPTESTNMD Z4, Z9, K3
+	VPTESTMD  Z3, Z9, K3, K3
+	KORW      K3, K4, K4
+	VPSRLD    $0x10, Z7, Z7
+	VPORD     Z10, Z7, Z7
+	VMOVDQU32 Z7, (SI)
+	VPSRLD    $0x10, Z8, Z8
+	VPORD     Z9, Z8, Z8
+	VMOVDQU32 Z8, (SI)(DX*1)
 	ADDQ      $0x00000080, CX
-	ADDQ      $0x00000040, DX
+	ADDQ      $0x00000040, SI
 	DECQ      AX
 	JMP       wdotsSplitBF16AVX512_g
 
 wdotsSplitBF16AVX512_tail:
-	MOVL      tail+32(FP), AX
-	TESTL     AX, AX
-	JZ        wdotsSplitBF16AVX512_reduce
-	KMOVW     AX, K1
-	SHRL      $0x10, AX
-	KMOVW     AX, K2
+	MOVL      tail+32(FP), BX
+	TESTL     BX, BX
+	JZ        wdotsSplitBF16AVX512_check
 	VMOVUPS.Z (CX), K1, Z6
 	VMOVUPS.Z 64(CX), K2, Z7
-	VSUBPS    Z6, Z6, Z8
-	VPORD     Z8, Z5, Z5
-	VPANDD    Z3, Z6, Z8
-	VMAXPS    Z8, Z4, Z4
-	VSUBPS    Z7, Z7, Z8
-	VPORD     Z8, Z5, Z5
-	VPANDD    Z3, Z7, Z8
-	VMAXPS    Z8, Z4, Z4
-	VPSRLD    $0x10, Z6, Z3
-	VPANDD    Z1, Z3, Z3
-	VPADDD    Z0, Z6, Z8
-	VPADDD    Z3, Z8, Z8
-	VPANDD    Z2, Z8, Z8
-	VPSRLD    $0x10, Z7, Z3
-	VPANDD    Z1, Z3, Z3
-	VPADDD    Z0, Z7, Z9
-	VPADDD    Z3, Z9, Z9
+	VMULPS    Z5, Z6, Z8
+	VMULPS    Z5, Z7, Z5
+	VPTESTNMD Z4, Z8, K1
+	VPTESTMD  Z3, Z6, K1, K1
+	KORW      K1, K4, K4
+	VPTESTNMD Z4, Z5, K1
+	VPTESTMD  Z3, Z7, K1, K1
+	KORW      K1, K4, K4
+	VPSRLD    $0x10, Z8, Z6
+	VPANDD    Z1, Z6, Z6
+	VPADDD    Z0, Z8, Z7
+	VPADDD    Z6, Z7, Z7
+	VPANDD    Z2, Z7, Z7
+	VPSRLD    $0x10, Z5, Z6
+	VPANDD    Z1, Z6, Z6
+	VPADDD    Z0, Z5, Z9
+	VPADDD    Z6, Z9, Z9
 	VPANDD    Z2, Z9, Z9
-	VSUBPS    Z8, Z6, Z6
-	VSUBPS    Z9, Z7, Z7
-	VPSRLD    $0x10, Z6, Z3
-	VPANDD    Z1, Z3, Z3
-	VPADDD    Z0, Z6, Z6
-	VPADDD    Z3, Z6, Z6
-	VPANDD    Z2, Z6, Z6
-	VPSRLD    $0x10, Z7, Z3
-	VPANDD    Z1, Z3, Z3
-	VPADDD    Z0, Z7, Z0
-	VPADDD    Z3, Z0, Z0
+	VSUBPS    Z7, Z8, Z8
+	VSUBPS    Z9, Z5, Z5
+	VPSRLD    $0x10, Z8, Z6
+	VPANDD    Z1, Z6, Z6
+	VPADDD    Z0, Z8, Z8
+	VPADDD    Z6, Z8, Z8
+	VPANDD    Z2, Z8, Z8
+	VPSRLD    $0x10, Z5, Z6
+	VPANDD    Z1, Z6, Z6
+	VPADDD    Z0, Z5, Z0
+	VPADDD    Z6, Z0, Z0
 	VPANDD    Z2, Z0, Z0
+	VPTESTNMD Z4, Z8, K1
+	VPTESTMD  Z3, Z8, K1, K1
+	KORW      K1, K4, K4
+	VPTESTNMD Z4, Z0, K1
+	VPTESTMD  Z3, Z0, K1, K1
+	KORW      K1, K4, K4
+	VPSRLD    $0x10, Z7, Z7
+	VPORD     Z9, Z7, Z7
+	VMOVDQU32 Z7, (SI)
 	VPSRLD    $0x10, Z8, Z8
-	VPORD     Z9, Z8, Z8
-	VMOVDQU32 Z8, (DX)
-	VPSRLD    $0x10, Z6, Z6
-	VPORD     Z0, Z6, Z6
-	VMOVDQU32 Z6, (DX)(BX*1)
+	VPORD     Z0, Z8, Z8
+	VMOVDQU32 Z8, (SI)(DX*1)
 
-wdotsSplitBF16AVX512_reduce:
-	VEXTRACTF32X8 $0x01, Z4, Y0
-	VMAXPS        Y0, Y4, Y4
-	VEXTRACTF32X4 $0x01, Y4, X0
-	VMAXPS        X0, X4, X4
-	VMOVHLPS      X4, X0, X0
-	VMAXPS        X0, X4, X4
-	VMOVSHDUP     X4, X0
-	VMAXSS        X0, X4, X4
-	VEXTRACTI32X8 $0x01, Z5, Y0
-	VPOR          Y0, Y5, Y5
-	VEXTRACTI128  $0x01, Y5, X0
-	VPOR          X0, X5, X5
-	VPSHUFD       $0x4e, X5, X0
-	VPOR          X0, X5, X5
-	VPSHUFD       $0xb1, X5, X0
-	VPOR          X0, X5, X5
-	VADDSS        X5, X4, X4
-	VMOVSS        X4, maxAbs+40(FP)
+wdotsSplitBF16AVX512_check:
+	KORTESTW K4, K4
+	SETEQ    BL
+
+wdotsSplitBF16AVX512_ret:
+	MOVB BL, ok+44(FP)
 	VZEROUPPER
 	RET

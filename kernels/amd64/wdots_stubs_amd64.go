@@ -214,25 +214,28 @@ func wdotsInt87AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int,
 //go:noescape
 func wdotsInt88AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
-// wdotsBF16Pair1AVX512 sets c[j] = alpha*Σ_p (hi[p]+lo[p])*w_j[p] + beta*c[j] for j < rows (rows >= 1),
-// W's row j ldw bytes after row j-1 (row 0 at w) holding groups whole BF16 groups, hi = x[0:]
-// and lo = x[ldx:] (uint16 elements) as many groups of bfloat16 in the same interleaved order,
-// not reading c when beta is ±0. Rows go 8 at a time, then one at a time; a block whose
-// dot products hold a NaN is not stored, and the kernel returns the rows stored before it
-// (rows when every block was stored). VDPBF16PS treats subnormal inputs as zero and
-// flushes subnormal sums to zero. Requires AVX-512F, AVX512VL, AVX512DQ and AVX512_BF16.
-// Arguments are not checked.
+// wdotsBF16Pair1AVX512 sets c[j] = float32(alpha*Σ_p (hi[p]+lo[p])*w_j[p]) + beta*c[j] for j < rows (rows >= 1),
+// W's row j ldw bytes after row j-1 (row 0 at w) holding groups (>= 1) whole BF16 groups,
+// hi = x[0:] and lo = x[ldx:] (uint16 elements) as many groups of bfloat16 in the same
+// interleaved order, not reading c when beta is ±0. The sum is float32 (VDPBF16PS), its
+// product with alpha exact in float64 and rounded once. Rows go 8 at a time, then one at a
+// time; a block with a row whose sum is not finite or whose weights hold a subnormal is
+// not stored, and the kernel returns the rows stored before it (rows when every block was
+// stored). The 8-row blocks may also leave a block for a zero weight. Requires AVX-512F,
+// AVX512VL, AVX512DQ, AVX512BW and AVX512_BF16. Arguments are not checked.
 //
 //go:noescape
-func wdotsBF16Pair1AVX512(rows int, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float32, beta float32) (done int)
+func wdotsBF16Pair1AVX512(rows int, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)
 
-// wdotsSplitBF16AVX512 writes hi = bf16(x) to out[0:] and lo = bf16(x - hi) to out[ldo:],
+// wdotsSplitBF16AVX512 writes hi = bf16(v) to out[0:] and lo = bf16(v - hi) to out[ldo:] for v = scale·x,
 // both rounded to nearest even, for groups whole groups of 32 elements of x and, when tail
 // is not 0, one more group of the elements of x its bits select (bit l of the group's
 // element l, the others taken as 0), in BF16's interleaved order: element 2d of a group
-// holds element d, element 2d+1 element 16+d. It returns max|x| over the elements read, or
-// a NaN if one of them is not finite (then out holds rounded garbage, hi of a value near
-// the float32 maximum may be infinite). Requires AVX-512F and AVX512DQ. Arguments are not checked.
+// holds element d, element 2d+1 element 16+d. scale is the power of two that moves max|x|
+// into [2^63, 2^64), or 2^127 when max|x| is below 2^-64. It reports ok = false,
+// without writing out, when an element of x is not finite, and when a nonzero element's v or
+// lo has a zero exponent (VDPBF16PS would count the part as 0); out then holds the parts.
+// Requires AVX-512F, AVX512DQ and AVX512BW. Arguments are not checked.
 //
 //go:noescape
-func wdotsSplitBF16AVX512(groups int, x *float32, out *uint16, ldo int, tail uint32) (maxAbs float32)
+func wdotsSplitBF16AVX512(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)

@@ -14,16 +14,26 @@ import (
 // The one-row BF16 product on AVX512_BF16 (wdotsBF16Pair1AVX512) and the
 // split of x it reads (wdotsSplitBF16AVX512).
 //
-// x is held as two bfloat16 vectors, hi = bf16(x) and lo = bf16(x - hi)
-// (each rounded to nearest even; x - hi is exact), in the interleaved order
-// of W's groups, and every 64-byte group of a row of W is multiplied by
-// both with one VDPBF16PS each (16 lanes, each adding the products of a
-// word's two bfloat16, exact in float32, to a float32 accumulator). Per
-// 64 bytes of W that is two instructions whose operand is W in memory,
-// where converting W to float32 takes five on ZMM (load, shift, mask, two
-// FMAs) and ten on YMM: decoding streams W from memory, and the fewer
-// instructions wait on a line of W, the more lines the core keeps in
-// flight.
+// x is scaled by a power of two that puts max|x| in [2⁶³, 2⁶⁴) and held as
+// two bfloat16 vectors, hi = bf16(v) and lo = bf16(v - hi) for v = scale·x
+// (each rounded to nearest even; v - hi is exact), in the interleaved
+// order of W's groups, and every 64-byte group of a row of W is loaded
+// once and multiplied by both with one VDPBF16PS each (16 lanes, each
+// adding the products of a word's two bfloat16, exact in float32, to a
+// float32 accumulator). Per 64 bytes of W that is one load and two
+// instructions, where converting W to float32 takes five on ZMM (load,
+// shift, mask, two FMAs) and ten on YMM: decoding streams W from memory,
+// and the fewer instructions wait on a line of W, the more lines the core
+// keeps in flight.
+//
+// VDPBF16PS counts subnormal inputs as 0 and flushes subnormal results to
+// 0, whatever MXCSR says. The split refuses an x with a part it would
+// drop; the scale keeps the products of hi and lo with normal weights far
+// from both ends of float32's range (a product overflows only for weights
+// near 2⁶⁴/K and beyond, and then the sum is not finite); the kernel tests
+// each line of W for subnormal weights and leaves a row that has one, or
+// whose sum is not finite, to the float32 kernel. Its sum divided by the
+// scale (exactly, in float64, with alpha) is the product's.
 //
 // Go's assembler does not know VDPBF16PS, so the kernel encodes it as
 // bytes (vdpbf16ps below) and uses physical registers throughout.
@@ -31,18 +41,23 @@ import (
 // pairRows is the number of rows of W the pair kernel takes at once.
 const pairRows = 8
 
+// pairLeave is the VFPCLASS class set of the sums whose row the pair
+// kernel leaves to the float32 kernel: QNaN, +Inf, -Inf and SNaN.
+const pairLeave = 0x99
+
 // pairKernel generates wdotsBF16Pair1AVX512.
 func pairKernel() {
 	name := "wdotsBF16Pair1AVX512"
-	x86.Func(name, "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha, beta float32) (done int)",
-		name+" sets c[j] = alpha*Σ_p (hi[p]+lo[p])*w_j[p] + beta*c[j] for j < rows (rows >= 1),",
-		"W's row j ldw bytes after row j-1 (row 0 at w) holding groups whole BF16 groups, hi = x[0:]",
-		"and lo = x[ldx:] (uint16 elements) as many groups of bfloat16 in the same interleaved order,",
-		"not reading c when beta is ±0. Rows go 8 at a time, then one at a time; a block whose",
-		"dot products hold a NaN is not stored, and the kernel returns the rows stored before it",
-		"(rows when every block was stored). VDPBF16PS treats subnormal inputs as zero and",
-		"flushes subnormal sums to zero. Requires AVX-512F, AVX512VL, AVX512DQ and AVX512_BF16.",
-		"Arguments are not checked.")
+	x86.Func(name, "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)",
+		name+" sets c[j] = float32(alpha*Σ_p (hi[p]+lo[p])*w_j[p]) + beta*c[j] for j < rows (rows >= 1),",
+		"W's row j ldw bytes after row j-1 (row 0 at w) holding groups (>= 1) whole BF16 groups,",
+		"hi = x[0:] and lo = x[ldx:] (uint16 elements) as many groups of bfloat16 in the same",
+		"interleaved order, not reading c when beta is ±0. The sum is float32 (VDPBF16PS), its",
+		"product with alpha exact in float64 and rounded once. Rows go 8 at a time, then one at a",
+		"time; a block with a row whose sum is not finite or whose weights hold a subnormal is",
+		"not stored, and the kernel returns the rows stored before it (rows when every block was",
+		"stored). The 8-row blocks may also leave a block for a zero weight. Requires AVX-512F,",
+		"AVX512VL, AVX512DQ, AVX512BW and AVX512_BF16. Arguments are not checked.")
 
 	rows, groups := reg.RDI, reg.R10
 	wb, ldw, ldw3 := reg.RSI, reg.RCX, reg.RDX
@@ -50,9 +65,15 @@ func pairKernel() {
 	xp, ldx := reg.R8, reg.R9
 	cp, done, bits := reg.R11, reg.R12, reg.R13
 	alpha, beta := reg.Z28, reg.Z29
+	expo, mant := reg.Z30, reg.Z31 // a bfloat16's exponent and mantissa bits
 	xhi, xlo := reg.Z16, reg.Z17
 	accHi := []reg.VecPhysical{reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7}
 	accLo := []reg.VecPhysical{reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15}
+	// kBad accumulates the words that held a subnormal (exact test), kOK
+	// the word lanes whose exponent was never zero (cheap test), kT is a
+	// temporary.
+	kBad, kT := reg.K2, reg.K3
+	kOK := []reg.OpmaskPhysical{reg.K1, reg.K4, reg.K5, reg.K6, reg.K7}
 
 	Load(Param("rows"), rows)
 	Load(Param("w"), wb)
@@ -61,8 +82,12 @@ func pairKernel() {
 	Load(Param("ldx"), ldx)
 	SHLQ(U8(1), ldx)
 	Load(Param("c"), cp)
+	MOVL(U32(0x7f807f80), done.As32())
+	VPBROADCASTD(done.As32(), expo)
+	MOVL(U32(0x007f007f), done.As32())
+	VPBROADCASTD(done.As32(), mant)
 	XORQ(done, done)
-	VBROADCASTSS(x86.Addr(Param("alpha")), alpha)
+	VBROADCASTSD(x86.Addr(Param("alpha")), alpha)
 	VBROADCASTSS(x86.Addr(Param("beta")), beta)
 	// bits: beta's magnitude bits, 0 when beta is ±0 (c is then not read).
 	MOVL(x86.Addr(Param("beta")), bits.As32())
@@ -74,27 +99,63 @@ func pairKernel() {
 		}
 		return x86.RowAt(r0, ldw, ldw3, j, 0)
 	}
-	// groupLoop multiplies every group of n rows by hi and lo.
-	groupLoop := func(label string, n int) {
+	lines := []reg.VecPhysical{reg.Z18, reg.Z19, reg.Z20, reg.Z21}
+	// exact adds the words of line l that hold a subnormal to kBad.
+	exact := func(j int, l reg.VecPhysical) {
+		VPTESTNMW(l, expo, kT)
+		VPTESTMW(l, mant, kT, kT)
+		KORD(kT, kBad, kBad)
+	}
+	// cheap clears in kOK the word lanes of line l (of row j) whose
+	// exponent is 0: a subnormal, or a zero. One instruction a line keeps
+	// the loop as fast as without a test where W comes from memory; the
+	// zeros it also finds send a block to the one-row loop, whose test is
+	// exact.
+	cheap := func(j int, l reg.VecPhysical) {
+		k := kOK[j%len(kOK)]
+		VPTESTMW(l, expo, k, k)
+	}
+	// body multiplies one group of n rows by hi and lo and tests the
+	// weights with test.
+	body := func(n int, test func(int, reg.VecPhysical)) {
+		VMOVDQU64(Mem{Base: xp}, xhi)
+		VMOVDQU64(Mem{Base: xp, Index: ldx, Scale: 1}, xlo)
+		for j := 0; j < n; j++ {
+			l := lines[j%len(lines)]
+			VMOVDQU64(rowAt(j), l)
+			vdpbf16ps(l, xhi, accHi[j])
+			vdpbf16ps(l, xlo, accLo[j])
+			test(j, l)
+		}
+	}
+	// groupLoop multiplies every group of n rows by hi and lo, leaving
+	// in kBad the words that held a subnormal weight in the groups tested
+	// exactly and, with the cheap test (the last group always exact), in
+	// kOK[0] the word lanes whose exponent was never 0 in the others.
+	groupLoop := func(label string, n int, fast bool) {
 		for j := 0; j < n; j++ {
 			VPXORD(accHi[j], accHi[j], accHi[j])
 			VPXORD(accLo[j], accLo[j], accLo[j])
 		}
+		KXORD(kBad, kBad, kBad)
 		MOVQ(wb, r0)
 		if n > 4 {
 			LEAQ(Mem{Base: wb, Index: ldw, Scale: 4}, r4)
 		}
 		Load(Param("x"), xp)
 		Load(Param("groups"), groups)
+		test := exact
+		if fast {
+			for _, k := range kOK {
+				KXNORD(k, k, k)
+			}
+			DECQ(groups)
+			test = cheap
+		}
 		Label(label)
 		TESTQ(groups, groups)
 		JZ(LabelRef(label + "_end"))
-		VMOVDQU64(Mem{Base: xp}, xhi)
-		VMOVDQU64(Mem{Base: xp, Index: ldx, Scale: 1}, xlo)
-		for j := 0; j < n; j++ {
-			vdpbf16ps(rowAt(j), xhi, accHi[j])
-			vdpbf16ps(rowAt(j), xlo, accLo[j])
-		}
+		body(n, test)
 		ADDQ(U32(64), r0)
 		if n > 4 {
 			ADDQ(U32(64), r4)
@@ -103,36 +164,41 @@ func pairKernel() {
 		DECQ(groups)
 		JMP(LabelRef(label))
 		Label(label + "_end")
+		if fast {
+			// The last group, which may end in zeros (K's padding).
+			body(n, exact)
+			for _, k := range kOK[1:] {
+				KANDD(k, kOK[0], kOK[0])
+			}
+		}
 		for j := 0; j < n; j++ {
 			VADDPS(accLo[j], accHi[j], accHi[j])
 		}
-	}
-
-	// store sets c = alpha*v + beta*c (c read only when beta is not ±0)
-	// with the instructions of v's width.
-	store := func(label string, v reg.Register, mul, fma, mov func(...Op)) {
-		a, b := alpha.AsY(), beta.AsY()
-		if v.Size() == 16 {
-			a, b = alpha.AsX(), beta.AsX()
-		}
-		mul(a, v, v)
-		TESTL(bits.As32(), bits.As32())
-		JZ(LabelRef(label))
-		fma(Mem{Base: cp}, b, v)
-		Label(label)
-		mov(v, Mem{Base: cp})
 	}
 
 	// Blocks of 8 rows.
 	Label(name + "_rows8")
 	CMPQ(rows, U32(pairRows))
 	JB(LabelRef(name + "_rows1"))
-	groupLoop(name+"_g8", pairRows)
+	groupLoop(name+"_g8", pairRows, true)
 	sums := reduce8(accHi)
-	VCMPPS(U8(3), sums, sums, reg.K1) // unordered: NaN
-	KORTESTB(reg.K1, reg.K1)
-	JNZ(LabelRef(name + "_nan"))
-	store(name+"_store8", sums, VMULPS, VFMADD231PS, VMOVUPS)
+	VFPCLASSPSY(U8(pairLeave), sums, kT)
+	KORTESTB(kT, kT)
+	JNZ(LabelRef(name + "_leave"))
+	KORTESTD(kBad, kBad)
+	JNZ(LabelRef(name + "_leave"))
+	KORTESTD(kOK[0], kOK[0]) // CF: all ones
+	JCC(LabelRef(name + "_leave"))
+	// c = float32(alpha*v) + beta*c, c read only when beta is not ±0.
+	wide := reg.Z21
+	VCVTPS2PD(sums, wide)
+	VMULPD(alpha, wide, wide)
+	VCVTPD2PS(wide, sums)
+	TESTL(bits.As32(), bits.As32())
+	JZ(LabelRef(name + "_store8"))
+	VFMADD231PS(Mem{Base: cp}, beta.AsY(), sums)
+	Label(name + "_store8")
+	VMOVUPS(sums, Mem{Base: cp})
 	ADDQ(U32(4*pairRows), cp)
 	LEAQ(Mem{Base: wb, Index: ldw, Scale: 8}, wb)
 	ADDQ(U32(pairRows), done)
@@ -145,18 +211,28 @@ func pairKernel() {
 	Label(name + "_rows1")
 	TESTQ(rows, rows)
 	JZ(LabelRef(name + "_done"))
-	groupLoop(name+"_g1", 1)
+	groupLoop(name+"_g1", 1, false)
 	s := reduce1(accHi[0], reg.Z18)
-	VUCOMISS(s, s)
-	JPS(LabelRef(name + "_nan"))
-	store(name+"_store1", s, VMULSS, VFMADD231SS, VMOVSS)
+	VFPCLASSSS(U8(pairLeave), s, kT)
+	KORTESTB(kT, kT)
+	JNZ(LabelRef(name + "_leave"))
+	KORTESTD(kBad, kBad)
+	JNZ(LabelRef(name + "_leave"))
+	VCVTSS2SD(s, s, s)
+	VMULSD(alpha.AsX(), s, s)
+	VCVTSD2SS(s, s, s)
+	TESTL(bits.As32(), bits.As32())
+	JZ(LabelRef(name + "_store1"))
+	VFMADD231SS(Mem{Base: cp}, beta.AsX(), s)
+	Label(name + "_store1")
+	VMOVSS(s, Mem{Base: cp})
 	ADDQ(U32(4), cp)
 	ADDQ(ldw, wb)
 	INCQ(done)
 	DECQ(rows)
 	JMP(LabelRef(name + "_rows1"))
 
-	Label(name + "_nan")
+	Label(name + "_leave")
 	Label(name + "_done")
 	Store(done, ReturnIndex(0))
 	VZEROUPPER()
@@ -224,39 +300,17 @@ func pairGatherTable() {
 	}
 }
 
-// vdpbf16ps emits VDPBF16PS m, src1, dst (AT&T order: dst.fp32[i] +=
-// src1.bf16[2i]·m.bf16[2i] + src1.bf16[2i+1]·m.bf16[2i+1], 512 bits) as
-// bytes: EVEX.512.F3.0F38.W0 52 /r with a memory operand of a base and an
-// optional index, no displacement.
-func vdpbf16ps(m Mem, src1, dst reg.VecPhysical) {
-	idx := func(r reg.Register) int {
-		p, ok := r.(reg.Physical)
-		if !ok {
-			panic("vdpbf16ps: virtual register")
-		}
-		return int(p.PhysicalIndex())
-	}
-	d, v := idx(dst), idx(src1)
-	b := idx(m.Base)
-	if m.Disp != 0 || b&7 == 4 || b&7 == 5 {
-		panic("vdpbf16ps: unsupported address")
-	}
-	x := 0
-	if m.Index != nil {
-		x = idx(m.Index)
-	}
+// vdpbf16ps emits VDPBF16PS src2, src1, dst (AT&T order: dst.fp32[i] +=
+// src1.bf16[2i]·src2.bf16[2i] + src1.bf16[2i+1]·src2.bf16[2i+1], 512
+// bits, registers only) as bytes: EVEX.512.F3.0F38.W0 52 /r, ModRM mod 11.
+func vdpbf16ps(src2, src1, dst reg.VecPhysical) {
+	d, v, b := int(dst.PhysicalIndex()), int(src1.PhysicalIndex()), int(src2.PhysicalIndex())
 	inv := func(v, bit int) int { return (^v >> bit) & 1 }
-	p0 := inv(d, 3)<<7 | inv(x, 3)<<6 | inv(b, 3)<<5 | inv(d, 4)<<4 | 0b10 // map 0F38
-	p1 := (^v&0xf)<<3 | 1<<2 | 0b10                                        // W0, vvvv, pp F3
-	p2 := 0b10<<5 | inv(v, 4)<<3                                           // L'L = 512, V'
-	enc := []int{0x62, p0, p1, p2, 0x52}
-	if m.Index == nil {
-		enc = append(enc, (d&7)<<3|b&7)
-	} else {
-		scale := map[uint8]int{1: 0, 2: 1, 4: 2, 8: 3}[m.Scale]
-		enc = append(enc, (d&7)<<3|4, scale<<6|(x&7)<<3|b&7)
-	}
-	Comment(fmt.Sprintf("VDPBF16PS %s, %s, %s", m.Asm(), src1.Asm(), dst.Asm()))
+	p0 := inv(d, 3)<<7 | inv(b, 4)<<6 | inv(b, 3)<<5 | inv(d, 4)<<4 | 0b10
+	p1 := (^v&0xf)<<3 | 1<<2 | 0b10
+	p2 := 0b10<<5 | inv(v, 4)<<3
+	enc := []int{0x62, p0, p1, p2, 0x52, 0xc0 | (d&7)<<3 | b&7}
+	Comment(fmt.Sprintf("VDPBF16PS %s, %s, %s", src2.Asm(), src1.Asm(), dst.Asm()))
 	for _, e := range enc {
 		Instruction(&ir.Instruction{Opcode: "BYTE", Operands: []Op{U8(e)}, ISA: []string{"AVX512_BF16"}})
 	}
@@ -265,39 +319,123 @@ func vdpbf16ps(m Mem, src1, dst reg.VecPhysical) {
 var splitConsts Mem
 
 // splitConstsTable holds the split's constants, 4 bytes each: the
-// rounding bias 0x7fff, the bit 1, the mask of a float32's upper 16 bits
-// and the mask of its magnitude.
+// rounding bias 0x7fff, the bit 1, the mask of a float32's upper 16 bits,
+// the mask of its magnitude and the mask of its exponent.
 func splitConstsTable() {
 	splitConsts = GLOBL("wdotsSplitConsts", RODATA|NOPTR)
-	for i, v := range []uint32{0x7fff, 1, 0xffff0000, 0x7fffffff} {
+	for i, v := range []uint32{0x7fff, 1, 0xffff0000, 0x7fffffff, 0x7f800000} {
 		DATA(4*i, U32(v))
 	}
 }
 
+// splitScaleMax is the binade [2^splitScaleMax, 2^(splitScaleMax+1)) the
+// split moves max|x| into, when the scale that takes it there is a
+// float32 (max|x| >= 2^(splitScaleMax-127)).
+const splitScaleMax = 63
+
 // splitKernel generates wdotsSplitBF16AVX512.
 func splitKernel() {
 	name := "wdotsSplitBF16AVX512"
-	x86.Func(name, "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (maxAbs float32)",
-		name+" writes hi = bf16(x) to out[0:] and lo = bf16(x - hi) to out[ldo:],",
+	x86.Func(name, "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)",
+		name+" writes hi = bf16(v) to out[0:] and lo = bf16(v - hi) to out[ldo:] for v = scale·x,",
 		"both rounded to nearest even, for groups whole groups of 32 elements of x and, when tail",
 		"is not 0, one more group of the elements of x its bits select (bit l of the group's",
 		"element l, the others taken as 0), in BF16's interleaved order: element 2d of a group",
-		"holds element d, element 2d+1 element 16+d. It returns max|x| over the elements read, or",
-		"a NaN if one of them is not finite (then out holds rounded garbage, hi of a value near",
-		"the float32 maximum may be infinite). Requires AVX-512F and AVX512DQ. Arguments are not checked.")
+		"holds element d, element 2d+1 element 16+d. scale is the power of two that moves max|x|",
+		fmt.Sprintf("into [2^%d, 2^%d), or 2^127 when max|x| is below 2^%d. It reports ok = false,", splitScaleMax, splitScaleMax+1, splitScaleMax-127),
+		"without writing out, when an element of x is not finite, and when a nonzero element's v or",
+		"lo has a zero exponent (VDPBF16PS would count the part as 0); out then holds the parts.",
+		"Requires AVX-512F, AVX512DQ and AVX512BW. Arguments are not checked.")
 	n := x86.Arg("groups")
 	xp := x86.Arg("x")
-	op := x86.Arg("out")
 	ldo := x86.Arg("ldo")
 	SHLQ(U8(1), ldo)
-	bias, one, upper, abs := ZMM(), ZMM(), ZMM(), ZMM()
-	VPBROADCASTD(splitConsts.Offset(0), bias)
-	VPBROADCASTD(splitConsts.Offset(4), one)
-	VPBROADCASTD(splitConsts.Offset(8), upper)
+	bias, one, upper, abs, expo := ZMM(), ZMM(), ZMM(), ZMM(), ZMM()
 	VPBROADCASTD(splitConsts.Offset(12), abs)
+	k1, k2 := K(), K()
+	bits := GP32()
+	MOVL(x86.Addr(Param("tail")), bits)
+	KMOVW(bits, k1)
+	SHRL(U8(16), bits)
+	KMOVW(bits, k2)
+
+	// Pass 1: max|x| and whether an element is not finite.
 	maxv, bad := ZMM(), ZMM()
 	VPXORD(maxv, maxv, maxv)
 	VPXORD(bad, bad, bad)
+	scan := func(a, b reg.VecVirtual) {
+		for _, v := range []reg.VecVirtual{a, b} {
+			t := ZMM()
+			VSUBPS(v, v, t) // 0, or NaN when v is not finite
+			VPORD(t, bad, bad)
+			VPANDD(abs, v, t)
+			VMAXPS(t, maxv, maxv)
+		}
+	}
+	p, g := GP64(), GP64()
+	MOVQ(xp, p)
+	MOVQ(n, g)
+	Label(name + "_max")
+	TESTQ(g, g)
+	JZ(LabelRef(name + "_maxtail"))
+	a, b := ZMM(), ZMM()
+	VMOVUPS(Mem{Base: p}, a)
+	VMOVUPS(Mem{Base: p, Disp: 64}, b)
+	scan(a, b)
+	ADDQ(U32(128), p)
+	DECQ(g)
+	JMP(LabelRef(name + "_max"))
+	Label(name + "_maxtail")
+	ta, tb := ZMM(), ZMM()
+	VMOVUPS_Z(Mem{Base: p}, k1, ta)
+	VMOVUPS_Z(Mem{Base: p, Disp: 64}, k2, tb)
+	scan(ta, tb)
+	t := ZMM()
+	VEXTRACTI32X8(U8(1), bad, t.AsY())
+	VPOR(t.AsY(), bad.AsY(), bad.AsY())
+	VEXTRACTI128(U8(1), bad.AsY(), t.AsX())
+	VPOR(t.AsX(), bad.AsX(), bad.AsX())
+	VPSHUFD(U8(0x4e), bad.AsX(), t.AsX())
+	VPOR(t.AsX(), bad.AsX(), bad.AsX())
+	VPSHUFD(U8(0xb1), bad.AsX(), t.AsX())
+	VPOR(t.AsX(), bad.AsX(), bad.AsX())
+	ok := GP32()
+	XORL(ok, ok)
+	kb := K()
+	VPTESTMD(bad.AsX(), bad.AsX(), kb)
+	KORTESTB(kb, kb)
+	JNZ(LabelRef(name + "_ret"))
+	VEXTRACTF32X8(U8(1), maxv, t.AsY())
+	VMAXPS(t.AsY(), maxv.AsY(), maxv.AsY())
+	VEXTRACTF32X4(U8(1), maxv.AsY(), t.AsX())
+	VMAXPS(t.AsX(), maxv.AsX(), maxv.AsX())
+	VMOVHLPS(maxv.AsX(), t.AsX(), t.AsX())
+	VMAXPS(t.AsX(), maxv.AsX(), maxv.AsX())
+	VMOVSHDUP(maxv.AsX(), t.AsX())
+	VMAXSS(t.AsX(), maxv.AsX(), maxv.AsX())
+	// scale's biased exponent: min(127+splitScaleMax+(127-E), 254) for
+	// max|x|'s biased exponent E.
+	e, sc := GP32(), GP32()
+	VMOVD(maxv.AsX(), e)
+	SHRL(U8(23), e)
+	MOVL(U32(254+splitScaleMax), sc)
+	SUBL(e, sc)
+	MOVL(U32(254), e)
+	CMPL(sc, e)
+	CMOVLGT(e, sc)
+	SHLL(U8(23), sc)
+	MOVL(sc, x86.Ret(0))
+	scale := ZMM()
+	VPBROADCASTD(sc, scale)
+
+	// Pass 2: the split of scale·x.
+	VPBROADCASTD(splitConsts.Offset(0), bias)
+	VPBROADCASTD(splitConsts.Offset(4), one)
+	VPBROADCASTD(splitConsts.Offset(8), upper)
+	VPBROADCASTD(splitConsts.Offset(16), expo)
+	op := x86.Arg("out")
+	tiny := K()
+	KXORW(tiny, tiny, tiny)
 	// rne returns v rounded to bfloat16 (nearest even), as a float32
 	// whose low 16 bits are 0.
 	rne := func(v reg.VecVirtual) reg.VecVirtual {
@@ -309,20 +447,28 @@ func splitKernel() {
 		VPANDD(upper, u, u)
 		return u
 	}
+	// zeroExp adds to tiny the lanes of v whose exponent is 0 where nz
+	// is not 0.
+	zeroExp := func(v, nz reg.VecVirtual) {
+		k := K()
+		VPTESTNMD(expo, v, k)
+		VPTESTMD(abs, nz, k, k)
+		KORW(k, tiny, tiny)
+	}
 	// group splits the 32 elements in a and b (x[0:16] and x[16:32] of
 	// the group) and stores them at out.
 	group := func(a, b reg.VecVirtual) {
-		for _, v := range []reg.VecVirtual{a, b} {
-			t := ZMM()
-			VSUBPS(v, v, t) // 0, or NaN when v is not finite
-			VPORD(t, bad, bad)
-			VPANDD(abs, v, t)
-			VMAXPS(t, maxv, maxv)
-		}
-		ha, hb := rne(a), rne(b)
-		VSUBPS(ha, a, a) // exact
-		VSUBPS(hb, b, b)
-		la, lb := rne(a), rne(b)
+		va, vb := ZMM(), ZMM()
+		VMULPS(scale, a, va)
+		VMULPS(scale, b, vb)
+		zeroExp(va, a)
+		zeroExp(vb, b)
+		ha, hb := rne(va), rne(vb)
+		VSUBPS(ha, va, va) // exact
+		VSUBPS(hb, vb, vb)
+		la, lb := rne(va), rne(vb)
+		zeroExp(la, la)
+		zeroExp(lb, lb)
 		for _, p := range []struct {
 			a, b reg.VecVirtual
 			at   Mem
@@ -335,49 +481,29 @@ func splitKernel() {
 	Label(name + "_g")
 	TESTQ(n, n)
 	JZ(LabelRef(name + "_tail"))
-	a, b := ZMM(), ZMM()
-	VMOVUPS(Mem{Base: xp}, a)
-	VMOVUPS(Mem{Base: xp, Disp: 64}, b)
-	group(a, b)
+	a2, b2 := ZMM(), ZMM()
+	VMOVUPS(Mem{Base: xp}, a2)
+	VMOVUPS(Mem{Base: xp, Disp: 64}, b2)
+	group(a2, b2)
 	ADDQ(U32(128), xp)
 	ADDQ(U32(64), op)
 	DECQ(n)
 	JMP(LabelRef(name + "_g"))
 
 	Label(name + "_tail")
-	bits := GP32()
 	MOVL(x86.Addr(Param("tail")), bits)
 	TESTL(bits, bits)
-	JZ(LabelRef(name + "_reduce"))
-	k1, k2 := K(), K()
-	KMOVW(bits, k1)
-	SHRL(U8(16), bits)
-	KMOVW(bits, k2)
-	ta, tb := ZMM(), ZMM()
-	VMOVUPS_Z(Mem{Base: xp}, k1, ta)
-	VMOVUPS_Z(Mem{Base: xp, Disp: 64}, k2, tb)
-	group(ta, tb)
+	JZ(LabelRef(name + "_check"))
+	ta2, tb2 := ZMM(), ZMM()
+	VMOVUPS_Z(Mem{Base: xp}, k1, ta2)
+	VMOVUPS_Z(Mem{Base: xp, Disp: 64}, k2, tb2)
+	group(ta2, tb2)
 
-	Label(name + "_reduce")
-	t := ZMM()
-	VEXTRACTF32X8(U8(1), maxv, t.AsY())
-	VMAXPS(t.AsY(), maxv.AsY(), maxv.AsY())
-	VEXTRACTF32X4(U8(1), maxv.AsY(), t.AsX())
-	VMAXPS(t.AsX(), maxv.AsX(), maxv.AsX())
-	VMOVHLPS(maxv.AsX(), t.AsX(), t.AsX())
-	VMAXPS(t.AsX(), maxv.AsX(), maxv.AsX())
-	VMOVSHDUP(maxv.AsX(), t.AsX())
-	VMAXSS(t.AsX(), maxv.AsX(), maxv.AsX())
-	VEXTRACTI32X8(U8(1), bad, t.AsY())
-	VPOR(t.AsY(), bad.AsY(), bad.AsY())
-	VEXTRACTI128(U8(1), bad.AsY(), t.AsX())
-	VPOR(t.AsX(), bad.AsX(), bad.AsX())
-	VPSHUFD(U8(0x4e), bad.AsX(), t.AsX())
-	VPOR(t.AsX(), bad.AsX(), bad.AsX())
-	VPSHUFD(U8(0xb1), bad.AsX(), t.AsX())
-	VPOR(t.AsX(), bad.AsX(), bad.AsX())
-	VADDSS(bad.AsX(), maxv.AsX(), maxv.AsX()) // a NaN when bad is one
-	VMOVSS(maxv.AsX(), x86.Ret(0))
+	Label(name + "_check")
+	KORTESTW(tiny, tiny)
+	SETEQ(ok.As8())
+	Label(name + "_ret")
+	MOVB(ok.As8(), x86.Ret(1))
 	VZEROUPPER()
 	RET()
 }

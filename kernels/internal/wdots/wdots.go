@@ -57,27 +57,33 @@ type Kernel func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *fl
 type Int8Kernel func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
 // PairKernel is a one-row kernel over BF16 weights that reads x as two
-// bfloat16 vectors, hi and lo (SplitFunc), whose sum stands for it: for j
-// < rows (rows >= 1),
+// bfloat16 vectors, hi and lo (SplitFunc), whose sum stands for scale·x:
+// for j < rows (rows >= 1),
 //
-//	c[j] = alpha*Σ_p (hi[p]+lo[p])·w_j[p] + beta*c[j]
+//	c[j] = float32(alpha·s_j) + beta*c[j],  s_j = Σ_p (hi[p]+lo[p])·w_j[p]
 //
-// with W's rows as for Kernel, hi = x[0:] and lo = x[ldx:] (whole groups
-// in BF16's interleaved order), c read only when beta is not ±0. It takes
-// the rows in blocks of PairBlock, then one at a time; a block (or row)
-// with a NaN among its sums is not stored, and the kernel returns the
-// number of rows stored before it (rows when none was NaN).
-type PairKernel func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha, beta float32) (done int)
+// with s_j summed in float32 by VDPBF16PS and its product by alpha
+// (alpha/scale of the product) exact in float64, W's rows as for Kernel
+// (groups >= 1), hi = x[0:] and lo = x[ldx:] (whole groups in BF16's
+// interleaved order), c read only when beta is not ±0. It takes the rows
+// in blocks of PairBlock, then one at a time; a block (or row) with a sum
+// that is not finite or a subnormal weight is not stored (a block may
+// also be left for a zero weight), and the kernel returns the number of
+// rows stored before it (rows when none was left).
+type PairKernel func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)
 
 // PairBlock is the number of rows a PairKernel takes at once.
 const PairBlock = 8
 
-// SplitFunc writes hi = bf16(x) to out[0:] and lo = bf16(x - hi) to
-// out[ldo:] (both rounded to nearest even; x - hi is exact) for groups
-// whole groups of x and, when tail is not 0, one more group of the
-// elements its bits select (the others 0), in BF16's interleaved order,
-// and returns max|x| over them, or a NaN if one is not finite.
-type SplitFunc func(groups int, x *float32, out *uint16, ldo int, tail uint32) (maxAbs float32)
+// SplitFunc writes hi = bf16(v) to out[0:] and lo = bf16(v - hi) to
+// out[ldo:] (both rounded to nearest even; v - hi is exact) for v =
+// scale·x, scale the power of two that moves max|x| into [2⁶³, 2⁶⁴) (2¹²⁷
+// when max|x| < 2⁻⁶⁴), for groups whole groups of x and, when tail is not
+// 0, one more group of the elements its bits select (the others 0), in
+// BF16's interleaved order. It reports ok = false when an element of x is
+// not finite, or when a nonzero element's v or lo has a zero exponent
+// (VDPBF16PS would count that part as 0).
+type SplitFunc func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)
 
 // Kernels are an ISA's kernels for both weight types: BF16[r-1] and
 // Int8[r-1] take r rows of A. When BF16Pair and SplitBF16 are not nil,
@@ -90,23 +96,15 @@ type Kernels struct {
 	SplitBF16 SplitFunc
 }
 
-// The range of max|x| in which GemmBF16 uses the pair kernel (and 0,
-// where hi and lo are exact): below pairMinAbs the lo parts of the
-// largest elements could be subnormal (VDPBF16PS counts them as 0); from
-// pairMaxAbs up hi could round to infinity.
-const (
-	pairMinAbs = 0x1p-100
-	pairMaxAbs = 0x1p126
-)
-
 // MaxRows is the largest number of rows of A a kernel may take.
 const MaxRows = 8
 
 // GemmBF16 is the kernel set's GemmBF16 (see kernelset.Set). With
-// BF16Pair, one row of A (m = 1) whose elements are finite and whose
-// max|x| is 0 or in [2⁻¹⁰⁰, 2¹²⁶) is split into hi and lo and multiplied by
-// BF16Pair; a row of W whose sum is NaN there is computed again by
-// BF16[0], so that infinities among the weights come out as they do in
+// BF16Pair, one row of A (m = 1) whose elements SplitBF16 splits (finite,
+// no part of an element VDPBF16PS would count as 0) is multiplied by
+// BF16Pair; a row of W that BF16Pair leaves (a sum that is not finite: an
+// infinite or NaN weight, or an overflow of scale·x·w; a subnormal
+// weight) is computed again by BF16[0], so that it comes out as it does in
 // float32. Other rows of A go to run.
 func (ks *Kernels) GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
 	var base *byte
@@ -120,8 +118,7 @@ func (ks *Kernels) GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbi
 }
 
 // pair computes c = alpha*W·x + beta*c with BF16Pair and reports true,
-// or reports false without writing c when x is outside the pair kernel's
-// range.
+// or reports false without writing c when SplitBF16 refuses x.
 func (ks *Kernels) pair(alpha float32, x []float32, w *lowbit.BF16, base *byte, beta float32, c []float32) bool {
 	n, k := w.N, w.K
 	groups := lowbit.Groups(k)
@@ -137,11 +134,12 @@ func (ks *Kernels) pair(alpha float32, x []float32, w *lowbit.BF16, base *byte, 
 	if rem > 0 {
 		tail = 1<<rem - 1
 	}
-	if mx := ks.SplitBF16(full, &x[0], &t.x[0], ld, tail); !(mx == 0 || mx >= pairMinAbs && mx < pairMaxAbs) {
+	scale, ok := ks.SplitBF16(full, &x[0], &t.x[0], ld, tail)
+	if !ok {
 		return false
 	}
 	*t = pairTask{x: t.x, kern: ks.BF16Pair, f32: ks.BF16[0], n: n, groups: groups, full: full, w: base,
-		rowBytes: 2 * w.Stride(), ld: ld, xf: x, c: c, alpha: alpha, beta: beta}
+		rowBytes: 2 * w.Stride(), ld: ld, xf: x, c: c, alpha: alpha, alpha64: float64(alpha) / float64(scale), beta: beta}
 	if rem > 0 {
 		clear(t.tail[copy(t.tail[:], x[full*lowbit.GroupSize:]):])
 	}
@@ -168,6 +166,7 @@ type pairTask struct {
 	tail     [lowbit.GroupSize]float32
 	c        []float32
 	alpha    float32
+	alpha64  float64 // alpha/scale, for kern
 	beta     float32
 	step     int
 }
@@ -175,7 +174,7 @@ type pairTask struct {
 var pairPool = sync.Pool{New: func() any { return new(pairTask) }}
 
 // RunPart computes the columns [part*step, (part+1)*step) of the product.
-// A block the pair kernel leaves (a NaN among its sums) is taken again a
+// A block the pair kernel leaves (see PairKernel) is taken again a
 // row at a time, and a row left again goes to the float32 kernel: every
 // row's result depends on its own weights only, never on its block.
 func (t *pairTask) RunPart(_, part int) {
@@ -183,7 +182,7 @@ func (t *pairTask) RunPart(_, part int) {
 	j1 := min(j0+t.step, t.n)
 	row := func(j int) *byte { return (*byte)(unsafe.Add(unsafe.Pointer(t.w), j*t.rowBytes)) }
 	for j := j0; j < j1; {
-		j += t.kern(j1-j, t.groups, row(j), t.rowBytes, &t.x[0], t.ld, &t.c[j], t.alpha, t.beta)
+		j += t.kern(j1-j, t.groups, row(j), t.rowBytes, &t.x[0], t.ld, &t.c[j], t.alpha64, t.beta)
 		if j == j1 {
 			return
 		}
@@ -192,7 +191,7 @@ func (t *pairTask) RunPart(_, part int) {
 			end = j + PairBlock
 		}
 		for ; j < end; j++ {
-			if t.kern(1, t.groups, row(j), t.rowBytes, &t.x[0], t.ld, &t.c[j], t.alpha, t.beta) == 0 {
+			if t.kern(1, t.groups, row(j), t.rowBytes, &t.x[0], t.ld, &t.c[j], t.alpha64, t.beta) == 0 {
 				var xt *float32
 				if t.full < t.groups {
 					xt = &t.tail[0]
