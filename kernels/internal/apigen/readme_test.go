@@ -289,21 +289,21 @@ func pathProblems(text string, top []string, glob func(string) []string) []strin
 			problems = append(problems, what+" "+p+" does not exist")
 		}
 	}
-	lines := withoutFences(text)
-	for _, line := range lines {
-		for _, s := range codeSpans(line) {
-			first, _, ok := strings.Cut(s, "/")
-			if ok && repoPathSpan.MatchString(s) && slices.Contains(top, first) {
-				check(s, "path")
-			}
+	// A code span may run over a line break within a paragraph: the text
+	// outside the fences is read as a whole.
+	prose := strings.Join(withoutFences(text), "\n")
+	for _, s := range codeSpans(prose) {
+		first, _, ok := strings.Cut(s, "/")
+		if ok && repoPathSpan.MatchString(s) && slices.Contains(top, first) {
+			check(s, "path")
 		}
-		for _, m := range linkTarget.FindAllStringSubmatch(line, -1) {
-			target, _, _ := strings.Cut(m[1], "#")
-			if target == "" || strings.Contains(target, "://") {
-				continue
-			}
-			check(target, "link target")
+	}
+	for _, m := range linkTarget.FindAllStringSubmatch(prose, -1) {
+		target, _, _ := strings.Cut(m[1], "#")
+		if target == "" || strings.Contains(target, "://") {
+			continue
 		}
+		check(target, "link target")
 	}
 	return problems
 }
@@ -496,6 +496,9 @@ func TestREADMECheckers(t *testing.T) {
 		{"a moved file and a missing link target", func() []string {
 			return pathProblems("`kernels/softmax.go` and [c](doc/b.png)\n", top, glob)
 		}, []string{"path kernels/softmax.go does not exist", "link target doc/b.png does not exist"}},
+		{"a span over a line break", func() []string {
+			return pathProblems("the command `go\nrun` reads `kernels/gone.go`\n", top, glob)
+		}, []string{"path kernels/gone.go does not exist"}},
 		{"a path inside a code block is not checked", func() []string {
 			return pathProblems("```\ncat kernels/softmax.go `kernels/softmax.go`\n```\n", top, glob)
 		}, nil},
