@@ -1,7 +1,7 @@
 #!/bin/bash
-# The measurements of 2026-11-26 (session 9) on Zen 5, from the module root.
+# The measurements of 2026-11-26 on Zen 5 (GEMM tiles, Gemv, decoding, training step), from the module root.
 set -e
-out=perf/zen5-2026-11-26-s9
+out=perf/gemm-gemv-decode-trainstep-zen5-2026-11-26
 go build -tags openblas -o /tmp/kb ./cmd/kernelbench
 go build -o /tmp/trainbench ./cmd/trainbench
 go test -c -o /tmp/gpt.test ./gpt

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Session 11's measurements (run from the module root; scratch is a
+# The measurements of the pair kernel and decoding by format (run from the module root; scratch is a
 # package holding the *_test.go.txt files renamed, with
 # pair_experiments_amd64.s.txt as pv_amd64.s and its Go declarations).
 set -e

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Session 10 measurements (Zen 5). Run from the repository's root.
+# The measurements of 2026-11-26 on Zen 5: one-row kernels from memory and GPT-2 decoding. Run from the repository's root.
 # Decoding, one thread, context 64, each weight format against PyTorch
 # (bf16 and int8 against torch's bf16), both ISAs:
 set -e
-out=perf/zen5-2026-11-26-s10
+out=perf/onerow-streaming-decode-zen5-2026-11-26
 go build -o /tmp/trainbench ./cmd/trainbench
 for isa in avx512 avx2; do
   for w in f32 bf16 int8; do
