@@ -108,20 +108,21 @@ func randomTokens(n, vocab int, seed uint64) []int32 {
 // the timed tokens are decoded at contexts ctx-decodeWindow(ctx)+1 … ctx.
 func decodeWindow(ctx int) int { return max(1, ctx/8) }
 
-// BenchmarkGPT2Decode measures greedy decoding with the key/value cache on
+// BenchmarkGPT2Decode measures decoding with the key/value cache on
 // GPT-2 small at contexts 64 and 512: a prompt of ctx-w random tokens is
 // prefilled with the timer stopped (w = ctx/8), then tokens are decoded
-// one at a time (Sampler.feed of the last token, then Sampler.draw at
-// temperature 0: GenerateWith's loop body) until the cache holds ctx
-// positions, when the prompt is prefilled again, untimed. Each timed token
-// is thus decoded at a context between ctx-w+1 and ctx. It reports
-// tokens/s, ms/token, the share of it spent drawing the token (a sort of
-// the 50257 logits) as draw-ms/token, and weight-GB/s: the weights one
-// token reads (weight-MB/token, TokenWeightBytes) per token time, to set
-// against a measured copy bandwidth (kernelbench -kernels copy). The
-// sub-benchmarks weights=bf16 and weights=int8 decode with the model's
-// matrices converted (Model.WithWeights), their weight bytes those of the
-// converted matrices.
+// one at a time (Sampler.feed of the last token, then Sampler.draw:
+// GenerateWith's loop body) until the cache holds ctx positions, when the
+// prompt is prefilled again, untimed. Each timed token is thus decoded at
+// a context between ctx-w+1 and ctx. The draw is greedy (ctx=N),
+// temperature 0.8 with top-k 40 (sample=top_k40/ctx=N) or temperature 0.8
+// with top-p 0.95 (sample=top_p0.95/ctx=N), seeded. It reports tokens/s, ms/token,
+// the share of it spent drawing the token as draw-ms/token, and
+// weight-GB/s: the weights one token reads (weight-MB/token,
+// TokenWeightBytes) per token time, to set against a measured copy
+// bandwidth (kernelbench -kernels copy). The sub-benchmarks weights=bf16
+// and weights=int8 decode with the model's matrices converted
+// (Model.WithWeights), their weight bytes those of the converted matrices.
 func BenchmarkGPT2Decode(b *testing.B) {
 	skipGPT2(b)
 	m := sharedGPT2(b)
@@ -141,42 +142,56 @@ func BenchmarkGPT2Decode(b *testing.B) {
 func benchDecode(b *testing.B, m *Model) {
 	wbytes := float64(TokenWeightBytes(m.Config, m.Weights()))
 	s := m.NewSampler()
-	for _, ctx := range []int{64, 512} {
-		b.Run(fmt.Sprintf("ctx=%d", ctx), func(b *testing.B) {
-			prompt := randomTokens(ctx-decodeWindow(ctx), m.Config.Vocab, uint64(ctx))
-			one := make([]int32, 1)
-			prefill := func() {
-				s.Logits(prompt)
-				one[0] = s.draw(0, 0, 1, nil)
+	for _, o := range []struct {
+		name string
+		SampleOptions
+	}{
+		{"greedy", SampleOptions{}},
+		{"top_k40", SampleOptions{Temperature: 0.8, TopK: 40}},
+		{"top_p0.95", SampleOptions{Temperature: 0.8, TopP: 0.95}},
+	} {
+		for _, ctx := range []int{64, 512} {
+			name := fmt.Sprintf("ctx=%d", ctx)
+			if o.name != "greedy" {
+				name = "sample=" + o.name + "/" + name
 			}
-			b.StopTimer()
-			prefill()
-			var feedTime, drawTime time.Duration
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.StartTimer()
-			for i := 0; i < b.N; i++ {
-				if s.caches[0].Len() == ctx {
-					b.StopTimer()
-					prefill()
-					b.StartTimer()
+			b.Run(name, func(b *testing.B) {
+				prompt := randomTokens(ctx-decodeWindow(ctx), m.Config.Vocab, uint64(ctx))
+				one := make([]int32, 1)
+				r := rng.New(uint64(ctx))
+				prefill := func() {
+					s.Logits(prompt)
+					one[0] = s.draw(o.Temperature, o.TopK, o.TopP, r)
 				}
-				t0 := time.Now()
-				s.feed(one)
-				t1 := time.Now()
-				one[0] = s.draw(0, 0, 1, nil)
-				t2 := time.Now()
-				feedTime += t1.Sub(t0)
-				drawTime += t2.Sub(t1)
-			}
-			b.StopTimer()
-			sec := (feedTime + drawTime).Seconds()
-			b.ReportMetric(float64(b.N)/sec, "tokens/s")
-			b.ReportMetric(1000*sec/float64(b.N), "ms/token")
-			b.ReportMetric(1000*drawTime.Seconds()/float64(b.N), "draw-ms/token")
-			b.ReportMetric(wbytes/1e6, "weight-MB/token")
-			b.ReportMetric(wbytes*float64(b.N)/sec/1e9, "weight-GB/s")
-		})
+				b.StopTimer()
+				prefill()
+				var feedTime, drawTime time.Duration
+				b.ReportAllocs()
+				b.ResetTimer()
+				b.StartTimer()
+				for i := 0; i < b.N; i++ {
+					if s.caches[0].Len() == ctx {
+						b.StopTimer()
+						prefill()
+						b.StartTimer()
+					}
+					t0 := time.Now()
+					s.feed(one)
+					t1 := time.Now()
+					one[0] = s.draw(o.Temperature, o.TopK, o.TopP, r)
+					t2 := time.Now()
+					feedTime += t1.Sub(t0)
+					drawTime += t2.Sub(t1)
+				}
+				b.StopTimer()
+				sec := (feedTime + drawTime).Seconds()
+				b.ReportMetric(float64(b.N)/sec, "tokens/s")
+				b.ReportMetric(1000*sec/float64(b.N), "ms/token")
+				b.ReportMetric(1000*drawTime.Seconds()/float64(b.N), "draw-ms/token")
+				b.ReportMetric(wbytes/1e6, "weight-MB/token")
+				b.ReportMetric(wbytes*float64(b.N)/sec/1e9, "weight-GB/s")
+			})
+		}
 	}
 }
 
