@@ -124,7 +124,7 @@ func badArgCases(arena []float32) []badArgCase {
 	// Low-bit weights, 4×40, apart from the arena; and matrices whose
 	// N·K elements overflow int (to 0 for 2⁴⁰×2⁴⁰) with no storage.
 	wb, wq := lowbit.NewBF16(4, 40), lowbit.NewInt8(4, 40)
-	hugeB, hugeQ := &lowbit.BF16{N: 1 << 40, K: 1 << 40}, &lowbit.Int8{N: 1 << 40, K: 1 << 40}
+	hugeB, hugeQ := &lowbit.BF16{N: pow2(40), K: pow2(40)}, &lowbit.Int8{N: pow2(40), K: pow2(40)}
 	return []badArgCase{
 		// The products over low-bit weights: A 2×40, C 2×4 at 0 and 200.
 		{"GemmBF16", "m = -1, must be >= 0", func(k kernelAPI) { k.GemmBF16(-1, 1, s(0, 80), 40, wb, 0, s(200, 8), 4) }},
@@ -414,3 +414,8 @@ func TestBadArgumentsPanic(t *testing.T) {
 		}
 	}
 }
+
+// pow2 returns 2ⁿ as an int, computed at run time so that sizes beyond a
+// 32-bit int still compile there (the cases that use them assume a
+// 64-bit int; on 32 bits they come out 0).
+func pow2(n int) int { return 1 << n }

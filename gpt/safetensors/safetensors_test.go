@@ -143,9 +143,9 @@ func TestEncodeRejects(t *testing.T) {
 		{"reserved", []Tensor{{Name: "__metadata__", Shape: []int{1}, Data: []float32{1}}}, "bad or repeated"},
 		{"negative", []Tensor{{Name: "x", Shape: []int{2, -1}}}, `tensor "x" has a negative dimension in shape [2 -1]`},
 		// Element counts that overflow int to 0 or wrap around.
-		{"overflow to 0", []Tensor{{Name: "x", Shape: []int{1 << 32, 1 << 32}}}, `tensor "x": shape [4294967296 4294967296] has more than the 2147483647 elements a reader accepts`},
-		{"overflow to 1", []Tensor{{Name: "y", Shape: []int{1<<32 + 1, 1<<32 - 1, 1<<32 + 1, 1<<32 - 1}, Data: []float32{1}}}, `tensor "y": shape [4294967297 4294967295 4294967297 4294967295] has more than`},
-		{"overflow hidden by 0", []Tensor{{Name: "x", Shape: []int{1 << 62, 1 << 62, 0}}}, "more than the 2147483647 elements"},
+		{"overflow to 0", []Tensor{{Name: "x", Shape: []int{pow2(32), pow2(32)}}}, `tensor "x": shape [4294967296 4294967296] has more than the 2147483647 elements a reader accepts`},
+		{"overflow to 1", []Tensor{{Name: "y", Shape: []int{pow2(32) + 1, pow2(32) - 1, pow2(32) + 1, pow2(32) - 1}, Data: []float32{1}}}, `tensor "y": shape [4294967297 4294967295 4294967297 4294967295] has more than`},
+		{"overflow hidden by 0", []Tensor{{Name: "x", Shape: []int{pow2(62), pow2(62), 0}}}, "more than the 2147483647 elements"},
 		{"above the reader's limit", []Tensor{{Name: "x", Shape: []int{1 << 16, 1 << 15}}}, "more than the 2147483647 elements"},
 	} {
 		if _, err := Encode(c.ts, nil); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -365,3 +365,8 @@ func numel(shape []int) int {
 	}
 	return n
 }
+
+// pow2 returns 2ⁿ as an int, computed at run time so that sizes beyond a
+// 32-bit int still compile there (the cases that use them assume a
+// 64-bit int; on 32 bits they come out 0).
+func pow2(n int) int { return 1 << n }

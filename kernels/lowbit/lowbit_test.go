@@ -328,17 +328,17 @@ func TestChecks(t *testing.T) {
 		{"QuantizeGroup long", func() { QuantizeGroup(new(Int8Block), make([]float32, 33)) }, "lowbit.QuantizeGroup: len(w) = 33, more than a group of 32"},
 		// Sizes whose elements or bytes overflow int (n·k wrapping to 0
 		// and the like), and sizes no allocation can hold.
-		{"NewBF16 overflow", func() { NewBF16(1<<40, 1<<40) }, "lowbit.NewBF16: 1099511627776×1099511627776: 1099511627776·34359738368·32 elements of 2 bytes, more than an int can count"},
-		{"NewInt8 overflow", func() { NewInt8(1<<40, 1<<40) }, "lowbit.NewInt8: 1099511627776×1099511627776: "},
-		{"NewInt8 bytes overflow", func() { NewInt8(1<<58, 32) }, "lowbit.NewInt8: 288230376151711744×32: 288230376151711744 elements of 36 bytes"},
+		{"NewBF16 overflow", func() { NewBF16(pow2(40), pow2(40)) }, "lowbit.NewBF16: 1099511627776×1099511627776: 1099511627776·34359738368·32 elements of 2 bytes, more than an int can count"},
+		{"NewInt8 overflow", func() { NewInt8(pow2(40), pow2(40)) }, "lowbit.NewInt8: 1099511627776×1099511627776: "},
+		{"NewInt8 bytes overflow", func() { NewInt8(pow2(58), 32) }, "lowbit.NewInt8: 288230376151711744×32: 288230376151711744 elements of 36 bytes"},
 		{"NewBF16 stride overflow", func() { NewBF16(1, math.MaxInt) }, "lowbit.NewBF16: 1×9223372036854775807: "},
-		{"NewBF16 stride·n overflow", func() { NewBF16(1<<59, 1) }, "lowbit.NewBF16: 576460752303423488×1: "},
-		{"NewBF16 too large", func() { NewBF16(1<<35, 1<<20) }, "lowbit.NewBF16: cannot allocate an 34359738368×1048576 matrix"},
-		{"BF16FromKN overflow", func() { BF16FromKN(nil, 1<<40, 1<<40) }, "lowbit.BF16FromKN: 1099511627776×1099511627776: "},
-		{"BF16FromNK overflow", func() { BF16FromNK(nil, 1<<40, 1<<40) }, "lowbit.BF16FromNK: 1099511627776×1099511627776: "},
-		{"Int8FromKN overflow", func() { Int8FromKN(nil, 1<<40, 1<<40) }, "lowbit.Int8FromKN: 1099511627776×1099511627776: "},
-		{"Int8FromNK overflow", func() { Int8FromNK(nil, 1<<40, 1<<40) }, "lowbit.Int8FromNK: 1099511627776×1099511627776: "},
-		{"BF16 Check overflow", func() { (&BF16{N: 1 << 40, K: 1 << 40}).Check("f") }, "f: BF16 1099511627776×1099511627776: "},
+		{"NewBF16 stride·n overflow", func() { NewBF16(pow2(59), 1) }, "lowbit.NewBF16: 576460752303423488×1: "},
+		{"NewBF16 too large", func() { NewBF16(pow2(35), 1<<20) }, "lowbit.NewBF16: cannot allocate an 34359738368×1048576 matrix"},
+		{"BF16FromKN overflow", func() { BF16FromKN(nil, pow2(40), pow2(40)) }, "lowbit.BF16FromKN: 1099511627776×1099511627776: "},
+		{"BF16FromNK overflow", func() { BF16FromNK(nil, pow2(40), pow2(40)) }, "lowbit.BF16FromNK: 1099511627776×1099511627776: "},
+		{"Int8FromKN overflow", func() { Int8FromKN(nil, pow2(40), pow2(40)) }, "lowbit.Int8FromKN: 1099511627776×1099511627776: "},
+		{"Int8FromNK overflow", func() { Int8FromNK(nil, pow2(40), pow2(40)) }, "lowbit.Int8FromNK: 1099511627776×1099511627776: "},
+		{"BF16 Check overflow", func() { (&BF16{N: pow2(40), K: pow2(40)}).Check("f") }, "f: BF16 1099511627776×1099511627776: "},
 		{"Int8 Check overflow", func() { (&Int8{N: 1, K: math.MaxInt}).Check("f") }, "f: Int8 1×9223372036854775807: "},
 	} {
 		msg := func() (msg string) {
@@ -436,3 +436,8 @@ func TestQuantizeInt16(t *testing.T) {
 	}()
 	QuantizeInt16(make([]int16, 1), []float32{1, 2})
 }
+
+// pow2 returns 2ⁿ as an int, computed at run time so that sizes beyond a
+// 32-bit int still compile there (the cases that use them assume a
+// 64-bit int; on 32 bits they come out 0).
+func pow2(n int) int { return 1 << n }
