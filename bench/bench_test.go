@@ -64,43 +64,53 @@ func TestWork(t *testing.T) {
 	}
 }
 
-// TestShapesCoverIssue checks that the shapes span the ones kernelbench
-// must cover: squares 64-2048, the training shapes and their transposed
-// forms, and the masked-scores, softmax and dot sizes listed below.
-func TestShapesCoverIssue(t *testing.T) {
-	for _, tc := range []struct {
-		kernel string
-		shapes []string
-	}{
-		{"gemm", []string{"sq64", "sq128", "sq256", "sq512", "sq1024", "sq2048",
-			"768x128x384", "768x128x128", "768x128x512", "768x512x128", "768x128x65",
-			"768x384x128_NT", "128x768x384_TN", "768x512x128_NT", "512x768x128_TN", "768x65x128_NT", "128x768x65_TN"}},
-		{"maskedscores", []string{"T=64,d=32", "T=64,d=128", "T=1024,d=32", "T=1024,d=128"}},
-		{"softmax", []string{"n=64", "n=256", "n=1024", "n=4096", "n=16384", "n=65536", "n=4096,stream"}},
-		{"dot", []string{"n=256", "n=65536", "n=16777216"}},
-	} {
-		k := kernelByName(t, tc.kernel)
-		for _, name := range tc.shapes {
-			shapeOf(t, k, name)
+// TestShapesConsistent checks every kernel's benchmark cases against their
+// own dimensions: names are unique and say the shape they stand for, the
+// short shape is one of them, and the softmax matrices hold the element
+// counts their names promise (L2-resident, or 64 times more to stream).
+func TestShapesConsistent(t *testing.T) {
+	for _, k := range Kernels() {
+		if len(k.Shapes) == 0 {
+			t.Errorf("%s: no shapes", k.Name)
 		}
-		if _, ok := k.Shape(k.Short); !ok {
+		seen := map[string]bool{}
+		for _, s := range k.Shapes {
+			if seen[s.Name] {
+				t.Errorf("%s: shape %q listed twice", k.Name, s.Name)
+			}
+			seen[s.Name] = true
+		}
+		if !seen[k.Short] {
 			t.Errorf("%s: short shape %q is not one of its shapes", k.Name, k.Short)
 		}
-	}
-	gemm := kernelByName(t, "gemm")
-	if s := shapeOf(t, gemm, "128x768x384_TN"); !s.TransA || s.TransB || s.M != 128 || s.K != 768 || s.N != 384 {
-		t.Errorf("128x768x384_TN = %+v", s)
-	}
-	// The L2-resident softmax matrices hold 2^16 elements; the stream one
-	// 64 times more.
-	sm := kernelByName(t, "softmax")
-	for _, s := range sm.Shapes {
-		want := 1 << 16
-		if strings.HasSuffix(s.Name, ",stream") {
-			want = 1 << 22
-		}
-		if s.M*s.N != want {
-			t.Errorf("softmax %s: %d×%d elements, want %d", s.Name, s.M, s.N, want)
+		for _, s := range k.Shapes {
+			var want string
+			switch k.Name {
+			case "gemm", "gemmbias", "gemmbiasgelu":
+				want = gemmShape(s.M, s.K, s.N, s.TransA, s.TransB).Name
+				if s.M == s.N && s.N == s.K && !s.TransA && !s.TransB && strings.HasPrefix(s.Name, "sq") {
+					want = square(s.M).Name
+				}
+			case "maskedscores":
+				want = fmt.Sprintf("T=%d,d=%d", s.M, s.K)
+				if s.M != s.N {
+					t.Errorf("%s %s: %d queries, %d keys; want equal", k.Name, s.Name, s.M, s.N)
+				}
+			case "softmax":
+				elems := 1 << 16
+				if strings.HasSuffix(s.Name, ",stream") {
+					elems = 1 << 22
+				}
+				if s.M*s.N != elems {
+					t.Errorf("softmax %s: %d×%d elements, want %d", s.Name, s.M, s.N, elems)
+				}
+				continue
+			default:
+				continue
+			}
+			if s.Name != want {
+				t.Errorf("%s: shape %q has the dimensions of %q (%+v)", k.Name, s.Name, want, s)
+			}
 		}
 	}
 }

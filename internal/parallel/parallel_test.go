@@ -73,7 +73,8 @@ func TestRunEveryPartOnce(t *testing.T) {
 
 // TestNestedNeverOversubscribes runs parallel work inside every part of
 // parallel work and checks that no more than GOMAXPROCS goroutines were
-// ever inside the inner tasks at once.
+// ever inside the outer parts at once, nor inside the inner parts, and
+// that every part ran exactly once.
 func TestNestedNeverOversubscribes(t *testing.T) {
 	for _, procs := range []int{1, 2, 3, 4, 8, 32, 64} {
 		old := runtime.GOMAXPROCS(procs)
@@ -97,8 +98,16 @@ func TestNestedNeverOversubscribes(t *testing.T) {
 		}
 		Run(outer, 8, procs)
 		runtime.GOMAXPROCS(old)
-		if m := inner.most.Load(); int(m) > procs {
-			t.Errorf("GOMAXPROCS %d: %d goroutines inside inner parts at once", procs, m)
+		if m := most.Load(); int(m) > procs || m < 1 {
+			t.Errorf("GOMAXPROCS %d: %d goroutines inside outer parts at once, want 1 to %d", procs, m, procs)
+		}
+		if m := inner.most.Load(); int(m) > procs || m < 1 {
+			t.Errorf("GOMAXPROCS %d: %d goroutines inside inner parts at once, want 1 to %d", procs, m, procs)
+		}
+		for p := range outer.ran {
+			if outer.ran[p].Load() != 1 {
+				t.Fatalf("GOMAXPROCS %d: outer part %d ran %d times", procs, p, outer.ran[p].Load())
+			}
 		}
 		for p := range inner.ran {
 			if inner.ran[p].Load() != 1 {

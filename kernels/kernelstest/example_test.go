@@ -1,6 +1,7 @@
 package kernelstest_test
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/simdgpt/simdgpt/kernels"
@@ -19,14 +20,18 @@ func TestRMSEveryImplementation(t *testing.T) {
 	})
 }
 
+// A layer's test takes the implementation as an argument and runs on each
+// (TestRMSEveryImplementation above is this example as a test):
+//
+//	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+//		if got := rmsOf(p, []float32{3, 4}); got != 12.5 { ... }
+//	})
+//
+// The subtests are named after Expected(), generic first, and a build that
+// offers another list fails.
 func ExampleForEach() {
-	// In a test function with t *testing.T:
-	var t *testing.T
-	_ = func() {
-		kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
-			if got := p.Sum([]float32{1, 2, 3}); got != 6 {
-				t.Errorf("%s: Sum = %v, want 6", p.Name(), got)
-			}
-		})
-	}
+	names := kernelstest.Expected()
+	first := kernels.Implementations()[0]
+	fmt.Println(names[0], first.Name(), rmsOf(first, []float32{3, 4}))
+	// Output: generic generic 12.5
 }

@@ -1,4 +1,4 @@
-// Package impltest runs a test once per kernel implementation, the way
+// Package kernelstest runs a test once per kernel implementation, the way
 // golang.org/x/crypto's tests loop over their implementations and the
 // standard library's crypto/internal/impl offers TestAllImplementations:
 // every package above kernels (attention, gpt) calls ForEach so that every
