@@ -8,7 +8,8 @@ side, each [B,T,H,D]; scores scaled by 1/sqrt(D); softmax; heads
 concatenated; ·w_proj + b_proj) added to the residual, a second LayerNorm
 and an MLP (·w_fc + b_fc, GELU in its tanh form, ·w_out + b_out) added to
 the residual; a final LayerNorm and an untied linear head with a bias; the
-mean cross-entropy. All fp32. AdamW with betas 0.9 and 0.95, eps 1e-8,
+mean cross-entropy. All fp32, or with --precision bf16 under
+torch.autocast("cpu", torch.bfloat16) (matrix products in bfloat16). AdamW with betas 0.9 and 0.95, eps 1e-8,
 weight decay only on the two-dimensional tensors (gpt.Config.DecayMask),
 gradient clipping at a global L2 norm, and gpt.LRSchedule (linear warm-up,
 cosine down to the minimum). The parameter names, shapes and order are
@@ -254,7 +255,14 @@ class Trainer:
         for g in self.opt.param_groups:
             g["lr"] = lr
         self.opt.zero_grad(set_to_none=True)
-        loss = self.model.loss(x, y)
+        if self.cfg.precision == "bf16":
+            # Mixed precision as torch.autocast does it: the matrix
+            # products in bfloat16, LayerNorm, softmax and the loss in
+            # float32, parameters, gradients and AdamW state in float32.
+            with self.torch.autocast("cpu", dtype=self.torch.bfloat16):
+                loss = self.model.loss(x, y)
+        else:
+            loss = self.model.loss(x, y)
         loss.backward()
         if self.cfg.clip > 0:
             self.torch.nn.utils.clip_grad_norm_(self.model.params(), self.cfg.clip)
@@ -281,6 +289,8 @@ def parse_args(argv):
     ap.add_argument("--clip", type=float, default=1.0, help="global gradient norm clip (0: none)")
     ap.add_argument("--threads", type=int, default=1, help="torch.set_num_threads")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                    help="bf16: the step under torch.autocast(\"cpu\", torch.bfloat16) (--bench and --serve)")
     ap.add_argument("--weights", help="initial weights: a gpt checkpoint (safetensors)")
     ap.add_argument("--data", help="training tokens, raw little-endian uint16")
     mode = ap.add_mutually_exclusive_group(required=True)
@@ -290,6 +300,8 @@ def parse_args(argv):
     mode.add_argument("--roundtrip", nargs=2, metavar=("IN", "OUT"), help="copy a safetensors file through this script")
     ap.add_argument("--out", help="with --check: write the parameters after the step here")
     a = ap.parse_args(argv)
+    if a.precision != "fp32" and (a.check or a.roundtrip):
+        ap.error(f"--precision {a.precision}: only with --bench or --serve (--check compares float32 steps)")
     if a.min_lr is None:
         a.min_lr = a.lr / 10
     if a.warmup is None:
