@@ -152,7 +152,7 @@ type tensorSpec[W any] struct {
 }
 
 // The parameter layout, written once: Tensors (and so NumParams,
-// DecayMask and checkpoints), view (the named views of the parameters and
+// DecaySpans and checkpoints), view (the named views of the parameters and
 // of every replica's gradients) and New's initialisation are all derived
 // from these four tables by eachTensor. Checkpoints store the tensors by
 // these names in this order: neither may change.
@@ -486,18 +486,23 @@ func (m *Model) newAttention() (*attention.Layer, error) {
 	return attention.NewMultiHead(m.Config.Width, m.Config.Heads, attention.WithImpl(m.k))
 }
 
-// DecayMask tells, per parameter, whether AdamW decays it: the matrices and
-// embeddings yes, biases and LayerNorm parameters no.
-func (c Config) DecayMask() []bool {
-	mask := make([]bool, c.NumParams())
+// DecaySpans returns the parameters AdamW decays (AdamW.Decay): the
+// matrices and embeddings (the 2-D tensors of Tensors), not the biases
+// and LayerNorm parameters; one span per run of adjacent such tensors, in
+// order (wte and wpe make one).
+func (c Config) DecaySpans() []Span {
+	var spans []Span
 	for _, t := range c.Tensors() {
-		if len(t.Shape) == 2 {
-			for i := t.Offset; i < t.Offset+t.Size(); i++ {
-				mask[i] = true
-			}
+		if len(t.Shape) != 2 {
+			continue
 		}
+		if k := len(spans) - 1; k >= 0 && spans[k].Offset+spans[k].Len == t.Offset {
+			spans[k].Len += t.Size()
+			continue
+		}
+		spans = append(spans, Span{t.Offset, t.Size()})
 	}
-	return mask
+	return spans
 }
 
 // AttentionLayers returns the model's attention layers (for their Probs

@@ -228,7 +228,7 @@ func trainLosses(k *kernels.Impl, cfg Config, steps int) []float64 {
 	if err != nil {
 		panic(err)
 	}
-	opt := NewAdamW(len(m.Params), cfg.DecayMask())
+	opt := NewAdamW(len(m.Params), cfg.DecaySpans())
 	r := rng.New(8)
 	const b = 4
 	var out []float64
