@@ -60,9 +60,9 @@ func reportGFLOPS(b *testing.B, flops float64, cpu cpuClock) {
 }
 
 // BenchmarkAttention runs, in one benchmark so that -count interleaves
-// them, the layer's forward, backward and forward+backward on the
+// them, the heads' forward, backward and forward+backward on the
 // training shapes (benchShapes), the fused forward at long contexts, and
-// the reference GEMMs: for each training shape the GEMM of its qkv
+// the reference GEMMs: for each training shape the GEMM of a caller's qkv
 // projection (B·T × C times C × 3C) and a square 512 GEMM, all with
 // every goroutine GOMAXPROCS allows, as the layer runs.
 func BenchmarkAttention(b *testing.B) {
@@ -71,35 +71,34 @@ func BenchmarkAttention(b *testing.B) {
 		pr := newProblem(refShape{s.b, s.t, s.c, s.h}, 20)
 		l := newLayer(b, kernels.Default(), s.c, s.h)
 		n := s.b * s.t * s.c
-		out, dx := make([]float32, n), make([]float32, n)
-		dout := uniform(newRand(21), n, 0.01)
-		g := ViewParams(s.c, make([]float32, NumParams(s.c)))
+		y, dqkv := make([]float32, n), make([]float32, 3*n)
+		dy := uniform(newRand(21), n, 0.01)
 		// Warm up: the first calls grow the workspace (page faults), which
 		// must not land in a timed run.
-		l.Forward(out, pr.x, s.b, s.t, pr.p)
-		l.Backward(dx, dout, pr.p, g)
+		l.Forward(y, pr.qkv, s.b, s.t)
+		l.Backward(dqkv, dy, pr.qkv)
 		fwd, bwd := forwardFlops(s.b, s.t, s.c), backwardFlops(s.b, s.t, s.c)
 		b.Run("fwd/"+name, func(b *testing.B) {
 			cpu := startCPU()
 			for i := 0; i < b.N; i++ {
-				l.Forward(out, pr.x, s.b, s.t, pr.p)
+				l.Forward(y, pr.qkv, s.b, s.t)
 			}
 			reportGFLOPS(b, fwd, cpu)
 		})
 		b.Run("bwd/"+name, func(b *testing.B) {
-			l.Forward(out, pr.x, s.b, s.t, pr.p)
+			l.Forward(y, pr.qkv, s.b, s.t)
 			b.ResetTimer()
 			cpu := startCPU()
 			for i := 0; i < b.N; i++ {
-				l.Backward(dx, dout, pr.p, g)
+				l.Backward(dqkv, dy, pr.qkv)
 			}
 			reportGFLOPS(b, bwd, cpu)
 		})
 		b.Run("fwdbwd/"+name, func(b *testing.B) {
 			cpu := startCPU()
 			for i := 0; i < b.N; i++ {
-				l.Forward(out, pr.x, s.b, s.t, pr.p)
-				l.Backward(dx, dout, pr.p, g)
+				l.Forward(y, pr.qkv, s.b, s.t)
+				l.Backward(dqkv, dy, pr.qkv)
 			}
 			reportGFLOPS(b, fwd+bwd, cpu)
 		})
@@ -112,11 +111,11 @@ func BenchmarkAttention(b *testing.B) {
 		pr := newProblem(refShape{1, t, c, h}, 22)
 		f := newLayer(b, kernels.Default(), c, h).NewFused()
 		out := make([]float32, t*c)
-		f.Forward(out, pr.x, 1, t, pr.p) // warm up
+		f.Forward(out, pr.qkv, 1, t) // warm up
 		b.Run(fmt.Sprintf("fused/B=1,T=%d,C=%d,H=%d", t, c, h), func(b *testing.B) {
 			cpu := startCPU()
 			for i := 0; i < b.N; i++ {
-				f.Forward(out, pr.x, 1, t, pr.p)
+				f.Forward(out, pr.qkv, 1, t)
 			}
 			reportGFLOPS(b, forwardFlops(1, t, c), cpu)
 		})
@@ -144,7 +143,7 @@ func benchGemm(b *testing.B, name string, m, k, n int) {
 // speed drifts: every iteration times one Forward+Backward and right
 // after it Gemm calls of about the same number of operations, so the two
 // rates share the machine's conditions. The reference GEMMs are a square
-// 512 product and the layer's own qkv projection (B·T × C times C × 3C).
+// 512 product and a caller's qkv projection (B·T × C times C × 3C).
 // Metrics:
 // attn-GFLOP/s, gemm-GFLOP/s and their ratio (x-gemm, to be >= 0.5),
 // and the same ratio of rates per CPU-second (x-gemm-cpu; see cpuClock).
@@ -154,13 +153,12 @@ func BenchmarkVsGemm(b *testing.B) {
 		pr := newProblem(refShape{s.b, s.t, s.c, s.h}, 20)
 		l := newLayer(b, impl, s.c, s.h)
 		n := s.b * s.t * s.c
-		out, dx := make([]float32, n), make([]float32, n)
-		dout := uniform(newRand(21), n, 0.01)
-		g := ViewParams(s.c, make([]float32, NumParams(s.c)))
+		y, dqkv := make([]float32, n), make([]float32, 3*n)
+		dy := uniform(newRand(21), n, 0.01)
 		// Warm up: the first calls grow the workspace (page faults), which
 		// must not land in a timed run.
-		l.Forward(out, pr.x, s.b, s.t, pr.p)
-		l.Backward(dx, dout, pr.p, g)
+		l.Forward(y, pr.qkv, s.b, s.t)
+		l.Backward(dqkv, dy, pr.qkv)
 		flops := forwardFlops(s.b, s.t, s.c) + backwardFlops(s.b, s.t, s.c)
 		for _, ref := range []struct {
 			name    string
@@ -179,8 +177,8 @@ func BenchmarkVsGemm(b *testing.B) {
 				var ca, cg int64
 				for i := 0; i < b.N; i++ {
 					t0, c0 := time.Now(), cpuNow()
-					l.Forward(out, pr.x, s.b, s.t, pr.p)
-					l.Backward(dx, dout, pr.p, g)
+					l.Forward(y, pr.qkv, s.b, s.t)
+					l.Backward(dqkv, dy, pr.qkv)
 					t1, c1 := time.Now(), cpuNow()
 					for r := 0; r < reps; r++ {
 						impl.Gemm(false, false, ref.m, ref.n, ref.k, 1, x, ref.k, w, ref.n, 0, c, ref.n)
@@ -210,8 +208,9 @@ func BenchmarkVsGemm(b *testing.B) {
 
 // BenchmarkDecode decodes whole sequences one token at a time with a KV
 // cache, as sampling does. The work of a sequence is that of a forward
-// pass over it (token p costs 8·C² + 4·C·(p+1)), so the FLOP count is
-// forwardFlops(1, T, C); tokens/s is the sampling rate of one layer.
+// pass over it (token p costs 4·C·(p+1)), so the FLOP count is
+// forwardFlops(1, T, C); tokens/s is the sampling rate of one layer's
+// heads.
 func BenchmarkDecode(b *testing.B) {
 	for _, s := range []struct{ t, c, h int }{{256, 384, 6}, {1024, 384, 6}} {
 		pr := newProblem(refShape{1, s.t, s.c, s.h}, 24)
@@ -219,14 +218,14 @@ func BenchmarkDecode(b *testing.B) {
 		d := l.NewDecoder(s.t)
 		out := make([]float32, s.c)
 		for p := 0; p < s.t; p++ { // warm up
-			d.Decode(out, pr.x[p*s.c:(p+1)*s.c], 1, pr.p)
+			d.Decode(out, pr.qkv[p*3*s.c:(p+1)*3*s.c], 1)
 		}
 		b.Run(fmt.Sprintf("T=%d,C=%d,H=%d", s.t, s.c, s.h), func(b *testing.B) {
 			cpu := startCPU()
 			for i := 0; i < b.N; i++ {
 				d.Reset()
 				for p := 0; p < s.t; p++ {
-					d.Decode(out, pr.x[p*s.c:(p+1)*s.c], 1, pr.p)
+					d.Decode(out, pr.qkv[p*3*s.c:(p+1)*3*s.c], 1)
 				}
 			}
 			reportGFLOPS(b, forwardFlops(1, s.t, s.c), cpu)
@@ -237,8 +236,7 @@ func BenchmarkDecode(b *testing.B) {
 
 // BenchmarkPrefill feeds a whole prompt to an empty KV cache in one
 // Decode call, as a sampler does with its prompt: the rows go through
-// the projections and the heads as blocks of rows (rowBlock), not one at
-// a time.
+// the heads as blocks of rows (rowBlock), not one at a time.
 func BenchmarkPrefill(b *testing.B) {
 	for _, s := range []struct{ t, c, h int }{{64, 768, 12}, {512, 768, 12}} {
 		pr := newProblem(refShape{1, s.t, s.c, s.h}, 24)
@@ -249,7 +247,7 @@ func BenchmarkPrefill(b *testing.B) {
 			cpu := startCPU()
 			for i := 0; i < b.N; i++ {
 				d.Reset()
-				d.Decode(out, pr.x, s.t, pr.p)
+				d.Decode(out, pr.qkv, s.t)
 			}
 			reportGFLOPS(b, forwardFlops(1, s.t, s.c), cpu)
 			b.ReportMetric(float64(s.t*b.N)/b.Elapsed().Seconds(), "tokens/s")

@@ -27,7 +27,7 @@ type Decoder struct {
 	// k, its output as the sum of the rows of v they weigh).
 	k, v []float32
 
-	// Workspace of the call in progress.
+	// The call in progress: the caller's qkv and y, and the scores.
 	qkv, s, y []float32
 	rows      int // tokens of this call
 	past      int // positions cached before them
@@ -72,56 +72,23 @@ type decodeHeads Decoder
 // RunPart computes one head of the call.
 func (dh *decodeHeads) RunPart(_, h int) { (*Decoder)(dh).decodeHead(h) }
 
-// Decode computes the layer's output for the next n tokens of the sequence
-// whose earlier positions are in the cache: x [n,C] are the tokens at
-// positions Len() .. Len()+n-1 and out [n,C] receives their outputs. Their
-// keys and values are appended to the cache. The rows of out equal the
-// same rows of Layer.Forward over the whole sequence up to float32
-// rounding (the kernels sum in a different order for a different number
-// of rows; the tests hold them to 5e-6 of the largest output). Feed a
-// prompt with one call of n = its length, then one token per call. out
-// may be the same slice as x. It panics if n < 1, if x or out is shorter
-// than n*C, if the cache has no room for n more positions, or if a slice
-// of p does not have its exact size, or if the score workspace
-// (4·n·(Len()+n)·C floats at most) would not fit in an int; the cache is
-// unchanged then.
-func (d *Decoder) Decode(out, x []float32, n int, p Params) {
+// Decode computes the heads of the next n positions of the sequence
+// whose earlier positions are in the cache: qkv [n,3C] holds their
+// queries, keys and values side by side (a caller's projection
+// x·WQKV + BQKV of the tokens at positions Len() .. Len()+n-1), and y
+// [n,C] receives the heads' outputs concatenated (the input of the
+// caller's output projection). Their keys and values are appended to the
+// cache. The rows of y equal the same rows of Layer.Forward over the
+// whole sequence up to float32 rounding (the kernels sum in a different
+// order for a different number of rows; the tests hold them to 5e-6 of
+// the largest output). Feed a prompt with one call of n = its length (or
+// a few calls of consecutive chunks), then one token per call. y may not
+// overlap qkv. It panics if n < 1, if qkv is shorter than n*3C or y
+// shorter than n*C, if the cache has no room for n more positions, or if
+// the score workspace (4·n·(Len()+n)·C floats at most) would not fit in
+// an int; the cache is unchanged then.
+func (d *Decoder) Decode(y, qkv []float32, n int) {
 	const fn = "Decoder.Decode"
-	C := d.c
-	if n < 1 {
-		panic(fmt.Sprintf("attention.%s: n = %d, must be >= 1", fn, n))
-	}
-	if n > d.maxT-d.n {
-		panic(fmt.Sprintf("attention.%s: Len() = %d plus n = %d tokens exceeds the decoder's maxT = %d", fn, d.n, n, d.maxT))
-	}
-	if len(x) < n*C {
-		panic(fmt.Sprintf("attention.%s: len(x) = %d, want >= n*C = %d*%d = %d", fn, len(x), n, C, n*C))
-	}
-	if len(out) < n*C {
-		panic(fmt.Sprintf("attention.%s: len(out) = %d, want >= n*C = %d*%d = %d", fn, len(out), n, C, n*C))
-	}
-	checkProduct(fn, "the score workspace", "4*n*(Len()+n)*C", 4, n, d.n+n, C)
-	p.check(fn, "p", C)
-
-	d.qkv = grow(d.qkv, n*3*C)
-	d.project(n, C, 3*C, x, p.WQKV, p.BQKV, d.qkv)
-	d.heads(n)
-	d.project(n, C, C, d.y, p.WProj, p.BProj, out)
-}
-
-// DecodeHeads is Decode without its two projections, for a caller that
-// computes them itself (with weights in another format than float32):
-// qkv [n,3C] holds the next n positions' queries, keys and values side
-// by side (x·WQKV + BQKV), and y [n,C] receives the heads' outputs
-// concatenated, the input of the output projection. It computes them as
-// Decode does, so with qkv from the same projection y holds the same
-// values, bit for bit; the keys and values are appended to the cache. y
-// may not overlap qkv. It panics if n < 1, if qkv is shorter than n*3C
-// or y shorter than n*C, if the cache has no room for n more positions,
-// or if the score workspace would not fit in an int; the cache is
-// unchanged then.
-func (d *Decoder) DecodeHeads(y, qkv []float32, n int) {
-	const fn = "Decoder.DecodeHeads"
 	C := d.c
 	if n < 1 {
 		panic(fmt.Sprintf("attention.%s: n = %d, must be >= 1", fn, n))
@@ -136,10 +103,9 @@ func (d *Decoder) DecodeHeads(y, qkv []float32, n int) {
 		panic(fmt.Sprintf("attention.%s: len(y) = %d, want >= n*C = %d*%d = %d", fn, len(y), n, C, n*C))
 	}
 	checkProduct(fn, "the score workspace", "4*n*(Len()+n)*C", 4, n, d.n+n, C)
-	d.qkv = grow(d.qkv, n*3*C)
-	copy(d.qkv, qkv[:n*3*C])
+	d.qkv, d.y = qkv, y
 	d.heads(n)
-	copy(y[:n*C], d.y)
+	d.qkv, d.y = nil, nil
 }
 
 // heads appends the keys and values of the n rows of d.qkv to the cache
@@ -148,7 +114,6 @@ func (d *Decoder) heads(n int) {
 	C := d.c
 	past := d.n
 	total := past + n
-	d.y = grow(d.y, n*C)
 	d.s = grow(d.s, d.h*n*total)
 	for r := 0; r < n; r++ {
 		row := d.qkv[r*3*C : (r+1)*3*C]

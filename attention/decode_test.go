@@ -35,7 +35,7 @@ func TestDecodeEqualsForward(t *testing.T) {
 			l := newLayer(t, p, tc.c, tc.h)
 			pr := newProblem(s, 9)
 			want := make([]float32, tc.t*tc.c)
-			l.Forward(want, pr.x, 1, tc.t, pr.p)
+			l.Forward(want, pr.qkv, 1, tc.t)
 			d := l.NewDecoder(tc.t)
 			if d.Cap() != tc.t || d.Len() != 0 {
 				t.Fatalf("NewDecoder(%d): Cap() = %d, Len() = %d", tc.t, d.Cap(), d.Len())
@@ -48,7 +48,7 @@ func TestDecodeEqualsForward(t *testing.T) {
 					if pos == 0 {
 						n = tc.prompt
 					}
-					d.Decode(got[pos*tc.c:], pr.x[pos*tc.c:], n, pr.p)
+					d.Decode(got[pos*tc.c:], pr.qkv[pos*3*tc.c:], n)
 					pos += n
 					if d.Len() != pos {
 						t.Fatalf("after %d tokens Len() = %d", pos, d.Len())
@@ -79,7 +79,7 @@ func TestDecodersAreIndependent(t *testing.T) {
 			out := make([]float32, T*c)
 			d := newLayer(t, p, c, 4).NewDecoder(T)
 			for pos := 0; pos < T; pos++ {
-				d.Decode(out[pos*c:], pr.x[pos*c:], 1, pr.p)
+				d.Decode(out[pos*c:], pr.qkv[pos*3*c:], 1)
 			}
 			return out
 		}
@@ -87,8 +87,8 @@ func TestDecodersAreIndependent(t *testing.T) {
 		da, db := l.NewDecoder(T), l.NewDecoder(T)
 		gotA, gotB := make([]float32, T*c), make([]float32, T*c)
 		for pos := 0; pos < T; pos++ {
-			da.Decode(gotA[pos*c:], a.x[pos*c:], 1, a.p)
-			db.Decode(gotB[pos*c:], b.x[pos*c:], 1, b.p)
+			da.Decode(gotA[pos*c:], a.qkv[pos*3*c:], 1)
+			db.Decode(gotB[pos*c:], b.qkv[pos*3*c:], 1)
 		}
 		equal(t, "interleaved decoders against each alone",
 			[]namedF32{{"sequence a", gotA}, {"sequence b", gotB}},
@@ -99,18 +99,17 @@ func TestDecodersAreIndependent(t *testing.T) {
 func TestDecodeBadArguments(t *testing.T) {
 	const c = 8
 	l := newLayer(t, nil, c, 2)
-	p := ViewParams(c, make([]float32, NumParams(c)))
-	x := make([]float32, 4*c)
+	qkv, y := make([]float32, 4*3*c), make([]float32, 4*c)
 	d := l.NewDecoder(3)
 	for _, tc := range []struct {
 		f    func()
 		want string
 	}{
-		{func() { d.Decode(x, x, 0, p) }, "attention.Decoder.Decode: n = 0, must be >= 1"},
-		{func() { d.Decode(x, x, 4, p) }, "attention.Decoder.Decode: Len() = 0 plus n = 4 tokens exceeds the decoder's maxT = 3"},
-		{func() { d.Decode(x, x[:15], 2, p) }, "attention.Decoder.Decode: len(x) = 15, want >= n*C = 2*8 = 16"},
-		{func() { d.Decode(x[:7], x, 1, p) }, "attention.Decoder.Decode: len(out) = 7, want >= n*C = 1*8 = 8"},
-		{func() { d.Decode(x, x, 1, Params{}) }, "attention.Decoder.Decode: len(p.WQKV) = 0, want 192"},
+		{func() { d.Decode(y, qkv, 0) }, "attention.Decoder.Decode: n = 0, must be >= 1"},
+		{func() { d.Decode(y, qkv, 4) }, "attention.Decoder.Decode: Len() = 0 plus n = 4 tokens exceeds the decoder's maxT = 3"},
+		{func() { d.Decode(y, qkv[:47], 2) }, "attention.Decoder.Decode: len(qkv) = 47, want >= 3*n*C = 3*2*8 = 48"},
+		{func() { d.Decode(y, qkv[:16], 2) }, "attention.Decoder.Decode: len(qkv) = 16, want >= 3*n*C = 3*2*8 = 48"},
+		{func() { d.Decode(y[:7], qkv, 1) }, "attention.Decoder.Decode: len(y) = 7, want >= n*C = 1*8 = 8"},
 		{func() { l.NewDecoder(0) }, "attention.Layer.NewDecoder: maxT = 0, must be >= 1"},
 	} {
 		mustPanic(t, tc.f, tc.want)
@@ -118,8 +117,8 @@ func TestDecodeBadArguments(t *testing.T) {
 			t.Fatalf("%q: the cache grew before the panic", tc.want)
 		}
 	}
-	d.Decode(x, x, 3, p)
-	mustPanic(t, func() { d.Decode(x, x, 1, p) }, "attention.Decoder.Decode: Len() = 3 plus n = 1 tokens exceeds the decoder's maxT = 3")
+	d.Decode(y, qkv, 3)
+	mustPanic(t, func() { d.Decode(y, qkv, 1) }, "attention.Decoder.Decode: Len() = 3 plus n = 1 tokens exceeds the decoder's maxT = 3")
 }
 
 // TestDecodeNoAllocs decodes one token at a time, through Reset, as
@@ -137,7 +136,7 @@ func TestDecodeNoAllocs(t *testing.T) {
 				d.Reset()
 				pos = 0
 			}
-			d.Decode(out[pos*c:], pr.x[pos*c:], 1, pr.p)
+			d.Decode(out[pos*c:], pr.qkv[pos*3*c:], 1)
 			pos++
 		}
 		for i := 0; i < T; i++ { // warm up to the longest cache

@@ -1,33 +1,37 @@
-// Package attention is causal self-attention over the simdgpt kernels: a
-// single-head layer and a multi-head layer with the same parameters,
-// forward and backward passes for training, incremental decoding with a
-// key/value cache for sampling, and a fused inference forward that never
-// builds a T×T matrix.
+// Package attention is the heads of causal self-attention over the
+// simdgpt kernels: given each position's query, key and value (qkv, the
+// caller's projection of its input), it computes the heads' outputs y
+// (the input of the caller's output projection), with a single-head and
+// a multi-head layer, forward and backward passes for training,
+// incremental decoding with a key/value cache for sampling, and a fused
+// inference forward that never builds a T×T matrix. The projections
+// around the heads, in whatever format their weights are, belong to the
+// caller (package gpt's blocks).
 //
 // # Jobs
 //
 // A layer's three jobs are three types, each with its own state, sharing
 // the layer's shape (C, H, D = C/H, the score scale) and its kernel
-// implementation; the parameters (Params) are passed to every call:
+// implementation:
 //
 //   - Layer (NewSingleHead, NewMultiHead): training. Forward keeps the
-//     activations Backward differentiates and Probs shows.
+//     probabilities Backward differentiates and Probs shows.
 //   - Decoder (Layer.NewDecoder): sampling, one sequence with a key/value
 //     cache, a prompt then one token per Decode call.
 //   - Fused (Layer.NewFused): inference on whole sequences with an online
 //     softmax, no T×T matrix.
 //
 // Decoding and fused inference never disturb what a Layer's Forward kept.
+// No job copies qkv or y: the kernels read and write the caller's slices.
 //
 // # Math
 //
-// x is [B,T,C] row-major. With the layer's parameters (see Params):
+// qkv is [B,T,3C] row-major: Q, K and V side by side, each [B,T,C] with
+// leading dimension 3C (for a transformer block, qkv = x·WQKV + BQKV).
 //
-//	qkv = x·WQKV + BQKV            [B,T,3C]: Q, K, V side by side
 //	S_h = scale·Q_h·K_hᵀ + mask    per batch element and head h, T×T
 //	P_h = softmax(S_h) row-wise    [B,H,T,T] (Probs)
-//	Y_h = P_h·V_h                  heads concatenated back to [B,T,C]
-//	out = Y·WProj + BProj          [B,T,C]
+//	Y_h = P_h·V_h                  heads concatenated back to y [B,T,C]
 //
 // The mask sets S[i,j] = -Inf for j > i (a position sees itself and the
 // past), so masked probabilities are exactly 0. A single-head layer uses
@@ -35,7 +39,7 @@
 // needs C = H·D and reads Q, K and V as [B,T,H,D] (head h is columns
 // h·D..h·D+D-1 of each), with scale = 1/sqrt(D); no data is copied, the
 // kernels read each head in place through leading dimensions. With H = 1
-// the two layers compute the same thing.
+// the two layers compute the same thing. Backward maps dL/dy to dL/dqkv.
 //
 // # Kernels and speed
 //
@@ -43,8 +47,7 @@
 // unless the layer was made with WithImpl, so a program (or a test) can
 // run layers on several implementations side by side.
 //
-// The projections are single large GEMMs (Gemm spreads them over
-// goroutines itself). The per-head work (MaskedScores, Softmax, Gemm,
+// The per-head work (MaskedScores, Softmax, Gemm,
 // SoftmaxBackward) is spread over batch × heads (and, in Fused, query
 // blocks) on the module's parallel runtime (internal/parallel), which
 // never runs more than GOMAXPROCS goroutines at once however the calls
@@ -64,5 +67,5 @@
 //
 // Every size and slice length is checked before any kernel runs; a
 // mistake panics with a message naming the method, the argument and the
-// numbers, e.g. "attention.Layer.Forward: len(x) = 100, want >= b*t*C = 2*8*16 = 256".
+// numbers, e.g. "attention.Layer.Forward: len(y) = 100, want >= b*t*C = 2*8*16 = 256".
 package attention

@@ -28,10 +28,11 @@ const fusedScratch = fusedQ*(fusedK+1) + 2*fusedQ
 type Fused struct {
 	shape
 
-	// Workspace of the call in progress.
+	// The call in progress: its length, the caller's qkv [B,T,3C] and y
+	// [B,T,C], and fusedScratch per worker.
 	t       int
-	qkv, y  []float32 // [B,T,3C], [B,T,C]
-	scratch []float32 // fusedScratch per worker
+	qkv, y  []float32
+	scratch []float32
 }
 
 // NewFused returns the fused inference forward of l's shape and
@@ -48,36 +49,32 @@ type fusedBlocks Fused
 // scratch.
 func (fb *fusedBlocks) RunPart(worker, i int) { (*Fused)(fb).block(worker, i) }
 
-// Forward computes the same out = attention(x) as Layer.Forward: for
-// each head and block of queries it walks the key blocks with an online
-// softmax (a running row maximum and sum; the partial output is rescaled
-// whenever the maximum grows), so no T×T matrix is ever formed and the
-// memory per head is O(T·D), plus a fixed block of scores per goroutine.
-// Key blocks after a query block are never visited. Arguments and panics
-// are Layer.Forward's.
+// Forward computes the same heads as Layer.Forward, y [B,T,C] from qkv
+// [B,T,3C]: for each head and block of queries it walks the key blocks
+// with an online softmax (a running row maximum and sum; the partial
+// output is rescaled whenever the maximum grows), so no T×T matrix is
+// ever formed and the memory per head is O(T·D), plus a fixed block of
+// scores per goroutine. Key blocks after a query block are never visited.
+// Arguments and panics are Layer.Forward's, but for the probabilities,
+// which it never holds.
 //
 // Its results agree with Layer.Forward's up to float32 rounding (the sums
 // run in a different order); the tests hold them to 5e-6 of the largest
 // output.
-func (f *Fused) Forward(out, x []float32, b, t int, p Params) {
+func (f *Fused) Forward(y, qkv []float32, b, t int) {
 	const fn = "Fused.Forward"
 	checkBT(fn, b, t)
-	n := b * t
 	C := f.c
-	checkRows(fn, "x", x, b, t, C)
-	checkRows(fn, "out", out, b, t, C)
-	checkProduct(fn, "the qkv workspace", "3*b*t*C", 3, b, t, C)
-	p.check(fn, "p", C)
+	checkQKV(fn, "qkv", qkv, b, t, C)
+	checkRows(fn, "y", y, b, t, C)
 
 	f.t = t
-	f.qkv = grow(f.qkv, n*3*C)
-	f.y = grow(f.y, n*C)
-	f.project(n, C, 3*C, x, p.WQKV, p.BQKV, f.qkv)
+	f.qkv, f.y = qkv, y
 	items := b * f.h * ((t + fusedQ - 1) / fusedQ)
 	workers := workersFor(items)
 	f.scratch = grow(f.scratch, workers*fusedScratch)
 	parallel.Run((*fusedBlocks)(f), items, workers)
-	f.project(n, C, C, f.y, p.WProj, p.BProj, out)
+	f.qkv, f.y = nil, nil
 }
 
 // block computes one block of queries of one head: item i is

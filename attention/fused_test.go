@@ -21,9 +21,9 @@ func TestFusedMatchesReference(t *testing.T) {
 			l := newLayer(t, p, s.c, tc.h)
 			pr := newProblem(s, 11)
 			out := make([]float32, s.b*s.t*s.c)
-			l.NewFused().Forward(out, pr.x, s.b, s.t, pr.p)
-			tr := refForward(s, float64(l.Scale()), to64(pr.x), toParams64(pr.p))
-			if e := relErr(out, tr.out); e > fusedTol {
+			l.NewFused().Forward(out, pr.qkv, s.b, s.t)
+			tr := refForward(s, float64(l.Scale()), to64(pr.qkv))
+			if e := relErr(out, tr.y); e > fusedTol {
 				t.Errorf("B=%d T=%d C=%d H=%d: Fused.Forward differs from the reference by %.2g (relative)", s.b, s.t, s.c, tc.h, e)
 			}
 		}
@@ -54,9 +54,9 @@ func TestFusedLongContext(t *testing.T) {
 			l := newLayer(t, p, tc.c, tc.h)
 			pr := newProblem(s, 12)
 			want := make([]float32, tc.b*tc.t*tc.c)
-			l.Forward(want, pr.x, tc.b, tc.t, pr.p)
+			l.Forward(want, pr.qkv, tc.b, tc.t)
 			got := make([]float32, len(want))
-			l.NewFused().Forward(got, pr.x, tc.b, tc.t, pr.p)
+			l.NewFused().Forward(got, pr.qkv, tc.b, tc.t)
 			if e := relErr(got, to64(want)); e > fusedTol {
 				t.Errorf("B=%d T=%d C=%d H=%d: Fused.Forward differs from Layer.Forward by %.2g (relative)", tc.b, tc.t, tc.c, tc.h, e)
 			}
@@ -75,39 +75,40 @@ func TestInferenceLeavesForwardState(t *testing.T) {
 
 		l := newLayer(t, p, s.c, 2)
 		n := s.b * s.t * s.c
-		out := make([]float32, n)
-		l.Forward(out, pr.x, s.b, s.t, pr.p)
+		y := make([]float32, n)
+		l.Forward(y, pr.qkv, s.b, s.t)
 		other := newProblem(refShape{1, 70, 16, 2}, 14)
-		l.NewFused().Forward(make([]float32, 70*16), other.x, 1, 70, other.p)
-		l.NewDecoder(4).Decode(make([]float32, 16), other.x, 1, other.p)
-		_, dout64 := crossEntropy(s.b*s.t, s.c, to64(out), pr.targets)
-		dout := make([]float32, n)
-		for i, v := range dout64 {
-			dout[i] = float32(v)
-		}
-		dx := make([]float32, n)
-		g := ViewParams(s.c, make([]float32, NumParams(s.c)))
-		l.Backward(dx, dout, pr.p, g)
-		equal(t, "after Fused.Forward and Decoder.Decode", fastResult{out, l.Probs(), dx, g}.named(), want.named())
+		l.NewFused().Forward(make([]float32, 70*16), other.qkv, 1, 70)
+		l.NewDecoder(4).Decode(make([]float32, 16), other.qkv, 1)
+		dqkv := make([]float32, 3*n)
+		l.Backward(dqkv, lossGradient(pr, y), pr.qkv)
+		equal(t, "after Fused.Forward and Decoder.Decode", fastResult{y, l.Probs(), dqkv}.named(), want.named())
 	})
 }
 
 func TestFusedBadArgumentsAndAllocs(t *testing.T) {
 	const c = 8
 	f := newLayer(t, nil, c, 2).NewFused()
-	p := ViewParams(c, make([]float32, NumParams(c)))
-	x := make([]float32, 2*3*c)
-	mustPanic(t, func() { f.Forward(x, x[:47], 2, 3, p) }, "attention.Fused.Forward: len(x) = 47, want >= b*t*C = 2*3*8 = 48")
-	mustPanic(t, func() { f.Forward(x[:1], x, 2, 3, p) }, "attention.Fused.Forward: len(out) = 1, want >= b*t*C = 2*3*8 = 48")
-	mustPanic(t, func() { f.Forward(x, x, 2, 0, p) }, "attention.Fused.Forward: t = 0, must be >= 1")
-	mustPanic(t, func() { f.Forward(x, x, 2, 3, Params{}) }, "attention.Fused.Forward: len(p.WQKV) = 0, want 192")
+	qkv, y := make([]float32, 3*2*3*c), make([]float32, 2*3*c)
+	for _, tc := range []struct {
+		f    func()
+		want string
+	}{
+		{func() { f.Forward(y, qkv[:143], 2, 3) }, "attention.Fused.Forward: len(qkv) = 143, want >= 3*b*t*C = 3*2*3*8 = 144"},
+		{func() { f.Forward(y, qkv[:48], 2, 3) }, "attention.Fused.Forward: len(qkv) = 48, want >= 3*b*t*C = 3*2*3*8 = 144"},
+		{func() { f.Forward(y[:1], qkv, 2, 3) }, "attention.Fused.Forward: len(y) = 1, want >= b*t*C = 2*3*8 = 48"},
+		{func() { f.Forward(y, qkv, 2, 0) }, "attention.Fused.Forward: t = 0, must be >= 1"},
+		{func() { f.Forward(y, qkv, 0, 3) }, "attention.Fused.Forward: b = 0, must be >= 1"},
+	} {
+		mustPanic(t, tc.f, tc.want)
+	}
 
 	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
 		s := refShape{2, 150, 32, 4}
 		pr := newProblem(s, 15)
 		out := make([]float32, s.b*s.t*s.c)
 		lf := newLayer(t, p, s.c, 4).NewFused()
-		run := func() { lf.Forward(out, pr.x, s.b, s.t, pr.p) }
+		run := func() { lf.Forward(out, pr.qkv, s.b, s.t) }
 		run()
 		if a := testing.AllocsPerRun(10, run); a != 0 {
 			t.Errorf("Fused.Forward allocates %v times per call", a)

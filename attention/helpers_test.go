@@ -10,30 +10,22 @@ import (
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
-// problem is one layer's inputs: x [B,T,C], parameters and targets for the
-// cross-entropy test loss.
+// problem is one layer's inputs: qkv [B,T,3C] and targets for the
+// cross-entropy test loss of y.
 type problem struct {
 	s       refShape
-	x       []float32
-	pbuf    []float32
-	p       Params
+	qkv     []float32
 	targets []int
 }
 
-// newProblem makes random inputs of shape s whose scores are of order 1,
-// so the softmax is neither uniform nor one-hot.
+// newProblem makes random inputs of shape s whose scores are of order 1
+// (queries and keys uniform in ±√3 give scaled scores of standard
+// deviation 1), so the softmax is neither uniform nor one-hot.
 func newProblem(s refShape, seed uint64) *problem {
 	rng := newRand(seed)
 	pr := &problem{s: s}
 	n := s.b * s.t
-	pr.x = uniform(rng, n*s.c, 1)
-	pr.pbuf = make([]float32, NumParams(s.c))
-	pr.p = ViewParams(s.c, pr.pbuf)
-	a := float32(2 / math.Sqrt(float64(s.c)))
-	copy(pr.p.WQKV, uniform(rng, len(pr.p.WQKV), a))
-	copy(pr.p.BQKV, uniform(rng, len(pr.p.BQKV), 0.3))
-	copy(pr.p.WProj, uniform(rng, len(pr.p.WProj), a))
-	copy(pr.p.BProj, uniform(rng, len(pr.p.BProj), 0.3))
+	pr.qkv = uniform(rng, n*3*s.c, float32(math.Sqrt(3)))
 	pr.targets = make([]int, n)
 	for i := range pr.targets {
 		pr.targets[i] = rng.IntN(s.c)
@@ -68,27 +60,32 @@ func newLayer(t testing.TB, p *kernels.Impl, c, h int) *Layer {
 
 // fastResult is what the layer under test computes for a problem.
 type fastResult struct {
-	out, probs, dx []float32
-	g              Params
+	y, probs, dqkv []float32
+}
+
+// lossGradient returns dL/dy of the cross-entropy test loss of y, in
+// float32.
+func lossGradient(pr *problem, y []float32) []float32 {
+	s := pr.s
+	_, dy64 := crossEntropy(s.b*s.t, s.c, to64(y), pr.targets)
+	dy := make([]float32, len(dy64))
+	for i, v := range dy64 {
+		dy[i] = float32(v)
+	}
+	return dy
 }
 
 // runFast runs Forward and, for the cross-entropy loss of its output,
-// Backward (with gradients accumulated into zeros).
+// Backward.
 func runFast(l *Layer, pr *problem) fastResult {
 	s := pr.s
 	n := s.b * s.t
 	var r fastResult
-	r.out = make([]float32, n*s.c)
-	l.Forward(r.out, pr.x, s.b, s.t, pr.p)
+	r.y = make([]float32, n*s.c)
+	l.Forward(r.y, pr.qkv, s.b, s.t)
 	r.probs = append([]float32(nil), l.Probs()...)
-	_, dout64 := crossEntropy(n, s.c, to64(r.out), pr.targets)
-	dout := make([]float32, len(dout64))
-	for i, v := range dout64 {
-		dout[i] = float32(v)
-	}
-	r.dx = make([]float32, n*s.c)
-	r.g = ViewParams(s.c, make([]float32, NumParams(s.c)))
-	l.Backward(r.dx, dout, pr.p, r.g)
+	r.dqkv = make([]float32, 3*n*s.c)
+	l.Backward(r.dqkv, lossGradient(pr, r.y), pr.qkv)
 	return r
 }
 
@@ -124,8 +121,7 @@ func equal(t *testing.T, what string, got, want []namedF32) {
 // named lists the outputs and gradients for comparisons.
 func (r fastResult) named() []namedF32 {
 	return []namedF32{
-		{"out", r.out}, {"probs", r.probs}, {"dx", r.dx},
-		{"dWQKV", r.g.WQKV}, {"dBQKV", r.g.BQKV}, {"dWProj", r.g.WProj}, {"dBProj", r.g.BProj},
+		{"y", r.y}, {"probs", r.probs}, {"dqkv", r.dqkv},
 	}
 }
 

@@ -15,7 +15,6 @@ import (
 func TestOverflowingSizes(t *testing.T) {
 	const c = 8
 	l := newLayer(t, nil, c, 2)
-	good := ViewParams(c, make([]float32, NumParams(c)))
 	x := make([]float32, 48)
 	half := 1 << (strconv.IntSize / 2)
 	for _, tc := range []struct {
@@ -23,15 +22,15 @@ func TestOverflowingSizes(t *testing.T) {
 		f    func()
 		want string
 	}{
-		{"Forward b*t wraps", func() { l.Forward(x, x, half, half, good) }, "attention.Layer.Forward: len(x) = 48, want >= b*t*C"},
-		{"Forward b*t*C overflows", func() { l.Forward(x, x, math.MaxInt/4, 3, good) }, "more than an int holds"},
-		{"Fused b*t wraps", func() { l.NewFused().Forward(x, x, half, half, good) }, "attention.Fused.Forward: len(x) = 48, want >= b*t*C"},
+		{"Forward b*t wraps", func() { l.Forward(x, x, half, half) }, "attention.Layer.Forward: len(qkv) = 48, want >= 3*b*t*C"},
+		{"Forward b*t*C overflows", func() { l.Forward(x, x, math.MaxInt/4, 3) }, "more than an int holds"},
+		{"Forward 3*b*t*C overflows", func() { l.Forward(x, x, math.MaxInt/3/8/2+1, 2) }, "more than an int holds"},
+		{"Fused b*t wraps", func() { l.NewFused().Forward(x, x, half, half) }, "attention.Fused.Forward: len(qkv) = 48, want >= 3*b*t*C"},
+		{"Decode n beyond the cache", func() { l.NewDecoder(4).Decode(x, x, math.MaxInt/2) }, "attention.Decoder.Decode: Len() = 0 plus n = "},
 		{"NewDecoder maxT", func() { l.NewDecoder(math.MaxInt) }, fmt.Sprintf("attention.Layer.NewDecoder: maxT = %d, must be <= %d for C = 8", math.MaxInt, math.MaxInt/4/c-32)},
 		{"NewDecoder maxT at the bound", func() { l.NewDecoder(math.MaxInt/4/c - 31) }, "attention.Layer.NewDecoder: maxT = "},
-		{"NumParams negative", func() { NumParams(-1) }, "attention.NumParams: c = -1, must be in [0, "},
-		{"NumParams too wide", func() { NumParams(maxC + 1) }, "attention.NumParams: c = "},
-		{"ViewParams too wide", func() { ViewParams(maxC+1, nil) }, "attention.ViewParams: c = "},
 		{"NewSingleHead too wide", func() { NewSingleHead(math.MaxInt) }, "attention.NewSingleHead: c = "},
+		{"NewSingleHead just too wide", func() { NewSingleHead(maxC + 1) }, "attention.NewSingleHead: c = "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := append([]float32(nil), x...)
@@ -46,9 +45,9 @@ func TestOverflowingSizes(t *testing.T) {
 	if _, err := NewMultiHead(math.MaxInt, 1); err == nil || !strings.Contains(err.Error(), "attention.NewMultiHead: C = ") {
 		t.Errorf("NewMultiHead(MaxInt, 1) = %v, want an error naming C", err)
 	}
-	// The widest width still counts its parameters exactly.
-	if got, want := NumParams(maxC), 4*maxC*(maxC+1); got != want || got <= 0 {
-		t.Errorf("NumParams(maxC = %d) = %d, want %d", maxC, got, want)
+	// The widest width's row of qkv is an int.
+	if 3*maxC <= 0 || 3*maxC < maxC {
+		t.Errorf("3*maxC = %d overflows", 3*maxC)
 	}
 }
 

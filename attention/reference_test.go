@@ -1,23 +1,16 @@
 package attention
 
 // The explicit reference: float64, plain Go loops, no kernels, no fusion.
-// Multi-head attention is written out as the graph it is: project to qkv,
-// split into Q, K, V, reshape each to [B,T,H,D] and transpose to
+// Multi-head attention's heads are written out as the graph they are:
+// split qkv into Q, K, V, reshape each to [B,T,H,D] and transpose to
 // [B,H,T,D], take each head's slice, compute masked scores and a stable
 // softmax, multiply by V, transpose back and concatenate the heads to
-// [B,T,C], project. Its backward is written the same way, and the two are
+// [B,T,C]. Its backward is written the same way, and the two are
 // checked against central finite differences (TestReferenceGradients), so
 // the fast path can be held to them at sizes where finite differences
 // would be slow.
 
 import "math"
-
-// params64 is Params in float64.
-type params64 struct{ wqkv, bqkv, wproj, bproj []float64 }
-
-func toParams64(p Params) params64 {
-	return params64{to64(p.WQKV), to64(p.BQKV), to64(p.WProj), to64(p.BProj)}
-}
 
 func to64(s []float32) []float64 {
 	d := make([]float64, len(s))
@@ -31,21 +24,6 @@ func to64(s []float32) []float64 {
 type refShape struct{ b, t, c, h int }
 
 func (s refShape) d() int { return s.c / s.h }
-
-// linear returns in·w + bias for in [n,k], w [k,m], bias [m].
-func linear(n, k, m int, in, w, bias []float64) []float64 {
-	out := make([]float64, n*m)
-	for r := 0; r < n; r++ {
-		for j := 0; j < m; j++ {
-			acc := bias[j]
-			for i := 0; i < k; i++ {
-				acc += in[r*k+i] * w[i*m+j]
-			}
-			out[r*m+j] = acc
-		}
-	}
-	return out
-}
 
 // columns returns columns c0..c0+w-1 of an [n,ld] matrix as [n,w].
 func columns(n, ld, c0, w int, m []float64) []float64 {
@@ -75,21 +53,17 @@ func transpose12(d0, d1, d2, d3 int, x []float64) []float64 {
 type refTrace struct {
 	s       refShape
 	scale   float64
-	x       []float64 // [B,T,C]
 	q, k, v []float64 // [B,H,T,D]
 	probs   []float64 // [B,H,T,T]
 	yh      []float64 // [B,H,T,D]
 	y       []float64 // [B,T,C]
-	out     []float64 // [B,T,C]
-	p       params64
 }
 
-// refForward runs the reference forward pass.
-func refForward(s refShape, scale float64, x []float64, p params64) *refTrace {
+// refForward runs the reference forward pass over qkv [B,T,3C].
+func refForward(s refShape, scale float64, qkv []float64) *refTrace {
 	B, T, C, H, D := s.b, s.t, s.c, s.h, s.d()
 	n := B * T
-	tr := &refTrace{s: s, scale: scale, x: x, p: p}
-	qkv := linear(n, C, 3*C, x, p.wqkv, p.bqkv)
+	tr := &refTrace{s: s, scale: scale}
 	// split, reshape [B,T,H,D], transpose to [B,H,T,D]
 	tr.q = transpose12(B, T, H, D, columns(n, 3*C, 0, C, qkv))
 	tr.k = transpose12(B, T, H, D, columns(n, 3*C, C, C, qkv))
@@ -136,36 +110,15 @@ func refForward(s refShape, scale float64, x []float64, p params64) *refTrace {
 	}
 	// transpose back to [B,T,H,D] = concatenated heads [B,T,C]
 	tr.y = transpose12(B, H, T, D, tr.yh)
-	tr.out = linear(n, C, C, tr.y, p.wproj, p.bproj)
 	return tr
 }
 
-// refGrads are the reference gradients.
-type refGrads struct {
-	dx                       []float64
-	wqkv, bqkv, wproj, bproj []float64
-}
-
-// refBackward returns the gradients of a loss whose gradient with
-// respect to out is dout.
-func refBackward(tr *refTrace, dout []float64) refGrads {
+// refBackward returns dL/dqkv [B,T,3C] of a loss whose gradient with
+// respect to y is dy.
+func refBackward(tr *refTrace, dy []float64) []float64 {
 	s := tr.s
 	B, T, C, H, D := s.b, s.t, s.c, s.h, s.d()
 	n := B * T
-	var g refGrads
-	// out = y·Wp + bp
-	g.bproj = make([]float64, C)
-	g.wproj = make([]float64, C*C)
-	dy := make([]float64, n*C)
-	for r := 0; r < n; r++ {
-		for j := 0; j < C; j++ {
-			g.bproj[j] += dout[r*C+j]
-			for i := 0; i < C; i++ {
-				g.wproj[i*C+j] += tr.y[r*C+i] * dout[r*C+j]
-				dy[r*C+i] += dout[r*C+j] * tr.p.wproj[i*C+j]
-			}
-		}
-	}
 	dyh := transpose12(B, T, H, D, dy) // [B,H,T,D]
 	dq := make([]float64, B*H*T*D)
 	dk := make([]float64, B*H*T*D)
@@ -200,24 +153,13 @@ func refBackward(tr *refTrace, dout []float64) refGrads {
 			copy(dqkv[r*3*C+part*C:r*3*C+part*C+C], m[r*C:(r+1)*C])
 		}
 	}
-	g.bqkv = make([]float64, 3*C)
-	g.wqkv = make([]float64, 3*C*C)
-	g.dx = make([]float64, n*C)
-	for r := 0; r < n; r++ {
-		for j := 0; j < 3*C; j++ {
-			g.bqkv[j] += dqkv[r*3*C+j]
-			for i := 0; i < C; i++ {
-				g.wqkv[i*3*C+j] += tr.x[r*C+i] * dqkv[r*3*C+j]
-				g.dx[r*C+i] += dqkv[r*3*C+j] * tr.p.wqkv[i*3*C+j]
-			}
-		}
-	}
-	return g
+	return dqkv
 }
 
-// crossEntropy is the scalar test loss: every row of out [n,C] is a row of
-// logits and targets[r] its class; the loss is the mean over rows of
-// -log softmax(row)[target]. It returns the loss and dL/dout.
+// crossEntropy is the scalar test loss: every row of out [n,C] (the
+// heads' output y) is a row of logits and targets[r] its class; the loss
+// is the mean over rows of -log softmax(row)[target]. It returns the
+// loss and dL/dout.
 func crossEntropy(n, c int, out []float64, targets []int) (float64, []float64) {
 	loss := 0.0
 	d := make([]float64, len(out))

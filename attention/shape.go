@@ -8,6 +8,9 @@ import (
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
+// maxC is the widest layer: 3c, a row of qkv, must be an int.
+const maxC = math.MaxInt / 3
+
 // rowBlock is the number of query rows processed together: a block of
 // rows i0..i1-1 only reads keys 0..i1-1, which is how the causal mask
 // saves work beyond the tiles MaskedScores skips.
@@ -69,39 +72,33 @@ func newShape(c, h, d int, opts []Option) shape {
 
 // NewSingleHead returns the single-head layer of width c: Q, K and V are
 // used whole and the scores are scaled by 1/sqrt(c). It panics if c < 1
-// or if NumParams(c) is not an int.
+// or if a row of qkv (3c floats) would not fit in an int.
 func NewSingleHead(c int, opts ...Option) *Layer {
 	if c < 1 {
 		panic(fmt.Sprintf("attention.NewSingleHead: c = %d, must be >= 1", c))
 	}
 	if c > maxC {
-		panic(fmt.Sprintf("attention.NewSingleHead: c = %d, must be <= %d (NumParams(c) must be an int)", c, maxC))
+		panic(fmt.Sprintf("attention.NewSingleHead: c = %d, must be <= %d (a row of qkv, 3c floats, must fit in an int)", c, maxC))
 	}
 	return &Layer{shape: newShape(c, 1, c, opts)}
 }
 
 // NewMultiHead returns the layer of width c with h heads of size
 // d = c/h; the scores of each head are scaled by 1/sqrt(d). It returns an
-// error if c or h is less than 1, if h does not divide c or if
-// NumParams(c) is not an int. With h = 1 it computes exactly what
-// NewSingleHead(c) does.
+// error if c or h is less than 1, if h does not divide c or if a row of
+// qkv (3c floats) would not fit in an int. With h = 1 it computes exactly
+// what NewSingleHead(c) does.
 func NewMultiHead(c, h int, opts ...Option) (*Layer, error) {
 	if c < 1 || h < 1 {
 		return nil, fmt.Errorf("attention.NewMultiHead: C = %d and H = %d must both be >= 1", c, h)
 	}
 	if c > maxC {
-		return nil, fmt.Errorf("attention.NewMultiHead: C = %d, must be <= %d (NumParams(C) must be an int)", c, maxC)
+		return nil, fmt.Errorf("attention.NewMultiHead: C = %d, must be <= %d (a row of qkv, 3C floats, must fit in an int)", c, maxC)
 	}
 	if c%h != 0 {
 		return nil, fmt.Errorf("attention.NewMultiHead: C = %d is not divisible by H = %d heads (C must be H*D)", c, h)
 	}
 	return &Layer{shape: newShape(c, h, c/h, opts)}, nil
-}
-
-// project sets out = in·w + bias for in [n,k], w [k,m], bias [m] and
-// out [n,m], the bias added in the product's epilogue.
-func (s shape) project(n, k, m int, in, w, bias, out []float32) {
-	s.impl.GemmBias(false, false, n, m, k, in, k, w, m, bias, out, m)
 }
 
 // workersFor is how many goroutines (and per-worker scratch areas) a

@@ -296,7 +296,7 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 		if ck.RNGState, err = strconv.ParseUint(meta[MetaRNG], 10, 64); err != nil {
 			return nil, fmt.Errorf("bad rng_state metadata %q", meta[MetaRNG])
 		}
-		opt := newAdamW(cfg.DecayMask(), mt.Data, vt.Data)
+		opt := newAdamW(cfg.DecaySpans(), mt.Data, vt.Data)
 		opt.WeightDecay, opt.ClipNorm, opt.Step = ck.Train.WeightDecay, ck.Train.ClipNorm, step
 		ck.Opt = opt
 	}

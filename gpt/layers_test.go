@@ -272,7 +272,7 @@ func TestAdamW(t *testing.T) {
 	// and weight decay on the first parameter only.
 	p := []float32{1, -2}
 	g := []float32{3, 4} // norm 5, clipped to 1
-	o := NewAdamW(2, []bool{true, false})
+	o := NewAdamW(2, []Span{{0, 1}})
 	var m, v [2]float64
 	p64 := []float64{1, -2}
 	const lr = 0.01

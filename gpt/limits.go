@@ -79,7 +79,7 @@ func TrainBytes(c Config, batch, threads int) int64 {
 	n := bi * T
 	floats := (L+1)*n*C + // residual stream
 		L*(16*n*C+4*n) + // LayerNorms, attention output, MLP activations
-		L*(9*n*C+bi*H*T*T+T*T*float64(max(threads, 1))) + // attention buffers and scratch
+		L*(4*n*C+bi*H*T*T+T*T*float64(max(threads, 1))) + // the heads' qkv and output, probabilities and scratch
 		3*n*C + 2*n + n*V + // final LayerNorm, logits
 		6*n*C // backward scratch
 	total += reps * 4 * floats

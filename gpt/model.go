@@ -98,11 +98,12 @@ type weights struct {
 }
 
 type blockWeights struct {
-	ln1W, ln1B []float32
-	attn       attention.Params
-	ln2W, ln2B []float32
-	wfc, bfc   []float32
-	wout, bout []float32
+	ln1W, ln1B   []float32
+	wqkv, bqkv   []float32 // attention's query/key/value projection
+	wproj, bproj []float32 // attention's output projection
+	ln2W, ln2B   []float32
+	wfc, bfc     []float32
+	wout, bout   []float32
 }
 
 // dim is one dimension of a parameter tensor in terms of the config: mul
@@ -151,7 +152,7 @@ type tensorSpec[W any] struct {
 }
 
 // The parameter layout, written once: Tensors (and so NumParams,
-// DecayMask and checkpoints), view (the named views of the parameters and
+// DecaySpans and checkpoints), view (the named views of the parameters and
 // of every replica's gradients) and New's initialisation are all derived
 // from these four tables by eachTensor. Checkpoints store the tensors by
 // these names in this order: neither may change.
@@ -165,11 +166,10 @@ var (
 	blockTensors = []tensorSpec[blockWeights]{
 		{"ln1.w", []dim{dimC}, initOnes, func(b *blockWeights) *[]float32 { return &b.ln1W }},
 		{"ln1.b", []dim{dimC}, initZeros, func(b *blockWeights) *[]float32 { return &b.ln1B }},
-		// The order of attention.ViewParams.
-		{"attn.w_qkv", []dim{dimC, dim3C}, initNormal, func(b *blockWeights) *[]float32 { return &b.attn.WQKV }},
-		{"attn.b_qkv", []dim{dim3C}, initZeros, func(b *blockWeights) *[]float32 { return &b.attn.BQKV }},
-		{"attn.w_proj", []dim{dimC, dimC}, initProj, func(b *blockWeights) *[]float32 { return &b.attn.WProj }},
-		{"attn.b_proj", []dim{dimC}, initZeros, func(b *blockWeights) *[]float32 { return &b.attn.BProj }},
+		{"attn.w_qkv", []dim{dimC, dim3C}, initNormal, func(b *blockWeights) *[]float32 { return &b.wqkv }},
+		{"attn.b_qkv", []dim{dim3C}, initZeros, func(b *blockWeights) *[]float32 { return &b.bqkv }},
+		{"attn.w_proj", []dim{dimC, dimC}, initProj, func(b *blockWeights) *[]float32 { return &b.wproj }},
+		{"attn.b_proj", []dim{dimC}, initZeros, func(b *blockWeights) *[]float32 { return &b.bproj }},
 		{"ln2.w", []dim{dimC}, initOnes, func(b *blockWeights) *[]float32 { return &b.ln2W }},
 		{"ln2.b", []dim{dimC}, initZeros, func(b *blockWeights) *[]float32 { return &b.ln2B }},
 		{"mlp.w_fc", []dim{dimC, dim4C}, initNormal, func(b *blockWeights) *[]float32 { return &b.wfc }},
@@ -332,6 +332,8 @@ type activations struct {
 
 type blockActs struct {
 	ln1, ln1Mean, ln1Rstd []float32
+	qkv                   []float32 // [n,3C]: ln1·w_qkv + b_qkv, the heads' input
+	attnY                 []float32 // the heads' output, input of w_proj
 	attnOut               []float32
 	mid                   []float32 // res + attention
 	ln2, ln2Mean, ln2Rstd []float32
@@ -459,14 +461,17 @@ func (m *Model) newReplica(grads []float32) (*replica, error) {
 }
 
 // wholeGrads returns the fields of the gradient views g that backward
-// writes whole, each in one product that does not read it (the MLP's
-// matrices and the untied LM head's, through linearBackward), so that
-// they need no zeroing first. Every other gradient is accumulated into.
+// writes whole, each in one product that does not read it (the blocks'
+// four projections and the untied LM head's, through linearBackward), so
+// that they need no zeroing first. Every other gradient is accumulated
+// into.
 func (g *weights) wholeGrads() map[*[]float32]bool {
 	whole := map[*[]float32]bool{&g.wlm: true}
 	for l := range g.blocks {
-		whole[&g.blocks[l].wfc] = true
-		whole[&g.blocks[l].wout] = true
+		b := &g.blocks[l]
+		for _, f := range []*[]float32{&b.wqkv, &b.wproj, &b.wfc, &b.wout} {
+			whole[f] = true
+		}
 	}
 	return whole
 }
@@ -481,18 +486,23 @@ func (m *Model) newAttention() (*attention.Layer, error) {
 	return attention.NewMultiHead(m.Config.Width, m.Config.Heads, attention.WithImpl(m.k))
 }
 
-// DecayMask tells, per parameter, whether AdamW decays it: the matrices and
-// embeddings yes, biases and LayerNorm parameters no.
-func (c Config) DecayMask() []bool {
-	mask := make([]bool, c.NumParams())
+// DecaySpans returns the parameters AdamW decays (AdamW.Decay): the
+// matrices and embeddings (the 2-D tensors of Tensors), not the biases
+// and LayerNorm parameters; one span per run of adjacent such tensors, in
+// order (wte and wpe make one).
+func (c Config) DecaySpans() []Span {
+	var spans []Span
 	for _, t := range c.Tensors() {
-		if len(t.Shape) == 2 {
-			for i := t.Offset; i < t.Offset+t.Size(); i++ {
-				mask[i] = true
-			}
+		if len(t.Shape) != 2 {
+			continue
 		}
+		if k := len(spans) - 1; k >= 0 && spans[k].Offset+spans[k].Len == t.Offset {
+			spans[k].Len += t.Size()
+			continue
+		}
+		spans = append(spans, Span{t.Offset, t.Size()})
 	}
-	return mask
+	return spans
 }
 
 // AttentionLayers returns the model's attention layers (for their Probs
@@ -523,6 +533,7 @@ func (m *Model) ensure(r *replica, b, t int) {
 	for l := range a.blocks {
 		k := &a.blocks[l]
 		k.ln1, k.ln1Mean, k.ln1Rstd = grow(k.ln1, n*C), grow(k.ln1Mean, n), grow(k.ln1Rstd, n)
+		k.qkv, k.attnY = grow(k.qkv, 3*n*C), grow(k.attnY, n*C)
 		k.attnOut, k.mid = grow(k.attnOut, n*C), grow(k.mid, n*C)
 		k.ln2, k.ln2Mean, k.ln2Rstd = grow(k.ln2, n*C), grow(k.ln2Mean, n), grow(k.ln2Rstd, n)
 		k.fcPre, k.fcAct = grow(k.fcPre, 4*n*C), grow(k.fcAct, 4*n*C)
@@ -670,56 +681,45 @@ func (m *Model) backward(r *replica) {
 	embedBackward(m.k, g.wte, g.wpe, a.dres, a.tokens, n, a.t, C)
 }
 
-// attender is the attention step of a block's forward pass, the one part
-// of it that differs between training and decoding: attend writes out
-// [n,C], the attention of block l with parameters p over the rows x
-// [n,C]. A replica attends causally within each of its sequences, keeping
-// what the backward pass needs (replica.attend); a Sampler attends over
-// its key/value cache (Sampler.attend).
+// attender is the heads of the attention of a block's forward pass, the
+// one part of it that differs between training, inference and decoding:
+// attend writes y [n,C], the heads of block l over the rows' queries,
+// keys and values qkv [n,3C]. A replica attends causally within each of
+// its sequences, keeping what the backward pass needs (replica.attend); a
+// Sampler attends over its key/value cache (Sampler.attend).
 type attender interface {
-	attend(l int, out, x []float32, n int, p attention.Params)
-	// attendHeads is attend without the two projections: qkv [n,3C] in,
-	// the heads' outputs y [n,C] out (for low-bit projections).
-	attendHeads(l int, y, qkv []float32, n int)
+	attend(l int, y, qkv []float32, n int)
 }
 
 // attend is full causal attention over the replica's b sequences of t
 // tokens (n = b·t rows), with the attention layer of block l.
-func (r *replica) attend(l int, out, x []float32, _ int, p attention.Params) {
-	r.attn[l].Forward(out, x, r.acts.b, r.acts.t, p)
-}
-
-// attendHeads is attend's heads over projections computed by the caller.
-func (r *replica) attendHeads(l int, y, qkv []float32, _ int) {
-	r.attn[l].ForwardHeads(y, qkv, r.acts.b, r.acts.t)
+func (r *replica) attend(l int, y, qkv []float32, _ int) {
+	r.attn[l].Forward(y, qkv, r.acts.b, r.acts.t)
 }
 
 // blockForward runs transformer block l (pre-LayerNorm, GPT-2's layout)
 // over n rows:
 //
-//	ln1 = LayerNorm(x)            mid = x + attention(ln1)
+//	ln1 = LayerNorm(x)            qkv = ln1·w_qkv + b_qkv
+//	y = heads(qkv)                mid = x + y·w_proj + b_proj
 //	ln2 = LayerNorm(mid)          out = mid + gelu(ln2·w_fc + b_fc)·w_out + b_out
 //
 // writing every intermediate into k (what blockBackward reads) and the
-// attention by att. It is the block of both the training forward and the
-// decoder. out may be x, and k.mid may be x (the decoder's residual stream
-// is updated in place); k.ln2 may be k.ln1 and k.ln2Mean, k.ln2Rstd may be
-// k.ln1Mean, k.ln1Rstd (the decoder keeps nothing for a backward pass).
-// The products are the model's linears (float32, or low-bit after
-// WithWeights); low-bit attention projections run around att's heads
-// with k.fcPre and k.fcAct as their scratch, which the MLP overwrites.
+// heads by att. It is the block of the training forward, of the
+// inference forward and of the decoder. out may be x, and k.mid may be x
+// (the residual stream updated in place); k.ln2 may be k.ln1 and
+// k.ln2Mean, k.ln2Rstd may be k.ln1Mean, k.ln1Rstd, and k.qkv and
+// k.attnY may share memory with k.fcPre and k.fcAct (when nothing is kept
+// for a backward pass). Every product is one of the model's linears, in
+// the model's weight format.
 func (m *Model) blockForward(l int, out, x []float32, k *blockActs, n int, att attender) {
 	C := m.Config.Width
 	w, lw := &m.p.blocks[l], &m.lin[l]
+	qkv, y := k.qkv[:3*n*C], k.attnY[:n*C]
 	layerNormForward(m.k, k.ln1, k.ln1Mean, k.ln1Rstd, x, w.ln1W, w.ln1B, n, C)
-	if lw.qkv.f32 != nil {
-		att.attend(l, k.attnOut, k.ln1, n, w.attn)
-	} else {
-		qkv, y := k.fcPre[:3*n*C], k.fcAct[:n*C]
-		lw.qkv.forward(m.k, qkv, k.ln1, n)
-		att.attendHeads(l, y, qkv, n)
-		lw.proj.forward(m.k, k.attnOut, y, n)
-	}
+	lw.qkv.forward(m.k, qkv, k.ln1, n)
+	att.attend(l, y, qkv, n)
+	lw.proj.forward(m.k, k.attnOut, y, n)
 	addLayerNormForward(m.k, k.mid, k.ln2, k.ln2Mean, k.ln2Rstd, x, k.attnOut, w.ln2W, w.ln2B, n, C)
 	// fcPre = ln2·w_fc + b_fc, fcAct = gelu(fcPre), the bias and GELU
 	// applied as the GEMM's epilogue while its result is in cache.
@@ -746,7 +746,7 @@ func addBiasRows(k *kernels.Impl, out, x, bias []float32, lo, hi int) {
 // blockBackward is blockForward's backward pass for block l of replica r:
 // on entry r.acts.dres is the gradient of the block's output, on return
 // that of its input; the block's parameter gradients ACCUMULATE into r.g,
-// but for the MLP's matrices, which it OVERWRITES (weights.wholeGrads).
+// but for its four matrices, which it OVERWRITES (weights.wholeGrads).
 func (m *Model) blockBackward(l int, r *replica) {
 	a := &r.acts
 	C, n := m.Config.Width, a.n
@@ -757,8 +757,12 @@ func (m *Model) blockBackward(l int, r *replica) {
 	linearBackward(m.k, a.dln, gb.wfc, gb.bfc, a.dfc, k.ln2, w.wfc, n, C, 4*C)
 	layerNormBackward(m.k, a.dres, gb.ln2W, gb.ln2B, a.dln, k.mid, k.ln2Mean, k.ln2Rstd, w.ln2W, n, C)
 	// Attention: dres is now d(mid), which is also d(x) through the
-	// residual.
-	r.attn[l].Backward(a.dln, a.dres, w.attn, gb.attn)
+	// residual. dy (in dln) = d(mid)·w_projᵀ, dqkv (in the first 3nC of
+	// dfc, free again) from the heads, then d(ln1) (in dln again).
+	dy, dqkv := a.dln, a.dfc[:3*n*C]
+	linearBackward(m.k, dy, gb.wproj, gb.bproj, a.dres, k.attnY, w.wproj, n, C, C)
+	r.attn[l].Backward(dqkv, dy, k.qkv)
+	linearBackward(m.k, a.dln, gb.wqkv, gb.bqkv, dqkv, k.ln1, w.wqkv, n, C, 3*C)
 	layerNormBackward(m.k, a.dres, gb.ln1W, gb.ln1B, a.dln, a.res[l], k.ln1Mean, k.ln1Rstd, w.ln1W, n, C)
 }
 

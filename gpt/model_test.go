@@ -228,7 +228,7 @@ func trainLosses(k *kernels.Impl, cfg Config, steps int) []float64 {
 	if err != nil {
 		panic(err)
 	}
-	opt := NewAdamW(len(m.Params), cfg.DecayMask())
+	opt := NewAdamW(len(m.Params), cfg.DecaySpans())
 	r := rng.New(8)
 	const b = 4
 	var out []float64
@@ -413,8 +413,7 @@ func TestTensorLayout(t *testing.T) {
 
 // TestViewsByName checks that every view of the flat vector is the tensor
 // of its name (looked up in Tensors, not by position), with capacity equal
-// to its length, and that a block's attention views are those
-// attention.ViewParams makes from its first attention tensor.
+// to its length.
 func TestViewsByName(t *testing.T) {
 	cfg := Config{Vocab: 7, BlockSize: 5, Layers: 3, Heads: 2, Width: 8}
 	buf := make([]float32, cfg.NumParams())
@@ -431,17 +430,11 @@ func TestViewsByName(t *testing.T) {
 		p := "h." + strconv.Itoa(l) + "."
 		for name, v := range map[string][]float32{
 			"ln1.w": b.ln1W, "ln1.b": b.ln1B,
-			"attn.w_qkv": b.attn.WQKV, "attn.b_qkv": b.attn.BQKV, "attn.w_proj": b.attn.WProj, "attn.b_proj": b.attn.BProj,
+			"attn.w_qkv": b.wqkv, "attn.b_qkv": b.bqkv, "attn.w_proj": b.wproj, "attn.b_proj": b.bproj,
 			"ln2.w": b.ln2W, "ln2.b": b.ln2B,
 			"mlp.w_fc": b.wfc, "mlp.b_fc": b.bfc, "mlp.w_out": b.wout, "mlp.b_out": b.bout,
 		} {
 			views[p+name] = v
-		}
-		av := attention.ViewParams(cfg.Width, buf[byName[p+"attn.w_qkv"].Offset:])
-		for i, pair := range [][2][]float32{{av.WQKV, b.attn.WQKV}, {av.BQKV, b.attn.BQKV}, {av.WProj, b.attn.WProj}, {av.BProj, b.attn.BProj}} {
-			if len(pair[0]) != len(pair[1]) || &pair[0][0] != &pair[1][0] {
-				t.Errorf("block %d: attention field %d is not attention.ViewParams' view", l, i)
-			}
 		}
 	}
 	if len(views) != len(byName) {

@@ -16,9 +16,11 @@ type AdamW struct {
 	// ClipNorm scales the gradient down to this global L2 norm when it is
 	// larger (0: no clipping).
 	ClipNorm float32
-	// Decay[i] tells whether parameter i is weight-decayed (matrices are;
-	// biases and LayerNorm parameters are not); nil decays all.
-	Decay []bool
+	// Decay lists the parameters that are weight-decayed (matrices are;
+	// biases and LayerNorm parameters are not, see Config.DecaySpans):
+	// spans in increasing order of Offset, disjoint, within the
+	// parameters. nil decays all; an empty, non-nil list none.
+	Decay []Span
 	M, V  []float32
 	Step  int
 	// Kernels is the implementation the update runs on; nil is
@@ -29,36 +31,60 @@ type AdamW struct {
 	spans   []adamSpan // the update's parts: chunks cut where Decay changes
 }
 
+// Span is the run of parameters Params[Offset : Offset+Len].
+type Span struct{ Offset, Len int }
+
 // adamSpan is a run of parameters that are all decayed or all not.
 type adamSpan struct {
 	lo, hi int
 	decay  bool
 }
 
+// checkSpans panics, naming fn, unless spans are in increasing order of
+// Offset, disjoint, of positive length and within [0, n).
+func checkSpans(fn string, spans []Span, n int) {
+	end := 0
+	for i, sp := range spans {
+		switch {
+		case sp.Len < 1:
+			panic(fmt.Sprintf("gpt.%s: decay[%d] = %+v has length %d, must be >= 1", fn, i, sp, sp.Len))
+		case sp.Offset < end:
+			panic(fmt.Sprintf("gpt.%s: decay[%d] = %+v starts at %d, before the end %d of the span before it (spans must be disjoint, in increasing order, from 0)", fn, i, sp, sp.Offset, end))
+		case sp.Offset > n || sp.Len > n-sp.Offset:
+			panic(fmt.Sprintf("gpt.%s: decay[%d] = %+v ends beyond the %d parameters", fn, i, sp, n))
+		}
+		end = sp.Offset + sp.Len
+	}
+}
+
 // adamChunk is the most parameters one part of the update takes.
 const adamChunk = 8192
 
 // updateSpans returns the parts of the update: chunks of at most adamChunk
-// parameters, cut wherever Decay changes, computed once.
+// parameters, cut wherever Decay starts or ends, computed once. It panics
+// if Decay is not a valid list of spans (see checkSpans).
 func (o *AdamW) updateSpans() []adamSpan {
 	if o.spans != nil {
 		return o.spans
 	}
 	n := len(o.M)
-	for lo := 0; lo < n; {
-		hi := min(lo+adamChunk, n)
-		d := o.Decay == nil || o.Decay[lo]
-		if o.Decay != nil {
-			for j := lo + 1; j < hi; j++ {
-				if o.Decay[j] != d {
-					hi = j
-					break
-				}
-			}
+	chunks := func(lo, hi int, decay bool) {
+		for ; lo < hi; lo += adamChunk {
+			o.spans = append(o.spans, adamSpan{lo, min(lo+adamChunk, hi), decay})
 		}
-		o.spans = append(o.spans, adamSpan{lo, hi, d})
-		lo = hi
 	}
+	if o.Decay == nil {
+		chunks(0, n, true)
+		return o.spans
+	}
+	checkSpans("AdamW.Update", o.Decay, n)
+	pos := 0
+	for _, sp := range o.Decay {
+		chunks(pos, sp.Offset, false)
+		chunks(sp.Offset, sp.Offset+sp.Len, true)
+		pos = sp.Offset + sp.Len
+	}
+	chunks(pos, n, false)
 	return o.spans
 }
 
@@ -71,19 +97,17 @@ func (o *AdamW) kernels() *kernels.Impl {
 
 // NewAdamW returns an optimizer for n parameters with the usual GPT
 // settings: betas 0.9 and 0.95, eps 1e-8, weight decay 0.1, clipping at 1.
-func NewAdamW(n int, decay []bool) *AdamW {
+func NewAdamW(n int, decay []Span) *AdamW {
 	if n < 0 {
 		panic(fmt.Sprintf("gpt.NewAdamW: n = %d, must be >= 0", n))
 	}
-	if decay != nil && len(decay) != n {
-		panic(fmt.Sprintf("gpt.NewAdamW: len(decay) = %d, want n = %d", len(decay), n))
-	}
+	checkSpans("NewAdamW", decay, n)
 	return newAdamW(decay, make([]float32, n), make([]float32, n))
 }
 
-// newAdamW is NewAdamW with the moments m and v given (of the same length
-// as decay, or any length when decay is nil).
-func newAdamW(decay []bool, m, v []float32) *AdamW {
+// newAdamW is NewAdamW with the moments m and v given (of the length
+// decay's spans lie within).
+func newAdamW(decay []Span, m, v []float32) *AdamW {
 	return &AdamW{Beta1: 0.9, Beta2: 0.95, Eps: 1e-8, WeightDecay: 0.1, ClipNorm: 1, Decay: decay, M: m, V: v}
 }
 

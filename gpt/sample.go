@@ -33,16 +33,19 @@ func (m *Model) NewSampler() *Sampler {
 	cfg := m.Config
 	T, C := cfg.BlockSize, cfg.Width
 	x, ln := make([]float32, T*C), make([]float32, T*C)
+	fcPre, fcAct := make([]float32, 4*T*C), make([]float32, 4*T*C)
 	mean, rstd := make([]float32, T), make([]float32, T)
 	s := &Sampler{m: m, x: x,
 		// Nothing is kept for a backward pass: mid is the residual stream
-		// itself, and both LayerNorms share one output and statistics.
+		// itself, both LayerNorms share one output and statistics, and
+		// the heads' input and output are the MLP's scratch.
 		blk: blockActs{
 			ln1: ln, ln1Mean: mean, ln1Rstd: rstd,
+			qkv: fcPre, attnY: fcAct,
 			attnOut: make([]float32, T*C),
 			mid:     x,
 			ln2:     ln, ln2Mean: mean, ln2Rstd: rstd,
-			fcPre: make([]float32, 4*T*C), fcAct: make([]float32, 4*T*C),
+			fcPre: fcPre, fcAct: fcAct,
 		},
 		logits: make([]float32, cfg.Vocab), keys: make([]uint64, cfg.Vocab), probs: make([]float64, cfg.Vocab)}
 	for range cfg.Layers {
@@ -55,15 +58,10 @@ func (m *Model) NewSampler() *Sampler {
 	return s
 }
 
-// attend is attention over block l's key/value cache: x [n,C] are the
+// attend is the heads over block l's key/value cache: qkv [n,3C] are the
 // next n positions of the sequence (see attention.Decoder.Decode).
-func (s *Sampler) attend(l int, out, x []float32, n int, p attention.Params) {
-	s.caches[l].Decode(out, x, n, p)
-}
-
-// attendHeads is attend's heads over projections computed by the caller.
-func (s *Sampler) attendHeads(l int, y, qkv []float32, n int) {
-	s.caches[l].DecodeHeads(y, qkv, n)
+func (s *Sampler) attend(l int, y, qkv []float32, n int) {
+	s.caches[l].Decode(y, qkv, n)
 }
 
 // feed runs the tokens through the model at the next positions of the

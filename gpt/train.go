@@ -70,7 +70,7 @@ func NewTrainer(m *Model, d *data.Dataset, cfg TrainConfig) (*Trainer, error) {
 	if err := CheckMemory(fmt.Sprintf("gpt: NewTrainer: the optimizer and batches of %d×%d tokens", cfg.BatchSize, m.Config.BlockSize), 9*int64(len(m.Params))+16*int64(n)); err != nil {
 		return nil, err
 	}
-	opt := NewAdamW(len(m.Params), m.Config.DecayMask())
+	opt := NewAdamW(len(m.Params), m.Config.DecaySpans())
 	opt.WeightDecay, opt.ClipNorm, opt.Kernels = cfg.WeightDecay, cfg.ClipNorm, m.Impl()
 	return &Trainer{Model: m, Opt: opt, Cfg: cfg, Data: d, RNG: rng.New(batchSeed(cfg.Seed)),
 		x: make([]int32, n), y: make([]int32, n), ex: make([]int32, n), ey: make([]int32, n)}, nil

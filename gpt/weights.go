@@ -151,8 +151,8 @@ func f32Linears(c Config, w *weights) ([]blockLinears, linear) {
 	for l := range w.blocks {
 		b := &w.blocks[l]
 		bl[l] = blockLinears{
-			qkv:  linear{k: C, n: 3 * C, f32: b.attn.WQKV, bias: b.attn.BQKV},
-			proj: linear{k: C, n: C, f32: b.attn.WProj, bias: b.attn.BProj},
+			qkv:  linear{k: C, n: 3 * C, f32: b.wqkv, bias: b.bqkv},
+			proj: linear{k: C, n: C, f32: b.wproj, bias: b.bproj},
 			fc:   linear{k: C, n: 4 * C, f32: b.wfc, bias: b.bfc},
 			out:  linear{k: 4 * C, n: C, f32: b.wout, bias: b.bout},
 		}

@@ -56,8 +56,8 @@ func dequantized(t *testing.T, m, low *Model) *Model {
 	}
 	for l := range d.p.blocks {
 		b, lw := &d.p.blocks[l], &low.lin[l]
-		back(b.attn.WQKV, &lw.qkv)
-		back(b.attn.WProj, &lw.proj)
+		back(b.wqkv, &lw.qkv)
+		back(b.wproj, &lw.proj)
 		back(b.wfc, &lw.fc)
 		back(b.wout, &lw.out)
 	}

@@ -32,23 +32,22 @@ func (a attnShape) flops() float64 {
 }
 
 // memory estimates on the high side the bytes of one case of a
-// (bench.KernelDef.Memory): x, out and the parameters (fwdbwd: also dout,
-// dx and the gradients), and the layer's buffers as package attention
-// grows them: the normalised input, Q, K and V, the B·H·T² probabilities
-// (fused: instead a block of scores per worker, under 2^15 floats) and
-// the heads' output; for the backward pass their gradients and a T²
-// scratch per worker; and 2 MiB per worker for the products' packing
-// buffers and the workers' stacks.
+// (bench.KernelDef.Memory): qkv [B,T,3C] and y [B,T,C] (fwdbwd: also dy
+// and dqkv), and the layer's buffers as package attention grows them:
+// the B·H·T² probabilities (fused: instead a block of scores per worker,
+// under 2^15 floats); for the backward pass a T² scratch per worker; and
+// 2 MiB per worker for the products' packing buffers and the workers'
+// stacks.
 func (a attnShape) memory() float64 {
-	n, p := float64(a.b)*float64(a.t)*float64(a.c), float64(attention.NumParams(a.c))
+	n := float64(a.b) * float64(a.t) * float64(a.c)
 	tt := float64(a.t) * float64(a.t)
 	workers := float64(max(runtime.NumCPU(), runtime.GOMAXPROCS(0)))
-	floats := 2*n + p + 5*n
+	floats := 4 * n
 	switch a.mode {
 	case "fused":
 		floats += (1 << 15) * workers
 	case "fwdbwd":
-		floats += float64(a.b)*float64(a.h)*tt + 2*n + p + 4*n + tt*workers
+		floats += float64(a.b)*float64(a.h)*tt + 4*n + tt*workers
 	default:
 		floats += float64(a.b) * float64(a.h) * tt
 	}
@@ -89,7 +88,7 @@ func attentionKernel() *bench.Kernel {
 	}
 	return bench.NewKernel(bench.KernelDef{
 		Name: "attention",
-		Doc: "causal self-attention layer of package attention, x [B,T,C], H heads; " +
+		Doc: "causal self-attention heads of package attention, qkv [B,T,3C] to y [B,T,C], H heads; " +
 			"fwd: Forward, fwdbwd: Forward+Backward, fused: Fused.Forward",
 		Bound:  bench.ComputeBound,
 		Shapes: bs,
@@ -97,9 +96,9 @@ func attentionKernel() *bench.Kernel {
 		Work: func(s bench.Shape) bench.Work {
 			a := byName[s.Name]
 			B, T, C := float64(a.b), float64(a.t), float64(a.c)
-			// x, the parameters and out; fwdbwd also reads dout and writes
-			// dx and the gradients. The T×T probabilities are not counted.
-			bytes := 4 * (2*B*T*C + float64(attention.NumParams(a.c)))
+			// qkv and y; fwdbwd also reads dy and writes dqkv. The T×T
+			// probabilities are not counted.
+			bytes := 4 * (4 * B * T * C)
 			if a.mode == "fwdbwd" {
 				bytes *= 2
 			}
@@ -144,23 +143,20 @@ func newAttnCase(a attnShape, impl *kernels.Impl) func() {
 		return s
 	}
 	n := a.b * a.t * a.c
-	// Weights of about 1/√C keep the scores of order 1, so the softmax is
-	// neither uniform nor one-hot.
-	p := attention.ViewParams(a.c, uniform(attention.NumParams(a.c), float32(2/math.Sqrt(float64(a.c)))))
-	x, out := uniform(n, 1), make([]float32, n)
+	// Queries and keys uniform in ±√3 give scaled scores of standard
+	// deviation 1 for any head size, so the softmax is neither uniform
+	// nor one-hot.
+	qkv, y := uniform(3*n, float32(math.Sqrt(3))), make([]float32, n)
 	switch a.mode {
 	case "fused":
 		f := l.NewFused()
-		return func() { f.Forward(out, x, a.b, a.t, p) }
+		return func() { f.Forward(y, qkv, a.b, a.t) }
 	case "fwdbwd":
-		dout, dx := uniform(n, 0.01), make([]float32, n)
-		// Backward adds into g; its values grow by a small amount per
-		// call, far from overflow in any run's number of calls.
-		g := attention.ViewParams(a.c, make([]float32, attention.NumParams(a.c)))
+		dy, dqkv := uniform(n, 0.01), make([]float32, 3*n)
 		return func() {
-			l.Forward(out, x, a.b, a.t, p)
-			l.Backward(dx, dout, p, g)
+			l.Forward(y, qkv, a.b, a.t)
+			l.Backward(dqkv, dy, qkv)
 		}
 	}
-	return func() { l.Forward(out, x, a.b, a.t, p) }
+	return func() { l.Forward(y, qkv, a.b, a.t) }
 }
