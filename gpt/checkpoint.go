@@ -53,7 +53,7 @@ type Checkpoint struct {
 
 // reserved are the metadata keys Save writes itself.
 var reserved = map[string]bool{MetaFormat: true, MetaConfig: true, MetaVocab: true, MetaStep: true, MetaTrain: true,
-	MetaRNG: true, safetensors.ChecksumKey: true, safetensors.DataChecksumKey: true}
+	MetaRNG: true, MetaWeights: true, safetensors.ChecksumKey: true, safetensors.DataChecksumKey: true}
 
 // configJSON is Config with stable lower-case keys.
 type configJSON struct {
@@ -128,13 +128,23 @@ func WriteFileAtomic(path string, b []byte) error {
 	return atomicfile.Write(path, b)
 }
 
-// Load reads a checkpoint. A missing, truncated or corrupted file (any byte:
-// the checksum covers the whole file), one that is not a regular file or
-// too large for the memory available, one whose config is outside the
-// limits (see CheckLimits) or whose tensors do not match its config, is an
-// error naming the file, and nothing is returned; sizes are checked before
-// the model is allocated. A checkpoint of an older version without the
-// whole-file checksum loads with Checkpoint.Warning set.
+// Load reads a checkpoint: one Save wrote (a float32 model with its
+// optimizer state) or one SaveWeights wrote (a model for inference, its
+// matrices in float32 or in the low-bit format MetaWeights names, which
+// the model returned keeps: Model.Weights). A missing, truncated or
+// corrupted file (any byte: the checksum covers the whole file), one that
+// is not a regular file or too large for the memory available, one whose
+// config is outside the limits (see CheckLimits) or whose tensors do not
+// match its config, is an error naming the file, and nothing is
+// returned; sizes are checked before the model is allocated. A
+// checkpoint of an older version without the whole-file checksum loads
+// with Checkpoint.Warning set.
+//
+// The file is mapped into memory where the system can (else read whole
+// with one read), its checksum verified over the mapping, and each tensor
+// copied once from it into the model, which keeps no reference to the
+// file: a file replaced or truncated afterwards changes nothing, and one
+// truncated while it loads is an error.
 func Load(path string) (*Checkpoint, error) {
 	// The size limit is the memory check below.
 	f, size, err := readfile.Open(path, math.MaxInt64)
@@ -148,11 +158,17 @@ func Load(path string) (*Checkpoint, error) {
 	if err := CheckMemory(fmt.Sprintf("checkpoint %s: loading its %s", path, FormatBytes(size)), loadBytes(f, size)); err != nil {
 		return nil, err
 	}
-	b := make([]byte, size)
-	if _, err := io.ReadFull(f, b); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: %v", path, err)
+	b, unmap, err := readfile.Map(f, size)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %w", err)
 	}
-	ck, err := decodeCheckpoint(b)
+	defer unmap()
+	var ck *Checkpoint
+	err = readfile.Guard(func() error {
+		var err error
+		ck, err = decodeCheckpoint(b)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
@@ -160,27 +176,37 @@ func Load(path string) (*Checkpoint, error) {
 }
 
 // loadBytes estimates the memory Load takes for the checkpoint r of size
-// bytes: the file's bytes, the tensors decoded from them, the parsed
-// header (its JSON is parsed twice, into maps and strings: counted as 16
-// times its length), and the model (parameters and gradients) with the
-// optimizer's decay mask (its moments are decoded tensors). The model's
-// part comes from the config in the header when the tensors' bytes hold
-// that model's parameters. A header that does not parse (Decode refuses
-// it before decoding any tensor) counts the bytes and the parse; one that
-// disagrees with its tensors (decodeCheckpoint refuses it before the
-// model is allocated) counts the bytes, the tensors and the parse.
+// bytes: the file's bytes where they are read rather than mapped
+// (readfile.Maps), the parsed header (its JSON is parsed twice, into maps
+// and strings: counted as 16 times its length), and the model: a float32
+// one's parameters and gradients, with the optimizer's moments and decay
+// mask when the file has them, or a low-bit one (InferenceBytes). The
+// model's part comes from the config in the header when the tensors'
+// bytes can hold that model. A header that does not parse, or disagrees
+// with its tensors (refused before the model is allocated), counts the
+// bytes and the parse.
 func loadBytes(r io.ReaderAt, size int64) int64 {
+	var file int64
+	if !readfile.Maps {
+		file = size
+	}
 	h, err := safetensors.ReadHeader(r, size)
 	if err != nil {
-		return size + 16*min(size, maxHeaderBytes)
+		return file + 16*min(size, maxHeaderBytes)
 	}
-	need := 2*size + 16*h.DataStart
+	need := file + 16*h.DataStart
 	var cj configJSON
 	if json.Unmarshal([]byte(h.Metadata[MetaConfig]), &cj) != nil {
 		return need
 	}
 	cfg := Config{Vocab: cj.Vocab, BlockSize: cj.BlockSize, Layers: cj.Layers, Heads: cj.Heads, Width: cj.Width, TieEmbeddings: cj.TieEmbeddings}
 	if cfg.CheckLimits() != nil {
+		return need
+	}
+	if v, ok := h.Metadata[MetaWeights]; ok {
+		if f, err := ParseWeights(v); err == nil && f != WeightsF32 {
+			return need + InferenceBytes(cfg, f)
+		}
 		return need
 	}
 	p := int64(cfg.NumParams())
@@ -190,7 +216,7 @@ func loadBytes(r io.ReaderAt, size int64) int64 {
 	need += ModelBytes(cfg, false)
 	for _, e := range h.Tensors {
 		if e.Name == optMPrefix {
-			need += p
+			need += 2*4*p + p
 			break
 		}
 	}
@@ -201,11 +227,13 @@ func loadBytes(r io.ReaderAt, size int64) int64 {
 // does).
 const maxHeaderBytes = 100 << 20
 
+// decodeCheckpoint returns the checkpoint of the file b (all its bytes).
 func decodeCheckpoint(b []byte) (*Checkpoint, error) {
-	tensors, meta, err := safetensors.Decode(b)
+	h, err := safetensors.Verify(b)
 	if err != nil {
 		return nil, err
 	}
+	meta := h.Metadata
 	if meta[MetaFormat] != formatName {
 		return nil, fmt.Errorf("not a TinyGPT checkpoint (metadata format %q, want %q)", meta[MetaFormat], formatName)
 	}
@@ -216,6 +244,12 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 	cfg := Config{Vocab: cj.Vocab, BlockSize: cj.BlockSize, Layers: cj.Layers, Heads: cj.Heads, Width: cj.Width, TieEmbeddings: cj.TieEmbeddings}
 	if err := cfg.CheckLimits(); err != nil {
 		return nil, err
+	}
+	wf := WeightsF32
+	if v, ok := meta[MetaWeights]; ok {
+		if wf, err = ParseWeights(v); err != nil || wf == WeightsF32 {
+			return nil, fmt.Errorf("bad %s metadata %q: want bf16 or int8 (none for float32)", MetaWeights, v)
+		}
 	}
 	step, err := strconv.Atoi(meta[MetaStep])
 	if err != nil || step < 0 {
@@ -241,21 +275,35 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 			ck.Extra[k] = v
 		}
 	}
-	byName := map[string]safetensors.Tensor{}
-	for _, t := range tensors {
-		byName[t.Name] = t
+	byName := map[string]safetensors.Entry{}
+	for _, e := range h.Tensors {
+		byName[e.Name] = e
 	}
-	// Every tensor's shape against the config before the model is
-	// allocated: the tensors are in memory already, so a model of the
-	// same size is affordable; a config that disagrees with them is not
-	// trusted.
+	tensor := func(name string) []byte {
+		e := byName[name]
+		return b[h.DataStart+e.Start : h.DataStart+e.End]
+	}
+	// Every tensor's dtype and shape against the config before the model
+	// is allocated: the file backs tensors of that size, so a model of
+	// the same size is plausible; a config that disagrees with them is
+	// not trusted.
 	for _, x := range cfg.Tensors() {
-		t, ok := byName[x.Name]
-		if !ok {
-			return nil, fmt.Errorf("tensor %q is missing", x.Name)
+		if wf != WeightsF32 && isLowMatrix(x.Name) {
+			continue
 		}
-		if fmt.Sprint(t.Shape) != fmt.Sprint(x.Shape) {
-			return nil, fmt.Errorf("tensor %q has shape %v, the config needs %v", x.Name, t.Shape, x.Shape)
+		e, ok := byName[x.Name]
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("tensor %q is missing", x.Name)
+		case e.DType != "F32":
+			return nil, fmt.Errorf("tensor %q has dtype %s, not F32", x.Name, e.DType)
+		case fmt.Sprint(e.Shape) != fmt.Sprint(x.Shape):
+			return nil, fmt.Errorf("tensor %q has shape %v, the config needs %v", x.Name, e.Shape, x.Shape)
+		}
+	}
+	if wf != WeightsF32 {
+		if err := checkLowTensors(cfg, wf, byName); err != nil {
+			return nil, err
 		}
 	}
 	mt, okM := byName[optMPrefix]
@@ -264,8 +312,11 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 		return nil, errors.New("optimizer state has only one of its two moments")
 	}
 	n := cfg.NumParams()
-	if okM && (len(mt.Data) != n || len(vt.Data) != n) {
-		return nil, fmt.Errorf("optimizer moments of %d and %d values for %d parameters", len(mt.Data), len(vt.Data), n)
+	if okM && wf != WeightsF32 {
+		return nil, fmt.Errorf("optimizer state with %v weights, which do not train", wf)
+	}
+	if okM && (mt.DType != "F32" || vt.DType != "F32" || mt.End-mt.Start != 4*int64(n) || vt.End-vt.Start != 4*int64(n)) {
+		return nil, fmt.Errorf("optimizer moments of %d and %d %s/%s values for %d parameters", (mt.End-mt.Start)/4, (vt.End-vt.Start)/4, mt.DType, vt.DType, n)
 	}
 	if okM {
 		if err := json.Unmarshal([]byte(meta[MetaTrain]), &ck.Train); err != nil {
@@ -274,13 +325,29 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 		if tc := ck.Train; tc.BatchSize < 1 || tc.BatchSize > MaxBatch || tc.MaxIters < 1 || tc.MaxIters > MaxSteps {
 			return nil, fmt.Errorf("train metadata: batch size %d and max iterations %d must be in [1, %d] and [1, %d]", tc.BatchSize, tc.MaxIters, MaxBatch, int(MaxSteps))
 		}
+		if ck.RNGState, err = strconv.ParseUint(meta[MetaRNG], 10, 64); err != nil {
+			return nil, fmt.Errorf("bad rng_state metadata %q", meta[MetaRNG])
+		}
 	}
-	// The model and the decay mask; the optimizer's moments are the
-	// decoded tensors.
-	need := ModelBytes(cfg, false)
-	if okM {
-		need += int64(n)
+	if wf != WeightsF32 {
+		if err := CheckMemory("the "+wf.String()+" model "+cfg.jsonString(), InferenceBytes(cfg, wf)); err != nil {
+			return nil, err
+		}
+		matrix := func(name string, k, n int) (linear, error) { return lowFromFile(wf, name, k, n, tensor) }
+		m, err := newInference(cfg, wf, newOptions(nil).impl,
+			func(name string, dst []float32) error {
+				copyF32(dst, tensor(name))
+				return nil
+			}, matrix,
+			func(k, n int) (linear, error) { return matrix(lowHead, k, n) })
+		if err != nil {
+			return nil, err
+		}
+		ck.Model = m
+		return ck, nil
 	}
+	// The model, and the optimizer's moments and decay mask.
+	need := ModelBytes(cfg, okM)
 	if err := CheckMemory("the model "+cfg.jsonString(), need); err != nil {
 		return nil, err
 	}
@@ -289,14 +356,14 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 		return nil, err
 	}
 	for _, x := range cfg.Tensors() {
-		copy(m.Params[x.Offset:], byName[x.Name].Data)
+		copyF32(m.Params[x.Offset:x.Offset+x.Size()], tensor(x.Name))
 	}
 	ck.Model = m
 	if okM {
-		if ck.RNGState, err = strconv.ParseUint(meta[MetaRNG], 10, 64); err != nil {
-			return nil, fmt.Errorf("bad rng_state metadata %q", meta[MetaRNG])
-		}
-		opt := newAdamW(cfg.DecaySpans(), mt.Data, vt.Data)
+		mv, vv := make([]float32, n), make([]float32, n)
+		copyF32(mv, tensor(optMPrefix))
+		copyF32(vv, tensor(optVPrefix))
+		opt := newAdamW(cfg.DecaySpans(), mv, vv)
 		opt.WeightDecay, opt.ClipNorm, opt.Step = ck.Train.WeightDecay, ck.Train.ClipNorm, step
 		ck.Opt = opt
 	}

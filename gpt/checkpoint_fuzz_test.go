@@ -5,6 +5,8 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"hash/crc32"
+	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -36,6 +38,18 @@ func fixChecksum(b []byte) {
 func FuzzDecodeCheckpoint(f *testing.F) {
 	good := tinyCheckpoint(f, map[string]string{"tinygpt.run": `{"threads":1}`})
 	f.Add(good, false)
+	for _, w := range []Weights{WeightsBF16, WeightsInt8} {
+		m := weightsModel(f, weightsConfigs[2], w)
+		p := filepath.Join(f.TempDir(), w.String())
+		if err := m.SaveWeights(p, nil, 0, nil); err != nil {
+			f.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, false)
+	}
 	f.Add(good[:len(good)/2], true)
 	f.Add(good[:100], false)
 	f.Add([]byte("\x08\x00\x00\x00\x00\x00\x00\x00{}      "), true)
@@ -54,7 +68,13 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 		if err := cfg.CheckLimits(); err != nil {
 			t.Fatalf("loaded a config outside the limits: %v", err)
 		}
-		if n := cfg.NumParams(); len(ck.Model.Params) != n || 4*n > len(b) {
+		if f := ck.Model.Weights(); f != WeightsF32 {
+			// A low-bit model holds no more than its file's tensors
+			// (with their padding, which the file holds too).
+			if need := InferenceBytes(cfg, f); need > 2*int64(len(b)) || ck.Opt != nil {
+				t.Fatalf("%v model of %d bytes from %d bytes, optimizer %v", f, need, len(b), ck.Opt != nil)
+			}
+		} else if n := cfg.NumParams(); len(ck.Model.Params) != n || 4*n > len(b) {
 			t.Fatalf("%d parameters (config %d) from %d bytes", len(ck.Model.Params), n, len(b))
 		}
 		if ck.Vocab != nil && ck.Vocab.Size() != cfg.Vocab {

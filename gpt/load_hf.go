@@ -192,6 +192,9 @@ func loadHF(r io.ReaderAt, size int64, configJSON []byte, opts ...Option) (*Mode
 	// Every size is checked: allocate and read.
 	read := func(name string, dst []float32) error {
 		e := byName[name]
+		if e.dt.name == dtypeF32.name {
+			return readF32At(r, dataStart+e.Start, e.Name, dst)
+		}
 		return newTensorReader(bufferedSection(r, dataStart+e.Start, e.End-e.Start), e.dt, 0).read(e.Name, dst)
 	}
 	var m *Model
@@ -237,7 +240,7 @@ func loadHFLow(cfg Config, o options, read func(name string, dst []float32) erro
 			return linear{}, err
 		}
 		return linear{k: k, n: n, f32: stage}.convert(o.load)
-	})
+	}, nil)
 }
 
 // checkTied reads the lm_head tensor e in chunks and refuses it unless it
@@ -333,4 +336,52 @@ func hfFileName(ours string) string {
 // describe is a short description of c for error messages.
 func (c Config) describe() string {
 	return fmt.Sprintf("%d layers, %d heads, width %d, vocabulary %d, block %d", c.Layers, c.heads(), c.Width, c.Vocab, c.BlockSize)
+}
+
+// readF32At fills dst with the len(dst) little-endian float32 values at
+// offset off of r, read straight into dst (one copy, from the file to the
+// model, on a little-endian machine), refusing values that are not
+// finite as tensorReader.read does.
+func readF32At(r io.ReaderAt, off int64, name string, dst []float32) error {
+	if !littleEndian {
+		return newTensorReader(bufferedSection(r, off, 4*int64(len(dst))), dtypeF32, 0).read(name, dst)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	if _, err := r.ReadAt(f32Bytes(dst), off); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return fmt.Errorf("tensor %s: %w", name, err)
+	}
+	if i := firstNonFinite(dst); i >= 0 {
+		return fmt.Errorf("tensor %s: element %d is %v", name, i, dst[i])
+	}
+	return nil
+}
+
+// firstNonFinite returns the index of the first element of v that is an
+// infinity or a NaN, or -1.
+func firstNonFinite(v []float32) int {
+	const exp = 0x7f800000
+	// (bits&exp) + 2^23 reaches bit 31 exactly when the exponent is all
+	// ones: whole chunks are checked with no branch per element.
+	const chunk = 1 << 12
+	for lo := 0; lo < len(v); lo += chunk {
+		c := v[lo:min(lo+chunk, len(v))]
+		var acc uint32
+		for _, x := range c {
+			acc |= math.Float32bits(x)&exp + 1<<23
+		}
+		if acc&(1<<31) == 0 {
+			continue
+		}
+		for i, x := range c {
+			if math.Float32bits(x)&exp == exp {
+				return lo + i
+			}
+		}
+	}
+	return -1
 }

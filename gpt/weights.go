@@ -272,7 +272,7 @@ func (m *Model) WithWeights(f Weights) (*Model, error) {
 			copy(dst, src[name].f32)
 			return nil
 		},
-		func(name string, _, _ int) (linear, error) { return src[name].convert(f) })
+		func(name string, _, _ int) (linear, error) { return src[name].convert(f) }, nil)
 	if err != nil {
 		return nil, fmt.Errorf("gpt: WithWeights(%v): %v", f, err)
 	}
@@ -308,7 +308,9 @@ func isLowMatrix(name string) bool {
 // its bias set here), one at a time in layout order, and a tied head
 // converted from wte. Names are Config.Tensors'. Its errors are small's
 // and matrix's, the latter after the block ("block 2: ...") or "LM head: ".
-func newInference(cfg Config, f Weights, impl *kernels.Impl, small func(name string, dst []float32) error, matrix func(name string, k, n int) (linear, error)) (*Model, error) {
+// A non-nil tiedHead makes the tied head (k inputs, n outputs) instead of
+// converting wte (a checkpoint that holds it in format f already).
+func newInference(cfg Config, f Weights, impl *kernels.Impl, small func(name string, dst []float32) error, matrix func(name string, k, n int) (linear, error), tiedHead func(k, n int) (linear, error)) (*Model, error) {
 	n := &Model{Config: cfg, k: impl, wf: f}
 	n.run.m = n
 	n.p = weights{blocks: make([]blockWeights, cfg.Layers)}
@@ -342,9 +344,12 @@ func newInference(cfg Config, f Weights, impl *kernels.Impl, small func(name str
 			x.dst.bias = x.src.bias
 		}
 	}
-	if cfg.TieEmbeddings {
+	switch {
+	case cfg.TieEmbeddings && tiedHead != nil:
+		n.head, err = tiedHead(head.k, head.n)
+	case cfg.TieEmbeddings:
 		n.head, err = head.convert(f)
-	} else {
+	default:
 		n.head, err = matrix(lowHead, head.k, head.n)
 	}
 	if err != nil {

@@ -302,7 +302,49 @@ func TestBadInputs(t *testing.T) {
 		goodSize = st.Size()
 	}
 	configFIFO, configZero := filepath.Join(f.configFIFO, gpt.HFConfigFile), filepath.Join(f.configZero, gpt.HFConfigFile)
+	// A checkpoint of f.good converted to bf16, and the file of f.finished.
+	converted := filepath.Join(f.dir, "converted")
+	if st, _, errs := runCmd("convert", "--checkpoint", f.good, "--weights", "bf16", "--out", converted); st != 0 {
+		t.Fatalf("convert: %s", errs)
+	}
+	finishedFile := filepath.Join(f.finished, gpt.CheckpointFile)
+	finishedSize := int64(0)
+	if st, err := os.Stat(finishedFile); err == nil {
+		finishedSize = st.Size()
+	}
+	convert := func(args ...string) []string { return append([]string{"convert"}, args...) }
 	rows := []row{
+		{name: "convert onto its source", args: convert("--checkpoint", f.good, "--weights", "int8", "--out", f.good), status: 2, quiet: true,
+			want:  []string{"--out " + f.good + ": " + filepath.Join(f.good, gpt.CheckpointFile) + " is the checkpoint being converted"},
+			after: unchanged(filepath.Join(f.good, gpt.CheckpointFile), 0, goodSize)},
+		{name: "convert onto its source file", args: convert("--checkpoint", filepath.Join(f.good, gpt.CheckpointFile), "--weights", "bf16", "--out", f.good), status: 2, quiet: true,
+			want: []string{"is the checkpoint being converted"}, after: unchanged(filepath.Join(f.good, gpt.CheckpointFile), 0, goodSize)},
+		{name: "convert over another checkpoint", args: convert("--checkpoint", f.g.hfDir, "--weights", "int8", "--out", f.finished), status: 2, quiet: true,
+			want: []string{finishedFile + " exists; remove it or choose another directory"}, after: unchanged(finishedFile, 0, finishedSize)},
+		{name: "convert over a FIFO", args: convert("--checkpoint", f.good, "--weights", "int8", "--out", f.ckFIFODir), status: 2, quiet: true,
+			want: []string{filepath.Join(f.ckFIFODir, gpt.CheckpointFile) + " exists"}, after: unchanged(filepath.Join(f.ckFIFODir, gpt.CheckpointFile), fs.ModeNamedPipe, 0)},
+		{name: "convert out under a file", args: convert("--checkpoint", f.good, "--weights", "int8", "--out", filepath.Join(f.text, "sub")), status: 1, quiet: true,
+			want: []string{"--out: create " + filepath.Join(f.text, "sub") + ": " + f.text + " is a regular file, not a directory"}},
+		{name: "convert missing checkpoint", args: convert("--checkpoint", f.missing, "--weights", "int8", "--out", f.missing), status: 1, quiet: true,
+			want: []string{f.missing, "no such file"}, after: func(t *testing.T) {
+				if _, err := os.Stat(f.missing); err == nil {
+					t.Errorf("a refused convert created %s", f.missing)
+				}
+			}},
+		{name: "convert FIFO checkpoint", args: convert("--checkpoint", f.fifo, "--weights", "bf16", "--out", f.missing), status: 1, quiet: true,
+			want: []string{f.fifo, "not a regular file"}, after: unchanged(f.fifo, fs.ModeNamedPipe, 0)},
+		{name: "convert flipped bit", args: convert("--checkpoint", f.flipped, "--weights", "bf16", "--out", f.missing), status: 1, quiet: true, want: []string{f.flipped, "checksum"}},
+		{name: "convert huge config", args: convert("--checkpoint", f.huge, "--weights", "int8", "--out", f.missing), status: 1, quiet: true, want: []string{f.huge, "Config.Width = 1000000000 is above the limit"}},
+		{name: "convert bf16 to int8", args: convert("--checkpoint", converted, "--weights", "int8", "--out", f.missing), status: 2, quiet: true,
+			want: []string{"--weights int8: " + filepath.Join(converted, gpt.CheckpointFile) + " holds bf16 weights (written by tinygpt convert)"}},
+		{name: "sample other weights than converted", args: []string{"sample", "--checkpoint", converted, "--weights", "int8"}, status: 2, quiet: true,
+			want: []string{"--weights int8: " + filepath.Join(converted, gpt.CheckpointFile) + " holds bf16 weights", "give --weights bf16 or none"}},
+		{name: "eval f32 weights of converted", args: []string{"eval", "--checkpoint", converted, "--data", f.text, "--weights", "f32"}, status: 2, quiet: true,
+			want: []string{"--weights f32: ", "holds bf16 weights"}},
+		{name: "init from converted", args: train("--init", converted, "--data", f.text), status: 2, quiet: true,
+			want: []string{"--init " + filepath.Join(converted, gpt.CheckpointFile) + " holds bf16 weights (written by tinygpt convert), for inference only"}},
+		{name: "resume converted", args: []string{"train", "--checkpoint_dir", converted, "--resume"}, status: 1, quiet: true,
+			want: []string{"no optimizer state"}},
 		{name: "unknown command", args: []string{"fly"}, status: 2, want: []string{`unknown command "fly"`}},
 		{name: "unknown flag", args: train("--bogus"), status: 2, want: []string{"-bogus"}},
 		{name: "width", args: train("--d_model", "1000000000"), status: 2, want: []string{"--d_model 1000000000 is above the limit of 16384"}},
@@ -434,7 +476,7 @@ func TestBadInputs(t *testing.T) {
 		{name: "eval block size", args: []string{"eval", "--checkpoint", f.g.hfDir, "--data", f.g.text, "--block_size", "64"}, status: 2, want: []string{"--block_size 64 is above the model's block size of 32"}},
 		{name: "eval no data", args: []string{"eval", "--checkpoint", f.good}, status: 2, want: []string{"--data is missing"}},
 		{name: "eval weights fp16", args: []string{"eval", "--checkpoint", f.good, "--data", f.text, "--weights", "fp16"}, status: 2, want: []string{`--weights "fp16" must be f32, bf16 or int8`}},
-		{name: "eval weights empty", args: []string{"eval", "--checkpoint", f.missing, "--data", f.text, "--weights", ""}, status: 2, want: []string{`--weights "" must be f32, bf16 or int8`}},
+		{name: "eval weights spaced", args: []string{"eval", "--checkpoint", f.missing, "--data", f.text, "--weights", " bf16"}, status: 2, want: []string{`--weights " bf16" must be f32, bf16 or int8`}},
 		{name: "sample weights BF16", args: []string{"sample", "--checkpoint", f.good, "--weights", "BF16"}, status: 2, want: []string{`--weights "BF16" must be f32, bf16 or int8`}},
 		{name: "sample weights int4", args: []string{"sample", "--checkpoint", f.missing, "--weights", "int4"}, status: 2, want: []string{`--weights "int4" must be f32, bf16 or int8`}},
 		{name: "eval batch size", args: []string{"eval", "--checkpoint", f.good, "--data", f.text, "--batch_size", "0"}, status: 2, want: []string{"--batch_size 0 must be in [1, 65536]"}},

@@ -16,14 +16,14 @@ import (
 
 func runEval(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
-	ckpt := fs.String("checkpoint", "checkpoints", "checkpoint `dir`ectory or file: written by tinygpt train, or GPT-2 weights (Hugging Face's model.safetensors or its directory, llm.c's gpt2_*.bin)")
+	ckpt := fs.String("checkpoint", "checkpoints", "checkpoint `dir`ectory or file: written by tinygpt train or convert, or GPT-2 weights (Hugging Face's model.safetensors or its directory, llm.c's gpt2_*.bin)")
 	tokDir := fs.String("tokenizer_dir", "", "`dir`ectory of the BPE tokenizer; default: the checkpoint's own, or for GPT-2 weights the files beside them")
 	dataPath := fs.String("data", "", "`file` to evaluate on: UTF-8 text (tokenized with the model's tokenizer: its characters, or BPE) or uint16 token ids (llm.c's format, or raw with extension .bin/.tok)")
 	batch := fs.Int("batch_size", 4, "sequences per batch")
 	block := fs.Int("block_size", 0, "tokens per sequence, at most the model's block size (0: the model's)")
 	batches := fs.Int("batches", 0, "batches to evaluate (0: every whole batch in the file)")
 	threads := fs.Int("threads", 0, "threads (GOMAXPROCS); 0: all CPUs")
-	weights := fs.String("weights", "f32", "format of the blocks' matrices and the LM head: f32, bf16 or int8 (converted on load; the embeddings, LayerNorms, biases and activations stay float32)")
+	weights := fs.String("weights", "", weightsUsage)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `usage: tinygpt eval --checkpoint DIR|FILE --data FILE [--batch_size B] [--block_size T] [--batches N] [--tokenizer_dir DIR] [--weights f32|bf16|int8]
 
@@ -106,7 +106,7 @@ func eval(ckpt, tokDir, dataPath, weights string, batch, block, batches, threads
 	evalCfg := cfg
 	evalCfg.BlockSize = block
 	what := fmt.Sprintf("evaluating %s with --batch_size %d on %d threads", describe(evalCfg), batch, runtime.GOMAXPROCS(0))
-	if err := gpt.CheckMemory(what, gpt.EvalBytesWeights(evalCfg, batch, runtime.GOMAXPROCS(0), wf)); err != nil {
+	if err := gpt.CheckMemory(what, gpt.EvalBytesWeights(evalCfg, batch, runtime.GOMAXPROCS(0), lm.m.Weights())); err != nil {
 		return err
 	}
 	loss, done, err := lm.m.EvalSequentialContext(w.Context(), toks, batch, block, batches)
@@ -126,7 +126,7 @@ func eval(ckpt, tokDir, dataPath, weights string, batch, block, batches, threads
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: cross-entropy %.6f nats per token, perplexity %.4f, over %d tokens (%d batches of %d×%d) of %s\n",
-		dataPath, loss, math.Exp(loss), batches*batch*block, batches, batch, block, lm.describe()+weightsNote(wf))
+		dataPath, loss, math.Exp(loss), batches*batch*block, batches, batch, block, lm.describe()+weightsNote(lm.m.Weights()))
 	return nil
 }
 

@@ -5,6 +5,7 @@
 //	tinygpt eval [flags]     cross-entropy and perplexity of a model on a file
 //	tinygpt attn [flags]     draw each head's attention over a prompt
 //	tinygpt compare [flags]  train 1 head and H heads, chart both losses
+//	tinygpt convert [flags]  write a checkpoint with bf16 or int8 matrices
 //
 // With no --data, train uses a built-in synthetic task (see package
 // gpt/data) that needs several attention patterns at once, so --n_heads 4
@@ -36,6 +37,7 @@ commands:
   eval     cross-entropy and perplexity of a checkpoint or GPT-2 on a file
   attn     draw every head's attention over a prompt as heatmaps
   compare  train with 1 head and with --n_heads heads, chart both losses
+  convert  write a checkpoint's or GPT-2's matrices in bf16 or int8, to load with no conversion
 
 Run 'tinygpt <command> --help' for a command's flags.
 `
@@ -66,11 +68,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runAttn(args[1:], stdout, stderr)
 	case "compare":
 		return runCompare(args[1:], stdout, stderr)
+	case "convert":
+		return runConvert(args[1:], stdout, stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
 	default:
-		fmt.Fprintf(stderr, "tinygpt: unknown command %q (want train, sample, eval, attn or compare; see tinygpt --help)\n", args[0])
+		fmt.Fprintf(stderr, "tinygpt: unknown command %q (want train, sample, eval, attn, compare or convert; see tinygpt --help)\n", args[0])
 		return 2
 	}
 }

@@ -63,6 +63,13 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"eval", "--checkpoint", "", "--data", "y"}, "--checkpoint is empty"},
 		{[]string{"attn", "--checkpoint", "", "--prompt", "a"}, "--checkpoint is empty"},
 		{[]string{"attn", "--checkpoint", "x", "--prompt", "a", "--out", ""}, "--out is empty"},
+		{[]string{"convert"}, "--checkpoint is missing"},
+		{[]string{"convert", "--checkpoint", "x"}, "--weights is missing"},
+		{[]string{"convert", "--checkpoint", "x", "--weights", "q4"}, `--weights "q4" must be f32, bf16 or int8`},
+		{[]string{"convert", "--checkpoint", "x", "--weights", "int8"}, "--out is missing"},
+		{[]string{"convert", "--checkpoint", "x", "--weights", "int8", "--out", "y", "z"}, `unexpected argument "z"`},
+		{[]string{"convert", "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"sample", "--weights", "q4"}, `--weights "q4" must be f32, bf16 or int8`},
 	} {
 		st, out, errs := runCmd(c.args...)
 		if st != 2 || out != "" || !strings.Contains(errs, c.want) {
@@ -79,9 +86,10 @@ func TestHelp(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--help"}, []string{"train", "sample", "eval", "attn", "compare"}},
+		{[]string{"--help"}, []string{"train", "sample", "eval", "attn", "compare", "convert"}},
+		{[]string{"convert", "--help"}, []string{"usage: tinygpt convert", "-checkpoint", "-weights", "bf16|int8|f32", "-out", "-tokenizer_dir", "no conversion", "atomically"}},
 		{[]string{"eval", "--help"}, []string{"usage: tinygpt eval", "-checkpoint", "-data", "-batch_size", "-block_size", "-batches", "-tokenizer_dir", "perplexity", "-weights", "f32|bf16|int8"}},
-		{[]string{"sample", "--help"}, []string{"usage: tinygpt sample", "-checkpoint", "-prompt", "-weights", "f32|bf16|int8", "converted on load"}},
+		{[]string{"sample", "--help"}, []string{"usage: tinygpt sample", "-checkpoint", "-prompt", "-weights", "f32|bf16|int8", "converted on load", "tinygpt convert", "usage error"}},
 		{[]string{"attn", "--help"}, []string{"usage: tinygpt attn", "-checkpoint", "-prompt", "-out"}},
 		{[]string{"compare", "--help"}, []string{"usage: tinygpt compare", "-n_heads", "-checkpoint_dir", "1head", "-max_iters"}},
 		{[]string{"train", "--help"}, []string{"usage: tinygpt train", "-batch_size", "-d_model", "-n_heads", "-n_layers", "-lr", "-checkpoint_dir", "-epochs", "-data", "-block_size", "-max_iters", "-eval_interval", "-eval_iters", "-seed", "-threads", "-resume", "-checkpoint_every", "-force", "-init", "-tokenizer", "-tokenizer_dir", "-tie_embeddings"}},

@@ -125,11 +125,14 @@ func isGPT2File(path string) bool {
 // weights the tokenizer files beside them. GPT-2 weights without a
 // tokenizer load with tok nil and noTok set (a command that needs one
 // says so with needTokenizer); a tokenizer of another size than the
-// model's vocabulary is an error. The model's matrices are in format wf:
-// GPT-2 weights are read straight into it (gpt.WithLoadWeights, no
-// float32 model in memory for a safetensors file), our checkpoints are
-// read as float32 and converted (gpt.Model.WithWeights).
-func loadModel(p, tokDir, cmd string, wf gpt.Weights, stderr io.Writer) (*model, error) {
+// model's vocabulary is an error. The model's matrices are in format
+// wf.f: GPT-2 weights are read straight into it (gpt.WithLoadWeights,
+// no float32 model in memory for a safetensors file), our float32
+// checkpoints are read as float32 and converted (gpt.Model.WithWeights).
+// A checkpoint tinygpt convert wrote keeps its format, which wf.f must
+// be when wf.set (a usage error otherwise: its float32 weights are gone);
+// unset, wf.f is float32 for every other file.
+func loadModel(p, tokDir, cmd string, wf weightsFlag, stderr io.Writer) (*model, error) {
 	path, err := modelFile(p)
 	if err != nil {
 		return nil, err
@@ -137,7 +140,7 @@ func loadModel(p, tokDir, cmd string, wf gpt.Weights, stderr io.Writer) (*model,
 	lm := &model{path: path}
 	if isGPT2File(path) {
 		lm.isGPT = true
-		if lm.m, err = gpt.LoadGPT2(path, gpt.WithLoadWeights(wf)); err != nil {
+		if lm.m, err = gpt.LoadGPT2(path, gpt.WithLoadWeights(wf.f)); err != nil {
 			return nil, err
 		}
 	} else {
@@ -176,20 +179,43 @@ func loadModel(p, tokDir, cmd string, wf gpt.Weights, stderr io.Writer) (*model,
 		return nil, fmt.Errorf("the tokenizer (%s) has %d tokens, but the model %s has a vocabulary of %d", lm.tok.describe(), lm.tok.size(), path, lm.m.Config.Vocab)
 	}
 	if lm.ck != nil {
-		if err := lm.convert(wf); err != nil {
+		if has := lm.m.Weights(); has != gpt.WeightsF32 {
+			switch {
+			case cmd == "train":
+				return nil, usageError{fmt.Sprintf("--init %s holds %v weights (written by tinygpt convert), for inference only: give the float32 checkpoint it was converted from", path, has)}
+			case wf.set && wf.f != has:
+				return nil, usageError{fmt.Sprintf("--weights %v: %s holds %v weights (written by tinygpt convert), used as they are: give --weights %v or none, or the float32 checkpoint it was converted from", wf.f, path, has, has)}
+			}
+			return lm, nil
+		}
+		if err := lm.convert(wf.f); err != nil {
 			return nil, err
 		}
 	}
 	return lm, nil
 }
 
-// parseWeights reads --weights: a usage error unless it names a format.
-func parseWeights(s string) (gpt.Weights, error) {
+// weightsFlag is --weights: the format f, and whether the flag was given
+// (set) or left empty (float32, or a converted checkpoint's own format).
+type weightsFlag struct {
+	f   gpt.Weights
+	set bool
+}
+
+// weightsUsage is the help of sample's and eval's --weights.
+const weightsUsage = "format of the blocks' matrices and the LM head: f32, bf16 or int8 (converted on load; the embeddings, LayerNorms, biases and activations stay float32); empty: a checkpoint's of tinygpt convert, which loads as it is with no conversion (another format is a usage error), else f32"
+
+// parseWeights reads --weights: empty is unset (see weightsFlag), else a
+// usage error unless it names a format.
+func parseWeights(s string) (weightsFlag, error) {
+	if s == "" {
+		return weightsFlag{f: gpt.WeightsF32}, nil
+	}
 	f, err := gpt.ParseWeights(s)
 	if err != nil {
-		return 0, usageError{fmt.Sprintf("--weights %q must be f32, bf16 or int8", s)}
+		return weightsFlag{}, usageError{fmt.Sprintf("--weights %q must be f32, bf16 or int8", s)}
 	}
-	return f, nil
+	return weightsFlag{f: f, set: true}, nil
 }
 
 // convert replaces lm's model by its weights in format f (gpt.Model.WithWeights),

@@ -17,7 +17,7 @@ import (
 
 func runSample(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sample", flag.ContinueOnError)
-	ckpt := fs.String("checkpoint", "checkpoints", "checkpoint `dir`ectory or file: written by tinygpt train, or GPT-2 weights (Hugging Face's model.safetensors or its directory, llm.c's gpt2_*.bin)")
+	ckpt := fs.String("checkpoint", "checkpoints", "checkpoint `dir`ectory or file: written by tinygpt train or convert, or GPT-2 weights (Hugging Face's model.safetensors or its directory, llm.c's gpt2_*.bin)")
 	tokDir := fs.String("tokenizer_dir", "", "`dir`ectory of the BPE tokenizer (encoder.json and vocab.bpe, vocab.json and merges.txt, or llm.c's gpt2_tokenizer.bin); default: the checkpoint's own, or for GPT-2 weights the files beside them")
 	prompt := fs.String("prompt", "", "text to continue (token ids separated by spaces for a model trained on token ids); empty: start from the first character of the vocabulary that is a newline or space, GPT-2's <|endoftext|> token, else token 0")
 	n := fs.Int("n", 200, "number of tokens to generate")
@@ -25,7 +25,7 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 	topK := fs.Int("top_k", 0, "sample from the k most likely tokens only (0: all)")
 	topP := fs.Float64("top_p", 1, "nucleus sampling: sample from the smallest set of most likely tokens whose probabilities sum to at least p (after --top_k; 1: all)")
 	seed := fs.Uint64("seed", 1, "random seed")
-	weights := fs.String("weights", "f32", "format of the blocks' matrices and the LM head for decoding: f32, bf16 or int8 (converted on load; the embeddings, LayerNorms, biases and activations stay float32)")
+	weights := fs.String("weights", "", weightsUsage)
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), `usage: tinygpt sample --checkpoint DIR|FILE [--prompt TEXT] [-n N] [--temperature T] [--top_k K] [--top_p P] [--seed S] [--tokenizer_dir DIR] [--weights f32|bf16|int8]
 
@@ -69,7 +69,7 @@ flags:
 		return report(stderr, "sample", lm.needTokenizer("printing the tokens drawn"))
 	}
 	m := lm.m
-	if err := gpt.CheckMemory("sampling from "+describe(m.Config), gpt.SampleBytesWeights(m.Config, wf)); err != nil {
+	if err := gpt.CheckMemory("sampling from "+describe(m.Config), gpt.SampleBytesWeights(m.Config, m.Weights())); err != nil {
 		return report(stderr, "sample", err)
 	}
 	toks, err := promptTokens(lm, *prompt)

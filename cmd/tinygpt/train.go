@@ -448,7 +448,7 @@ func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, error)
 	var from string
 	switch {
 	case f.init != "":
-		lm, err := loadModel(f.init, f.tokDir, "train", gpt.WeightsF32, errw)
+		lm, err := loadModel(f.init, f.tokDir, "train", weightsFlag{f: gpt.WeightsF32}, errw)
 		if err != nil {
 			return nil, err
 		}

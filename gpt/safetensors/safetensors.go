@@ -116,6 +116,55 @@ func shapeElements(name string, shape []int) (int, error) {
 // (even with another dimension 0, so that no product of a shape overflows
 // an int), a header (names, shapes and metadata) above 100 MiB.
 func Encode(tensors []Tensor, metadata map[string]string) ([]byte, error) {
+	enc := make([]encTensor, len(tensors))
+	for i, t := range tensors {
+		enc[i] = encTensor{Raw: Raw{Name: t.Name, DType: "F32", Shape: t.Shape}, f32: t.Data, elems: len(t.Data)}
+	}
+	return encode(enc, metadata)
+}
+
+// Raw is one named tensor of any dtype DTypeSize knows, given as its
+// little-endian bytes: len(Data) must be the product of Shape times the
+// dtype's size.
+type Raw struct {
+	Name  string
+	DType string
+	Shape []int
+	Data  []byte
+}
+
+// encTensor is a tensor to encode: Raw's bytes, or Encode's float32
+// values (f32 non-nil); elems is its element count.
+type encTensor struct {
+	Raw
+	f32   []float32
+	elems int
+}
+
+// EncodeRaw is Encode for tensors of any dtype (F32, BF16, I8, ...):
+// the same checks, the same layout (data 8-byte aligned after the
+// header, tensors back to back in the given order) and the same
+// whole-file checksum. Each tensor's bytes start at a multiple of its
+// element size when every tensor before it has a multiple of 8 bytes.
+func EncodeRaw(tensors []Raw, metadata map[string]string) ([]byte, error) {
+	for _, t := range tensors {
+		size := DTypeSize(t.DType)
+		if size == 0 {
+			return nil, fmt.Errorf("safetensors: tensor %q has dtype %q, which has no known element size", t.Name, t.DType)
+		}
+		if len(t.Data)%size != 0 {
+			return nil, fmt.Errorf("safetensors: tensor %q: %d bytes are not whole %s elements", t.Name, len(t.Data), t.DType)
+		}
+	}
+	enc := make([]encTensor, len(tensors))
+	for i, t := range tensors {
+		enc[i] = encTensor{Raw: t, elems: len(t.Data) / DTypeSize(t.DType)}
+	}
+	return encode(enc, metadata)
+}
+
+// encode is Encode and EncodeRaw: tensors' elems is their element count.
+func encode(tensors []encTensor, metadata map[string]string) ([]byte, error) {
 	header := map[string]any{}
 	seen := map[string]bool{}
 	off := 0
@@ -128,26 +177,19 @@ func Encode(tensors []Tensor, metadata map[string]string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n != len(t.Data) {
-			return nil, fmt.Errorf("safetensors: tensor %q has shape %v (%d elements) but %d values", t.Name, t.Shape, n, len(t.Data))
+		if n != t.elems {
+			return nil, fmt.Errorf("safetensors: tensor %q has shape %v (%d elements) but %d values", t.Name, t.Shape, n, t.elems)
 		}
-		if int64(len(t.Data)) > math.MaxInt32 {
-			return nil, fmt.Errorf("safetensors: tensor %q has %d elements, more than the limit of %d a reader accepts", t.Name, len(t.Data), math.MaxInt32)
+		if int64(t.elems) > math.MaxInt32 {
+			return nil, fmt.Errorf("safetensors: tensor %q has %d elements, more than the limit of %d a reader accepts", t.Name, t.elems, math.MaxInt32)
 		}
 		shape := t.Shape
 		if shape == nil {
 			shape = []int{}
 		}
-		header[t.Name] = entry{DType: "F32", Shape: shape, Offsets: [2]int{off, off + 4*len(t.Data)}}
-		off += 4 * len(t.Data)
-	}
-	data := make([]byte, off)
-	p := 0
-	for _, t := range tensors {
-		for _, v := range t.Data {
-			binary.LittleEndian.PutUint32(data[p:], math.Float32bits(v))
-			p += 4
-		}
+		size := DTypeSize(t.DType)
+		header[t.Name] = entry{DType: t.DType, Shape: shape, Offsets: [2]int{off, off + size*t.elems}}
+		off += size * t.elems
 	}
 	meta := map[string]string{}
 	for k, v := range metadata {
@@ -167,10 +209,20 @@ func Encode(tensors []Tensor, metadata map[string]string) ([]byte, error) {
 	if len(js) > maxHeader {
 		return nil, fmt.Errorf("safetensors: a header of %d bytes, more than the limit of %d a reader accepts", len(js), maxHeader)
 	}
-	out := make([]byte, 8, 8+len(js)+len(data))
+	out := make([]byte, 8+len(js)+off)
 	binary.LittleEndian.PutUint64(out, uint64(len(js)))
-	out = append(out, js...)
-	out = append(out, data...)
+	copy(out[8:], js)
+	p := 8 + len(js)
+	for _, t := range tensors {
+		if t.f32 != nil {
+			for _, v := range t.f32 {
+				binary.LittleEndian.PutUint32(out[p:], math.Float32bits(v))
+				p += 4
+			}
+		} else {
+			p += copy(out[p:], t.Data)
+		}
+	}
 	at, err := findChecksum(out[8 : 8+len(js)])
 	if err != nil || at < 0 {
 		return nil, fmt.Errorf("safetensors: internal error: checksum field not found once in the header (%v)", err)
@@ -212,20 +264,54 @@ func fileChecksum(b []byte, at int) uint32 {
 }
 
 // Decode parses safetensors bytes into tensors (ordered by data offset) and
-// metadata. Any inconsistency is an error naming what is wrong.
+// metadata. Any inconsistency is an error naming what is wrong; a tensor
+// of a dtype other than F32 is one.
 func Decode(b []byte) ([]Tensor, map[string]string, error) {
+	h, err := verify(b, "F32")
+	if err != nil {
+		return nil, nil, err
+	}
+	data := b[h.DataStart:]
+	tensors := make([]Tensor, 0, len(h.Tensors))
+	for _, e := range h.Tensors {
+		s, end := int(e.Start), int(e.End)
+		t := Tensor{Name: e.Name, Shape: e.Shape, Data: make([]float32, (end-s)/4)}
+		for i := range t.Data {
+			t.Data[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[s+4*i:]))
+		}
+		tensors = append(tensors, t)
+	}
+	return tensors, h.Metadata, nil
+}
+
+// Verify checks the safetensors file b (all its bytes, as read or mapped)
+// as Decode does, for tensors of any dtype, and returns its header
+// without copying any tensor: tensor e's bytes are
+// b[DataStart+e.Start : DataStart+e.End]. The checksum is verified first
+// (ChecksumKey, or an older file's DataChecksumKey; a file with neither
+// is an error), then the header, every tensor of a dtype DTypeSize
+// knows spanning exactly its shape's bytes, and the tensors covering the
+// data section exactly, back to back. A tensor of an unknown dtype is an
+// error.
+func Verify(b []byte) (*Header, error) {
+	return verify(b, "")
+}
+
+// verify is Verify allowing only the dtype only (any known one when only
+// is empty).
+func verify(b []byte, only string) (*Header, error) {
 	if len(b) < 8 {
-		return nil, nil, tooShort(int64(len(b)))
+		return nil, tooShort(int64(len(b)))
 	}
 	hl, err := headerLength(b[:8], int64(len(b)))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// The checksum first: a damaged file is reported as such, whatever the
 	// damage would make of the header.
 	at, err := findChecksum(b[8 : 8+hl])
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var sum string
 	if at >= 0 {
@@ -233,52 +319,48 @@ func Decode(b []byte) ([]Tensor, map[string]string, error) {
 		sum = string(b[at : at+8])
 		want, _ := strconv.ParseUint(sum, 16, 32)
 		if got := fileChecksum(b, int(at)); uint64(got) != want {
-			return nil, nil, fmt.Errorf("safetensors: the file's checksum %08x does not match the %s %s in its header (truncated or corrupted file)", got, ChecksumKey, sum)
+			return nil, fmt.Errorf("safetensors: the file's checksum %08x does not match the %s %s in its header (truncated or corrupted file)", got, ChecksumKey, sum)
 		}
 	}
-	h, err := parseHeader(b[8:8+hl], int64(len(b)), "F32")
+	h, err := parseHeader(b[8:8+hl], int64(len(b)), only)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	data := b[8+hl:]
 	// parseHeader leaves no overlaps: the tensors cover the data exactly
 	// when each starts where the one before it ends and the last ends at
 	// the end.
-	pos := 0
-	tensors := make([]Tensor, 0, len(h.Tensors))
+	pos := int64(0)
 	for _, e := range h.Tensors {
-		s, end := int(e.Start), int(e.End)
-		if s != pos {
-			return nil, nil, fmt.Errorf("safetensors: tensor %q: data_offsets [%d, %d] do not follow the previous tensor (at %d) (corrupted file)", e.Name, s, end, pos)
+		if DTypeSize(e.DType) == 0 {
+			return nil, fmt.Errorf("safetensors: tensor %q has dtype %q, which this package does not read", e.Name, e.DType)
 		}
-		pos = end
-		t := Tensor{Name: e.Name, Shape: e.Shape, Data: make([]float32, (end-s)/4)}
-		for i := range t.Data {
-			t.Data[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[s+4*i:]))
+		if e.Start != pos {
+			return nil, fmt.Errorf("safetensors: tensor %q: data_offsets [%d, %d] do not follow the previous tensor (at %d) (corrupted file)", e.Name, e.Start, e.End, pos)
 		}
-		tensors = append(tensors, t)
+		pos = e.End
 	}
-	if pos != len(data) {
-		return nil, nil, fmt.Errorf("safetensors: the tensors cover %d of the %d data bytes (corrupted file)", pos, len(data))
+	if pos != int64(len(data)) {
+		return nil, fmt.Errorf("safetensors: the tensors cover %d of the %d data bytes (corrupted file)", pos, len(data))
 	}
 	meta := h.Metadata
 	if c, ok := meta[ChecksumKey]; ok != (at >= 0) || (ok && c != sum) {
-		return nil, nil, fmt.Errorf("safetensors: the header's %s is not in the form Encode writes (corrupted file?)", ChecksumKey)
+		return nil, fmt.Errorf("safetensors: the header's %s is not in the form Encode writes (corrupted file?)", ChecksumKey)
 	}
 	if at < 0 {
 		c, ok := meta[DataChecksumKey]
 		if !ok {
-			return nil, nil, fmt.Errorf("safetensors: the header has no checksum (%s), so damage cannot be told apart (corrupted file, or not written by this package)", ChecksumKey)
+			return nil, fmt.Errorf("safetensors: the header has no checksum (%s), so damage cannot be told apart (corrupted file, or not written by this package)", ChecksumKey)
 		}
 		want, err := strconv.ParseUint(c, 10, 32)
 		if err != nil {
-			return nil, nil, fmt.Errorf("safetensors: bad %s %q", DataChecksumKey, c)
+			return nil, fmt.Errorf("safetensors: bad %s %q", DataChecksumKey, c)
 		}
 		if got := crc32.Checksum(data, castagnoli); uint64(got) != want {
-			return nil, nil, fmt.Errorf("safetensors: data checksum %d does not match the header's %d (corrupted file)", got, want)
+			return nil, fmt.Errorf("safetensors: data checksum %d does not match the header's %d (corrupted file)", got, want)
 		}
 	}
-	return tensors, meta, nil
+	return h, nil
 }
 
 // Header is a safetensors file's header, checked: every tensor's bytes lie
