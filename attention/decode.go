@@ -69,8 +69,8 @@ const decodeMinFlops = 1 << 20
 // part h is head h.
 type decodeHeads Decoder
 
-// RunPart computes one head of the call.
-func (dh *decodeHeads) RunPart(_, h int) { (*Decoder)(dh).decodeHead(h) }
+// RunPart computes one head of the call with the worker's scores.
+func (dh *decodeHeads) RunPart(worker, h int) { (*Decoder)(dh).decodeHead(worker, h) }
 
 // Decode computes the heads of the next n positions of the sequence
 // whose earlier positions are in the cache: qkv [n,3C] holds their
@@ -82,7 +82,9 @@ func (dh *decodeHeads) RunPart(_, h int) { (*Decoder)(dh).decodeHead(h) }
 // whole sequence up to float32 rounding (the kernels sum in a different
 // order for a different number of rows; the tests hold them to 5e-6 of
 // the largest output). Feed a prompt with one call of n = its length (or
-// a few calls of consecutive chunks), then one token per call. y may not
+// a few calls of consecutive chunks), then one token per call: a prompt's
+// rows go through the heads in blocks of 64, each goroutine holding the
+// scores of one block (64 × (Len()+n) floats), never a T×T matrix. y may not
 // overlap qkv. It panics if n < 1, if qkv is shorter than n*3C or y
 // shorter than n*C, if the cache has no room for n more positions, or if
 // the score workspace (4·n·(Len()+n)·C floats at most) would not fit in
@@ -114,7 +116,6 @@ func (d *Decoder) heads(n int) {
 	C := d.c
 	past := d.n
 	total := past + n
-	d.s = grow(d.s, d.h*n*total)
 	for r := 0; r < n; r++ {
 		row := d.qkv[r*3*C : (r+1)*3*C]
 		for h := 0; h < d.h; h++ {
@@ -130,33 +131,37 @@ func (d *Decoder) heads(n int) {
 	if 4*n*total*C >= decodeMinFlops {
 		workers = workersFor(d.h)
 	}
+	// The scores of one block of rows per worker: a prompt of any length
+	// never holds a T×T matrix.
+	d.s = grow(d.s, workers*min(n, rowBlock)*total)
 	parallel.Run((*decodeHeads)(d), d.h, workers)
 }
 
-// decodeHead computes head h of a Decode call.
-func (d *Decoder) decodeHead(h int) {
+// decodeHead computes head h of a Decode call, its scores in the
+// worker's block of d.s.
+func (d *Decoder) decodeHead(worker, h int) {
 	C, D, n, past := d.c, d.d, d.rows, d.past
 	total := past + n
 	q := d.qkv[h*D:]
 	k := d.k[h*d.maxT*D:]
 	v := d.v[h*d.maxT*D:]
-	s := d.s[h*n*total : (h+1)*n*total]
+	sw := min(n, rowBlock) * total
+	s := d.s[worker*sw : (worker+1)*sw]
 	y := d.y[h*D:]
 	inf := float32(math.Inf(-1))
 	for i0 := 0; i0 < n; i0 += rowBlock {
 		i1 := min(i0+rowBlock, n)
 		m, keys := i1-i0, past+i1
-		sb := s[i0*total:]
-		d.impl.Gemm(false, true, m, keys, D, d.scale, q[i0*3*C:], 3*C, k, D, 0, sb, total)
+		d.impl.Gemm(false, true, m, keys, D, d.scale, q[i0*3*C:], 3*C, k, D, 0, s, total)
 		// Causal mask: query i0+r (position past+i0+r) sees keys up to
 		// its own position. A single token sees every cached key.
 		for r := 0; r < m-1; r++ {
-			row := sb[r*total+past+i0+r+1 : r*total+keys]
+			row := s[r*total+past+i0+r+1 : r*total+keys]
 			for j := range row {
 				row[j] = inf
 			}
 		}
-		d.impl.Softmax(m, keys, sb, total, sb, total)
-		d.impl.Gemm(false, false, m, D, keys, 1, sb, total, v, D, 0, y[i0*C:], C)
+		d.impl.Softmax(m, keys, s, total, s, total)
+		d.impl.Gemm(false, false, m, D, keys, 1, s, total, v, D, 0, y[i0*C:], C)
 	}
 }

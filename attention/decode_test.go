@@ -150,3 +150,28 @@ func TestDecodeNoAllocs(t *testing.T) {
 		}
 	})
 }
+
+// TestDecodePromptScoresBounded feeds prompts of several lengths in one
+// call and checks that the decoder's scores are one block of rows per
+// goroutine (rowBlock × positions), not a matrix per head of every row
+// against every position, and that the outputs still match Forward.
+func TestDecodePromptScoresBounded(t *testing.T) {
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		for _, tc := range []struct{ t, c, h int }{{300, 32, 4}, {65, 16, 2}, {20, 16, 4}} {
+			l := newLayer(t, p, tc.c, tc.h)
+			pr := newProblem(refShape{1, tc.t, tc.c, tc.h}, 18)
+			want := make([]float32, tc.t*tc.c)
+			l.Forward(want, pr.qkv, 1, tc.t)
+			d := l.NewDecoder(tc.t)
+			got := make([]float32, tc.t*tc.c)
+			d.Decode(got, pr.qkv, tc.t)
+			bound := workersFor(tc.h) * min(tc.t, rowBlock) * tc.t
+			if len(d.s) > bound {
+				t.Errorf("T=%d H=%d: %d floats of scores, want at most %d (a block of rows per goroutine)", tc.t, tc.h, len(d.s), bound)
+			}
+			if e := relErr(got, to64(want)); e > decodeTol {
+				t.Errorf("T=%d H=%d: prompt outputs differ from Forward by %.2g", tc.t, tc.h, e)
+			}
+		}
+	})
+}

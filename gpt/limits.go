@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
 	"strconv"
@@ -51,13 +52,14 @@ func (c Config) CheckLimits() error {
 
 // ModelBytes estimates the memory of a model of config c as Load or New
 // make it: parameters and gradients, and with opt the optimizer's two
-// moments and decay mask. c must pass CheckLimits (the estimate is exact
-// arithmetic on sizes that cannot overflow then).
+// moments (its decay spans are a few per layer, not counted). c must pass
+// CheckLimits (the estimate is exact arithmetic on sizes that cannot
+// overflow then).
 func ModelBytes(c Config, opt bool) int64 {
 	p := int64(c.NumParams())
 	b := 2 * 4 * p
 	if opt {
-		b += 2*4*p + p
+		b += 2 * 4 * p
 	}
 	return b
 }
@@ -94,10 +96,13 @@ func SampleBytes(c Config) int64 { return SampleBytesWeights(c, WeightsF32) }
 
 // SampleBytesWeights estimates the memory of sampling from a model of
 // config c whose matrices are in format f (see InferenceBytes), with its
-// KV caches and the sampler's scratch.
+// KV caches and the sampler's scratch: per layer and goroutine
+// (GOMAXPROCS) the scores of a block of 64 prompt rows against the
+// context.
 func SampleBytesWeights(c Config, f Weights) int64 {
 	C, V, L, T := float64(c.Width), float64(c.Vocab), float64(c.Layers), float64(c.BlockSize)
-	return saturate(float64(InferenceBytes(c, f)) + 4*(L*3*(T+16)*C+11*T*C+2*T+V) + 16*V + 4*L*T*T)
+	scores := L * float64(runtime.GOMAXPROCS(0)) * math.Min(T, 64) * T
+	return saturate(float64(InferenceBytes(c, f)) + 4*(L*3*(T+16)*C+11*T*C+2*T+V) + 16*V + 4*scores)
 }
 
 func saturate(x float64) int64 {

@@ -267,6 +267,7 @@ type Model struct {
 	n    int        // rows of the last Forward
 	hasT bool       // the last Forward had targets
 	run  replicaTask
+	inf  *inference // the inference forward's workspace (inferLoss)
 }
 
 // replica is one copy of what a forward and backward pass writes.
@@ -552,25 +553,8 @@ func (m *Model) ensure(r *replica, b, t int) {
 // the activations for Backward. It panics on a shape or token id outside
 // the config.
 func (m *Model) Forward(tokens, targets []int32, b, t int) float64 {
-	cfg := m.Config
-	V := cfg.Vocab
-	if b < 1 || t < 1 || t > cfg.BlockSize {
-		panic(fmt.Sprintf("gpt.Model.Forward: b=%d t=%d, need b >= 1 and 1 <= t <= BlockSize=%d", b, t, cfg.BlockSize))
-	}
+	m.checkTokens("Model.Forward", tokens, targets, b, t)
 	n := b * t
-	if len(tokens) != n || (targets != nil && len(targets) != n) {
-		panic(fmt.Sprintf("gpt.Model.Forward: len(tokens)=%d len(targets)=%d, want b*t=%d", len(tokens), len(targets), n))
-	}
-	for i, tok := range tokens {
-		if tok < 0 || int(tok) >= V {
-			panic(fmt.Sprintf("gpt.Model.Forward: token %d at %d is outside the vocabulary of %d", tok, i, V))
-		}
-	}
-	for i, tg := range targets {
-		if tg < 0 || int(tg) >= V {
-			panic(fmt.Sprintf("gpt.Model.Forward: target %d at %d is outside the vocabulary of %d", tg, i, V))
-		}
-	}
 	k := 1
 	if targets != nil {
 		k = parallel.Parts(b, 1) // min(GOMAXPROCS, b)

@@ -142,12 +142,13 @@ func plural(n int, what string) string {
 }
 
 // attnBytes estimates the memory that drawing the attention of t tokens
-// takes besides the model: the activations of one sequence of t tokens,
+// takes besides the model: the training forward's activations of one
+// sequence of t tokens (Model.Forward keeps the probabilities drawn),
 // a t×t map of float32 for every layer and head, and the largest image
 // drawn (its pixels grow as t²: heads.WriteBytes).
 func attnBytes(c gpt.Config, t int) int64 {
 	ct := c
 	ct.BlockSize = t
 	L, H, T := int64(c.Layers), int64(max(c.Heads, 1)), int64(t)
-	return gpt.EvalBytes(ct, 1, 1) - gpt.ModelBytes(ct, false) + 4*L*H*T*T + heads.WriteBytes(c.Layers, max(c.Heads, 1), t)
+	return gpt.TrainBytes(ct, 1, 1) - gpt.ModelBytes(ct, true) + 4*L*H*T*T + heads.WriteBytes(c.Layers, max(c.Heads, 1), t)
 }
