@@ -10,6 +10,15 @@
 // checkpoints simple; the layout of that vector (names, shapes, order) is
 // one table (Config.Tensors), which is also what checkpoints store.
 //
+// A block is one function (blockForward) for training, evaluation and
+// decoding: the model's linears do every product, its four projections
+// and the LM head, in the model's weight format (float32, or bf16 and int8
+// after WithWeights), and package attention does the heads between the
+// query/key/value projection and the output projection. Training's
+// Forward keeps what Backward needs; evaluation (EvalSequential) runs an
+// inference forward that keeps nothing, with fused attention and one
+// pass's activations; a Sampler decodes with a key/value cache.
+//
 // LoadGPT2 reads GPT-2 family checkpoints (Hugging Face safetensors or
 // llm.c's gpt2_*.bin) into models with tied embeddings.
 //

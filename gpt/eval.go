@@ -28,7 +28,8 @@ func SequentialBatches(n, b, t int) int {
 // It runs the inference forward, not Forward: nothing is kept for a
 // backward pass, attention is fused (no T×T matrix), and the activations
 // are those of one pass of at most 1,024 rows (or one sequence) and a
-// block of 64 rows of logits, whatever b is. Its losses are Forward's up
+// block of 256 rows of logits, whatever b is, for each of up to
+// GOMAXPROCS parts the sequences are split over. Its losses are Forward's up
 // to float32 rounding (the sums run in another order): within 2e-6
 // relative in the tests.
 func (m *Model) EvalSequential(toks []uint16, b, t, batches int) (float64, error) {
@@ -83,19 +84,21 @@ func (m *Model) EvalSequentialContext(ctx context.Context, toks []uint16, b, t, 
 
 // EvalBytes estimates the memory of evaluating (EvalSequential) a model
 // of config c on batches of batch sequences of its block size on up to
-// threads goroutines: the model (ModelBytes without the optimizer), the
-// inference forward's activations of one pass (11 floats per row and
-// width for as many whole sequences as 1,024 rows hold, at least one)
-// and of 64 rows of logits, per thread the fused attention's block of
-// scores and 2 MiB for the products' packing and the goroutine's stack,
-// and the batches' tokens.
+// threads goroutines: the model (ModelBytes without the optimizer); for
+// each of the inference forward's min(threads, batch) parts the
+// activations of one pass (11 floats per row and width for as many of
+// the part's sequences as 1,024 rows hold, at least one) and 256 rows of
+// logits; per thread the fused attention's block of scores and 2 MiB for
+// the products' packing and the goroutine's stack; and the batches'
+// tokens.
 func EvalBytes(c Config, batch, threads int) int64 {
 	C, V, T := float64(c.Width), float64(c.Vocab), float64(max(c.BlockSize, 1))
-	b := float64(max(batch, 1))
-	rows := math.Min(b, math.Max(1, math.Floor(inferRows/T))) * T
-	floats := 11*rows*C + 2*rows + headRows*(V+1)
+	b, th := float64(max(batch, 1)), float64(max(threads, 1))
+	parts := math.Min(th, b)
+	rows := math.Min(math.Ceil(b/parts), math.Max(1, math.Floor(inferRows/T))) * T
+	floats := 11*rows*C + 2*rows + math.Min(headRows, rows)*(V+1)
 	perThread := float64(4*(64*257+128) + 2<<20)
-	return saturate(float64(ModelBytes(c, false)) + 4*floats + float64(max(threads, 1))*perThread + 4*4*b*T)
+	return saturate(float64(ModelBytes(c, false)) + parts*4*floats + th*perThread + 4*4*b*T)
 }
 
 // EvalBytesWeights is EvalBytes for a model whose matrices are in format

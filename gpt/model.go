@@ -267,7 +267,7 @@ type Model struct {
 	n    int        // rows of the last Forward
 	hasT bool       // the last Forward had targets
 	run  replicaTask
-	inf  *inference // the inference forward's workspace (inferLoss)
+	infs []*inference // the inference forward's workspaces, one per part (inferLoss)
 }
 
 // replica is one copy of what a forward and backward pass writes.

@@ -236,9 +236,9 @@ func TokenWeightBytes(c Config, f Weights) int64 {
 // block's four projections (w_qkv, w_proj, w_fc, w_out) and its LM head
 // converted to format f (bf16 rounded to nearest even, int8 quantized by
 // groups of 32, see package lowbit); the embeddings, LayerNorms and
-// biases stay float32, as do the activations and every sum. Its Sampler
-// and its Forward (and so EvalSequential) compute the same blocks as m's
-// with the low-bit products (kernels.GemmBF16, kernels.GemmInt8).
+// biases stay float32, as do the activations and every sum. Its Sampler,
+// its Forward and EvalSequential compute the same blocks as m's with the
+// low-bit products (kernels.GemmBF16, kernels.GemmInt8).
 //
 // The new model holds no float32 copy of the converted matrices (m may be
 // dropped) and no gradients: Params and Grads are nil, Backward panics,
