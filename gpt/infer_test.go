@@ -2,6 +2,7 @@ package gpt
 
 import (
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/simdgpt/simdgpt/gpt/rng"
@@ -14,11 +15,13 @@ import (
 const inferTol = 2e-6
 
 // TestInferLossMatchesForward holds the inference forward's mean loss to
-// Forward's with targets, on every implementation and weight format:
+// Forward's with targets, on every implementation and weight format, at
+// GOMAXPROCS 1, 2 and 3 (the batch in one part or several):
 // one head and several, tied and untied heads, one pass and several
 // (sequences longer than a pass's rows allow together), t = 1 and row
 // counts that are not a multiple of the head's block of rows.
 func TestInferLossMatchesForward(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	cases := []struct {
 		cfg  Config
 		b, t int
@@ -43,12 +46,15 @@ func TestInferLossMatchesForward(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := mf.Forward(tok, tg, tc.b, tc.t)
-				got := mf.inferLoss(tok, tg, tc.b, tc.t)
-				if e := math.Abs(got-want) / math.Abs(want); !(e <= inferTol) {
-					t.Errorf("case %d %v: inference loss %.9g, Forward's %.9g: relative difference %.2g above %g", i, f, got, want, e, inferTol)
+				// One part and several, split evenly and not.
+				for _, procs := range []int{1, 2, 3} {
+					runtime.GOMAXPROCS(procs)
+					want := mf.Forward(tok, tg, tc.b, tc.t)
+					got := mf.inferLoss(tok, tg, tc.b, tc.t)
+					if e := math.Abs(got-want) / math.Abs(want); !(e <= inferTol) {
+						t.Errorf("case %d %v GOMAXPROCS=%d: inference loss %.9g, Forward's %.9g: relative difference %.2g above %g", i, f, procs, got, want, e, inferTol)
+					}
 				}
-				t.Logf("case %d %v: relative difference %.2g", i, f, math.Abs(got-want)/math.Abs(want))
 				// Each part's workspace holds one pass: at most 1024 rows
 				// or one sequence, and headRows rows of logits.
 				rows := max(tc.t, min(tc.b*tc.t, inferRows/tc.t*tc.t))
