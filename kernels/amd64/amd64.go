@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
-	"github.com/simdgpt/simdgpt/kernels/internal/rowloop"
+	"github.com/simdgpt/simdgpt/kernels/internal/layernorm"
 )
 
 // hasAVX2 reports AVX2 and FMA with OS support for the YMM state.
@@ -56,14 +56,8 @@ func setAVX2(tile string) *kernelset.Set {
 		Sum:             sumAVX2,
 		Max:             maxAVX2,
 
-		LayerNorm:         rowloop.LayerNorm(layerNormRowAVX2),
-		LayerNormBackward: rowloop.LayerNormBackward(layerNormBackwardRowAVX2),
-
-		FMALoop:  fmaPeakAVX2,
-		FMAFlops: 12 * 8 * 2, // 12 independent FMAs of 8 lanes
-
-		ReadLoop:  readAheadAVX2,
-		ReadBlock: 256, // 1 KiB a step
+		LayerNorm:         layernorm.LayerNorm(layerNormRowAVX2),
+		LayerNormBackward: layernorm.LayerNormBackward(layerNormBackwardRowAVX2),
 
 		AdamW:               adamwSetAVX2,
 		SumSquares:          sumSquaresAVX2,
@@ -75,12 +69,20 @@ func setAVX2(tile string) *kernelset.Set {
 		GemmBiasGELU: g.gemmBiasGELU,
 		GemmBias:     g.gemmBias,
 
-		GemmBF16: wdotsAVX2.GemmBF16,
-		GemmInt8: wdotsAVX2.GemmInt8,
+		GemmBF16: lowbitAVX2.GemmBF16,
+		GemmInt8: lowbitAVX2.GemmInt8,
 
-		Tile:     tile,
-		Tiles:    tileNames("avx2"),
-		WithTile: withTile("avx2", setAVX2),
+		Instruments: kernelset.Instruments{
+			FMALoop:  fmaPeakAVX2,
+			FMAFlops: 12 * 8 * 2, // 12 independent FMAs of 8 lanes
+
+			ReadLoop:  readAheadAVX2,
+			ReadBlock: 256, // 1 KiB a step
+
+			Tile:     tile,
+			Tiles:    tileNames("avx2"),
+			WithTile: withTile("avx2", setAVX2),
+		},
 	}
 }
 
@@ -104,14 +106,8 @@ func setAVX512(tile string) *kernelset.Set {
 		Sum:             sumAVX512,
 		Max:             maxAVX512,
 
-		LayerNorm:         rowloop.LayerNorm(layerNormRowAVX512),
-		LayerNormBackward: rowloop.LayerNormBackward(layerNormBackwardRowAVX512),
-
-		FMALoop:  fmaPeakAVX512,
-		FMAFlops: 12 * 16 * 2, // 12 independent FMAs of 16 lanes
-
-		ReadLoop:  readAheadAVX512,
-		ReadBlock: 256, // 1 KiB a step
+		LayerNorm:         layernorm.LayerNorm(layerNormRowAVX512),
+		LayerNormBackward: layernorm.LayerNormBackward(layerNormBackwardRowAVX512),
 
 		AdamW:               adamwSetAVX512,
 		SumSquares:          sumSquaresAVX512,
@@ -123,11 +119,19 @@ func setAVX512(tile string) *kernelset.Set {
 		GemmBiasGELU: g.gemmBiasGELU,
 		GemmBias:     g.gemmBias,
 
-		GemmBF16: wdotsAVX512.GemmBF16,
-		GemmInt8: wdotsAVX512.GemmInt8,
+		GemmBF16: lowbitAVX512.GemmBF16,
+		GemmInt8: lowbitAVX512.GemmInt8,
 
-		Tile:     tile,
-		Tiles:    tileNames("avx512"),
-		WithTile: withTile("avx512", setAVX512),
+		Instruments: kernelset.Instruments{
+			FMALoop:  fmaPeakAVX512,
+			FMAFlops: 12 * 16 * 2, // 12 independent FMAs of 16 lanes
+
+			ReadLoop:  readAheadAVX512,
+			ReadBlock: 256, // 1 KiB a step
+
+			Tile:     tile,
+			Tiles:    tileNames("avx512"),
+			WithTile: withTile("avx512", setAVX512),
+		},
 	}
 }

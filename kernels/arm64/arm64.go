@@ -6,7 +6,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
-	"github.com/simdgpt/simdgpt/kernels/internal/rowloop"
+	"github.com/simdgpt/simdgpt/kernels/internal/layernorm"
 )
 
 // hasNEON reports Advanced SIMD (ASIMD), which every arm64 Linux and
@@ -30,11 +30,8 @@ func init() {
 		Sum:             sumNEON,
 		Max:             maxFirstNaNNEON,
 
-		LayerNorm:         rowloop.LayerNorm(layerNormRowNEON),
-		LayerNormBackward: rowloop.LayerNormBackward(layerNormBackwardRowNEON),
-
-		FMALoop:  fmaPeakNEON,
-		FMAFlops: 24 * 4 * 2, // 24 independent FMAs of 4 lanes
+		LayerNorm:         layernorm.LayerNorm(layerNormRowNEON),
+		LayerNormBackward: layernorm.LayerNormBackward(layerNormBackwardRowNEON),
 
 		AdamW:               adamwSetNEON,
 		SumSquares:          sumSquaresNEON,
@@ -46,8 +43,13 @@ func init() {
 		GemmBiasGELU: gemmBiasGeluNEON,
 		GemmBias:     gemmBiasNEON,
 
-		GemmBF16: wdotsNEONKernels.GemmBF16,
-		GemmInt8: wdotsNEONKernels.GemmInt8,
+		GemmBF16: lowbitNEONKernels.GemmBF16,
+		GemmInt8: lowbitNEONKernels.GemmInt8,
+
+		Instruments: kernelset.Instruments{
+			FMALoop:  fmaPeakNEON,
+			FMAFlops: 24 * 4 * 2, // 24 independent FMAs of 4 lanes
+		},
 	})
 }
 

@@ -6,14 +6,17 @@
 // Files, one family of kernels each:
 //
 //	gemm.go       the GEMM, Gemv and masked-scores wiring (the shared
-//	              blocked driver of kernels/internal/blocked over the
+//	              blocked driver of kernels/internal/gemm over the
 //	              micro-kernels and the skinny kernels)
 //	skinny.go     the skinny kernels' table: Gemv and the products with
 //	              few rows of op(A)
+//	lowbit_stubs_arm64.go
+//	              also the kernel table of the low-bit products' driver
+//	              (kernels/internal/lowbit)
 //	softmax.go    the softmax row driver over the per-row kernels
 //	optim.go      the AdamW wiring (the scalars passed one by one)
 //	xent.go       the cross-entropy: the softmax's passes under the
-//	              shared row loop of kernels/internal/xentrow
+//	              shared row loop of kernels/internal/xent
 //	gelu.go       the GELU drivers: whole vectors in assembly, the last
 //	              1-3 elements through a padded stack buffer
 //	arm64.go      the kernel set (vector operations, FMA peak loop) and its

@@ -4,7 +4,7 @@ import "fmt"
 
 // GEMM micro-kernels. gemmKernel8x{4*nv}NEON computes one tile of 8 rows
 // and 4*nv columns with the contract of every micro-kernel of the blocked
-// driver (kernels/internal/blocked, KernelFunc; the same as amd64's):
+// driver (kernels/internal/gemm, KernelFunc; the same as amd64's):
 //
 //	C = alpha*A*B + beta*C   for the first rows×cols corner only
 //
@@ -153,16 +153,16 @@ func gemmKernel(f *file, nv int) {
 // above (written to kernels/arm64/gemm_kernels_arm64.go).
 func gemmTable() string {
 	micro := func(nv int) string {
-		return fmt.Sprintf("blocked.MicroKernel{MR: %d, NR: %d, Packed: %s}", gemmMR, 4*nv, gemmName(nv))
+		return fmt.Sprintf("gemm.MicroKernel{MR: %d, NR: %d, Packed: %s}", gemmMR, 4*nv, gemmName(nv))
 	}
 	return fmt.Sprintf(`package arm64
 
-import "github.com/simdgpt/simdgpt/kernels/internal/blocked"
+import "github.com/simdgpt/simdgpt/kernels/internal/gemm"
 
 // kernelsNEON are the NEON GEMM kernels, for the blocked driver. They read
 // only packed A panels (no strided kernel: the driver packs A) and have no
 // dot or column kernels.
-var kernelsNEON = blocked.Kernels{
+var kernelsNEON = gemm.Kernels{
 	Wide:        %s,
 	Narrow:      %s,
 	PanelStride: %d,

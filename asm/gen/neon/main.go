@@ -11,7 +11,7 @@
 //
 //	go run ./neon -dir ../../kernels/arm64
 //
-// writes vecops_arm64.s, gemm_arm64.s, skinny_arm64.s, wdots_arm64.s,
+// writes vecops_arm64.s, gemm_arm64.s, skinny_arm64.s, lowbit_arm64.s,
 // softmax_arm64.s, peak_arm64.s, optim_arm64.s, gelu_arm64.s, and the Go files
 // gemm_kernels_arm64.go (the GEMM driver's kernel table) and
 // softmax_consts_arm64.go (the softmax's reduction constants); the
@@ -119,7 +119,7 @@ func main() {
 	if *dir == "" {
 		log.Fatal("neon: -dir is required")
 	}
-	for _, f := range []*file{vecops(), gemm(), skinny(), wdotsNEON(), softmax(), peak(), layerNorm(), optim(), gelu()} {
+	for _, f := range []*file{vecops(), gemm(), skinny(), lowbitNEON(), softmax(), peak(), layerNorm(), optim(), gelu()} {
 		if err := os.WriteFile(filepath.Join(*dir, f.name), []byte(f.b.String()), 0o644); err != nil {
 			log.Fatal(err)
 		}

@@ -3,7 +3,7 @@ package main
 import "fmt"
 
 // Skinny kernels: Gemv and the products with few rows of op(A), which read
-// the large operand once, in place (see kernels/internal/blocked/skinny.go
+// the large operand once, in place (see kernels/internal/gemm/skinny.go
 // for their contracts, the same as amd64's of asm/gen/skinny).
 //
 // skinnyDots<r>NEON, r = 1..4: for i < r, j < rows,

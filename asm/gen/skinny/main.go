@@ -1,7 +1,7 @@
 // Command skinny generates the AVX2+FMA and AVX-512 skinny kernels of
 // package kernels/amd64 into skinny_amd64.s: the kernels of Gemv and of
 // the products with few rows of op(A), which read the large operand once,
-// in place (see kernels/internal/blocked/skinny.go for their contracts).
+// in place (see kernels/internal/gemm/skinny.go for their contracts).
 //
 // dots<r>: for i < r, j < rows, c[i*ldc+j] = alpha*dot(x_i, w_j) +
 // beta*c[i*ldc+j], with x_i = x[i*ldx:][:k] and w_j = w[j*ldw:][:k]. Rows of

@@ -98,8 +98,8 @@ func writeSet(b *bytes.Buffer) {
 	b.WriteString("package kernelset\n\n")
 	writeImports(b, false, false)
 	b.WriteString(`// Set is one implementation of every kernel, such as "generic", "avx2",
-// "avx512" or "neon". Every func field is set, except FMALoop and
-// ReadLoop for implementations without them. The kernels' fields are
+// "avx512" or "neon". Every kernel field is set; the measuring loops
+// and tuning knobs are apart, in Instruments. The kernels' fields are
 // generated from kernels/internal/apigen's list; their contracts are what
 // package kernels' checks guarantee.
 type Set struct {
@@ -124,6 +124,15 @@ type Set struct {
 		fmt.Fprintf(b, "\t%s func(%s) %s\n", k.name, k.params, k.results)
 	}
 	b.WriteString(`
+	// Instruments are the set's measuring loops and GEMM tiles.
+	Instruments Instruments
+}
+
+// Instruments are what a set offers besides its kernels: the loops that
+// measure the CPU (for the benchmarks) and the choice of the GEMM
+// micro-kernels' tile (a tuning knob). The zero value is a set with
+// none (generic).
+type Instruments struct {
 	// FMALoop runs n >= 1 iterations of FMAFlops floating-point
 	// operations of independent FMAs in the set's widest registers, for
 	// measuring the CPU's peak; nil (and FMAFlops 0) for generic.

@@ -3,13 +3,13 @@ package main
 import "fmt"
 
 // Kernels of the products over low-bit weights (see
-// kernels/internal/wdots for their contract, the same as amd64's of
-// asm/gen/wdots):
+// kernels/internal/lowbit for their contract, the same as amd64's of
+// asm/gen/lowbit):
 //
-// wdotsBF16<r>NEON, r = 1..8: for i < r, j < rows, c[i*ldc+j] =
+// lowbitBF16<r>NEON, r = 1..8: for i < r, j < rows, c[i*ldc+j] =
 // alpha*Σ_p x_i[p]·w_j[p] + beta*c[i*ldc+j], W's row j a row of groups of
 // 32 bfloat16 weights (64 bytes, word d = w[d] | w[16+d]<<16). Rows of W
-// go R at a time (wdotsRows), then one at a time; the groups in place
+// go R at a time (lowbitRows), then one at a time; the groups in place
 // first, then, when xt is not nil, one more whose x is read from xt (rows
 // 32 floats apart). A group goes in four quarters, each a vector of four
 // words shifted left by 16 (w[4q..4q+3]) and masked to their upper halves
@@ -19,10 +19,10 @@ import "fmt"
 // rounding), and, when beta is not ±0, c*beta (one rounding) is added
 // (one rounding).
 //
-// wdotsInt8<r>NEON, r = 1..8: for i < r, j < rows, c[i*ldc+j] =
+// lowbitInt8<r>NEON, r = 1..8: for i < r, j < rows, c[i*ldc+j] =
 // xs[i]·Σ_g s_jg·Σ_{p in g} x_i[p]·q_j[p] + beta*c[i*ldc+j], W's row j a
 // row of groups of 32 int8 weights q with a float32 scale s (36 bytes)
-// and x int16, whole groups; see wdotsInt8Block.
+// and x int16, whole groups; see lowbitInt8Block.
 //
 // Every element is computed the same way whatever its block. c is only
 // written when beta is ±0; no memory outside the rows×(groups+1) blocks
@@ -33,41 +33,41 @@ import "fmt"
 // temporaries; R0 rows left, R1 groups, R2 the block's first row of W, R3
 // ldw bytes, R4 x, R5 ldx bytes, R6 c, R7 ldc bytes, R8 the groups left,
 // R9 R*ldw, R10 scratch, R11 xt (bf16) or xs (int8); the pointers to the
-// rows of x and of W from wdotsPtr. Never R18 or R26-R30.
-func wdotsNEON() *file {
-	f := newFile("wdots_arm64.s")
-	for r := 1; r < len(wdotsRows); r++ {
-		wdotsKernel(f, true, r)
+// rows of x and of W from lowbitPtr. Never R18 or R26-R30.
+func lowbitNEON() *file {
+	f := newFile("lowbit_arm64.s")
+	for r := 1; r < len(lowbitRows); r++ {
+		lowbitKernel(f, true, r)
 	}
-	for r := 1; r < len(wdotsInt8Rows); r++ {
-		wdotsKernel(f, false, r)
+	for r := 1; r < len(lowbitInt8Rows); r++ {
+		lowbitKernel(f, false, r)
 	}
 	return f
 }
 
-// wdotsRows[r] is R, the rows of W a kernel of r rows of x takes at once:
+// lowbitRows[r] is R, the rows of W a kernel of r rows of x takes at once:
 // r·R accumulators, 2r vectors of x and 4 temporaries fit the 32
-// registers, and r+R pointers fit wdotsPtr.
-var wdotsRows = [...]int{0, 8, 8, 6, 5, 3, 2, 2, 1}
+// registers, and r+R pointers fit lowbitPtr.
+var lowbitRows = [...]int{0, 8, 8, 6, 5, 3, 2, 2, 1}
 
-// wdotsInt8Rows[r] is R for the Int8 kernels: r·R accumulators, the four
+// lowbitInt8Rows[r] is R for the Int8 kernels: r·R accumulators, the four
 // vectors of a group's weights, four of x, a sum and the scale fit the 32
 // registers.
-var wdotsInt8Rows = [...]int{0, 8, 8, 6, 5, 4, 3, 3, 2}
+var lowbitInt8Rows = [...]int{0, 8, 8, 6, 5, 4, 3, 3, 2}
 
-// wdotsPtr are the general registers of the pointers to the rows of x
+// lowbitPtr are the general registers of the pointers to the rows of x
 // (first) and of W in a block.
-var wdotsPtr = [...]string{"R12", "R13", "R14", "R15", "R16", "R17", "R19", "R20", "R21", "R22", "R23", "R24", "R25"}
+var lowbitPtr = [...]string{"R12", "R13", "R14", "R15", "R16", "R17", "R19", "R20", "R21", "R22", "R23", "R24", "R25"}
 
-func wdotsKernel(f *file, bf bool, r int) {
-	R := wdotsRows[r]
+func lowbitKernel(f *file, bf bool, r int) {
+	R := lowbitRows[r]
 	typ, blockBytes := "Int8", 36
 	if bf {
 		typ, blockBytes = "BF16", 64
 	} else {
-		R = wdotsInt8Rows[r]
+		R = lowbitInt8Rows[r]
 	}
-	name := fmt.Sprintf("wdots%s%dNEON", typ, r)
+	name := fmt.Sprintf("lowbit%s%dNEON", typ, r)
 	if bf {
 		f.text(name, 80, fmt.Sprintf("func %s(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)", name))
 	} else {
@@ -105,9 +105,9 @@ func wdotsKernel(f *file, bf bool, r int) {
 		f.op("CMP $%d, R0", blk)
 		f.op("BLT %s", next)
 		if bf {
-			wdotsBlock(f, bf, r, blk, blockBytes, fmt.Sprintf("b%d", blk))
+			lowbitBlock(f, bf, r, blk, blockBytes, fmt.Sprintf("b%d", blk))
 		} else {
-			wdotsInt8Block(f, r, blk, fmt.Sprintf("b%d", blk))
+			lowbitInt8Block(f, r, blk, fmt.Sprintf("b%d", blk))
 		}
 		if blk == 1 {
 			f.op("ADD R3, R2")
@@ -122,14 +122,14 @@ func wdotsKernel(f *file, bf bool, r int) {
 	f.op("RET")
 }
 
-// wdotsBlock emits the r×R block of c at R6 from the R rows of W at R2.
-func wdotsBlock(f *file, bf bool, r, R, blockBytes int, pfx string) {
+// lowbitBlock emits the r×R block of c at R6 from the R rows of W at R2.
+func lowbitBlock(f *file, bf bool, r, R, blockBytes int, pfx string) {
 	acc := func(i, j int) int { return i*R + j }
 	xv := func(i, h int) int { return r*R + 2*i + h }
 	t0 := r*R + 2*r
 	t1, t2, t3 := t0+1, t0+2, t0+3 // t3: bf16's mask, int8's scale
-	xp := func(i int) string { return wdotsPtr[i] }
-	wp := func(j int) string { return wdotsPtr[r+j] }
+	xp := func(i int) string { return lowbitPtr[i] }
+	wp := func(j int) string { return lowbitPtr[r+j] }
 	f.zero(0, r*R)
 	if bf {
 		f.op("MOVW $0xffff0000, R10")
@@ -236,7 +236,7 @@ func wdotsBlock(f *file, bf bool, r, R, blockBytes int, pfx string) {
 	f.label(pfx + "_stored")
 }
 
-// wdotsInt8Block emits the r×R block of c at R6 from the R Int8 rows of W
+// lowbitInt8Block emits the r×R block of c at R6 from the R Int8 rows of W
 // at R2 and the r int16 rows of x at R4 (R5 bytes apart), R11 pointing to
 // xs: for each group, each row of W's 32 weights are sign-extended to
 // halfwords (SXTL, SXTL2) and, for each row of x, multiplied by x's 32
@@ -244,13 +244,13 @@ func wdotsBlock(f *file, bf bool, r, R, blockBytes int, pfx string) {
 // SMLAL2), converted (SCVTF) and multiplied by the group's scale into the
 // accumulator (FMLA by element). At the end each accumulator's lanes are
 // summed as (a0+a1)+(a2+a3), multiplied by xs[i], and beta*c added.
-func wdotsInt8Block(f *file, r, R int, pfx string) {
+func lowbitInt8Block(f *file, r, R int, pfx string) {
 	acc := func(i, j int) int { return i*R + j }
 	h := r * R          // h..h+3: the weights as halfwords
 	xv := h + 4         // xv..xv+3: a row of x's group
 	sum, sc := h+8, h+9 // the integer sums; the scale
-	xp := func(i int) string { return wdotsPtr[i] }
-	wp := func(j int) string { return wdotsPtr[r+j] }
+	xp := func(i int) string { return lowbitPtr[i] }
+	wp := func(j int) string { return lowbitPtr[r+j] }
 	f.zero(0, r*R)
 	f.op("MOVD R4, %s", xp(0))
 	for i := 1; i < r; i++ {
