@@ -5,7 +5,8 @@
 // Each subdirectory but neon and internal is one program that writes one
 // kernels/amd64/*_amd64.s file and its unexported Go stubs (gemm also the
 // driver's kernel tables, gemm_kernels_amd64.go); neon writes every
-// kernels/arm64/*_arm64.s and the Go constants and tables they need.
+// kernels/arm64/*_arm64.s, its unexported Go stubs, and the Go constants
+// and tables they need.
 // kernels/amd64/gen.go and kernels/arm64/gen.go run them through go
 // generate. Never edit the generated files by hand.
 //

@@ -43,8 +43,8 @@ func init() {
 		GemmBiasGELU: gemmBiasGeluNEON,
 		GemmBias:     gemmBiasNEON,
 
-		GemmBF16: lowbitNEONKernels.GemmBF16,
-		GemmInt8: lowbitNEONKernels.GemmInt8,
+		GemmBF16: lowbitNEON.GemmBF16,
+		GemmInt8: lowbitNEON.GemmInt8,
 
 		Instruments: kernelset.Instruments{
 			FMALoop:  fmaPeakNEON,

@@ -1,7 +1,7 @@
 package arm64
 
 // The generator lives in its own module (asm/gen); go -C runs it from
-// there. It writes the .s files, gemm_kernels_arm64.go and
-// softmax_consts_arm64.go.
+// there. It writes the .s files, their stubs (*_stubs_arm64.go),
+// gemm_kernels_arm64.go and softmax_consts_arm64.go.
 
 //go:generate go -C ../../asm/gen run ./neon -dir ../../kernels/arm64

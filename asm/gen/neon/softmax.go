@@ -89,7 +89,8 @@ func softmax() *file {
 	f.expRow("expRowNEON", false)
 	f.expRow("expRowFarNEON", true)
 
-	f.text("softmaxBackwardRowNEON", 72, "func softmaxBackwardRowNEON(dx, y, dy []float32)")
+	f.fn("func softmaxBackwardRowNEON(dx, y, dy []float32)",
+		"softmaxBackwardRowNEON sets dx[j] = y[j]*(dy[j] - s) for j < len(y), where s = sum_k y[k]*dy[k] (generic.SoftmaxBackwardRow is the executable reference). dx and dy must be at least as long as y (not checked); dx may be dy itself. Requires ASIMD.")
 	f.op("MOVD y_base+24(FP), R0")
 	f.op("MOVD dy_base+48(FP), R1")
 	f.op("MOVD y_len+32(FP), R2")
@@ -130,7 +131,11 @@ func softmax() *file {
 
 // expRow emits expRowNEON (near) or expRowFarNEON (far).
 func (f *file) expRow(name string, far bool) {
-	f.text(name, 72, fmt.Sprintf("func %s(dst, src []float32, c, b, thr float32) float64", name))
+	doc := "expRowNEON sets dst[j] = exp(src[j] - c') for j < len(src), where c' is within 0.35 of c, and returns the sum of the results accumulated in float64. It is pass 2 of a softmax row whose maximum m has |m| < 4096: the caller passes c (j*ln2 rounded to a multiple of 2^-9, j = round(m*log2(e))), b = 1.5*2^23 - j and thr = c + expMin; entries below thr, -Inf included, give +0. src must not hold NaN or +Inf and no entry may exceed m. len(src) must be a multiple of 4 and dst at least as long; dst may be src. See asm/gen/neon/softmax.go. Requires ASIMD."
+	if far {
+		doc = "expRowFarNEON is expRowNEON for a row whose maximum m has |m| >= 4096: the caller passes c = m, b = 1.5*2^23 and thr = expMin, and it sets dst[j] = exp(src[j] - m) (x - m is exact wherever the result is kept), or +0 below thr. The same conditions on src and the length hold. Requires ASIMD."
+	}
+	f.fn(fmt.Sprintf("func %s(dst, src []float32, c, b, thr float32) float64", name), doc)
 	f.op("MOVD dst_base+0(FP), R1")
 	f.op("MOVD src_base+24(FP), R0")
 	f.op("MOVD src_len+32(FP), R2")
