@@ -67,9 +67,10 @@
 // take Gemm's products with few rows of op(A); SoftmaxCrossEntropy (xent) runs the
 // softmax's exponential pass (softmaxExpRow on amd64, the NEON softmax's
 // passes on arm64) and the Scale kernel under one row loop,
-// kernels/internal/xent. The vector operations are wired in
-// kernels/amd64/amd64.go and kernels/arm64/arm64.go, where each set is
-// registered.
+// kernels/internal/xent. Each SIMD set's literal (which function gives
+// each kernel) is generated from the list of kernels, in
+// kernels/amd64/sets_gen.go and kernels/arm64/sets_gen.go; each set is
+// registered in kernels/amd64/amd64.go and kernels/arm64/arm64.go.
 //
 // The package-level functions are safe for concurrent use. Kernels do not
 // allocate per call once warm (Gemm keeps its packing buffers for reuse).

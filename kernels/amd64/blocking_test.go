@@ -124,8 +124,8 @@ func fusedGemms(avx512 bool) []fusedGemm {
 	if avx512 {
 		f = familyAVX512(tileFor("avx512", thisCPU))
 	}
-	biasGELU, bias := f.biasGelu, f.biasRows
-	gemmBiasGELU, gemmBias := f.gemmBiasGELU, f.gemmBias
+	biasGELU, bias := f.BiasGELU, f.Bias
+	gemmBiasGELU, gemmBias := f.GemmBiasGELU, f.GemmBias
 	return []fusedGemm{
 		{"GemmBiasGELU", func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, mat []float32, ldmat int) {
 			gemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc, mat, ldmat)

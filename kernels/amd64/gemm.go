@@ -96,29 +96,13 @@ var (
 	gemmAVX2   = gemmDriver("avx2", tileFor("avx2", thisCPU))
 )
 
-// gemmFamily is the GEMM family of a set on one driver: the fields of
-// kernelset.Set that the driver computes. The fused GEMMs run the driver
-// with an epilogue made of the set's own row kernels (BiasGELU; Add for
-// GemmBias, through gemm.Bias).
-type gemmFamily struct {
-	d        *gemm.Driver
-	biasGelu gemm.EpilogueFunc
-	biasRows gemm.EpilogueFunc
+// familyAVX2 and familyAVX512 return the set's GEMM family on a tile:
+// the driver, with the set's BiasGELU and Add (through gemm.Bias) as the
+// epilogues of its fused GEMMs.
+func familyAVX2(tile string) *gemm.Family {
+	return &gemm.Family{Driver: gemmDriver("avx2", tile), BiasGELU: biasGeluAVX2, Bias: gemm.Bias(addAVX2)}
 }
 
-func (f *gemmFamily) gemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
-	f.d.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, pre, ldpre, f.biasGelu, bias, out, ldout)
-}
-
-func (f *gemmFamily) gemmBias(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
-	f.d.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, f.biasRows, bias, nil, 0)
-}
-
-// familyAVX2 and familyAVX512 return the set's GEMM family on a tile.
-func familyAVX2(tile string) *gemmFamily {
-	return &gemmFamily{gemmDriver("avx2", tile), biasGeluAVX2, gemm.Bias(addAVX2)}
-}
-
-func familyAVX512(tile string) *gemmFamily {
-	return &gemmFamily{gemmDriver("avx512", tile), biasGeluAVX512, gemm.Bias(addAVX512)}
+func familyAVX512(tile string) *gemm.Family {
+	return &gemm.Family{Driver: gemmDriver("avx512", tile), BiasGELU: biasGeluAVX512, Bias: gemm.Bias(addAVX512)}
 }

@@ -8,8 +8,6 @@ import (
 	"github.com/simdgpt/simdgpt/kernels/internal/lowbit"
 )
 
-//go:generate go -C ../../asm/gen run ./lowbit -out ../../kernels/amd64/lowbit_amd64.s -stubs ../../kernels/amd64/lowbit_stubs_amd64.go -pkg amd64
-
 // The kernels of the products over low-bit weights of each set
 // (lowbit_amd64.s, from asm/gen/lowbit): 1 to 8 rows of A at a time. The
 // avx512 set takes the YMM kernels for one row of A (decoding a token),

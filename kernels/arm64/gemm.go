@@ -14,16 +14,15 @@ import (
 // kernel), or as SIMDGPT_BLOCKING says; Gemv and the products with few
 // rows of op(A) on the skinny kernels (skinny.go), with the driver's
 // small-M rule. Not tuned on hardware (see PERF.md).
-var gemmNEON = gemm.New("neon", kernelsNEON, gemm.CachesOf(cpuinfo.Read())).WithSkinny(skinnyNEON)
-
-// The set's fused GEMMs: the driver's GEMM with an epilogue made of the
-// set's own row kernels (BiasGELU; Add for GemmBias, through gemm.Bias).
-var biasRowsNEON = gemm.Bias(addNEON)
-
-func gemmBiasGeluNEON(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
-	gemmNEON.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, pre, ldpre, biasGeluNEON, bias, out, ldout)
+//
+// The fused GEMMs run the driver's GEMM with an epilogue made of the
+// set's own row kernels (BiasGELU; Add through gemm.Bias).
+var gemmNEON = &gemm.Family{
+	Driver:   gemm.New("neon", kernelsNEON, gemm.CachesOf(cpuinfo.Read())).WithSkinny(skinnyNEON),
+	BiasGELU: biasGeluNEON,
+	Bias:     gemm.Bias(addNEON),
 }
 
-func gemmBiasNEON(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
-	gemmNEON.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, biasRowsNEON, bias, nil, 0)
-}
+// familyNEON returns the set's GEMM family, gemmNEON: the set has one
+// tile.
+func familyNEON(string) *gemm.Family { return gemmNEON }

@@ -118,11 +118,11 @@ func TestFusedGemmBlockings(t *testing.T) {
 		vec, mat bool // whether it takes a vector, a matrix
 	}{
 		{"GemmBiasGELU", func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, mat []float32, ldmat int) {
-			gemmBiasGeluNEON(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc, mat, ldmat)
+			gemmNEON.GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc, mat, ldmat)
 		}, biasGeluNEON, true, true},
 		{"GemmBias", func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, _ []float32, _ int) {
-			gemmBiasNEON(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc)
-		}, biasRowsNEON, true, false},
+			gemmNEON.GemmBias(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc)
+		}, gemmNEON.Bias, true, false},
 	}
 	for _, f := range fused {
 		for _, bl := range []gemm.Blocking{{KC: 37, MC: 2 * mr, NC: 2 * nr}, {KC: 64, MC: mr, NC: 3 * nr}, model} {

@@ -75,7 +75,8 @@ func storeResult(x reg.Register) {
 func dot(s *x86.ISA) {
 	name := s.Header("dot", "func(x, y []float32) float32",
 		"returns the sum of x[i]*y[i]. len(y) must equal len(x).",
-		"It keeps four vector accumulators and uses FMA, so the rounding differs from a sequential loop.")
+		"It keeps four vector accumulators and uses FMA, so the rounding differs from a sequential loop.",
+		"generic.Dot is the executable reference of the contract.")
 	x := x86.LoadGP(Param("x").Base())
 	y := x86.LoadGP(Param("y").Base())
 	n := x86.LoadGP(Param("x").Len())
@@ -101,7 +102,8 @@ func dot(s *x86.ISA) {
 func sum(s *x86.ISA) {
 	name := s.Header("sum", "func(x []float32) float32",
 		"returns the sum of the elements of x, 0 if x is empty.",
-		"It keeps four vector accumulators, so the rounding differs from a sequential loop.")
+		"It keeps four vector accumulators, so the rounding differs from a sequential loop.",
+		"generic.Sum is the executable reference of the contract.")
 	x := x86.LoadGP(Param("x").Base())
 	n := x86.LoadGP(Param("x").Len())
 	acc := s.Zeros(unroll)
@@ -123,7 +125,8 @@ func sum(s *x86.ISA) {
 func axpy(s *x86.ISA) {
 	name := s.Header("axpy", "func(alpha float32, x, y []float32)",
 		"sets y[i] += alpha*x[i] with a fused multiply-add (one rounding).",
-		"len(y) must equal len(x).")
+		"len(y) must equal len(x).",
+		"generic.Axpy is the executable reference of the contract.")
 	alpha := s.Broadcast("alpha")
 	x := x86.LoadGP(Param("x").Base())
 	y := x86.LoadGP(Param("y").Base())
@@ -152,7 +155,8 @@ func axpy(s *x86.ISA) {
 
 func scale(s *x86.ISA) {
 	name := s.Header("scale", "func(alpha float32, x []float32)",
-		"sets x[i] *= alpha.")
+		"sets x[i] *= alpha.",
+		"generic.Scale is the executable reference of the contract.")
 	alpha := s.Broadcast("alpha")
 	x := x86.LoadGP(Param("x").Base())
 	n := x86.LoadGP(Param("x").Len())
@@ -179,7 +183,8 @@ func scale(s *x86.ISA) {
 func add(s *x86.ISA) {
 	name := s.Header("add", "func(dst, x, y []float32)",
 		"sets dst[i] = x[i] + y[i]. x and y must be as long as dst;",
-		"dst may be x or y (the same slice), but must not otherwise overlap them.")
+		"dst may be x or y (the same slice), but must not otherwise overlap them.",
+		"generic.Add is the executable reference of the contract.")
 	d := x86.LoadGP(Param("dst").Base())
 	x := x86.LoadGP(Param("x").Base())
 	y := x86.LoadGP(Param("y").Base())
@@ -254,7 +259,8 @@ func maxOp(s *x86.ISA) {
 	name := s.Header("max", "func(x []float32) float32",
 		"returns the largest element of x, -Inf if x is empty.",
 		"If any element is NaN it returns the first NaN element of x.",
-		"The sign of a zero result is unspecified when x holds both +0 and -0.")
+		"The sign of a zero result is unspecified when x holds both +0 and -0.",
+		"generic.Max is the executable reference of the contract.")
 	x := x86.LoadGP(Param("x").Base())
 	n := x86.LoadGP(Param("x").Len())
 	acc := make([]reg.VecVirtual, unroll)

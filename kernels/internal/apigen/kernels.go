@@ -3,19 +3,44 @@ package main
 // kernels is the one list of the kernels package kernels offers, in the
 // order of kernelset.Set's fields. Each kernel's signature is written here
 // once; the generator derives from it kernelset.Set's field, generic's
-// wiring, the package-level function and bench.KernelFuncs' field. The
-// checked method on *kernels.Impl (its full documentation and argument
-// checks) is written by hand in the kernel's family file, with the same
-// signature: the build fails where they disagree.
+// wiring, the package-level function, bench.KernelFuncs' field and the
+// field's wiring in every SIMD set (sets.go: the set literals of
+// kernels/amd64 and kernels/arm64). The checked method on *kernels.Impl
+// (its full documentation and argument checks) is written by hand in the
+// kernel's family file, with the same signature: the build fails where
+// they disagree.
+//
+// To add a kernel Name of family FAMILY (see README, "Adding a kernel"):
+//
+//  1. add its entry here: name, params and results (the Go signature),
+//     summary and contract (what its implementations may assume, the
+//     checks of package kernels), and simd, the Go expression that
+//     provides it in an ISA package with $ for the set's suffix (AVX2,
+//     AVX512, NEON; by default lowerFirst(name)+"$", such as dot$ for
+//     Dot; g is the set's GEMM family, gemm.Family); a set that names
+//     it otherwise says so in its overrides (sets.go);
+//  2. write generic.Name (kernels/internal/generic/FAMILY.go), the
+//     checked method (kernels/FAMILY.go) and its parity test, listed in
+//     parityTests (kernels/set_test.go);
+//  3. write its assembly: the avo generator asm/gen/FAMILY (its
+//     go:generate line in kernels/amd64/gen.go) and the NEON emitter's
+//     asm/gen/neon/FAMILY.go (listed in asm/gen/neon/main.go), each
+//     function declared once by its Go signature there; and, when the
+//     expression of simd is not the assembly function itself, the Go that
+//     drives it (kernels/amd64/FAMILY.go, kernels/arm64/FAMILY.go, or a
+//     shared driver kernels/internal/FAMILY);
+//  4. run go generate ./... from the module's root.
 var kernels = []kernel{
 	{
 		name:     "Gemm",
+		simd:     "g.Gemm",
 		params:   "transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*op(A)*op(B) + beta*C",
 		contract: "m, n > 0, k >= 0; every matrix fits its slice with its leading dimension; C overlaps neither A nor B; C is not read when beta is 0.",
 	},
 	{
 		name:     "Gemv",
+		simd:     "g.Gemv",
 		params:   "trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32",
 		summary:  "computes y = alpha*op(A)*x + beta*y",
 		contract: "m, n >= 0; A (m×n) fits its slice with lda >= max(n, 1); len(x) and len(y) are at least n and m (m and n when trans); y overlaps neither A nor x; y is not read when beta is 0; A and x are not read when alpha is 0.",
@@ -34,6 +59,7 @@ var kernels = []kernel{
 	},
 	{
 		name:     "MaskedScores",
+		simd:     "g.MaskedScores",
 		params:   "tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int",
 		summary:  "computes causally masked attention scores",
 		contract: "S = scale*Q*Kᵀ with the causal mask. tq, tk > 0, d >= 0; every matrix fits its slice; S overlaps neither Q nor K.",
@@ -79,18 +105,21 @@ var kernels = []kernel{
 	},
 	{
 		name:     "LayerNorm",
+		simd:     "layernorm.LayerNorm(layerNormRow$)",
 		params:   "m, n int, x []float32, ldx int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32",
 		summary:  "normalises the rows of x into y",
 		contract: "m, n > 0; x and y fit their slices; y is x (same start and leading dimension) or apart from it; gamma and beta hold at least n; mean and rstd are nil or hold at least m.",
 	},
 	{
 		name:     "LayerNormBackward",
+		simd:     "layernorm.LayerNormBackward(layerNormBackwardRow$)",
 		params:   "m, n int, dy []float32, lddy int, x []float32, ldx int, mean, rstd, gamma []float32, dx []float32, lddx int, dgamma, dbeta []float32",
 		summary:  "accumulates the gradients of LayerNorm",
 		contract: "The gradients go into dx, dgamma and dbeta. m, n > 0; dy, x and dx fit their slices, dx apart from dy and x; mean and rstd hold at least m; gamma, dgamma and dbeta at least n, dgamma apart from dbeta.",
 	},
 	{
 		name:     "AdamW",
+		simd:     "adamwSet$",
 		params:   "params, grads, m, v []float32, h AdamWParams",
 		summary:  "applies one AdamW step",
 		contract: "Every element of params is updated from grads and the moments m and v, with the arithmetic of generic.AdamW (bit for bit). All four have the same length; none overlaps another.",
@@ -104,48 +133,56 @@ var kernels = []kernel{
 	},
 	{
 		name:     "SoftmaxCrossEntropy",
+		simd:     "xent$",
 		params:   "m, n int, logits []float32, ldl int, targets []int32, scale float32, dlogits []float32, lddl int, losses []float32",
 		summary:  "computes the row-wise cross-entropy losses and their gradient",
 		contract: "Writes, per row i of the m×n logits, the loss logsumexp(logits[i,:]) - logits[i,targets[i]] into losses[i] and scale*(softmax(logits[i,:]) - onehot(targets[i])) into dlogits[i,:]. m, n > 0; both matrices fit their slices; len(targets), len(losses) >= m; every target is in [0, n); dlogits is logits (same start and leading dimension) or apart from it; losses overlaps neither.",
 	},
 	{
 		name:     "GELU",
+		simd:     "geluRow$",
 		params:   "dst, x []float32",
 		summary:  "sets dst[i] = gelu(x[i])",
 		contract: "Tanh form. len(dst) == len(x); dst is x or apart from it.",
 	},
 	{
 		name:     "GELUBackward",
+		simd:     "geluBackwardRow$",
 		params:   "dx, dy, x []float32",
 		summary:  "sets dx[i] = dy[i]·gelu'(x[i])",
 		contract: "All lengths equal; dx is dy or apart from it, and apart from x.",
 	},
 	{
 		name:     "BiasGELU",
+		simd:     "biasGelu$",
 		params:   "m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int",
 		summary:  "adds bias to every row of x in place and writes gelu of the result into y",
 		contract: "m, n > 0; x and y fit their slices, len(bias) >= n; y is x (same start and leading dimension) or apart from it; bias is apart from x and y.",
 	},
 	{
 		name:     "GemmBiasGELU",
+		simd:     "g.GemmBiasGELU",
 		params:   "transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int",
 		summary:  "sets pre = op(A)·op(B) + bias and out = gelu(pre)",
 		contract: "With the arithmetic of Gemm (alpha 1, beta 0) followed by BiasGELU. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; pre and out overlap neither A nor B (when k > 0), nor each other, nor bias.",
 	},
 	{
 		name:     "GemmBias",
+		simd:     "g.GemmBias",
 		params:   "transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int",
 		summary:  "sets C = op(A)·op(B) + bias",
 		contract: "With the arithmetic of Gemm (alpha 1, beta 0) followed by Add(C_i, C_i, bias) on each row i of C. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; C overlaps neither A nor B (when k > 0), nor bias.",
 	},
 	{
 		name:     "GemmBF16",
+		simd:     "lowbit$.GemmBF16",
 		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*A·Wᵀ + beta*C for the bfloat16 weights W",
 		contract: "m >= 0; w is a valid matrix (lowbit.BF16.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Data; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
 	},
 	{
 		name:     "GemmInt8",
+		simd:     "lowbit$.GemmInt8",
 		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*A·Wᵀ + beta*C for the int8 weights W",
 		contract: "m >= 0; w is a valid matrix (lowbit.Int8.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Blocks; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",

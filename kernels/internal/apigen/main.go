@@ -7,7 +7,9 @@
 //   - kernels/api_gen.go: the package-level functions, which call the
 //     checked methods of the default implementation;
 //   - bench/kernels_gen.go: bench.KernelFuncs, a func field a kernel, and
-//     the method values of a *kernels.Impl for each.
+//     the method values of a *kernels.Impl for each;
+//   - kernels/amd64/sets_gen.go and kernels/arm64/sets_gen.go: the
+//     literal of every SIMD set of the ISA package (sets.go).
 //
 // It is run by go generate in package kernels (kernels/gen.go).
 package main
@@ -39,6 +41,10 @@ type kernel struct {
 	// composite marks a kernel that package kernels computes from the
 	// others: it has no field in Set, generic or bench.KernelFuncs.
 	composite bool
+	// simd is the Go expression that gives the kernel's field in a SIMD
+	// set's literal (sets.go), $ standing for the set's suffix; empty
+	// means lowerFirst(name)+"$".
+	simd string
 }
 
 func main() {
@@ -51,6 +57,8 @@ func main() {
 		"generic_gen.go":                writeGenericSet,
 		"api_gen.go":                    writeAPI,
 		"../bench/kernels_gen.go":       writeBench,
+		"amd64/sets_gen.go":             func(b *bytes.Buffer) { writeSets(b, "amd64") },
+		"arm64/sets_gen.go":             func(b *bytes.Buffer) { writeSets(b, "arm64") },
 	}
 	for name, write := range files {
 		var b bytes.Buffer
