@@ -21,6 +21,8 @@ import "fmt"
 //
 // Per two k steps the 8×12 kernel issues 4 load instructions (10
 // vectors), 48 FMLAs (384 flops) and 2 loop instructions (SUBS, BGE).
+func init() { emitters = append(emitters, gemm) }
+
 func gemm() *file {
 	f := newFile("gemm_arm64.s")
 	for _, nv := range gemmNVs {
@@ -173,6 +175,8 @@ var kernelsNEON = gemm.Kernels{
 
 // peak generates fmaPeakNEON(n): n iterations of 24 independent vector
 // FMAs (24*4*2 flops), for measuring the peak FMA rate.
+func init() { emitters = append(emitters, peak) }
+
 func peak() *file {
 	f := newFile("peak_arm64.s")
 	f.fn("func fmaPeakNEON(n int)",

@@ -10,6 +10,8 @@ package main
 // mean and rstd are float32 (generic takes the square root in float64);
 // the sums are in another order than generic's. Registers: R0 x, R1 gamma,
 // R4 beta, R3 y, R2 the count; S20 n, S21/V22 mean, S25/V26 rstd.
+func init() { emitters = append(emitters, layerNorm) }
+
 func layerNorm() *file {
 	f := newFile("layernorm_arm64.s")
 	f.fn("func layerNormRowNEON(y, x, gamma, beta []float32, eps float32) (mean, rstd float32)",

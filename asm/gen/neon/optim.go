@@ -39,6 +39,8 @@ const (
 // adamScalars names the float32 parameters of adamwNEON in order.
 var adamScalars = []string{"scale", "b1", "c1", "b2", "c2", "ic1", "ic2", "eps", "wd", "lr"}
 
+func init() { emitters = append(emitters, optim) }
+
 func optim() *file {
 	f := newFile("optim_arm64.s")
 	f.fn("func adamwNEON(p, g, m, v []float32, scale, b1, c1, b2, c2, ic1, ic2, eps, wd, lr float32)",

@@ -84,6 +84,8 @@ func (f *file) dupConst(v int, x float32) {
 	f.op("VDUP R7, V%d.S4", v)
 }
 
+func init() { emitters = append(emitters, softmax) }
+
 func softmax() *file {
 	f := newFile("softmax_arm64.s")
 	f.expRow("expRowNEON", false)

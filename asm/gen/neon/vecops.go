@@ -3,6 +3,8 @@ package main
 // vecops generates the vector operations. Each processes blocks of 16
 // floats with four independent vectors (four accumulators for the
 // reductions), then single vectors, then a scalar tail.
+func init() { emitters = append(emitters, vecops) }
+
 func vecops() *file {
 	f := newFile("vecops_arm64.s")
 

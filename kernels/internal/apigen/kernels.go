@@ -24,7 +24,7 @@ package main
 //     parityTests (kernels/set_test.go);
 //  3. write its assembly: the avo generator asm/gen/FAMILY (its
 //     go:generate line in kernels/amd64/gen.go) and the NEON emitter's
-//     asm/gen/neon/FAMILY.go (listed in asm/gen/neon/main.go), each
+//     asm/gen/neon/FAMILY.go (which adds itself to emitters from init), each
 //     function declared once by its Go signature there; and, when the
 //     expression of simd is not the assembly function itself, the Go that
 //     drives it (kernels/amd64/FAMILY.go, kernels/arm64/FAMILY.go, or a
