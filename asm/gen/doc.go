@@ -10,7 +10,9 @@
 // kernels/amd64/gen.go and kernels/arm64/gen.go run them through go
 // generate. Never edit the generated files by hand.
 //
-// The amd64 generators share internal/x86 (the two vector widths, function
+// Every assembly function's Go signature is written once, for both
+// architectures, in internal/entry, which the avo generators and neon
+// read. The amd64 generators share internal/x86 (the two vector widths, function
 // headers, argument loads, tail masks, row loops, constant tables and
 // reductions) and internal/vexp (the vectorised exponential); the
 // exponential's constants, internal/expf, are shared with neon.

@@ -120,12 +120,12 @@ func kernel(s *x86.ISA, f *format, r int) {
 	name := fmt.Sprintf("lowbit%s%d%s", f.name, r, s.Name)
 	R := rowsAtOnce(s, f, r)
 	if f == bf16 {
-		x86.Func(name, "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)",
+		x86.Func(name, "lowbitBF16",
 			fmt.Sprintf("%s sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]", name),
 			fmt.Sprintf("for i < %d, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/lowbit),", r),
 			fmt.Sprintf("not reading c when beta is ±0. Rows of W go %d at a time, then one at a time. Requires %s.", R, s.Req))
 	} else {
-		x86.Func(name, "func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)",
+		x86.Func(name, "lowbitInt8",
 			fmt.Sprintf("%s sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]", name),
 			fmt.Sprintf("for i < %d, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/lowbit),", r),
 			fmt.Sprintf("not reading c when beta is ±0. Rows of W go %d at a time, then one at a time. Requires %s.", R, s.Req))

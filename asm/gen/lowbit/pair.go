@@ -48,7 +48,7 @@ const pairLeave = 0x99
 // pairKernel generates lowbitBF16Pair1AVX512.
 func pairKernel() {
 	name := "lowbitBF16Pair1AVX512"
-	x86.Func(name, "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)",
+	x86.Func(name, "lowbitBF16Pair",
 		name+" sets c[j] = float32(alpha*Σ_p (hi[p]+lo[p])*w_j[p]) + beta*c[j] for j < rows (rows >= 1),",
 		"W's row j ldw bytes after row j-1 (row 0 at w) holding groups (>= 1) whole BF16 groups,",
 		"hi = x[0:] and lo = x[ldx:] (uint16 elements) as many groups of bfloat16 in the same",
@@ -336,7 +336,7 @@ const splitScaleMax = 63
 // splitKernel generates lowbitSplitBF16AVX512.
 func splitKernel() {
 	name := "lowbitSplitBF16AVX512"
-	x86.Func(name, "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)",
+	x86.Func(name, "lowbitSplitBF16",
 		name+" writes hi = bf16(v) to out[0:] and lo = bf16(v - hi) to out[ldo:] for v = scale·x,",
 		"both rounded to nearest even, for groups whole groups of 32 elements of x and, when tail",
 		"is not 0, one more group of the elements of x its bits select (bit l of the group's",

@@ -51,7 +51,7 @@ func gemmKernel(f *file, nv int) {
 	acc := func(i, j int) int { return 8 + i*nv + j }
 	tile := mr * nr * 4 // bytes of the scratch tile
 	doc := fmt.Sprintf("%s computes one %d×%d tile, C = alpha*A*B + beta*C, with A a packed panel, A(i,p) at a[%d*p+i] for all %d rows and p < k (rsa, csa unused); B k rows of %d floats at a stride of ldb floats (all %d read); and only the first rows×cols corner of C (leading dimension ldc, 1 <= rows <= %d, 1 <= cols <= %d) read or written; C is not read when beta is ±0 (the contract of gemm.KernelFunc). Requires ASIMD. Arguments are not checked.", name, mr, nr, mr, mr, nr, nr, mr, nr)
-	f.fnFrame(fmt.Sprintf("func %s(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)", name), tile, doc)
+	f.fnFrame(name, "gemmKernel", tile, doc)
 	f.op("MOVD k+0(FP), R0")
 	f.op("MOVD a+8(FP), R1")
 	f.op("MOVD b+32(FP), R2")
@@ -179,7 +179,7 @@ func init() { emitters = append(emitters, peak) }
 
 func peak() *file {
 	f := newFile("peak_arm64.s")
-	f.fn("func fmaPeakNEON(n int)",
+	f.fn("fmaPeakNEON", "fmaPeak",
 		"fmaPeakNEON runs n iterations of 24 independent vector FMAs (192 float32 flops per iteration), for measuring the peak FMA rate. Requires ASIMD.")
 	f.op("MOVD n+0(FP), R0")
 	f.zero(0, 32)

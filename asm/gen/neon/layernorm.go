@@ -14,7 +14,7 @@ func init() { emitters = append(emitters, layerNorm) }
 
 func layerNorm() *file {
 	f := newFile("layernorm_arm64.s")
-	f.fn("func layerNormRowNEON(y, x, gamma, beta []float32, eps float32) (mean, rstd float32)",
+	f.fn("layerNormRowNEON", "layerNormRow",
 		"layerNormRowNEON normalises the row x (len(x) >= 1) into y = (x-mean)*rstd*gamma + beta and returns mean and rstd = 1/sqrt(variance+eps); y, gamma and beta must be at least as long as x, and y may be x (generic.LayerNormRow is the executable reference). Requires ASIMD. Arguments are not checked.",
 		"len(x) >= 1; y, gamma and beta at least as long as x; y may be x.")
 
@@ -125,7 +125,7 @@ func layerNorm() *file {
 // count; V28 mean, V29 rstd, V16-V17 and V18-V19 the sums, V24 sd/n, V25
 // sdx/n.
 func layerNormBackward(f *file) {
-	f.fn("func layerNormBackwardRowNEON(dx, dy, x, gamma, dgamma, dbeta []float32, mean, rstd float32)",
+	f.fn("layerNormBackwardRowNEON", "layerNormBackwardRow",
 		"layerNormBackwardRowNEON accumulates the LayerNorm gradients of the row x (len(x) >= 1) into dx, dgamma and dbeta (generic.LayerNormBackwardRow is the executable reference); every other slice must be at least as long as x. Requires ASIMD. Arguments are not checked.",
 		"len(x) >= 1; every other slice at least as long as x.")
 	f.op("FMOVS mean+144(FP), F28")

@@ -72,9 +72,9 @@ func lowbitKernel(f *file, bf bool, r int) {
 	}
 	name := fmt.Sprintf("lowbit%s%dNEON", typ, r)
 	if bf {
-		f.fn(fmt.Sprintf("func %s(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)", name), fmt.Sprintf("%s is the lowbit.Kernel for %d rows of A.", name, r))
+		f.fn(name, "lowbitBF16", fmt.Sprintf("%s is the lowbit.Kernel for %d rows of A.", name, r))
 	} else {
-		f.fn(fmt.Sprintf("func %s(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)", name), fmt.Sprintf("%s is the lowbit.Int8Kernel for %d rows of A.", name, r))
+		f.fn(name, "lowbitInt8", fmt.Sprintf("%s is the lowbit.Int8Kernel for %d rows of A.", name, r))
 	}
 	f.op("MOVD rows+0(FP), R0")
 	f.op("MOVD groups+8(FP), R1")

@@ -16,9 +16,9 @@
 // gemm_kernels_arm64.go (the GEMM driver's kernel table) and
 // softmax_consts_arm64.go (the softmax's reduction constants), and for
 // each .s file the unexported Go declarations of its functions,
-// FAMILY_stubs_arm64.go. Each function is declared once, by its Go
-// signature in the call that starts it (file.fn), from which its stub and
-// its argument size derive.
+// FAMILY_stubs_arm64.go. Each function's Go signature is its kind's in
+// the list of assembly functions (asm/gen/internal/entry), shared with
+// the amd64 generators; its stub and its argument size derive from it.
 //
 // Register use: R0-R7 hold pointers and counts (R0-R24 but R18 in the
 // skinny kernels, skinny.go); V0-V31 are all free in an ABI0 assembly
@@ -38,6 +38,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/simdgpt/simdgpt/asm/gen/internal/entry"
 )
 
 // file accumulates one generated .s file and the Go declarations of its
@@ -71,20 +73,20 @@ func (f *file) w(in inst) {
 
 func (f *file) label(name string) { fmt.Fprintf(&f.b, "%s:\n", name) }
 
-// fn starts the assembly function that sig declares, "func NAME(params)
-// results" with Go's syntax: in the .s file, sig and asmDoc as comments
-// and the TEXT directive, whose argument size is computed from sig
-// (argSize); in the file's stubs (FAMILY_stubs_arm64.go), the Go
-// declaration, with doc as its doc comment. sig is the function's one
-// declaration: the stubs, the frame and go vet's check of the assembly's
-// argument offsets all derive from it.
-func (f *file) fn(sig, doc string, asmDoc ...string) {
-	f.fnFrame(sig, 0, doc, asmDoc...)
+// fn starts the assembly function name of the given kind, whose Go
+// signature is the kind's in the list of assembly functions
+// (asm/gen/internal/entry): in the .s file, its declaration and asmDoc as
+// comments and the TEXT directive, whose argument size is computed from
+// the signature (argSize); in the file's stubs (FAMILY_stubs_arm64.go),
+// the declaration, with doc as its doc comment.
+func (f *file) fn(name, kind, doc string, asmDoc ...string) {
+	f.fnFrame(name, kind, 0, doc, asmDoc...)
 }
 
 // fnFrame is fn for a function with a local frame of frame bytes.
-func (f *file) fnFrame(sig string, frame int, doc string, asmDoc ...string) {
-	name, size := argSize(sig)
+func (f *file) fnFrame(name, kind string, frame int, doc string, asmDoc ...string) {
+	sig := entry.Decl(name, kind)
+	_, size := argSize(sig)
 	f.b.WriteString("\n")
 	for _, d := range append([]string{sig}, asmDoc...) {
 		fmt.Fprintf(&f.b, "// %s\n", d)

@@ -136,7 +136,7 @@ func skinnyDots(f *file, r int) {
 	if r == 1 {
 		doc = "skinnyDots1NEON sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j] for i < 1, j < rows (rows, k >= 1): each dot product in one vector accumulator along k (the last k%4 terms in a zero-padded vector), its lanes summed as (a0+a1)+(a2+a3)."
 	}
-	f.fn(fmt.Sprintf("func %s(rows, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha, beta float32)", name), doc)
+	f.fn(name, "skinnyDots", doc)
 	f.op("MOVD rows+0(FP), R0")
 	f.op("MOVD k+8(FP), R1")
 	f.op("MOVD w+16(FP), R2")
@@ -294,7 +294,7 @@ func skinnyAxpys(f *file, r int) {
 	if r == 1 {
 		doc = "skinnyAxpys1NEON sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j] for i < 1, j < n, p < k (k, n >= 1): each column summed over p in order with fused multiply-adds."
 	}
-	f.fn(fmt.Sprintf("func %s(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)", name), doc)
+	f.fn(name, "skinnyAxpys", doc)
 	f.op("MOVD k+0(FP), R0")
 	f.op("MOVD n+8(FP), R1")
 	f.op("MOVD a+16(FP), R2")

@@ -91,7 +91,7 @@ func softmax() *file {
 	f.expRow("expRowNEON", false)
 	f.expRow("expRowFarNEON", true)
 
-	f.fn("func softmaxBackwardRowNEON(dx, y, dy []float32)",
+	f.fn("softmaxBackwardRowNEON", "softmaxBackwardRow",
 		"softmaxBackwardRowNEON sets dx[j] = y[j]*(dy[j] - s) for j < len(y), where s = sum_k y[k]*dy[k] (generic.SoftmaxBackwardRow is the executable reference). dx and dy must be at least as long as y (not checked); dx may be dy itself. Requires ASIMD.")
 	f.op("MOVD y_base+24(FP), R0")
 	f.op("MOVD dy_base+48(FP), R1")
@@ -137,7 +137,11 @@ func (f *file) expRow(name string, far bool) {
 	if far {
 		doc = "expRowFarNEON is expRowNEON for a row whose maximum m has |m| >= 4096: the caller passes c = m, b = 1.5*2^23 and thr = expMin, and it sets dst[j] = exp(src[j] - m) (x - m is exact wherever the result is kept), or +0 below thr. The same conditions on src and the length hold. Requires ASIMD."
 	}
-	f.fn(fmt.Sprintf("func %s(dst, src []float32, c, b, thr float32) float64", name), doc)
+	kind := "expRow"
+	if far {
+		kind = "expRowFar"
+	}
+	f.fn(name, kind, doc)
 	f.op("MOVD dst_base+0(FP), R1")
 	f.op("MOVD src_base+24(FP), R0")
 	f.op("MOVD src_len+32(FP), R2")

@@ -22,10 +22,12 @@ package main
 //  2. write generic.Name (kernels/internal/generic/FAMILY.go), the
 //     checked method (kernels/FAMILY.go) and its parity test, listed in
 //     parityTests (kernels/set_test.go);
-//  3. write its assembly: the avo generator asm/gen/FAMILY (its
+//  3. write its assembly: the signature of each kind of assembly
+//     function, once for both architectures, in the list of
+//     asm/gen/internal/entry; the avo generator asm/gen/FAMILY (its
 //     go:generate line in kernels/amd64/gen.go) and the NEON emitter's
-//     asm/gen/neon/FAMILY.go (which adds itself to emitters from init), each
-//     function declared once by its Go signature there; and, when the
+//     asm/gen/neon/FAMILY.go (which adds itself to emitters from init),
+//     which take the signatures from that list; and, when the
 //     expression of simd is not the assembly function itself, the Go that
 //     drives it (kernels/amd64/FAMILY.go, kernels/arm64/FAMILY.go, or a
 //     shared driver kernels/internal/FAMILY);
