@@ -1,5 +1,8 @@
-// Package gemm is the GotoBLAS/BLIS-style GEMM driver shared by every
-// SIMD implementation, and the masked-scores driver built on it. The ISA
+// Package gemm drives the GEMM family of kernelset.Set (Gemm, Gemv,
+// MaskedScores, GemmBias, GemmBiasGELU: Family) for every SIMD
+// implementation: the GotoBLAS/BLIS-style GEMM driver, the skinny path
+// for few rows (skinny.go), the masked-scores driver built on it
+// (scores.go) and the fused epilogues (family.go). The ISA
 // packages (kernels/amd64, kernels/arm64) supply register-blocked
 // micro-kernels (assembly) as a Kernels table, which their generators
 // write; the driver blocks the problem for the caches, packs B into

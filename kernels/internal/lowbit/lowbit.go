@@ -1,7 +1,7 @@
 // Package lowbit drives the SIMD kernels of the products over low-bit
-// weights (package kernels/lowbit, imported as weights): C (m×N) = alpha*A·Wᵀ + beta*C, each element
-// the dot product of a row of A with a row of W, W read once, in place,
-// for every r <= len(kernels) rows of A.
+// weights (package kernels/lowbit, imported as weights): C (m×N) =
+// alpha*A·Wᵀ + beta*C, each element the dot product of a row of A with a
+// row of W, W read once, in place, for every r <= len(kernels) rows of A.
 //
 // A kernel reads W a group of weights.GroupSize weights at a time, whole
 // groups only (rows are padded to whole groups with zero weights). For
