@@ -24,8 +24,8 @@ package main
 //     parityTests (kernels/set_test.go);
 //  3. write its assembly: the signature of each kind of assembly
 //     function, once for both architectures, in the list of
-//     asm/gen/internal/entry; the avo generator asm/gen/FAMILY (its
-//     go:generate line in kernels/amd64/gen.go) and the NEON emitter's
+//     asm/gen/internal/entry; the avo generator asm/gen/FAMILY (which
+//     asm/gen/amd64 finds and runs) and the NEON emitter's
 //     asm/gen/neon/FAMILY.go (which adds itself to emitters from init),
 //     which take the signatures from that list; and, when the
 //     expression of simd is not the assembly function itself, the Go that
