@@ -12,8 +12,9 @@
 // through go generate, one line each. Never edit the generated files by hand.
 //
 // Every assembly function's Go signature is written once, for both
-// architectures, in internal/entry, which the avo generators and neon
-// read. The amd64 generators share internal/x86 (the two vector widths, function
+// architectures, in the list internal/entry (generated from the module
+// above's kernels/internal/apigen/kernels.go), which the avo generators
+// and neon read. The amd64 generators share internal/x86 (the two vector widths, function
 // headers, argument loads, tail masks, row loops, constant tables and
 // reductions) and internal/vexp (the vectorised exponential); the
 // exponential's constants, internal/expf, are shared with neon.

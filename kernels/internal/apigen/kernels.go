@@ -22,9 +22,9 @@ package main
 //  2. write generic.Name (kernels/internal/generic/FAMILY.go), the
 //     checked method (kernels/FAMILY.go) and its parity test, listed in
 //     parityTests (kernels/set_test.go);
-//  3. write its assembly: the signature of each kind of assembly
-//     function, once for both architectures, in the list of
-//     asm/gen/internal/entry; the avo generator asm/gen/FAMILY (which
+//  3. write its assembly: the signature of each new kind of assembly
+//     function, once for both architectures, in asmKinds below; the avo
+//     generator asm/gen/FAMILY (which
 //     asm/gen/amd64 finds and runs) and the NEON emitter's
 //     asm/gen/neon/FAMILY.go (which adds itself to emitters from init),
 //     which take the signatures from that list; and, when the
@@ -213,4 +213,70 @@ var kernels = []kernel{
 		summary:   "adds a residual and normalises the sum",
 		composite: true,
 	},
+}
+
+// asmKinds is the one list of the kinds of assembly functions, for both
+// architectures: each kind's Go signature, the architectures that have
+// it and what takes it (a field of kernelset.Set, a driver's function
+// type, or the Go wrapper that calls it). The generator writes it into
+// asm/gen/internal/entry (list_gen.go), where the avo generators and the
+// NEON emitter take each function's signature from its kind; see that
+// package for the naming of the functions and its test, which checks
+// every generated stub against the list. A new assembly function of a
+// new kind needs its line here.
+var asmKinds = []asmKind{
+	// vecops: the vector operations, the set's kernels themselves
+	// (generic.Dot ... generic.Max are their executable references).
+	{"dot", "func(x, y []float32) float32", both, "kernelset.Set.Dot"},
+	{"axpy", "func(alpha float32, x, y []float32)", both, "kernelset.Set.Axpy"},
+	{"scale", "func(alpha float32, x []float32)", both, "kernelset.Set.Scale"},
+	{"add", "func(dst, x, y []float32)", both, "kernelset.Set.Add, gemm.AddRow"},
+	{"sum", "func(x []float32) float32", both, "kernelset.Set.Sum"},
+	{"max", "func(x []float32) float32", both, "kernelset.Set.Max (NEON: maxFirstNaNNEON)"},
+
+	// gemm: the micro-kernels of the GEMM driver, and amd64's packing
+	// and edge kernels.
+	{"gemmKernel", "func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)", both, "gemm.KernelFunc"},
+	{"gemmColsKernel", "func(k int, a *float32, b *float32, cols int, dst *float32)", onAMD64, "gemm.Kernels.Cols"},
+	{"gemmDotKernel", "func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)", onAMD64, "gemm.Kernels.Dot"},
+	{"packB", "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", onAMD64, "gemm.Kernels.PackN"},
+	{"packBTrans", "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", onAMD64, "gemm.Kernels.PackT"},
+	{"packPanels", "func(dst *float32, src *float32, lda int, m int, kc int)", onAMD64, "gemm.Kernels.PackPanels and PackBPanels"},
+
+	// skinny: the GEMM driver's kernels for few rows of op(A).
+	{"skinnyDots", "func(rows, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha, beta float32)", both, "gemm.DotsFunc"},
+	{"skinnyAxpys", "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)", both, "gemm.AxpysFunc"},
+	{"skinnyStream", "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, acc *float32)", onAMD64, "gemm.StreamFunc"},
+
+	// lowbit: the products over low-bit weights.
+	{"lowbitBF16", "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)", both, "lowbit.Kernel"},
+	{"lowbitInt8", "func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)", both, "lowbit.Int8Kernel"},
+	{"lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel"},
+	{"lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc"},
+
+	// softmax: the row kernels of Softmax, SoftmaxBackward and the
+	// cross-entropy's exponentials.
+	{"softmaxRow", "func(dst, src []float32)", onAMD64, "softmaxAVX2, softmaxAVX512"},
+	{"softmaxRows2", "func(dst0, src0, dst1, src1 []float32)", onAMD64, "softmaxAVX512"},
+	{"softmaxExpRow", "func(dst, src []float32) (c, sum float32)", onAMD64, "xent.ExpRow (through expRowAVX2, expRowAVX512)"},
+	{"softmaxBackwardRow", "func(dx, y, dy []float32)", both, "softmaxBackwardAVX2, softmaxBackwardAVX512, softmaxBackwardNEON"},
+	{"expRow", "func(dst, src []float32, c, b, thr float32) float64", onARM64, "expShiftedNEON"},
+	{"expRowFar", "func(dst, src []float32, c, b, thr float32) float64", onARM64, "expShiftedNEON"},
+
+	// layernorm: the one-row kernels of the LayerNorm driver.
+	{"layerNormRow", "func(y, x, gamma, beta []float32, eps float32) (mean, rstd float32)", both, "layernorm.LayerNormRow"},
+	{"layerNormBackwardRow", "func(dx, dy, x, gamma, dgamma, dbeta []float32, mean, rstd float32)", both, "layernorm.LayerNormBackwardRow"},
+
+	// optim.
+	{"adamw", "func(p, g, m, v []float32, scale, b1, c1, b2, c2, ic1, ic2, eps, wd, lr float32)", both, "kernelset.Set.AdamW (through adamwSetAVX2 ...)"},
+	{"sumSquares", "func(x []float32) float64", both, "kernelset.Set.SumSquares"},
+
+	// gelu: the row kernels of GELU, GELUBackward and BiasGELU.
+	{"geluRow", "func(dst, x []float32)", both, "kernelset.Set.GELU (NEON: geluNEON)"},
+	{"geluBackwardRow", "func(dx, dy, x []float32)", both, "kernelset.Set.GELUBackward (NEON: geluBackwardNEON)"},
+	{"biasGeluRow", "func(y, x, bias []float32)", both, "kernelset.Set.BiasGELU (through biasGeluAVX2 ...)"},
+
+	// peak: the measuring loops of kernelset.Instruments.
+	{"fmaPeak", "func(n int)", both, "kernelset.Instruments.FMALoop"},
+	{"readAhead", "func(p *float32, n, dist int) float32", onAMD64, "kernelset.Instruments.ReadLoop"},
 }

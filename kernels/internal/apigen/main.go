@@ -9,7 +9,10 @@
 //   - bench/kernels_gen.go: bench.KernelFuncs, a func field a kernel, and
 //     the method values of a *kernels.Impl for each;
 //   - kernels/amd64/sets_gen.go and kernels/arm64/sets_gen.go: the
-//     literal of every SIMD set of the ISA package (sets.go).
+//     literal of every SIMD set of the ISA package (sets.go);
+//   - asm/gen/internal/entry/list_gen.go: the list of the kinds of
+//     assembly functions (asmKinds), from which the generators of
+//     asm/gen take every assembly function's signature.
 //
 // It is run by go generate in package kernels (kernels/gen.go).
 package main
@@ -53,12 +56,13 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("apigen: ")
 	files := map[string]func(*bytes.Buffer){
-		"internal/kernelset/set_gen.go": writeSet,
-		"generic_gen.go":                writeGenericSet,
-		"api_gen.go":                    writeAPI,
-		"../bench/kernels_gen.go":       writeBench,
-		"amd64/sets_gen.go":             func(b *bytes.Buffer) { writeSets(b, "amd64") },
-		"arm64/sets_gen.go":             func(b *bytes.Buffer) { writeSets(b, "arm64") },
+		"internal/kernelset/set_gen.go":         writeSet,
+		"generic_gen.go":                        writeGenericSet,
+		"api_gen.go":                            writeAPI,
+		"../bench/kernels_gen.go":               writeBench,
+		"amd64/sets_gen.go":                     func(b *bytes.Buffer) { writeSets(b, "amd64") },
+		"arm64/sets_gen.go":                     func(b *bytes.Buffer) { writeSets(b, "arm64") },
+		"../asm/gen/internal/entry/list_gen.go": writeEntries,
 	}
 	for name, write := range files {
 		var b bytes.Buffer
