@@ -152,6 +152,8 @@ func gemmKernel(f *file, nv int) {
 	}
 }
 
+func init() { goFiles["gemm_kernels_arm64.go"] = gemmTable }
+
 // gemmTable is the Go source of the driver's kernel table for the kernels
 // above (written to kernels/arm64/gemm_kernels_arm64.go).
 func gemmTable() string {

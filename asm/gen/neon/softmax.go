@@ -45,6 +45,8 @@ const (
 	shifter = expf.Shifter
 )
 
+func init() { goFiles["softmax_consts_arm64.go"] = softmaxConsts }
+
 // softmaxConsts is the Go source of the reduction constants the row
 // driver (kernels/arm64/softmax.go) needs (written to
 // kernels/arm64/softmax_consts_arm64.go).
