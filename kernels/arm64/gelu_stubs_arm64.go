@@ -8,20 +8,21 @@ package arm64
 // gelu.go). len(x) must be a multiple of 4 and the other slices at
 // least as long; nothing is checked.
 
-// geluRowNEON sets dst[j] = gelu(x[j]) for j < len(x); dst may be x
-// (generic.GELU is the executable reference).
+// geluRowNEON sets dst[j] = gelu(x[j]) for j < len(x); dst may be x.
+// generic.GELU is the executable reference of the contract.
 //
 //go:noescape
 func geluRowNEON(dst, x []float32)
 
 // geluBackwardRowNEON sets dx[j] = dy[j]·gelu'(x[j]) for j < len(x);
-// dx may be dy (generic.GELUBackward is the executable reference).
+// dx may be dy. generic.GELUBackward is the executable reference of the
+// contract.
 //
 //go:noescape
 func geluBackwardRowNEON(dx, dy, x []float32)
 
 // biasGeluRowNEON sets x[j] += bias[j] and y[j] = gelu(x[j]) for j <
-// len(x); y may be x (generic.BiasGELU is the executable reference).
+// len(x); y may be x.
 //
 //go:noescape
 func biasGeluRowNEON(y, x, bias []float32)

@@ -27,9 +27,10 @@ func expRowNEON(dst, src []float32, c, b, thr float32) float64
 func expRowFarNEON(dst, src []float32, c, b, thr float32) float64
 
 // softmaxBackwardRowNEON sets dx[j] = y[j]*(dy[j] - s) for j < len(y),
-// where s = sum_k y[k]*dy[k] (generic.SoftmaxBackwardRow is the
-// executable reference). dx and dy must be at least as long as y (not
-// checked); dx may be dy itself. Requires ASIMD.
+// where s = sum_k y[k]*dy[k]. dx and dy must be at least as long as y
+// (not checked); dx may be dy itself. Requires ASIMD.
+// generic.SoftmaxBackwardRow is the executable reference of the
+// contract.
 //
 //go:noescape
 func softmaxBackwardRowNEON(dx, y, dy []float32)

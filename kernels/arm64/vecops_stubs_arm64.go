@@ -6,46 +6,48 @@ package arm64
 
 // dotNEON returns the sum of x[i]*y[i]. len(y) must equal len(x). It
 // keeps four vector accumulators and uses FMA, so the rounding differs
-// from a sequential loop (generic.Dot is the executable reference of
-// the contract). Requires ASIMD. Arguments are not checked.
+// from a sequential loop. Requires ASIMD. Arguments are not checked.
+// generic.Dot is the executable reference of the contract.
 //
 //go:noescape
 func dotNEON(x, y []float32) float32
 
 // axpyNEON sets y[i] += alpha*x[i] with a fused multiply-add (one
-// rounding). len(y) must equal len(x) (generic.Axpy is the executable
-// reference). Requires ASIMD. Arguments are not checked.
+// rounding). len(y) must equal len(x). Requires ASIMD. Arguments are
+// not checked. generic.Axpy is the executable reference of the
+// contract.
 //
 //go:noescape
 func axpyNEON(alpha float32, x, y []float32)
 
-// scaleNEON sets x[i] *= alpha (generic.Scale is the executable
-// reference). Requires ASIMD.
+// scaleNEON sets x[i] *= alpha. Requires ASIMD. generic.Scale is the
+// executable reference of the contract.
 //
 //go:noescape
 func scaleNEON(alpha float32, x []float32)
 
-// addNEON sets dst[i] = x[i] + y[i] (generic.Add is the executable
-// reference). x and y must be as long as dst; dst may be x or y (the
-// same slice), but must not otherwise overlap them. Requires ASIMD.
-// Arguments are not checked.
+// addNEON sets dst[i] = x[i] + y[i]. x and y must be as long as dst;
+// dst may be x or y (the same slice), but must not otherwise overlap
+// them. Requires ASIMD. Arguments are not checked. generic.Add is the
+// executable reference of the contract.
 //
 //go:noescape
 func addNEON(dst, x, y []float32)
 
 // sumNEON returns the sum of the elements of x, 0 if x is empty. It
 // keeps four vector accumulators, so the rounding differs from a
-// sequential loop (generic.Sum is the executable reference). Requires
-// ASIMD.
+// sequential loop. Requires ASIMD. generic.Sum is the executable
+// reference of the contract.
 //
 //go:noescape
 func sumNEON(x []float32) float32
 
 // maxNEON returns the largest element of x, -Inf if x is empty, and a
 // NaN if any element is NaN (which NaN is unspecified: FMAX returns one
-// of its NaN operands, quieted; generic.Max, the executable reference,
-// returns the first). The sign of a zero result is unspecified when x
-// holds both +0 and -0. Requires ASIMD.
+// of its NaN operands, quieted, where generic.Max returns the first).
+// The sign of a zero result is unspecified when x holds both +0 and -0.
+// Requires ASIMD. generic.Max is the executable reference of the
+// contract.
 //
 //go:noescape
 func maxNEON(x []float32) float32

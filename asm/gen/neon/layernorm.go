@@ -15,7 +15,7 @@ func init() { emitters = append(emitters, layerNorm) }
 func layerNorm() *file {
 	f := newFile("layernorm_arm64.s")
 	f.fn("layerNormRowNEON", "layerNormRow",
-		"layerNormRowNEON normalises the row x (len(x) >= 1) into y = (x-mean)*rstd*gamma + beta and returns mean and rstd = 1/sqrt(variance+eps); y, gamma and beta must be at least as long as x, and y may be x (generic.LayerNormRow is the executable reference). Requires ASIMD. Arguments are not checked.",
+		"layerNormRowNEON normalises the row x (len(x) >= 1) into y = (x-mean)*rstd*gamma + beta and returns mean and rstd = 1/sqrt(variance+eps); y, gamma and beta must be at least as long as x, and y may be x. Requires ASIMD. Arguments are not checked.",
 		"len(x) >= 1; y, gamma and beta at least as long as x; y may be x.")
 
 	// Pass 1: the sum.
@@ -126,7 +126,7 @@ func layerNorm() *file {
 // sdx/n.
 func layerNormBackward(f *file) {
 	f.fn("layerNormBackwardRowNEON", "layerNormBackwardRow",
-		"layerNormBackwardRowNEON accumulates the LayerNorm gradients of the row x (len(x) >= 1) into dx, dgamma and dbeta (generic.LayerNormBackwardRow is the executable reference); every other slice must be at least as long as x. Requires ASIMD. Arguments are not checked.",
+		"layerNormBackwardRowNEON accumulates the LayerNorm gradients of the row x (len(x) >= 1) into dx, dgamma and dbeta; every other slice must be at least as long as x. Requires ASIMD. Arguments are not checked.",
 		"len(x) >= 1; every other slice at least as long as x.")
 	f.op("FMOVS mean+144(FP), F28")
 	f.op("VDUP V28.S[0], V28.S4")

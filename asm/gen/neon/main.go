@@ -78,7 +78,8 @@ func (f *file) label(name string) { fmt.Fprintf(&f.b, "%s:\n", name) }
 // (asm/gen/internal/entry): in the .s file, its declaration and asmDoc as
 // comments and the TEXT directive, whose argument size is computed from
 // the signature (argSize); in the file's stubs (FAMILY_stubs_arm64.go),
-// the declaration, with doc as its doc comment.
+// the declaration, with doc and the sentence naming the kind's executable
+// reference (entry.RefDoc) as its doc comment.
 func (f *file) fn(name, kind, doc string, asmDoc ...string) {
 	f.fnFrame(name, kind, 0, doc, asmDoc...)
 }
@@ -93,6 +94,9 @@ func (f *file) fnFrame(name, kind string, frame int, doc string, asmDoc ...strin
 	}
 	fmt.Fprintf(&f.b, "TEXT ·%s(SB), NOSPLIT, $%d-%d\n", name, frame, size)
 	f.stubs.WriteString("\n")
+	if r := entry.RefDoc(kind); r != "" {
+		doc = strings.TrimSpace(doc + " " + r)
+	}
 	if doc != "" {
 		comment(&f.stubs, doc)
 		f.stubs.WriteString("//\n")

@@ -44,7 +44,7 @@ func init() { emitters = append(emitters, optim) }
 func optim() *file {
 	f := newFile("optim_arm64.s")
 	f.fn("adamwNEON", "adamw",
-		"adamwNEON applies one AdamW step to p[i], m[i] and v[i] for i < len(p) from the gradients g (generic.AdamW is the executable reference): g, m and v must be as long as p (not checked) and no two may overlap; c1 = 1-b1 and c2 = 1-b2 as float32. The weight-decay term is added only if wd != 0. Each operation is rounded as in generic.AdamW (no fused multiply-add), so the results are bitwise the same. See asm/gen/neon/optim.go. Requires ASIMD.")
+		"adamwNEON applies one AdamW step to p[i], m[i] and v[i] for i < len(p) from the gradients g: g, m and v must be as long as p (not checked) and no two may overlap; c1 = 1-b1 and c2 = 1-b2 as float32. The weight-decay term is added only if wd != 0. Each operation is rounded as in generic.AdamW (no fused multiply-add), so the results are bitwise the same. See asm/gen/neon/optim.go. Requires ASIMD.")
 	f.op("MOVD p_base+0(FP), R0")
 	f.op("MOVD g_base+24(FP), R1")
 	f.op("MOVD m_base+48(FP), R2")
@@ -70,7 +70,7 @@ func optim() *file {
 	}
 
 	f.fn("sumSquaresNEON", "sumSquares",
-		"sumSquaresNEON returns the sum of x[i]*x[i], each square exact in float64 and summed in float64 in eight vector accumulators, the last len(x)%4 squares added to that sum one by one (0 if x is empty; generic.SumSquares is the executable reference). Requires ASIMD.")
+		"sumSquaresNEON returns the sum of x[i]*x[i], each square exact in float64 and summed in float64 in eight vector accumulators, the last len(x)%4 squares added to that sum one by one (0 if x is empty). Requires ASIMD.")
 	f.op("MOVD x_base+0(FP), R0")
 	f.op("MOVD x_len+8(FP), R2")
 	f.zero(16, 8)

@@ -94,7 +94,7 @@ func softmax() *file {
 	f.expRow("expRowFarNEON", true)
 
 	f.fn("softmaxBackwardRowNEON", "softmaxBackwardRow",
-		"softmaxBackwardRowNEON sets dx[j] = y[j]*(dy[j] - s) for j < len(y), where s = sum_k y[k]*dy[k] (generic.SoftmaxBackwardRow is the executable reference). dx and dy must be at least as long as y (not checked); dx may be dy itself. Requires ASIMD.")
+		"softmaxBackwardRowNEON sets dx[j] = y[j]*(dy[j] - s) for j < len(y), where s = sum_k y[k]*dy[k]. dx and dy must be at least as long as y (not checked); dx may be dy itself. Requires ASIMD.")
 	f.op("MOVD y_base+24(FP), R0")
 	f.op("MOVD dy_base+48(FP), R1")
 	f.op("MOVD y_len+32(FP), R2")

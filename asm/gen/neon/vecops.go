@@ -9,7 +9,7 @@ func vecops() *file {
 	f := newFile("vecops_arm64.s")
 
 	f.fn("dotNEON", "dot",
-		"dotNEON returns the sum of x[i]*y[i]. len(y) must equal len(x). It keeps four vector accumulators and uses FMA, so the rounding differs from a sequential loop (generic.Dot is the executable reference of the contract). Requires ASIMD. Arguments are not checked.")
+		"dotNEON returns the sum of x[i]*y[i]. len(y) must equal len(x). It keeps four vector accumulators and uses FMA, so the rounding differs from a sequential loop. Requires ASIMD. Arguments are not checked.")
 	f.op("MOVD x_base+0(FP), R0")
 	f.op("MOVD x_len+8(FP), R2")
 	f.op("MOVD y_base+24(FP), R1")
@@ -18,7 +18,7 @@ func vecops() *file {
 	f.op("RET")
 
 	f.fn("axpyNEON", "axpy",
-		"axpyNEON sets y[i] += alpha*x[i] with a fused multiply-add (one rounding). len(y) must equal len(x) (generic.Axpy is the executable reference). Requires ASIMD. Arguments are not checked.")
+		"axpyNEON sets y[i] += alpha*x[i] with a fused multiply-add (one rounding). len(y) must equal len(x). Requires ASIMD. Arguments are not checked.")
 	f.op("FMOVS alpha+0(FP), F31")
 	f.op("VDUP V31.S[0], V31.S4")
 	f.op("MOVD x_base+8(FP), R0")
@@ -47,7 +47,7 @@ func vecops() *file {
 	f.op("RET")
 
 	f.fn("scaleNEON", "scale",
-		"scaleNEON sets x[i] *= alpha (generic.Scale is the executable reference). Requires ASIMD.")
+		"scaleNEON sets x[i] *= alpha. Requires ASIMD.")
 	f.op("FMOVS alpha+0(FP), F31")
 	f.op("MOVD x_base+8(FP), R0")
 	f.op("MOVD x_len+16(FP), R2")
@@ -55,7 +55,7 @@ func vecops() *file {
 	f.op("RET")
 
 	f.fn("addNEON", "add",
-		"addNEON sets dst[i] = x[i] + y[i] (generic.Add is the executable reference). x and y must be as long as dst; dst may be x or y (the same slice), but must not otherwise overlap them. Requires ASIMD. Arguments are not checked.")
+		"addNEON sets dst[i] = x[i] + y[i]. x and y must be as long as dst; dst may be x or y (the same slice), but must not otherwise overlap them. Requires ASIMD. Arguments are not checked.")
 	f.op("MOVD dst_base+0(FP), R3")
 	f.op("MOVD dst_len+8(FP), R2")
 	f.op("MOVD x_base+24(FP), R0")
@@ -83,7 +83,7 @@ func vecops() *file {
 	f.op("RET")
 
 	f.fn("sumNEON", "sum",
-		"sumNEON returns the sum of the elements of x, 0 if x is empty. It keeps four vector accumulators, so the rounding differs from a sequential loop (generic.Sum is the executable reference). Requires ASIMD.")
+		"sumNEON returns the sum of the elements of x, 0 if x is empty. It keeps four vector accumulators, so the rounding differs from a sequential loop. Requires ASIMD.")
 	f.op("MOVD x_base+0(FP), R0")
 	f.op("MOVD x_len+8(FP), R2")
 	f.zero(16, 4)
@@ -106,7 +106,7 @@ func vecops() *file {
 	f.op("RET")
 
 	f.fn("maxNEON", "max",
-		"maxNEON returns the largest element of x, -Inf if x is empty, and a NaN if any element is NaN (which NaN is unspecified: FMAX returns one of its NaN operands, quieted; generic.Max, the executable reference, returns the first). The sign of a zero result is unspecified when x holds both +0 and -0. Requires ASIMD.")
+		"maxNEON returns the largest element of x, -Inf if x is empty, and a NaN if any element is NaN (which NaN is unspecified: FMAX returns one of its NaN operands, quieted, where generic.Max returns the first). The sign of a zero result is unspecified when x holds both +0 and -0. Requires ASIMD.")
 	f.op("MOVD x_base+0(FP), R0")
 	f.op("MOVD x_len+8(FP), R2")
 	f.op("MOVW $0xff800000, R3") // -Inf

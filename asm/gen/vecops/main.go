@@ -75,8 +75,7 @@ func storeResult(x reg.Register) {
 func dot(s *x86.ISA) {
 	name := s.Header("dot",
 		"returns the sum of x[i]*y[i]. len(y) must equal len(x).",
-		"It keeps four vector accumulators and uses FMA, so the rounding differs from a sequential loop.",
-		"generic.Dot is the executable reference of the contract.")
+		"It keeps four vector accumulators and uses FMA, so the rounding differs from a sequential loop.")
 	x := x86.LoadGP(Param("x").Base())
 	y := x86.LoadGP(Param("y").Base())
 	n := x86.LoadGP(Param("x").Len())
@@ -102,8 +101,7 @@ func dot(s *x86.ISA) {
 func sum(s *x86.ISA) {
 	name := s.Header("sum",
 		"returns the sum of the elements of x, 0 if x is empty.",
-		"It keeps four vector accumulators, so the rounding differs from a sequential loop.",
-		"generic.Sum is the executable reference of the contract.")
+		"It keeps four vector accumulators, so the rounding differs from a sequential loop.")
 	x := x86.LoadGP(Param("x").Base())
 	n := x86.LoadGP(Param("x").Len())
 	acc := s.Zeros(unroll)
@@ -125,8 +123,7 @@ func sum(s *x86.ISA) {
 func axpy(s *x86.ISA) {
 	name := s.Header("axpy",
 		"sets y[i] += alpha*x[i] with a fused multiply-add (one rounding).",
-		"len(y) must equal len(x).",
-		"generic.Axpy is the executable reference of the contract.")
+		"len(y) must equal len(x).")
 	alpha := s.Broadcast("alpha")
 	x := x86.LoadGP(Param("x").Base())
 	y := x86.LoadGP(Param("y").Base())
@@ -155,8 +152,7 @@ func axpy(s *x86.ISA) {
 
 func scale(s *x86.ISA) {
 	name := s.Header("scale",
-		"sets x[i] *= alpha.",
-		"generic.Scale is the executable reference of the contract.")
+		"sets x[i] *= alpha.")
 	alpha := s.Broadcast("alpha")
 	x := x86.LoadGP(Param("x").Base())
 	n := x86.LoadGP(Param("x").Len())
@@ -183,8 +179,7 @@ func scale(s *x86.ISA) {
 func add(s *x86.ISA) {
 	name := s.Header("add",
 		"sets dst[i] = x[i] + y[i]. x and y must be as long as dst;",
-		"dst may be x or y (the same slice), but must not otherwise overlap them.",
-		"generic.Add is the executable reference of the contract.")
+		"dst may be x or y (the same slice), but must not otherwise overlap them.")
 	d := x86.LoadGP(Param("dst").Base())
 	x := x86.LoadGP(Param("x").Base())
 	y := x86.LoadGP(Param("y").Base())
@@ -259,8 +254,7 @@ func maxOp(s *x86.ISA) {
 	name := s.Header("max",
 		"returns the largest element of x, -Inf if x is empty.",
 		"If any element is NaN it returns the first NaN element of x.",
-		"The sign of a zero result is unspecified when x holds both +0 and -0.",
-		"generic.Max is the executable reference of the contract.")
+		"The sign of a zero result is unspecified when x holds both +0 and -0.")
 	x := x86.LoadGP(Param("x").Base())
 	n := x86.LoadGP(Param("x").Len())
 	acc := make([]reg.VecVirtual, unroll)

@@ -11,6 +11,9 @@ type asmKind struct {
 	sig    string   // their Go signature without a name: "func(x, y []float32) float32"
 	arch   []string // the architectures with such functions
 	usedBy string   // what takes them
+	// ref is the generic function that is the executable reference of
+	// their contract, if there is one; their stubs' doc comments name it.
+	ref string
 }
 
 // The architectures of asmKinds.
@@ -24,7 +27,7 @@ var (
 func writeEntries(b *bytes.Buffer) {
 	b.WriteString("package entry\n\n// List is every kind of assembly function, in the order of\n// kernels/internal/apigen's asmKinds.\nvar List = []Kind{\n")
 	for _, k := range asmKinds {
-		fmt.Fprintf(b, "\t{Name: %q, Sig: %q, Arch: %#v, Use: %q},\n", k.name, k.sig, k.arch, k.usedBy)
+		fmt.Fprintf(b, "\t{Name: %q, Sig: %q, Arch: %#v, Use: %q, Ref: %q},\n", k.name, k.sig, k.arch, k.usedBy, k.ref)
 	}
 	b.WriteString("}\n")
 }

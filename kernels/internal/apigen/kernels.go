@@ -217,8 +217,10 @@ var kernels = []kernel{
 
 // asmKinds is the one list of the kinds of assembly functions, for both
 // architectures: each kind's Go signature, the architectures that have
-// it and what takes it (a field of kernelset.Set, a driver's function
-// type, or the Go wrapper that calls it). The generator writes it into
+// it, what takes it (a field of kernelset.Set, a driver's function type,
+// or the Go wrapper that calls it) and the generic function that is the
+// executable reference of its contract, if any (the stubs' doc comments
+// name it). The generator writes it into
 // asm/gen/internal/entry (list_gen.go), where the avo generators and the
 // NEON emitter take each function's signature from its kind; see that
 // package for the naming of the functions and its test, which checks
@@ -227,56 +229,56 @@ var kernels = []kernel{
 var asmKinds = []asmKind{
 	// vecops: the vector operations, the set's kernels themselves
 	// (generic.Dot ... generic.Max are their executable references).
-	{"dot", "func(x, y []float32) float32", both, "kernelset.Set.Dot"},
-	{"axpy", "func(alpha float32, x, y []float32)", both, "kernelset.Set.Axpy"},
-	{"scale", "func(alpha float32, x []float32)", both, "kernelset.Set.Scale"},
-	{"add", "func(dst, x, y []float32)", both, "kernelset.Set.Add, gemm.AddRow"},
-	{"sum", "func(x []float32) float32", both, "kernelset.Set.Sum"},
-	{"max", "func(x []float32) float32", both, "kernelset.Set.Max (NEON: maxFirstNaNNEON)"},
+	{"dot", "func(x, y []float32) float32", both, "kernelset.Set.Dot", "generic.Dot"},
+	{"axpy", "func(alpha float32, x, y []float32)", both, "kernelset.Set.Axpy", "generic.Axpy"},
+	{"scale", "func(alpha float32, x []float32)", both, "kernelset.Set.Scale", "generic.Scale"},
+	{"add", "func(dst, x, y []float32)", both, "kernelset.Set.Add, gemm.AddRow", "generic.Add"},
+	{"sum", "func(x []float32) float32", both, "kernelset.Set.Sum", "generic.Sum"},
+	{"max", "func(x []float32) float32", both, "kernelset.Set.Max (NEON: maxFirstNaNNEON)", "generic.Max"},
 
 	// gemm: the micro-kernels of the GEMM driver, and amd64's packing
 	// and edge kernels.
-	{"gemmKernel", "func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)", both, "gemm.KernelFunc"},
-	{"gemmColsKernel", "func(k int, a *float32, b *float32, cols int, dst *float32)", onAMD64, "gemm.Kernels.Cols"},
-	{"gemmDotKernel", "func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)", onAMD64, "gemm.Kernels.Dot"},
-	{"packB", "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", onAMD64, "gemm.Kernels.PackN"},
-	{"packBTrans", "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", onAMD64, "gemm.Kernels.PackT"},
-	{"packPanels", "func(dst *float32, src *float32, lda int, m int, kc int)", onAMD64, "gemm.Kernels.PackPanels and PackBPanels"},
+	{"gemmKernel", "func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)", both, "gemm.KernelFunc", ""},
+	{"gemmColsKernel", "func(k int, a *float32, b *float32, cols int, dst *float32)", onAMD64, "gemm.Kernels.Cols", ""},
+	{"gemmDotKernel", "func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)", onAMD64, "gemm.Kernels.Dot", ""},
+	{"packB", "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", onAMD64, "gemm.Kernels.PackN", ""},
+	{"packBTrans", "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", onAMD64, "gemm.Kernels.PackT", ""},
+	{"packPanels", "func(dst *float32, src *float32, lda int, m int, kc int)", onAMD64, "gemm.Kernels.PackPanels and PackBPanels", ""},
 
 	// skinny: the GEMM driver's kernels for few rows of op(A).
-	{"skinnyDots", "func(rows, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha, beta float32)", both, "gemm.DotsFunc"},
-	{"skinnyAxpys", "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)", both, "gemm.AxpysFunc"},
-	{"skinnyStream", "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, acc *float32)", onAMD64, "gemm.StreamFunc"},
+	{"skinnyDots", "func(rows, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha, beta float32)", both, "gemm.DotsFunc", ""},
+	{"skinnyAxpys", "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)", both, "gemm.AxpysFunc", ""},
+	{"skinnyStream", "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, acc *float32)", onAMD64, "gemm.StreamFunc", ""},
 
 	// lowbit: the products over low-bit weights.
-	{"lowbitBF16", "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)", both, "lowbit.Kernel"},
-	{"lowbitInt8", "func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)", both, "lowbit.Int8Kernel"},
-	{"lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel"},
-	{"lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc"},
+	{"lowbitBF16", "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)", both, "lowbit.Kernel", ""},
+	{"lowbitInt8", "func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)", both, "lowbit.Int8Kernel", ""},
+	{"lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel", ""},
+	{"lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", ""},
 
 	// softmax: the row kernels of Softmax, SoftmaxBackward and the
 	// cross-entropy's exponentials.
-	{"softmaxRow", "func(dst, src []float32)", onAMD64, "softmaxAVX2, softmaxAVX512"},
-	{"softmaxRows2", "func(dst0, src0, dst1, src1 []float32)", onAMD64, "softmaxAVX512"},
-	{"softmaxExpRow", "func(dst, src []float32) (c, sum float32)", onAMD64, "xent.ExpRow (through expRowAVX2, expRowAVX512)"},
-	{"softmaxBackwardRow", "func(dx, y, dy []float32)", both, "softmaxBackwardAVX2, softmaxBackwardAVX512, softmaxBackwardNEON"},
-	{"expRow", "func(dst, src []float32, c, b, thr float32) float64", onARM64, "expShiftedNEON"},
-	{"expRowFar", "func(dst, src []float32, c, b, thr float32) float64", onARM64, "expShiftedNEON"},
+	{"softmaxRow", "func(dst, src []float32)", onAMD64, "softmaxAVX2, softmaxAVX512", "generic.SoftmaxRow"},
+	{"softmaxRows2", "func(dst0, src0, dst1, src1 []float32)", onAMD64, "softmaxAVX512", ""},
+	{"softmaxExpRow", "func(dst, src []float32) (c, sum float32)", onAMD64, "xent.ExpRow (through expRowAVX2, expRowAVX512)", ""},
+	{"softmaxBackwardRow", "func(dx, y, dy []float32)", both, "softmaxBackwardAVX2, softmaxBackwardAVX512, softmaxBackwardNEON", "generic.SoftmaxBackwardRow"},
+	{"expRow", "func(dst, src []float32, c, b, thr float32) float64", onARM64, "expShiftedNEON", ""},
+	{"expRowFar", "func(dst, src []float32, c, b, thr float32) float64", onARM64, "expShiftedNEON", ""},
 
 	// layernorm: the one-row kernels of the LayerNorm driver.
-	{"layerNormRow", "func(y, x, gamma, beta []float32, eps float32) (mean, rstd float32)", both, "layernorm.LayerNormRow"},
-	{"layerNormBackwardRow", "func(dx, dy, x, gamma, dgamma, dbeta []float32, mean, rstd float32)", both, "layernorm.LayerNormBackwardRow"},
+	{"layerNormRow", "func(y, x, gamma, beta []float32, eps float32) (mean, rstd float32)", both, "layernorm.LayerNormRow", "generic.LayerNormRow"},
+	{"layerNormBackwardRow", "func(dx, dy, x, gamma, dgamma, dbeta []float32, mean, rstd float32)", both, "layernorm.LayerNormBackwardRow", "generic.LayerNormBackwardRow"},
 
 	// optim.
-	{"adamw", "func(p, g, m, v []float32, scale, b1, c1, b2, c2, ic1, ic2, eps, wd, lr float32)", both, "kernelset.Set.AdamW (through adamwSetAVX2 ...)"},
-	{"sumSquares", "func(x []float32) float64", both, "kernelset.Set.SumSquares"},
+	{"adamw", "func(p, g, m, v []float32, scale, b1, c1, b2, c2, ic1, ic2, eps, wd, lr float32)", both, "kernelset.Set.AdamW (through adamwSetAVX2 ...)", "generic.AdamW"},
+	{"sumSquares", "func(x []float32) float64", both, "kernelset.Set.SumSquares", "generic.SumSquares"},
 
 	// gelu: the row kernels of GELU, GELUBackward and BiasGELU.
-	{"geluRow", "func(dst, x []float32)", both, "kernelset.Set.GELU (NEON: geluNEON)"},
-	{"geluBackwardRow", "func(dx, dy, x []float32)", both, "kernelset.Set.GELUBackward (NEON: geluBackwardNEON)"},
-	{"biasGeluRow", "func(y, x, bias []float32)", both, "kernelset.Set.BiasGELU (through biasGeluAVX2 ...)"},
+	{"geluRow", "func(dst, x []float32)", both, "kernelset.Set.GELU (NEON: geluNEON)", "generic.GELU"},
+	{"geluBackwardRow", "func(dx, dy, x []float32)", both, "kernelset.Set.GELUBackward (NEON: geluBackwardNEON)", "generic.GELUBackward"},
+	{"biasGeluRow", "func(y, x, bias []float32)", both, "kernelset.Set.BiasGELU (through biasGeluAVX2 ...)", ""},
 
 	// peak: the measuring loops of kernelset.Instruments.
-	{"fmaPeak", "func(n int)", both, "kernelset.Instruments.FMALoop"},
-	{"readAhead", "func(p *float32, n, dist int) float32", onAMD64, "kernelset.Instruments.ReadLoop"},
+	{"fmaPeak", "func(n int)", both, "kernelset.Instruments.FMALoop", ""},
+	{"readAhead", "func(p *float32, n, dist int) float32", onAMD64, "kernelset.Instruments.ReadLoop", ""},
 }

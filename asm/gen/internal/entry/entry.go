@@ -39,6 +39,19 @@ type Kind struct {
 	// Use is what takes them: a field of kernelset.Set, a driver's
 	// function type, or the Go wrapper that calls them.
 	Use string
+	// Ref is the generic function that is the executable reference of
+	// their contract ("generic.Dot"), if any; RefDoc says so in their
+	// stubs' doc comments.
+	Ref string
+}
+
+// RefDoc returns the sentence of the stubs' doc comments that names the
+// executable reference of kind's contract; empty when it has none.
+func RefDoc(kind string) string {
+	if r := Lookup(kind).Ref; r != "" {
+		return r + " is the executable reference of the contract."
+	}
+	return ""
 }
 
 // Lookup returns the kind named kind; it panics if there is none.

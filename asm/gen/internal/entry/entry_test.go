@@ -11,18 +11,24 @@ import (
 	"testing"
 )
 
+// stub is one function declared without a body.
+type stub struct {
+	types string // its parameter and result types (funcTypes)
+	doc   string // its doc comment, on one line
+}
+
 // stubs returns the functions declared without a body in the files
-// matching glob: name (ISA suffix removed) to parameter and result types.
-func stubs(t *testing.T, glob string, suffixes ...string) map[string][]string {
+// matching glob, by name with the ISA suffix removed.
+func stubs(t *testing.T, glob string, suffixes ...string) map[string][]stub {
 	t.Helper()
 	files, err := filepath.Glob(glob)
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no files match %s (%v)", glob, err)
 	}
 	fset := token.NewFileSet()
-	out := map[string][]string{}
+	out := map[string][]stub{}
 	for _, name := range files {
-		f, err := parser.ParseFile(fset, name, nil, 0)
+		f, err := parser.ParseFile(fset, name, nil, parser.ParseComments)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +44,7 @@ func stubs(t *testing.T, glob string, suffixes ...string) map[string][]string {
 					break
 				}
 			}
-			out[n] = append(out[n], funcTypes(fset, fd.Type))
+			out[n] = append(out[n], stub{funcTypes(fset, fd.Type), strings.Join(strings.Fields(fd.Doc.Text()), " ")})
 		}
 	}
 	return out
@@ -67,9 +73,10 @@ func funcTypes(fset *token.FileSet, ft *ast.FuncType) string {
 // TestStubsFollowList checks the generated stubs of both architectures
 // against List: every function is of a kind of the list, on an
 // architecture the kind names, with the kind's parameter and result
-// types; and every kind has functions on each architecture it names.
+// types and a doc comment naming the kind's executable reference, if it
+// has one; and every kind has functions on each architecture it names.
 func TestStubsFollowList(t *testing.T) {
-	arches := map[string]map[string][]string{
+	arches := map[string]map[string][]stub{
 		"amd64": stubs(t, "../../../../kernels/amd64/*_stubs_amd64.go", "AVX512", "AVX2"),
 		"arm64": stubs(t, "../../../../kernels/arm64/*_stubs_arm64.go", "NEON"),
 	}
@@ -92,8 +99,11 @@ func TestStubsFollowList(t *testing.T) {
 			}
 			want := funcTypes(fset, e.(*ast.FuncType))
 			for _, got := range sigs {
-				if got != want {
-					t.Errorf("%s: %s takes %s; its kind %s, %s", arch, name, got, k.Name, want)
+				if got.types != want {
+					t.Errorf("%s: %s takes %s; its kind %s, %s", arch, name, got.types, k.Name, want)
+				}
+				if k.Ref != "" && !strings.Contains(got.doc, k.Ref+" is the executable reference") {
+					t.Errorf("%s: the doc comment of %s does not name %s as its executable reference: %s", arch, name, k.Ref, got.doc)
 				}
 			}
 		}

@@ -73,13 +73,16 @@ func (s *ISA) Zeros(n int) []reg.VecVirtual {
 // Func starts the assembly function name of the given kind and its Go
 // stub declaration, with the kind's signature in the list of assembly
 // functions (asm/gen/internal/entry), marked noescape, with the doc
-// comment lines doc.
+// comment lines doc and the line naming the kind's executable reference.
 func Func(name, kind string, doc ...string) {
 	if !strings.HasPrefix(name, kind) {
 		panic("x86.Func: " + name + " is not of kind " + kind)
 	}
 	TEXT(name, NOSPLIT, entry.Sig(kind))
 	Pragma("noescape")
+	if r := entry.RefDoc(kind); r != "" {
+		doc = append(doc, r)
+	}
 	Doc(doc...)
 }
 
