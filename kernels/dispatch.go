@@ -30,8 +30,8 @@ var genericImpl = registry[0]
 var variants = func() map[string]*Impl {
 	out := map[string]*Impl{}
 	for _, p := range registry {
-		for _, t := range p.set.Tiles {
-			s := p.set.WithTile(t)
+		for _, t := range p.set.Instruments.Tiles {
+			s := p.set.Instruments.WithTile(t)
 			s.Name = p.set.Name + "/" + t
 			out[s.Name] = &Impl{*s}
 		}
@@ -106,10 +106,10 @@ func Lookup(name string) (*Impl, error) {
 		if v, ok := variants[name]; ok {
 			return v, nil
 		}
-		if len(p.set.Tiles) == 0 {
+		if len(p.set.Instruments.Tiles) == 0 {
 			return nil, fmt.Errorf("%s: %s has no GEMM tiles to choose from", name, base)
 		}
-		return nil, fmt.Errorf("%s: %s has no tile %q; its tiles: %s", name, base, tile, strings.Join(p.set.Tiles, ", "))
+		return nil, fmt.Errorf("%s: %s has no tile %q; its tiles: %s", name, base, tile, strings.Join(p.set.Instruments.Tiles, ", "))
 	}
 	return nil, fmt.Errorf("%s: no such implementation in this build; available: %s", name, availableNames())
 }

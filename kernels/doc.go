@@ -43,29 +43,34 @@
 // the benchmarks' kernel fields; dispatch, Implementations, the benchmarks'
 // implementation lists and the tests that every kernel is wired and has a
 // parity test (set_test.go) derive from it. A kernel family FAMILY (gemm,
-// softmax, scores, vecops, optim, xent, gelu, layernorm) is found, one file each, at:
+// gemv, lowbit, softmax, scores, vecops, optim, xent, gelu, layernorm) is
+// found, one file each, at:
 //
 //	kernels/FAMILY.go              public API: the checked Impl methods (package functions: api_gen.go)
 //	kernels/FAMILY_test.go         parity and edge tests (and FAMILY_fuzz_test.go, FAMILY_guard_test.go)
 //	kernels/internal/generic/FAMILY.go the pure-Go reference
+//	kernels/internal/FAMILY/       the driver every ISA shares, for the families
+//	                               that split work between kernels (gemm, lowbit,
+//	                               layernorm, xent)
 //	asm/gen/FAMILY/                the avo generator (NEON: asm/gen/neon/FAMILY.go)
 //	kernels/amd64/FAMILY_amd64.s   generated assembly (kernels/arm64/FAMILY_arm64.s)
 //	kernels/amd64/FAMILY.go        the wiring into the avx2 and avx512 sets (kernels/arm64/FAMILY.go: neon)
 //
 // The generators and the generated files exist for the families with
-// assembly of their own: gemm, softmax, vecops, optim, gelu and layernorm
-// (each amd64 generator writes FAMILY_amd64.s and FAMILY_stubs_amd64.go;
+// assembly of their own: gemm, lowbit, softmax, vecops, optim, gelu and
+// layernorm, and for skinny, the few-rows kernels of the GEMM driver (each amd64 generator writes FAMILY_amd64.s and FAMILY_stubs_amd64.go;
 // what they share is asm/gen/internal/x86). Two families run the kernels
 // of others and have no generator or assembly: MaskedScores (scores) runs
-// on the GEMM micro-kernels, its driver kernels/internal/blocked/scores.go
+// on the GEMM micro-kernels, its driver kernels/internal/gemm/scores.go
 // beside the GEMM driver (gemm.go); Gemv (gemv) runs on the skinny
-// kernels of that driver (kernels/internal/blocked/skinny.go), which also
+// kernels of that driver (kernels/internal/gemm/skinny.go), which also
 // take Gemm's products with few rows of op(A); SoftmaxCrossEntropy (xent) runs the
 // softmax's exponential pass (softmaxExpRow on amd64, the NEON softmax's
 // passes on arm64) and the Scale kernel under one row loop,
-// kernels/internal/xentrow. The vector operations are wired in
-// kernels/amd64/amd64.go and kernels/arm64/arm64.go, where each set is
-// registered.
+// kernels/internal/xent. Each SIMD set's literal (which function gives
+// each kernel) is generated from the list of kernels, in
+// kernels/amd64/sets_gen.go and kernels/arm64/sets_gen.go; each set is
+// registered in kernels/amd64/amd64.go and kernels/arm64/arm64.go.
 //
 // The package-level functions are safe for concurrent use. Kernels do not
 // allocate per call once warm (Gemm keeps its packing buffers for reuse).

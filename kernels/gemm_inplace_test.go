@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
+	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
 )
 
 // alignedCopy returns a copy of s whose first element is 64-byte aligned.
@@ -48,7 +48,7 @@ func TestGemmBInPlace(t *testing.T) {
 						d.a = randSlice(r, ar*d.lda)
 						d.b = alignedCopy(randSlice(r, k*d.ldb))
 						d.c = randSlice(r, m*d.ldc)
-						if !blocked.BInPlace(false, m, d.b, d.ldb) {
+						if !gemm.BInPlace(false, m, d.b, d.ldb) {
 							t.Fatalf("%s m=%d n=%d k=%d ldb=%d: B not read in place", p.Name(), m, n, k, d.ldb)
 						}
 						ref, mag := gemmRef(tc, d)
@@ -71,7 +71,7 @@ func TestGemmBInPlace(t *testing.T) {
 // TestGemmAWide covers an untransposed A in blocks of many column panels
 // (n from 8 NR up, past a column block), read in place when its rows
 // spread over the L1 sets and packed when they do not (lda a multiple of
-// 1024 floats: see blocked.Driver.AInPlace), with rows past the last full
+// 1024 floats: see gemm.Driver.AInPlace), with rows past the last full
 // sliver, against a float64 reference.
 func TestGemmAWide(t *testing.T) {
 	for _, p := range gemmNonGeneric() {

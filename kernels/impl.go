@@ -34,7 +34,7 @@ func (p *Impl) Name() string { return p.set.Name }
 // micro-kernels, rows×columns of C such as "14x32": the one chosen for
 // this CPU's microarchitecture, or the one a variant's name gives. It is
 // empty for generic, which has none.
-func (p *Impl) Tile() string { return p.set.Tile }
+func (p *Impl) Tile() string { return p.set.Instruments.Tile }
 
 // TileVariants returns the implementation on each GEMM tile shape it has,
 // named "IMPL/TILE" ("avx512/14x32", "avx512/8x48"): the same kernels but
@@ -47,7 +47,7 @@ func (p *Impl) Tile() string { return p.set.Tile }
 func (p *Impl) TileVariants() []*Impl {
 	base, _, _ := strings.Cut(p.set.Name, "/")
 	var out []*Impl
-	for _, t := range p.set.Tiles {
+	for _, t := range p.set.Instruments.Tiles {
 		out = append(out, variants[base+"/"+t])
 	}
 	return out
@@ -64,14 +64,15 @@ func (p *Impl) Requires() string { return p.set.Requires }
 // the yardstick for every GEMM figure. It panics if that number of
 // operations does not fit in an int.
 func (p *Impl) FMAPeakLoop(iters int) (flops int) {
-	if p.set.FMALoop == nil || iters <= 0 {
+	in := &p.set.Instruments
+	if in.FMALoop == nil || iters <= 0 {
 		return 0
 	}
-	if iters > math.MaxInt/p.set.FMAFlops {
-		panic(fmt.Sprintf("kernels.Impl.FMAPeakLoop: iters = %d times %d operations per iteration overflows int (%s: at most %d iterations)", iters, p.set.FMAFlops, p.set.Name, math.MaxInt/p.set.FMAFlops))
+	if iters > math.MaxInt/in.FMAFlops {
+		panic(fmt.Sprintf("kernels.Impl.FMAPeakLoop: iters = %d times %d operations per iteration overflows int (%s: at most %d iterations)", iters, in.FMAFlops, p.set.Name, math.MaxInt/in.FMAFlops))
 	}
-	p.set.FMALoop(iters)
-	return iters * p.set.FMAFlops
+	in.FMALoop(iters)
+	return iters * in.FMAFlops
 }
 
 // ReadPeakLoop reads x and returns the number of bytes it read, for
@@ -82,7 +83,7 @@ func (p *Impl) FMAPeakLoop(iters int) (flops int) {
 // Time it beside Sum and take the faster: which read pattern a core runs
 // fastest depends on the CPU.
 func (p *Impl) ReadPeakLoop(x []float32) (bytes int) {
-	if s := p.set; s.ReadLoop != nil {
+	if s := &p.set.Instruments; s.ReadLoop != nil {
 		// The prefetches of the last blocks run past the end of x, which
 		// PREFETCHT0 allows (it never faults).
 		if n := len(x) / s.ReadBlock * s.ReadBlock; n > 0 {

@@ -53,7 +53,7 @@ func TestGemvBF16PairSweep(t *testing.T) {
 				checkLowbitCase(t, p, lowbitFormats[0], tc, seed)
 			}
 		}
-		// Split between goroutines (n·k >= wdots.MinParallel).
+		// Split between goroutines (n·k >= lowbit.MinParallel).
 		checkLowbitCase(t, p, lowbitFormats[0], lowbitCase{m: 1, n: 1029, k: 300, alpha: 1, beta: 0.5, off: 1}, 7)
 	}
 }

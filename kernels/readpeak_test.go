@@ -18,7 +18,7 @@ func TestReadPeakLoop(t *testing.T) {
 			}
 			got := p.ReadPeakLoop(x)
 			want, read := 4*n, n
-			if s := p.set; s.ReadLoop != nil && n >= s.ReadBlock {
+			if s := p.set.Instruments; s.ReadLoop != nil && n >= s.ReadBlock {
 				read = n / s.ReadBlock * s.ReadBlock
 				want = 4 * read
 			}

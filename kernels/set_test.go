@@ -31,8 +31,6 @@ var parityTests = map[string][]func(*testing.T){
 	"BiasGELU":        {TestBiasGELU},
 	"GemmBiasGELU":    {TestGemmBiasGELU, TestGemmBiasGELULarge},
 	"GemmBias":        {TestGemmBias, TestGemmBiasLarge},
-	"FMALoop":         {TestFMAPeakLoop},
-	"ReadLoop":        {TestReadPeakLoop},
 	"GemmBF16":        {TestGemmLowbitSweep, TestGemmLowbitSpecial, TestGemvLowbit, TestGemmLowbitDeterministicSplit},
 	"GemmInt8":        {TestGemmLowbitSweep, TestGemmLowbitSpecial, TestGemvLowbit, TestGemmLowbitDeterministicSplit},
 
@@ -43,29 +41,28 @@ var parityTests = map[string][]func(*testing.T){
 	"SoftmaxCrossEntropy": {TestSoftmaxCrossEntropySweep, TestSoftmaxCrossEntropySpecial},
 }
 
-// optional lists the func fields generic may leave nil, and
-// optionalAnywhere those every implementation may.
-var (
-	optional         = map[string]bool{"FMALoop": true}
-	optionalAnywhere = map[string]bool{"ReadLoop": true}
-)
-
-// notKernels lists the func fields of kernelset.Set that are not kernels
-// (TestTileVariants covers WithTile).
-var notKernels = map[string]bool{"WithTile": true}
+// setDescription lists the fields of kernelset.Set that are not kernels:
+// the set's description and its Instruments. Every other field must be a
+// kernel.
+var setDescription = map[string]bool{"Name": true, "Requires": true, "Available": true, "BF16Pair": true, "Instruments": true}
 
 // TestSetFields derives the list of kernels from kernelset.Set by
-// reflection: every func field must have parity tests (above), be set in
-// every registered implementation (FMALoop may be nil only for generic),
-// and, outside generic, not be generic's own function (a wiring slip
-// would otherwise pass every parity test).
+// reflection: every field but the description is a func, a kernel, which
+// must have parity tests (above), be set in every registered
+// implementation and, outside generic, not be generic's own function (a
+// wiring slip would otherwise pass every parity test). Outside generic
+// the FMA loop of the Instruments must be set as well.
 func TestSetFields(t *testing.T) {
 	typ := reflect.TypeFor[kernelset.Set]()
 	gen := reflect.ValueOf(genericSet).Elem()
 	var kernels []string
 	for i := 0; i < typ.NumField(); i++ {
 		f := typ.Field(i)
-		if f.Type.Kind() != reflect.Func || notKernels[f.Name] {
+		if setDescription[f.Name] {
+			continue
+		}
+		if f.Type.Kind() != reflect.Func {
+			t.Errorf("kernelset.Set.%s is a %s, neither a kernel nor part of the set's description", f.Name, f.Type)
 			continue
 		}
 		kernels = append(kernels, f.Name)
@@ -90,19 +87,20 @@ func TestSetFields(t *testing.T) {
 		for _, name := range kernels {
 			f := v.FieldByName(name)
 			if f.IsNil() {
-				if !(p == genericImpl && optional[name]) && !optionalAnywhere[name] {
-					t.Errorf("%s: kernel %s is nil", p.Name(), name)
-				}
+				t.Errorf("%s: kernel %s is nil", p.Name(), name)
 				continue
 			}
 			if p != genericImpl && !gen.FieldByName(name).IsNil() && f.Pointer() == gen.FieldByName(name).Pointer() {
 				t.Errorf("%s: kernel %s is generic's", p.Name(), name)
 			}
 		}
-		if (p.set.FMALoop == nil) != (p.set.FMAFlops == 0) {
+		if p != genericImpl && p.set.Instruments.FMALoop == nil {
+			t.Errorf("%s: Instruments.FMALoop is nil", p.Name())
+		}
+		if (p.set.Instruments.FMALoop == nil) != (p.set.Instruments.FMAFlops == 0) {
 			t.Errorf("%s: FMALoop and FMAFlops disagree", p.Name())
 		}
-		if (p.set.ReadLoop == nil) != (p.set.ReadBlock == 0) {
+		if (p.set.Instruments.ReadLoop == nil) != (p.set.Instruments.ReadBlock == 0) {
 			t.Errorf("%s: ReadLoop and ReadBlock disagree", p.Name())
 		}
 	}
@@ -133,8 +131,8 @@ func TestFMAPeakLoop(t *testing.T) {
 			}
 			return
 		}
-		if flops != 10*p.set.FMAFlops || flops <= 0 {
-			t.Errorf("FMAPeakLoop(10) = %d, want 10×%d", flops, p.set.FMAFlops)
+		if flops != 10*p.set.Instruments.FMAFlops || flops <= 0 {
+			t.Errorf("FMAPeakLoop(10) = %d, want 10×%d", flops, p.set.Instruments.FMAFlops)
 		}
 		if got := p.FMAPeakLoop(0); got != 0 {
 			t.Errorf("FMAPeakLoop(0) = %d, want 0", got)

@@ -6,7 +6,6 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
-	"github.com/simdgpt/simdgpt/kernels/internal/rowloop"
 )
 
 // hasAVX2 reports AVX2 and FMA with OS support for the YMM state.
@@ -37,46 +36,16 @@ func withTile(set string, mk func(tile string) *kernelset.Set) func(string) *ker
 	}
 }
 
-// setAVX2 returns the avx2 set with its GEMM family on the named tile.
-func setAVX2(tile string) *kernelset.Set {
-	g := familyAVX2(tile)
-	return &kernelset.Set{
-		Name:            "avx2",
-		Requires:        "AVX2, FMA",
-		Available:       hasAVX2,
-		Gemm:            g.d.Gemm,
-		Gemv:            g.d.Gemv,
-		MaskedScores:    g.d.MaskedScores,
-		Softmax:         softmaxAVX2,
-		SoftmaxBackward: softmaxBackwardAVX2,
-		Dot:             dotAVX2,
-		Axpy:            axpyAVX2,
-		Scale:           scaleAVX2,
-		Add:             addAVX2,
-		Sum:             sumAVX2,
-		Max:             maxAVX2,
-
-		LayerNorm:         rowloop.LayerNorm(layerNormRowAVX2),
-		LayerNormBackward: rowloop.LayerNormBackward(layerNormBackwardRowAVX2),
-
+// instrumentsAVX2 and instrumentsAVX512 return the sets' Instruments with
+// their GEMM family on the named tile (the sets' literals, setAVX2 and
+// setAVX512, are generated in sets_gen.go).
+func instrumentsAVX2(tile string) kernelset.Instruments {
+	return kernelset.Instruments{
 		FMALoop:  fmaPeakAVX2,
 		FMAFlops: 12 * 8 * 2, // 12 independent FMAs of 8 lanes
 
 		ReadLoop:  readAheadAVX2,
 		ReadBlock: 256, // 1 KiB a step
-
-		AdamW:               adamwSetAVX2,
-		SumSquares:          sumSquaresAVX2,
-		SoftmaxCrossEntropy: xentAVX2,
-
-		GELU:         geluRowAVX2,
-		GELUBackward: geluBackwardRowAVX2,
-		BiasGELU:     biasGeluAVX2,
-		GemmBiasGELU: g.gemmBiasGELU,
-		GemmBias:     g.gemmBias,
-
-		GemmBF16: wdotsAVX2.GemmBF16,
-		GemmInt8: wdotsAVX2.GemmInt8,
 
 		Tile:     tile,
 		Tiles:    tileNames("avx2"),
@@ -84,47 +53,13 @@ func setAVX2(tile string) *kernelset.Set {
 	}
 }
 
-// setAVX512 returns the avx512 set with its GEMM family on the named tile.
-func setAVX512(tile string) *kernelset.Set {
-	g := familyAVX512(tile)
-	return &kernelset.Set{
-		Name:            "avx512",
-		Requires:        "AVX-512F, AVX-512DQ, AVX-512BW",
-		Available:       hasAVX512,
-		BF16Pair:        hasAVX512BF16,
-		Gemm:            g.d.Gemm,
-		Gemv:            g.d.Gemv,
-		MaskedScores:    g.d.MaskedScores,
-		Softmax:         softmaxAVX512,
-		SoftmaxBackward: softmaxBackwardAVX512,
-		Dot:             dotAVX512,
-		Axpy:            axpyAVX512,
-		Scale:           scaleAVX512,
-		Add:             addAVX512,
-		Sum:             sumAVX512,
-		Max:             maxAVX512,
-
-		LayerNorm:         rowloop.LayerNorm(layerNormRowAVX512),
-		LayerNormBackward: rowloop.LayerNormBackward(layerNormBackwardRowAVX512),
-
+func instrumentsAVX512(tile string) kernelset.Instruments {
+	return kernelset.Instruments{
 		FMALoop:  fmaPeakAVX512,
 		FMAFlops: 12 * 16 * 2, // 12 independent FMAs of 16 lanes
 
 		ReadLoop:  readAheadAVX512,
 		ReadBlock: 256, // 1 KiB a step
-
-		AdamW:               adamwSetAVX512,
-		SumSquares:          sumSquaresAVX512,
-		SoftmaxCrossEntropy: xentAVX512,
-
-		GELU:         geluRowAVX512,
-		GELUBackward: geluBackwardRowAVX512,
-		BiasGELU:     biasGeluAVX512,
-		GemmBiasGELU: g.gemmBiasGELU,
-		GemmBias:     g.gemmBias,
-
-		GemmBF16: wdotsAVX512.GemmBF16,
-		GemmInt8: wdotsAVX512.GemmInt8,
 
 		Tile:     tile,
 		Tiles:    tileNames("avx512"),

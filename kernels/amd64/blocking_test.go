@@ -8,8 +8,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
 	"github.com/simdgpt/simdgpt/kernels/internal/cpuinfo"
+	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
 )
 
 // TestBlockingFromCPU checks that the GEMMs of this package are blocked by
@@ -17,14 +17,14 @@ import (
 // SIMDGPT_BLOCKING overrides it), and logs the blocking.
 func TestBlockingFromCPU(t *testing.T) {
 	info := cpuinfo.Read()
-	c := blocked.CachesOf(info)
-	overridden := os.Getenv(blocked.EnvBlocking) != ""
+	c := gemm.CachesOf(info)
+	overridden := os.Getenv(gemm.EnvBlocking) != ""
 	for _, d := range []struct {
 		name string
-		g    *blocked.Driver
+		g    *gemm.Driver
 	}{{"avx2", gemmAVX2}, {"avx512", gemmAVX512}} {
 		g := d.g
-		want := blocked.Model(c, g.Wide.MR, g.Wide.NR, g.PanelStride)
+		want := gemm.Model(c, g.Wide.MR, g.Wide.NR, g.PanelStride)
 		got := g.Blocking()
 		t.Logf("%s %dx%d on %+v: %+v", d.name, g.Wide.MR, g.Wide.NR, c, got)
 		if overridden {
@@ -45,11 +45,11 @@ func TestBlockings(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, d := range []struct {
 		name string
-		g    *blocked.Driver
-		bs   []blocked.Blocking
+		g    *gemm.Driver
+		bs   []gemm.Blocking
 	}{
-		{"avx512", gemmAVX512, []blocked.Blocking{{KC: 160, MC: 448, NC: 800}, {KC: 224, MC: 1792, NC: 2048}, {KC: 37, MC: 28, NC: 64}}},
-		{"avx2", gemmAVX2, []blocked.Blocking{{KC: 256, MC: 384, NC: 512}, {KC: 448, MC: 1644, NC: 512}, {KC: 37, MC: 12, NC: 32}}},
+		{"avx512", gemmAVX512, []gemm.Blocking{{KC: 160, MC: 448, NC: 800}, {KC: 224, MC: 1792, NC: 2048}, {KC: 37, MC: 28, NC: 64}}},
+		{"avx2", gemmAVX2, []gemm.Blocking{{KC: 256, MC: 384, NC: 512}, {KC: 448, MC: 1644, NC: 512}, {KC: 37, MC: 12, NC: 32}}},
 	} {
 		if !hasAVX2 || d.name == "avx512" && !hasAVX512 {
 			continue
@@ -109,12 +109,12 @@ func randFloats(r *rand.Rand, n int) []float32 {
 }
 
 // fusedGemm is one of a set's fused GEMMs (GemmBiasGELU, GemmBias) called
-// in the terms of blocked.GemmEpilogue, with the set's epilogue it must
+// in the terms of gemm.GemmEpilogue, with the set's epilogue it must
 // match.
 type fusedGemm struct {
 	name     string
 	call     func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, mat []float32, ldmat int)
-	epi      blocked.EpilogueFunc
+	epi      gemm.EpilogueFunc
 	vec, mat bool // whether it takes a vector, a matrix
 }
 
@@ -124,8 +124,8 @@ func fusedGemms(avx512 bool) []fusedGemm {
 	if avx512 {
 		f = familyAVX512(tileFor("avx512", thisCPU))
 	}
-	biasGELU, bias := f.biasGelu, f.biasRows
-	gemmBiasGELU, gemmBias := f.gemmBiasGELU, f.gemmBias
+	biasGELU, bias := f.BiasGELU, f.Bias
+	gemmBiasGELU, gemmBias := f.GemmBiasGELU, f.GemmBias
 	return []fusedGemm{
 		{"GemmBiasGELU", func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, mat []float32, ldmat int) {
 			gemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc, mat, ldmat)
@@ -146,7 +146,7 @@ func TestFusedGemmBlockings(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, d := range []struct {
 		name string
-		g    *blocked.Driver
+		g    *gemm.Driver
 	}{{"avx512", gemmAVX512}, {"avx2", gemmAVX2}} {
 		if !hasAVX2 || d.name == "avx512" && !hasAVX512 {
 			continue
@@ -154,7 +154,7 @@ func TestFusedGemmBlockings(t *testing.T) {
 		model := d.g.Blocking()
 		mr, nr := d.g.Wide.MR, d.g.Wide.NR
 		for _, f := range fusedGemms(d.name == "avx512") {
-			for _, b := range []blocked.Blocking{{KC: 37, MC: 2 * mr, NC: 2 * nr}, {KC: 64, MC: mr, NC: 3 * nr}, model} {
+			for _, b := range []gemm.Blocking{{KC: 37, MC: 2 * mr, NC: 2 * nr}, {KC: 64, MC: mr, NC: 3 * nr}, model} {
 				d.g.SetBlocking(b)
 				for _, s := range [][3]int{{100, 130, 300}, {61, 70, 500}, {29, 200, 129}, {14, 33, 7}, {15, 17, 0}, {3, 70, 40}} {
 					m, n, k := s[0], s[1], s[2]
@@ -169,7 +169,7 @@ func TestFusedGemmBlockings(t *testing.T) {
 }
 
 // fusedGemmCase runs one case of TestFusedGemmBlockings.
-func fusedGemmCase(t *testing.T, r *rand.Rand, name string, bl blocked.Blocking, g *blocked.Driver, f fusedGemm, transA, transB bool, m, n, k int) {
+func fusedGemmCase(t *testing.T, r *rand.Rand, name string, bl gemm.Blocking, g *gemm.Driver, f fusedGemm, transA, transB bool, m, n, k int) {
 	t.Helper()
 	lda, ldb, ldc, ldmat := k+1, n+3, n+5, n+1
 	ar, br := m, k

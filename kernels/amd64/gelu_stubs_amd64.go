@@ -7,6 +7,7 @@ package amd64
 // geluRowAVX2 sets dst[j] = gelu(x[j]) for j < len(x) (tanh form, see
 // asm/gen/gelu); dst must be at least as long as x and may be x itself.
 // Requires AVX2 and FMA. Arguments are not checked.
+// generic.GELU is the executable reference of the contract.
 //
 //go:noescape
 func geluRowAVX2(dst []float32, x []float32)
@@ -14,6 +15,7 @@ func geluRowAVX2(dst []float32, x []float32)
 // geluBackwardRowAVX2 sets dx[j] = dy[j]·gelu'(x[j]) for j < len(x); dx and dy
 // must be at least as long as x, and dx may be dy itself.
 // Requires AVX2 and FMA. Arguments are not checked.
+// generic.GELUBackward is the executable reference of the contract.
 //
 //go:noescape
 func geluBackwardRowAVX2(dx []float32, dy []float32, x []float32)
@@ -29,6 +31,7 @@ func biasGeluRowAVX2(y []float32, x []float32, bias []float32)
 // geluRowAVX512 sets dst[j] = gelu(x[j]) for j < len(x) (tanh form, see
 // asm/gen/gelu); dst must be at least as long as x and may be x itself.
 // Requires AVX-512F, DQ and BW. Arguments are not checked.
+// generic.GELU is the executable reference of the contract.
 //
 //go:noescape
 func geluRowAVX512(dst []float32, x []float32)
@@ -36,6 +39,7 @@ func geluRowAVX512(dst []float32, x []float32)
 // geluBackwardRowAVX512 sets dx[j] = dy[j]·gelu'(x[j]) for j < len(x); dx and dy
 // must be at least as long as x, and dx may be dy itself.
 // Requires AVX-512F, DQ and BW. Arguments are not checked.
+// generic.GELUBackward is the executable reference of the contract.
 //
 //go:noescape
 func geluBackwardRowAVX512(dx []float32, dy []float32, x []float32)

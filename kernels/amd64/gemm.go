@@ -3,14 +3,13 @@
 package amd64
 
 import (
-	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
 	"github.com/simdgpt/simdgpt/kernels/internal/cpuinfo"
-	"github.com/simdgpt/simdgpt/kernels/internal/rowloop"
+	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
 )
 
 // The GEMM (and masked scores) of each set: the shared blocked driver over
 // one of the set's generated kernel families (gemm_kernels_amd64.go, one a
-// tile shape), blocked for this CPU's caches by blocked.Model for that
+// tile shape), blocked for this CPU's caches by gemm.Model for that
 // tile, or as SIMDGPT_BLOCKING says. Which tile a set uses comes from
 // tileRules; every tile stays reachable through the set's WithTile (and so
 // kernels.Lookup("avx512/8x48") and SIMDGPT_ISA) for comparison.
@@ -18,12 +17,12 @@ import (
 // gemmTile is one kernel family of a set, named by its tile shape.
 type gemmTile struct {
 	name string
-	ks   *blocked.Kernels
+	ks   *gemm.Kernels
 }
 
 var (
 	thisCPU = cpuinfo.Read()
-	caches  = blocked.CachesOf(thisCPU)
+	caches  = gemm.CachesOf(thisCPU)
 )
 
 // tileRule chooses a set's tile on one class of CPU.
@@ -63,17 +62,17 @@ func tileNames(set string) []string {
 // gemmDriver returns the GEMM driver of set on the named tile, nil if set
 // has no such tile. Every tile's driver is made at start-up (a driver is a
 // few words; its buffers come with the first product).
-func gemmDriver(set, tile string) *blocked.Driver {
+func gemmDriver(set, tile string) *gemm.Driver {
 	return drivers[set][tile]
 }
 
-var drivers = func() map[string]map[string]*blocked.Driver {
-	skinny := map[string]blocked.Skinny{"avx512": skinnyAVX512, "avx2": skinnyAVX2}
-	out := map[string]map[string]*blocked.Driver{}
+var drivers = func() map[string]map[string]*gemm.Driver {
+	skinny := map[string]gemm.Skinny{"avx512": skinnyAVX512, "avx2": skinnyAVX2}
+	out := map[string]map[string]*gemm.Driver{}
 	for set, tiles := range gemmTiles {
-		out[set] = map[string]*blocked.Driver{}
+		out[set] = map[string]*gemm.Driver{}
 		for _, t := range tiles {
-			d := blocked.New(set, *t.ks, caches).WithSkinny(skinny[set])
+			d := gemm.New(set, *t.ks, caches).WithSkinny(skinny[set])
 			if m, ok := smallM[set]; ok {
 				d.SetSmallM(m[0], m[1])
 			}
@@ -84,7 +83,7 @@ var drivers = func() map[string]map[string]*blocked.Driver {
 }()
 
 // smallM is, for the sets whose crossover differs from the driver's
-// default (blocked.Driver.SmallM), the largest m of op(A) their products
+// default (gemm.Driver.SmallM), the largest m of op(A) their products
 // take on the skinny kernels with B k×n and with B n×k. The AVX2
 // micro-kernel has 6 rows of 16 columns, and the skinny kernels beat it
 // up to m = 8 on every GPT-2 shape measured (PERF.md, "Small-M
@@ -97,29 +96,13 @@ var (
 	gemmAVX2   = gemmDriver("avx2", tileFor("avx2", thisCPU))
 )
 
-// gemmFamily is the GEMM family of a set on one driver: the fields of
-// kernelset.Set that the driver computes. The fused GEMMs run the driver
-// with an epilogue made of the set's own row kernels (BiasGELU; Add for
-// GemmBias, through package rowloop).
-type gemmFamily struct {
-	d        *blocked.Driver
-	biasGelu blocked.EpilogueFunc
-	biasRows blocked.EpilogueFunc
+// familyAVX2 and familyAVX512 return the set's GEMM family on a tile:
+// the driver, with the set's BiasGELU and Add (through gemm.Bias) as the
+// epilogues of its fused GEMMs.
+func familyAVX2(tile string) *gemm.Family {
+	return &gemm.Family{Driver: gemmDriver("avx2", tile), BiasGELU: biasGeluAVX2, Bias: gemm.Bias(addAVX2)}
 }
 
-func (f *gemmFamily) gemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
-	f.d.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, pre, ldpre, f.biasGelu, bias, out, ldout)
-}
-
-func (f *gemmFamily) gemmBias(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
-	f.d.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, f.biasRows, bias, nil, 0)
-}
-
-// familyAVX2 and familyAVX512 return the set's GEMM family on a tile.
-func familyAVX2(tile string) *gemmFamily {
-	return &gemmFamily{gemmDriver("avx2", tile), biasGeluAVX2, rowloop.Bias(addAVX2)}
-}
-
-func familyAVX512(tile string) *gemmFamily {
-	return &gemmFamily{gemmDriver("avx512", tile), biasGeluAVX512, rowloop.Bias(addAVX512)}
+func familyAVX512(tile string) *gemm.Family {
+	return &gemm.Family{Driver: gemmDriver("avx512", tile), BiasGELU: biasGeluAVX512, Bias: gemm.Bias(addAVX512)}
 }

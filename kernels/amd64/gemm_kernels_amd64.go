@@ -4,47 +4,47 @@
 
 package amd64
 
-import "github.com/simdgpt/simdgpt/kernels/internal/blocked"
+import "github.com/simdgpt/simdgpt/kernels/internal/gemm"
 
 // kernelsAVX512 are the AVX512 GEMM kernels of 14 rows, for the blocked driver.
-var kernelsAVX512 = blocked.Kernels{
-	Wide: blocked.MicroKernel{MR: 14, NR: 32, Strided: gemmKernel14x32AVX512, Packed: gemmKernel14x32PackedAVX512,
-		Edge: []blocked.KernelFunc{nil, gemmKernel2x32Packed14RowsAVX512, gemmKernel2x32Packed14RowsAVX512, gemmKernel4x32Packed14RowsAVX512, gemmKernel4x32Packed14RowsAVX512, gemmKernel6x32Packed14RowsAVX512, gemmKernel6x32Packed14RowsAVX512, gemmKernel8x32Packed14RowsAVX512, gemmKernel8x32Packed14RowsAVX512, gemmKernel10x32Packed14RowsAVX512, gemmKernel10x32Packed14RowsAVX512, gemmKernel12x32Packed14RowsAVX512, gemmKernel12x32Packed14RowsAVX512}},
-	Narrow: blocked.MicroKernel{MR: 14, NR: 16, Strided: gemmKernel14x16AVX512, Packed: gemmKernel14x16PackedAVX512,
-		Edge: []blocked.KernelFunc{nil, gemmKernel2x16Packed14RowsAVX512, gemmKernel2x16Packed14RowsAVX512, gemmKernel4x16Packed14RowsAVX512, gemmKernel4x16Packed14RowsAVX512, gemmKernel6x16Packed14RowsAVX512, gemmKernel6x16Packed14RowsAVX512, gemmKernel8x16Packed14RowsAVX512, gemmKernel8x16Packed14RowsAVX512, gemmKernel10x16Packed14RowsAVX512, gemmKernel10x16Packed14RowsAVX512, gemmKernel12x16Packed14RowsAVX512, gemmKernel12x16Packed14RowsAVX512}},
+var kernelsAVX512 = gemm.Kernels{
+	Wide: gemm.MicroKernel{MR: 14, NR: 32, Strided: gemmKernel14x32AVX512, Packed: gemmKernel14x32PackedAVX512,
+		Edge: []gemm.KernelFunc{nil, gemmKernel2x32Packed14RowsAVX512, gemmKernel2x32Packed14RowsAVX512, gemmKernel4x32Packed14RowsAVX512, gemmKernel4x32Packed14RowsAVX512, gemmKernel6x32Packed14RowsAVX512, gemmKernel6x32Packed14RowsAVX512, gemmKernel8x32Packed14RowsAVX512, gemmKernel8x32Packed14RowsAVX512, gemmKernel10x32Packed14RowsAVX512, gemmKernel10x32Packed14RowsAVX512, gemmKernel12x32Packed14RowsAVX512, gemmKernel12x32Packed14RowsAVX512}},
+	Narrow: gemm.MicroKernel{MR: 14, NR: 16, Strided: gemmKernel14x16AVX512, Packed: gemmKernel14x16PackedAVX512,
+		Edge: []gemm.KernelFunc{nil, gemmKernel2x16Packed14RowsAVX512, gemmKernel2x16Packed14RowsAVX512, gemmKernel4x16Packed14RowsAVX512, gemmKernel4x16Packed14RowsAVX512, gemmKernel6x16Packed14RowsAVX512, gemmKernel6x16Packed14RowsAVX512, gemmKernel8x16Packed14RowsAVX512, gemmKernel8x16Packed14RowsAVX512, gemmKernel10x16Packed14RowsAVX512, gemmKernel10x16Packed14RowsAVX512, gemmKernel12x16Packed14RowsAVX512, gemmKernel12x16Packed14RowsAVX512}},
 	PanelStride: 16,
 	PackT:       packBTransAVX512, PackN: packBAVX2, PackPanels: packPanels14AVX2, PackBPanels: packPanels32AVX2,
 	Dot: gemmDotKernel14AVX512, Cols: gemmColsKernel14AVX512, ColsMax: 3,
 }
 
 // kernelsAVX512x8x48 are the AVX512 GEMM kernels of 8 rows, for the blocked driver.
-var kernelsAVX512x8x48 = blocked.Kernels{
-	Wide: blocked.MicroKernel{MR: 8, NR: 48, Strided: gemmKernel8x48AVX512, Packed: gemmKernel8x48PackedAVX512,
-		Edge: []blocked.KernelFunc{nil, gemmKernel2x48Packed8RowsAVX512, gemmKernel2x48Packed8RowsAVX512, gemmKernel4x48Packed8RowsAVX512, gemmKernel4x48Packed8RowsAVX512, gemmKernel6x48Packed8RowsAVX512, gemmKernel6x48Packed8RowsAVX512}},
-	Narrow: blocked.MicroKernel{MR: 8, NR: 32, Strided: gemmKernel8x32AVX512, Packed: gemmKernel8x32PackedAVX512,
-		Edge: []blocked.KernelFunc{nil, gemmKernel2x32Packed8RowsAVX512, gemmKernel2x32Packed8RowsAVX512, gemmKernel4x32Packed8RowsAVX512, gemmKernel4x32Packed8RowsAVX512, gemmKernel6x32Packed8RowsAVX512, gemmKernel6x32Packed8RowsAVX512}},
+var kernelsAVX512x8x48 = gemm.Kernels{
+	Wide: gemm.MicroKernel{MR: 8, NR: 48, Strided: gemmKernel8x48AVX512, Packed: gemmKernel8x48PackedAVX512,
+		Edge: []gemm.KernelFunc{nil, gemmKernel2x48Packed8RowsAVX512, gemmKernel2x48Packed8RowsAVX512, gemmKernel4x48Packed8RowsAVX512, gemmKernel4x48Packed8RowsAVX512, gemmKernel6x48Packed8RowsAVX512, gemmKernel6x48Packed8RowsAVX512}},
+	Narrow: gemm.MicroKernel{MR: 8, NR: 32, Strided: gemmKernel8x32AVX512, Packed: gemmKernel8x32PackedAVX512,
+		Edge: []gemm.KernelFunc{nil, gemmKernel2x32Packed8RowsAVX512, gemmKernel2x32Packed8RowsAVX512, gemmKernel4x32Packed8RowsAVX512, gemmKernel4x32Packed8RowsAVX512, gemmKernel6x32Packed8RowsAVX512, gemmKernel6x32Packed8RowsAVX512}},
 	PanelStride: 8,
 	PackT:       packBTransAVX2, PackN: packBAVX2, PackPanels: packPanels8AVX2, PackBPanels: packPanels48AVX2,
 	Dot: gemmDotKernel8AVX512, Cols: gemmColsKernel8AVX2, ColsMax: 3,
 }
 
 // kernelsAVX2 are the AVX2 GEMM kernels of 6 rows, for the blocked driver.
-var kernelsAVX2 = blocked.Kernels{
-	Wide: blocked.MicroKernel{MR: 6, NR: 16, Strided: gemmKernel6x16AVX2, Packed: gemmKernel6x16PackedAVX2,
-		Edge: []blocked.KernelFunc{nil, gemmKernel2x16Packed6RowsAVX2, gemmKernel2x16Packed6RowsAVX2, gemmKernel4x16Packed6RowsAVX2, gemmKernel4x16Packed6RowsAVX2}},
-	Narrow: blocked.MicroKernel{MR: 6, NR: 8, Strided: gemmKernel6x8AVX2, Packed: gemmKernel6x8PackedAVX2,
-		Edge: []blocked.KernelFunc{nil, gemmKernel2x8Packed6RowsAVX2, gemmKernel2x8Packed6RowsAVX2, gemmKernel4x8Packed6RowsAVX2, gemmKernel4x8Packed6RowsAVX2}},
+var kernelsAVX2 = gemm.Kernels{
+	Wide: gemm.MicroKernel{MR: 6, NR: 16, Strided: gemmKernel6x16AVX2, Packed: gemmKernel6x16PackedAVX2,
+		Edge: []gemm.KernelFunc{nil, gemmKernel2x16Packed6RowsAVX2, gemmKernel2x16Packed6RowsAVX2, gemmKernel4x16Packed6RowsAVX2, gemmKernel4x16Packed6RowsAVX2}},
+	Narrow: gemm.MicroKernel{MR: 6, NR: 8, Strided: gemmKernel6x8AVX2, Packed: gemmKernel6x8PackedAVX2,
+		Edge: []gemm.KernelFunc{nil, gemmKernel2x8Packed6RowsAVX2, gemmKernel2x8Packed6RowsAVX2, gemmKernel4x8Packed6RowsAVX2, gemmKernel4x8Packed6RowsAVX2}},
 	PanelStride: 8,
 	PackT:       packBTransAVX2, PackN: packBAVX2, PackPanels: packPanels6AVX2, PackBPanels: packPanels16AVX2,
 	Dot: gemmDotKernel6AVX2, Cols: gemmColsKernel6AVX2, ColsMax: 3,
 }
 
 // kernelsAVX2x4x24 are the AVX2 GEMM kernels of 4 rows, for the blocked driver.
-var kernelsAVX2x4x24 = blocked.Kernels{
-	Wide: blocked.MicroKernel{MR: 4, NR: 24, Strided: gemmKernel4x24AVX2, Packed: gemmKernel4x24PackedAVX2,
-		Edge: []blocked.KernelFunc{nil, gemmKernel2x24Packed4RowsAVX2, gemmKernel2x24Packed4RowsAVX2}},
-	Narrow: blocked.MicroKernel{MR: 4, NR: 16, Strided: gemmKernel4x16AVX2, Packed: gemmKernel4x16PackedAVX2,
-		Edge: []blocked.KernelFunc{nil, gemmKernel2x16Packed4RowsAVX2, gemmKernel2x16Packed4RowsAVX2}},
+var kernelsAVX2x4x24 = gemm.Kernels{
+	Wide: gemm.MicroKernel{MR: 4, NR: 24, Strided: gemmKernel4x24AVX2, Packed: gemmKernel4x24PackedAVX2,
+		Edge: []gemm.KernelFunc{nil, gemmKernel2x24Packed4RowsAVX2, gemmKernel2x24Packed4RowsAVX2}},
+	Narrow: gemm.MicroKernel{MR: 4, NR: 16, Strided: gemmKernel4x16AVX2, Packed: gemmKernel4x16PackedAVX2,
+		Edge: []gemm.KernelFunc{nil, gemmKernel2x16Packed4RowsAVX2, gemmKernel2x16Packed4RowsAVX2}},
 	PanelStride: 8,
 	PackT:       packBTransAVX2, PackN: packBAVX2, PackPanels: packPanels4AVX2, PackBPanels: packPanels24AVX2,
 	Dot: gemmDotKernel4AVX2, Cols: gemmColsKernel4AVX2, ColsMax: 3,

@@ -8,6 +8,7 @@ package amd64
 // mean and rstd = 1/sqrt(variance+eps). y, gamma and beta must be at least as long as x;
 // y may be x (the same slice).
 // Requires AVX2 and FMA. Arguments are not checked.
+// generic.LayerNormRow is the executable reference of the contract.
 //
 //go:noescape
 func layerNormRowAVX2(y []float32, x []float32, gamma []float32, beta []float32, eps float32) (mean float32, rstd float32)
@@ -15,6 +16,7 @@ func layerNormRowAVX2(y []float32, x []float32, gamma []float32, beta []float32,
 // layerNormBackwardRowAVX2 accumulates the LayerNorm gradients of the row x (len(x) >= 1) into dx, dgamma and dbeta
 // (see generic.LayerNormBackwardRow); every other slice must be at least as long as x.
 // Requires AVX2 and FMA. Arguments are not checked.
+// generic.LayerNormBackwardRow is the executable reference of the contract.
 //
 //go:noescape
 func layerNormBackwardRowAVX2(dx []float32, dy []float32, x []float32, gamma []float32, dgamma []float32, dbeta []float32, mean float32, rstd float32)
@@ -23,6 +25,7 @@ func layerNormBackwardRowAVX2(dx []float32, dy []float32, x []float32, gamma []f
 // mean and rstd = 1/sqrt(variance+eps). y, gamma and beta must be at least as long as x;
 // y may be x (the same slice).
 // Requires AVX-512F, DQ and BW. Arguments are not checked.
+// generic.LayerNormRow is the executable reference of the contract.
 //
 //go:noescape
 func layerNormRowAVX512(y []float32, x []float32, gamma []float32, beta []float32, eps float32) (mean float32, rstd float32)
@@ -30,6 +33,7 @@ func layerNormRowAVX512(y []float32, x []float32, gamma []float32, beta []float3
 // layerNormBackwardRowAVX512 accumulates the LayerNorm gradients of the row x (len(x) >= 1) into dx, dgamma and dbeta
 // (see generic.LayerNormBackwardRow); every other slice must be at least as long as x.
 // Requires AVX-512F, DQ and BW. Arguments are not checked.
+// generic.LayerNormBackwardRow is the executable reference of the contract.
 //
 //go:noescape
 func layerNormBackwardRowAVX512(dx []float32, dy []float32, x []float32, gamma []float32, dgamma []float32, dbeta []float32, mean float32, rstd float32)

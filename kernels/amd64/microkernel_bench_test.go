@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
+	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
 )
 
 // BenchmarkMicroKernel measures each GEMM micro-kernel alone on
@@ -14,9 +14,9 @@ import (
 func BenchmarkMicroKernel(b *testing.B) {
 	for _, g := range []struct {
 		name string
-		ks   blocked.Kernels
+		ks   gemm.Kernels
 	}{{"avx2", kernelsAVX2}, {"avx2", kernelsAVX2x4x24}, {"avx512", kernelsAVX512}, {"avx512", kernelsAVX512x8x48}} {
-		for _, mk := range []blocked.MicroKernel{g.ks.Wide, g.ks.Narrow} {
+		for _, mk := range []gemm.MicroKernel{g.ks.Wide, g.ks.Narrow} {
 			for _, k := range []int{64, 128, 256} {
 				for _, packedA := range []bool{false, true} {
 					b.Run(fmt.Sprintf("%s/%dx%d/k=%d/packedA=%v", g.name, mk.MR, mk.NR, k, packedA), func(b *testing.B) {

@@ -10,6 +10,7 @@ package amd64
 // is added only if wd != 0. Each operation is rounded as in generic.AdamW
 // (no FMA), so the results are bitwise the same.
 // Requires AVX2 and FMA. Arguments are not checked.
+// generic.AdamW is the executable reference of the contract.
 //
 //go:noescape
 func adamwAVX2(p []float32, g []float32, m []float32, v []float32, scale float32, b1 float32, c1 float32, b2 float32, c2 float32, ic1 float32, ic2 float32, eps float32, wd float32, lr float32)
@@ -17,6 +18,7 @@ func adamwAVX2(p []float32, g []float32, m []float32, v []float32, scale float32
 // sumSquaresAVX2 returns the sum of x[i]*x[i], each square exact in float64 and summed in
 // float64 in eight vector accumulators (0 if x is empty).
 // Requires AVX2 and FMA. Arguments are not checked.
+// generic.SumSquares is the executable reference of the contract.
 //
 //go:noescape
 func sumSquaresAVX2(x []float32) float64
@@ -27,6 +29,7 @@ func sumSquaresAVX2(x []float32) float64
 // is added only if wd != 0. Each operation is rounded as in generic.AdamW
 // (no FMA), so the results are bitwise the same.
 // Requires AVX-512F, DQ and BW. Arguments are not checked.
+// generic.AdamW is the executable reference of the contract.
 //
 //go:noescape
 func adamwAVX512(p []float32, g []float32, m []float32, v []float32, scale float32, b1 float32, c1 float32, b2 float32, c2 float32, ic1 float32, ic2 float32, eps float32, wd float32, lr float32)
@@ -34,6 +37,7 @@ func adamwAVX512(p []float32, g []float32, m []float32, v []float32, scale float
 // sumSquaresAVX512 returns the sum of x[i]*x[i], each square exact in float64 and summed in
 // float64 in eight vector accumulators (0 if x is empty).
 // Requires AVX-512F, DQ and BW. Arguments are not checked.
+// generic.SumSquares is the executable reference of the contract.
 //
 //go:noescape
 func sumSquaresAVX512(x []float32) float64

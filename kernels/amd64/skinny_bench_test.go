@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
+	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
 )
 
 // BenchmarkSmallM compares the two paths of Gemm for m rows of op(A) at
@@ -22,7 +22,7 @@ func BenchmarkSmallM(b *testing.B) {
 	}{{768, 2304, false}, {768, 768, false}, {768, 3072, false}, {3072, 768, false}, {768, 50257, true}}
 	for _, set := range []struct {
 		name string
-		g    *blocked.Driver
+		g    *gemm.Driver
 		ok   bool
 	}{{"avx512", gemmAVX512, hasAVX512}, {"avx2", gemmAVX2, hasAVX2}} {
 		if !set.ok {
@@ -68,7 +68,7 @@ func BenchmarkSmallM(b *testing.B) {
 func BenchmarkGemvStream(b *testing.B) {
 	for _, set := range []struct {
 		name string
-		g    *blocked.Driver
+		g    *gemm.Driver
 		ok   bool
 	}{{"avx512", gemmAVX512, hasAVX512}, {"avx2", gemmAVX2, hasAVX2}} {
 		if !set.ok {

@@ -7,7 +7,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
+	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
 )
 
 // TestSkinnyKernels checks every skinny kernel of both sets, each row
@@ -19,7 +19,7 @@ import (
 func TestSkinnyKernels(t *testing.T) {
 	for _, set := range []struct {
 		name string
-		s    blocked.Skinny
+		s    gemm.Skinny
 		ok   bool
 	}{{"avx2", skinnyAVX2, hasAVX2}, {"avx512", skinnyAVX512, hasAVX512}} {
 		if !set.ok {
@@ -131,7 +131,7 @@ func TestSkinnyKernels(t *testing.T) {
 func TestStreamDriver(t *testing.T) {
 	for _, set := range []struct {
 		name string
-		g    *blocked.Driver
+		g    *gemm.Driver
 		ok   bool
 	}{{"avx2", gemmAVX2, hasAVX2}, {"avx512", gemmAVX512, hasAVX512}} {
 		if !set.ok {

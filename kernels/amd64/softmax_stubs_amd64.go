@@ -10,6 +10,7 @@ package amd64
 // NaN or +Inf gives all NaN. The relative error of every output above
 // 1e-30 is below 2e-6; outputs below 1.2e-38/len(src) may be flushed
 // to 0. Requires AVX2 and FMA.
+// generic.SoftmaxRow is the executable reference of the contract.
 //
 //go:noescape
 func softmaxRowAVX2(dst []float32, src []float32)
@@ -20,6 +21,7 @@ func softmaxRowAVX2(dst []float32, src []float32)
 // NaN or +Inf gives all NaN. The relative error of every output above
 // 1e-30 is below 2e-6; outputs below 1.2e-38/len(src) may be flushed
 // to 0. Requires AVX-512F, DQ and BW.
+// generic.SoftmaxRow is the executable reference of the contract.
 //
 //go:noescape
 func softmaxRowAVX512(dst []float32, src []float32)
@@ -63,6 +65,7 @@ func softmaxExpRowAVX512(dst []float32, src []float32) (c float32, sum float32)
 // softmaxBackwardRowAVX2 sets dx[j] = y[j]*(dy[j] - s) for j < len(y), where
 // s = sum_k y[k]*dy[k]. dx and dy must be at least as long as y (not
 // checked); dx may be dy itself. Requires AVX2 and FMA.
+// generic.SoftmaxBackwardRow is the executable reference of the contract.
 //
 //go:noescape
 func softmaxBackwardRowAVX2(dx []float32, y []float32, dy []float32)
@@ -70,6 +73,7 @@ func softmaxBackwardRowAVX2(dx []float32, y []float32, dy []float32)
 // softmaxBackwardRowAVX512 sets dx[j] = y[j]*(dy[j] - s) for j < len(y), where
 // s = sum_k y[k]*dy[k]. dx and dy must be at least as long as y (not
 // checked); dx may be dy itself. Requires AVX-512F, DQ and BW.
+// generic.SoftmaxBackwardRow is the executable reference of the contract.
 //
 //go:noescape
 func softmaxBackwardRowAVX512(dx []float32, y []float32, dy []float32)

@@ -7,6 +7,7 @@ package amd64
 // dotAVX2 returns the sum of x[i]*y[i]. len(y) must equal len(x).
 // It keeps four vector accumulators and uses FMA, so the rounding differs from a sequential loop.
 // Requires AVX2 and FMA. Arguments are not checked.
+// generic.Dot is the executable reference of the contract.
 //
 //go:noescape
 func dotAVX2(x []float32, y []float32) float32
@@ -14,12 +15,14 @@ func dotAVX2(x []float32, y []float32) float32
 // axpyAVX2 sets y[i] += alpha*x[i] with a fused multiply-add (one rounding).
 // len(y) must equal len(x).
 // Requires AVX2 and FMA. Arguments are not checked.
+// generic.Axpy is the executable reference of the contract.
 //
 //go:noescape
 func axpyAVX2(alpha float32, x []float32, y []float32)
 
 // scaleAVX2 sets x[i] *= alpha.
 // Requires AVX2 and FMA. Arguments are not checked.
+// generic.Scale is the executable reference of the contract.
 //
 //go:noescape
 func scaleAVX2(alpha float32, x []float32)
@@ -27,6 +30,7 @@ func scaleAVX2(alpha float32, x []float32)
 // addAVX2 sets dst[i] = x[i] + y[i]. x and y must be as long as dst;
 // dst may be x or y (the same slice), but must not otherwise overlap them.
 // Requires AVX2 and FMA. Arguments are not checked.
+// generic.Add is the executable reference of the contract.
 //
 //go:noescape
 func addAVX2(dst []float32, x []float32, y []float32)
@@ -34,6 +38,7 @@ func addAVX2(dst []float32, x []float32, y []float32)
 // sumAVX2 returns the sum of the elements of x, 0 if x is empty.
 // It keeps four vector accumulators, so the rounding differs from a sequential loop.
 // Requires AVX2 and FMA. Arguments are not checked.
+// generic.Sum is the executable reference of the contract.
 //
 //go:noescape
 func sumAVX2(x []float32) float32
@@ -42,6 +47,7 @@ func sumAVX2(x []float32) float32
 // If any element is NaN it returns the first NaN element of x.
 // The sign of a zero result is unspecified when x holds both +0 and -0.
 // Requires AVX2 and FMA. Arguments are not checked.
+// generic.Max is the executable reference of the contract.
 //
 //go:noescape
 func maxAVX2(x []float32) float32
@@ -49,6 +55,7 @@ func maxAVX2(x []float32) float32
 // dotAVX512 returns the sum of x[i]*y[i]. len(y) must equal len(x).
 // It keeps four vector accumulators and uses FMA, so the rounding differs from a sequential loop.
 // Requires AVX-512F, DQ and BW. Arguments are not checked.
+// generic.Dot is the executable reference of the contract.
 //
 //go:noescape
 func dotAVX512(x []float32, y []float32) float32
@@ -56,12 +63,14 @@ func dotAVX512(x []float32, y []float32) float32
 // axpyAVX512 sets y[i] += alpha*x[i] with a fused multiply-add (one rounding).
 // len(y) must equal len(x).
 // Requires AVX-512F, DQ and BW. Arguments are not checked.
+// generic.Axpy is the executable reference of the contract.
 //
 //go:noescape
 func axpyAVX512(alpha float32, x []float32, y []float32)
 
 // scaleAVX512 sets x[i] *= alpha.
 // Requires AVX-512F, DQ and BW. Arguments are not checked.
+// generic.Scale is the executable reference of the contract.
 //
 //go:noescape
 func scaleAVX512(alpha float32, x []float32)
@@ -69,6 +78,7 @@ func scaleAVX512(alpha float32, x []float32)
 // addAVX512 sets dst[i] = x[i] + y[i]. x and y must be as long as dst;
 // dst may be x or y (the same slice), but must not otherwise overlap them.
 // Requires AVX-512F, DQ and BW. Arguments are not checked.
+// generic.Add is the executable reference of the contract.
 //
 //go:noescape
 func addAVX512(dst []float32, x []float32, y []float32)
@@ -76,6 +86,7 @@ func addAVX512(dst []float32, x []float32, y []float32)
 // sumAVX512 returns the sum of the elements of x, 0 if x is empty.
 // It keeps four vector accumulators, so the rounding differs from a sequential loop.
 // Requires AVX-512F, DQ and BW. Arguments are not checked.
+// generic.Sum is the executable reference of the contract.
 //
 //go:noescape
 func sumAVX512(x []float32) float32
@@ -84,6 +95,7 @@ func sumAVX512(x []float32) float32
 // If any element is NaN it returns the first NaN element of x.
 // The sign of a zero result is unspecified when x holds both +0 and -0.
 // Requires AVX-512F, DQ and BW. Arguments are not checked.
+// generic.Max is the executable reference of the contract.
 //
 //go:noescape
 func maxAVX512(x []float32) float32

@@ -6,7 +6,6 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
-	"github.com/simdgpt/simdgpt/kernels/internal/rowloop"
 )
 
 // hasNEON reports Advanced SIMD (ASIMD), which every arm64 Linux and
@@ -14,41 +13,17 @@ import (
 var hasNEON = cpu.ARM64.HasASIMD
 
 func init() {
-	kernelset.Register(&kernelset.Set{
-		Name:            "neon",
-		Requires:        "ASIMD",
-		Available:       hasNEON,
-		Gemm:            gemmNEON.Gemm,
-		Gemv:            gemmNEON.Gemv,
-		MaskedScores:    gemmNEON.MaskedScores,
-		Softmax:         softmaxNEON,
-		SoftmaxBackward: softmaxBackwardNEON,
-		Dot:             dotNEON,
-		Axpy:            axpyNEON,
-		Scale:           scaleNEON,
-		Add:             addNEON,
-		Sum:             sumNEON,
-		Max:             maxFirstNaNNEON,
+	kernelset.Register(setNEON(""))
+}
 
-		LayerNorm:         rowloop.LayerNorm(layerNormRowNEON),
-		LayerNormBackward: rowloop.LayerNormBackward(layerNormBackwardRowNEON),
-
+// instrumentsNEON returns the set's Instruments (its literal, setNEON, is
+// generated in sets_gen.go): the FMA loop; no read loop, and one GEMM
+// tile, so no tile to choose.
+func instrumentsNEON(string) kernelset.Instruments {
+	return kernelset.Instruments{
 		FMALoop:  fmaPeakNEON,
 		FMAFlops: 24 * 4 * 2, // 24 independent FMAs of 4 lanes
-
-		AdamW:               adamwSetNEON,
-		SumSquares:          sumSquaresNEON,
-		SoftmaxCrossEntropy: xentNEON,
-
-		GELU:         geluNEON,
-		GELUBackward: geluBackwardNEON,
-		BiasGELU:     biasGeluNEON,
-		GemmBiasGELU: gemmBiasGeluNEON,
-		GemmBias:     gemmBiasNEON,
-
-		GemmBF16: wdotsNEONKernels.GemmBF16,
-		GemmInt8: wdotsNEONKernels.GemmInt8,
-	})
+	}
 }
 
 // maxFirstNaNNEON is maxNEON returning, like the other implementations,

@@ -3,29 +3,26 @@
 package arm64
 
 import (
-	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
 	"github.com/simdgpt/simdgpt/kernels/internal/cpuinfo"
-	"github.com/simdgpt/simdgpt/kernels/internal/rowloop"
+	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
 )
 
 // gemmNEON is the GEMM (and masked scores) of the neon set: the shared
 // blocked driver over the generated kernel table (gemm_kernels_arm64.go),
-// blocked for this CPU's caches by blocked.Model (on Neoverse N1 or V1,
+// blocked for this CPU's caches by gemm.Model (on Neoverse N1 or V1,
 // 64 KiB 4-way L1d and 1 MiB 8-way L2: kc 336, nc 576 for the 8×12
 // kernel), or as SIMDGPT_BLOCKING says; Gemv and the products with few
 // rows of op(A) on the skinny kernels (skinny.go), with the driver's
 // small-M rule. Not tuned on hardware (see PERF.md).
-var gemmNEON = blocked.New("neon", kernelsNEON, blocked.CachesOf(cpuinfo.Read())).WithSkinny(skinnyNEON)
-
-// The set's fused GEMMs: the driver's GEMM with an epilogue made of the
-// set's own row kernels (BiasGELU; Add for GemmBias, through package
-// rowloop).
-var biasRowsNEON = rowloop.Bias(addNEON)
-
-func gemmBiasGeluNEON(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
-	gemmNEON.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, pre, ldpre, biasGeluNEON, bias, out, ldout)
+//
+// The fused GEMMs run the driver's GEMM with an epilogue made of the
+// set's own row kernels (BiasGELU; Add through gemm.Bias).
+var gemmNEON = &gemm.Family{
+	Driver:   gemm.New("neon", kernelsNEON, gemm.CachesOf(cpuinfo.Read())).WithSkinny(skinnyNEON),
+	BiasGELU: biasGeluNEON,
+	Bias:     gemm.Bias(addNEON),
 }
 
-func gemmBiasNEON(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
-	gemmNEON.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, biasRowsNEON, bias, nil, 0)
-}
+// familyNEON returns the set's GEMM family, gemmNEON: the set has one
+// tile.
+func familyNEON(string) *gemm.Family { return gemmNEON }

@@ -4,13 +4,13 @@
 
 package arm64
 
-import "github.com/simdgpt/simdgpt/kernels/internal/blocked"
+import "github.com/simdgpt/simdgpt/kernels/internal/gemm"
 
 // kernelsNEON are the NEON GEMM kernels, for the blocked driver. They read
 // only packed A panels (no strided kernel: the driver packs A) and have no
 // dot or column kernels.
-var kernelsNEON = blocked.Kernels{
-	Wide:        blocked.MicroKernel{MR: 8, NR: 12, Packed: gemmKernel8x12NEON},
-	Narrow:      blocked.MicroKernel{MR: 8, NR: 4, Packed: gemmKernel8x4NEON},
+var kernelsNEON = gemm.Kernels{
+	Wide:        gemm.MicroKernel{MR: 8, NR: 12, Packed: gemmKernel8x12NEON},
+	Narrow:      gemm.MicroKernel{MR: 8, NR: 4, Packed: gemmKernel8x4NEON},
 	PanelStride: 8,
 }

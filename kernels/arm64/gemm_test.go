@@ -8,12 +8,12 @@ import (
 	"os"
 	"testing"
 
-	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
 	"github.com/simdgpt/simdgpt/kernels/internal/cpuinfo"
+	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
 )
 
 // TestMicroKernelEdges checks the NEON micro-kernels against the contract
-// every micro-kernel of the blocked driver has (blocked.KernelFunc), over
+// every micro-kernel of the blocked driver has (gemm.KernelFunc), over
 // every tile corner (rows 1..8, cols 1..nr) against a float64 product:
 // elements of C outside the rows×cols corner stay untouched, and C is not
 // read when beta is 0 (NaN there must not propagate).
@@ -27,7 +27,7 @@ func TestMicroKernelEdges(t *testing.T) {
 		return s
 	}
 	ps := kernelsNEON.PanelStride
-	for _, mk := range []blocked.MicroKernel{kernelsNEON.Wide, kernelsNEON.Narrow} {
+	for _, mk := range []gemm.MicroKernel{kernelsNEON.Wide, kernelsNEON.Narrow} {
 		for _, k := range []int{0, 1, 5, 33, 256} {
 			const ldc = 17
 			a := rnd(ps * max(k, 1)) // packed: A(i,p) at a[p*ps+i]
@@ -81,12 +81,12 @@ func TestMicroKernelEdges(t *testing.T) {
 // the cache model for the caches this CPU reports (unless
 // SIMDGPT_BLOCKING overrides it), and logs the blocking.
 func TestBlockingFromCPU(t *testing.T) {
-	c := blocked.CachesOf(cpuinfo.Read())
+	c := gemm.CachesOf(cpuinfo.Read())
 	g := gemmNEON
-	want := blocked.Model(c, g.Wide.MR, g.Wide.NR, g.PanelStride)
+	want := gemm.Model(c, g.Wide.MR, g.Wide.NR, g.PanelStride)
 	got := g.Blocking()
 	t.Logf("neon %dx%d on %+v: %+v", g.Wide.MR, g.Wide.NR, c, got)
-	if os.Getenv(blocked.EnvBlocking) == "" && got != want {
+	if os.Getenv(gemm.EnvBlocking) == "" && got != want {
 		t.Errorf("neon %dx%d GEMM blocked %+v; the model gives %+v for %+v", g.Wide.MR, g.Wide.NR, got, want, c)
 	}
 }
@@ -114,18 +114,18 @@ func TestFusedGemmBlockings(t *testing.T) {
 	fused := []struct {
 		name     string
 		call     call
-		epi      blocked.EpilogueFunc
+		epi      gemm.EpilogueFunc
 		vec, mat bool // whether it takes a vector, a matrix
 	}{
 		{"GemmBiasGELU", func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, mat []float32, ldmat int) {
-			gemmBiasGeluNEON(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc, mat, ldmat)
+			gemmNEON.GemmBiasGELU(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc, mat, ldmat)
 		}, biasGeluNEON, true, true},
 		{"GemmBias", func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, vec, _ []float32, _ int) {
-			gemmBiasNEON(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc)
-		}, biasRowsNEON, true, false},
+			gemmNEON.GemmBias(transA, transB, m, n, k, a, lda, b, ldb, vec, c, ldc)
+		}, gemmNEON.Bias, true, false},
 	}
 	for _, f := range fused {
-		for _, bl := range []blocked.Blocking{{KC: 37, MC: 2 * mr, NC: 2 * nr}, {KC: 64, MC: mr, NC: 3 * nr}, model} {
+		for _, bl := range []gemm.Blocking{{KC: 37, MC: 2 * mr, NC: 2 * nr}, {KC: 64, MC: mr, NC: 3 * nr}, model} {
 			g.SetBlocking(bl)
 			for _, s := range [][3]int{{100, 130, 300}, {61, 70, 500}, {29, 200, 129}, {14, 33, 7}, {15, 17, 0}, {3, 70, 40}} {
 				m, n, k := s[0], s[1], s[2]

@@ -172,15 +172,15 @@ func kernel(s *x86.ISA, m mode) {
 func header(s *x86.ISA, m mode) string {
 	switch m {
 	case forward:
-		return s.Header("geluRow", "func(dst, x []float32)",
+		return s.Header("geluRow",
 			"sets dst[j] = gelu(x[j]) for j < len(x) (tanh form, see",
 			"asm/gen/gelu); dst must be at least as long as x and may be x itself.")
 	case backward:
-		return s.Header("geluBackwardRow", "func(dx, dy, x []float32)",
+		return s.Header("geluBackwardRow",
 			"sets dx[j] = dy[j]·gelu'(x[j]) for j < len(x); dx and dy",
 			"must be at least as long as x, and dx may be dy itself.")
 	}
-	return s.Header("biasGeluRow", "func(y, x, bias []float32)",
+	return s.Header("biasGeluRow",
 		"sets x[j] += bias[j] and then y[j] = gelu(x[j]) for",
 		"j < len(x); y and bias must be at least as long as x, and y may be x",
 		"itself (it then holds the GELU).")

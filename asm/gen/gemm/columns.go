@@ -30,7 +30,7 @@ func colsKernel(s *x86.ISA, mr int) {
 		panic("colsKernel: a panel row must be one vector")
 	}
 	name := colsName(s, mr)
-	x86.Func(name, "func(k int, a *float32, b *float32, cols int, dst *float32)",
+	x86.Func(name, "gemmColsKernel",
 		fmt.Sprintf("%s sets dst[j*%d+i] = sum over p < k of a[p*%d+i]*b[j*k+p], for i < %d and", name, ps, ps, ps),
 		fmt.Sprintf("j < cols (1 <= cols <= %d): columns of C from a packed A panel. Requires %s.", colsMax, s.Req),
 	)
@@ -141,7 +141,7 @@ func (d *dotRows) addr(i int) Mem { return rowAddr(d.bases, d.rs, d.rs3, i) }
 // floats (masked loads for the tail); C is not read when beta is ±0.
 func dotKernel(s *x86.ISA, mr int, maskTable Mem) {
 	name := dotName(s, mr)
-	x86.Func(name, "func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)",
+	x86.Func(name, "gemmDotKernel",
 		fmt.Sprintf("%s sets c[i*ldc] = alpha*dot(a[i*lda:i*lda+k], b[:k]) + beta*c[i*ldc] for i < %d,", name, mr),
 		fmt.Sprintf("reading exactly k floats of each row; c is not read when beta is ±0. Requires %s.", s.Req),
 	)

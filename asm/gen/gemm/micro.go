@@ -60,7 +60,7 @@ func (g *micro) header() {
 	if g.packed {
 		layout = fmt.Sprintf("A a packed panel, A(i,p) at a[p*%d+i] for all %d rows and p < k (rsa, csa unused)", panelStride(g.panelMR), g.mr)
 	}
-	x86.Func(g.name, "func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)",
+	x86.Func(g.name, "gemmKernel",
 		fmt.Sprintf("%s computes one %d×%d tile, C = alpha*A*B + beta*C, with", g.name, g.mr, g.nr),
 		layout+",",
 		fmt.Sprintf("B k rows of %d floats at a stride of ldb floats (all %d read), and only the first rows×cols corner of C", g.nr, g.nr),

@@ -72,7 +72,7 @@ func transposers(maskAVX2, opmasks Mem) []transposer {
 // (masked loads at the end).
 func packTransposed(t transposer) {
 	name, b := t.name, t.b
-	x86.Func(name, "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)",
+	x86.Func(name, "packBTrans",
 		name+" packs w rows of a row-major block (leading dimension ldb) transposed into",
 		"a panel of kc rows of nr floats: dst[q*nr+j] = src[j*ldb+q] for j < w, q < kc,",
 		"and 0 for w <= j < nr. "+t.doc,
@@ -227,7 +227,7 @@ func lanes4x4(r []reg.VecVirtual, vec func() reg.VecVirtual) []reg.VecVirtual {
 // touch masked-off lanes).
 func packRows(maskTable Mem) {
 	const name = packNName
-	x86.Func(name, "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)",
+	x86.Func(name, "packB",
 		name+" copies kc rows of w floats of a row-major block (leading dimension ldb)",
 		"into a panel of kc rows of nr floats: dst[q*nr+j] = src[q*ldb+j] for j < w, q < kc,",
 		"and 0 for w <= j < nr. nr is a positive multiple of 8 and w <= nr. Requires AVX2.",
@@ -324,7 +324,7 @@ type panels struct {
 func packPanels(mr int, maskTable Mem) {
 	g := &panels{mr: mr, ps: panelStride(mr), name: packPanelsName(mr), maskTable: maskTable}
 	name, ps := g.name, g.ps
-	x86.Func(name, "func(dst *float32, src *float32, lda int, m int, kc int)",
+	x86.Func(name, "packPanels",
 		fmt.Sprintf("%s packs kc rows of m floats of a row-major block (leading dimension lda)", name),
 		fmt.Sprintf("into ceil(m/%d) panels of kc rows of %d floats: dst[t*kc*%d+q*%d+i] = src[q*lda+t*%d+i]", mr, ps, ps, ps, mr),
 		fmt.Sprintf("for i < min(%d, m-t*%d), and 0 for the other i < %d. Only the first m floats of each", mr, mr, ps),

@@ -44,7 +44,7 @@ func main() {
 // tail of the second pass zeroes the lanes past n after subtracting the
 // mean, so they add nothing.
 func layerNormRow(s *x86.ISA) {
-	name := s.Header("layerNormRow", "func(y, x, gamma, beta []float32, eps float32) (mean, rstd float32)",
+	name := s.Header("layerNormRow",
 		"normalises the row x (len(x) >= 1) into y = (x-mean)*rstd*gamma + beta and returns",
 		"mean and rstd = 1/sqrt(variance+eps). y, gamma and beta must be at least as long as x;",
 		"y may be x (the same slice).")
@@ -170,7 +170,7 @@ func normPass(s *x86.ISA, name string, meanv, rstdv reg.VecVirtual) {
 //
 // The masked tail loads zeros past n, so dn there is 0 and adds nothing.
 func layerNormBackwardRow(s *x86.ISA) {
-	name := s.Header("layerNormBackwardRow", "func(dx, dy, x, gamma, dgamma, dbeta []float32, mean, rstd float32)",
+	name := s.Header("layerNormBackwardRow",
 		"accumulates the LayerNorm gradients of the row x (len(x) >= 1) into dx, dgamma and dbeta",
 		"(see generic.LayerNormBackwardRow); every other slice must be at least as long as x.")
 	meanv := s.Broadcast("mean")

@@ -4,7 +4,7 @@ import "fmt"
 
 // GEMM micro-kernels. gemmKernel8x{4*nv}NEON computes one tile of 8 rows
 // and 4*nv columns with the contract of every micro-kernel of the blocked
-// driver (kernels/internal/blocked, KernelFunc; the same as amd64's):
+// driver (kernels/internal/gemm, KernelFunc; the same as amd64's):
 //
 //	C = alpha*A*B + beta*C   for the first rows×cols corner only
 //
@@ -21,6 +21,8 @@ import "fmt"
 //
 // Per two k steps the 8×12 kernel issues 4 load instructions (10
 // vectors), 48 FMLAs (384 flops) and 2 loop instructions (SUBS, BGE).
+func init() { emitters = append(emitters, gemm) }
+
 func gemm() *file {
 	f := newFile("gemm_arm64.s")
 	for _, nv := range gemmNVs {
@@ -48,7 +50,8 @@ func gemmKernel(f *file, nv int) {
 	name := gemmName(nv)
 	acc := func(i, j int) int { return 8 + i*nv + j }
 	tile := mr * nr * 4 // bytes of the scratch tile
-	f.textFrame(name, tile, 88, fmt.Sprintf("func %s(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)", name))
+	doc := fmt.Sprintf("%s computes one %d×%d tile, C = alpha*A*B + beta*C, with A a packed panel, A(i,p) at a[%d*p+i] for all %d rows and p < k (rsa, csa unused); B k rows of %d floats at a stride of ldb floats (all %d read); and only the first rows×cols corner of C (leading dimension ldc, 1 <= rows <= %d, 1 <= cols <= %d) read or written; C is not read when beta is ±0 (the contract of gemm.KernelFunc). Requires ASIMD. Arguments are not checked.", name, mr, nr, mr, mr, nr, nr, mr, nr)
+	f.fnFrame(name, "gemmKernel", tile, doc)
 	f.op("MOVD k+0(FP), R0")
 	f.op("MOVD a+8(FP), R1")
 	f.op("MOVD b+32(FP), R2")
@@ -149,20 +152,22 @@ func gemmKernel(f *file, nv int) {
 	}
 }
 
+func init() { goFiles["gemm_kernels_arm64.go"] = gemmTable }
+
 // gemmTable is the Go source of the driver's kernel table for the kernels
 // above (written to kernels/arm64/gemm_kernels_arm64.go).
 func gemmTable() string {
 	micro := func(nv int) string {
-		return fmt.Sprintf("blocked.MicroKernel{MR: %d, NR: %d, Packed: %s}", gemmMR, 4*nv, gemmName(nv))
+		return fmt.Sprintf("gemm.MicroKernel{MR: %d, NR: %d, Packed: %s}", gemmMR, 4*nv, gemmName(nv))
 	}
 	return fmt.Sprintf(`package arm64
 
-import "github.com/simdgpt/simdgpt/kernels/internal/blocked"
+import "github.com/simdgpt/simdgpt/kernels/internal/gemm"
 
 // kernelsNEON are the NEON GEMM kernels, for the blocked driver. They read
 // only packed A panels (no strided kernel: the driver packs A) and have no
 // dot or column kernels.
-var kernelsNEON = blocked.Kernels{
+var kernelsNEON = gemm.Kernels{
 	Wide:        %s,
 	Narrow:      %s,
 	PanelStride: %d,
@@ -172,9 +177,12 @@ var kernelsNEON = blocked.Kernels{
 
 // peak generates fmaPeakNEON(n): n iterations of 24 independent vector
 // FMAs (24*4*2 flops), for measuring the peak FMA rate.
+func init() { emitters = append(emitters, peak) }
+
 func peak() *file {
 	f := newFile("peak_arm64.s")
-	f.text("fmaPeakNEON", 8, "func fmaPeakNEON(n int)")
+	f.fn("fmaPeakNEON", "fmaPeak",
+		"fmaPeakNEON runs n iterations of 24 independent vector FMAs (192 float32 flops per iteration), for measuring the peak FMA rate. Requires ASIMD.")
 	f.op("MOVD n+0(FP), R0")
 	f.zero(0, 32)
 	f.op("CMP $0, R0")

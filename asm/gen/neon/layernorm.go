@@ -10,10 +10,12 @@ package main
 // mean and rstd are float32 (generic takes the square root in float64);
 // the sums are in another order than generic's. Registers: R0 x, R1 gamma,
 // R4 beta, R3 y, R2 the count; S20 n, S21/V22 mean, S25/V26 rstd.
+func init() { emitters = append(emitters, layerNorm) }
+
 func layerNorm() *file {
 	f := newFile("layernorm_arm64.s")
-	f.text("layerNormRowNEON", 112,
-		"func layerNormRowNEON(y, x, gamma, beta []float32, eps float32) (mean, rstd float32)",
+	f.fn("layerNormRowNEON", "layerNormRow",
+		"layerNormRowNEON normalises the row x (len(x) >= 1) into y = (x-mean)*rstd*gamma + beta and returns mean and rstd = 1/sqrt(variance+eps); y, gamma and beta must be at least as long as x, and y may be x. Requires ASIMD. Arguments are not checked.",
 		"len(x) >= 1; y, gamma and beta at least as long as x; y may be x.")
 
 	// Pass 1: the sum.
@@ -123,8 +125,8 @@ func layerNorm() *file {
 // count; V28 mean, V29 rstd, V16-V17 and V18-V19 the sums, V24 sd/n, V25
 // sdx/n.
 func layerNormBackward(f *file) {
-	f.text("layerNormBackwardRowNEON", 152,
-		"func layerNormBackwardRowNEON(dx, dy, x, gamma, dgamma, dbeta []float32, mean, rstd float32)",
+	f.fn("layerNormBackwardRowNEON", "layerNormBackwardRow",
+		"layerNormBackwardRowNEON accumulates the LayerNorm gradients of the row x (len(x) >= 1) into dx, dgamma and dbeta; every other slice must be at least as long as x. Requires ASIMD. Arguments are not checked.",
 		"len(x) >= 1; every other slice at least as long as x.")
 	f.op("FMOVS mean+144(FP), F28")
 	f.op("VDUP V28.S[0], V28.S4")

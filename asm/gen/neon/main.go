@@ -11,12 +11,14 @@
 //
 //	go run ./neon -dir ../../kernels/arm64
 //
-// writes vecops_arm64.s, gemm_arm64.s, skinny_arm64.s, wdots_arm64.s,
+// writes vecops_arm64.s, gemm_arm64.s, skinny_arm64.s, lowbit_arm64.s,
 // softmax_arm64.s, peak_arm64.s, optim_arm64.s, gelu_arm64.s, and the Go files
 // gemm_kernels_arm64.go (the GEMM driver's kernel table) and
-// softmax_consts_arm64.go (the softmax's reduction constants); the
-// unexported Go declarations of the assembly are
-// kernels/arm64/*_stubs_arm64.go (hand-written).
+// softmax_consts_arm64.go (the softmax's reduction constants), and for
+// each .s file the unexported Go declarations of its functions,
+// FAMILY_stubs_arm64.go. Each function's Go signature is its kind's in
+// the list of assembly functions (asm/gen/internal/entry), shared with
+// the amd64 generators; its stub and its argument size derive from it.
 //
 // Register use: R0-R7 hold pointers and counts (R0-R24 but R18 in the
 // skinny kernels, skinny.go); V0-V31 are all free in an ABI0 assembly
@@ -28,17 +30,27 @@ package main
 import (
 	"flag"
 	"fmt"
+	"go/ast"
 	"go/format"
+	"go/parser"
+	"go/token"
 	"log"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/simdgpt/simdgpt/asm/gen/internal/entry"
 )
 
-// file accumulates one generated .s file.
+// file accumulates one generated .s file and the Go declarations of its
+// functions.
 type file struct {
 	name string
 	b    strings.Builder
+	// stubHeader, when set, is a comment on the whole stubs file: what
+	// its functions have in common.
+	stubHeader string
+	stubs      strings.Builder
 }
 
 func newFile(name string) *file {
@@ -61,18 +73,103 @@ func (f *file) w(in inst) {
 
 func (f *file) label(name string) { fmt.Fprintf(&f.b, "%s:\n", name) }
 
-// text starts a function: doc lines as comments, then the TEXT directive.
-func (f *file) text(name string, argSize int, doc ...string) {
-	f.textFrame(name, 0, argSize, doc...)
+// fn starts the assembly function name of the given kind, whose Go
+// signature is the kind's in the list of assembly functions
+// (asm/gen/internal/entry): in the .s file, its declaration and asmDoc as
+// comments and the TEXT directive, whose argument size is computed from
+// the signature (argSize); in the file's stubs (FAMILY_stubs_arm64.go),
+// the declaration, with doc and the sentence naming the kind's executable
+// reference (entry.RefDoc) as its doc comment.
+func (f *file) fn(name, kind, doc string, asmDoc ...string) {
+	f.fnFrame(name, kind, 0, doc, asmDoc...)
 }
 
-// textFrame is text for a function with a local frame of frame bytes.
-func (f *file) textFrame(name string, frame, argSize int, doc ...string) {
+// fnFrame is fn for a function with a local frame of frame bytes.
+func (f *file) fnFrame(name, kind string, frame int, doc string, asmDoc ...string) {
+	sig := entry.Decl(name, kind)
+	_, size := argSize(sig)
 	f.b.WriteString("\n")
-	for _, d := range doc {
+	for _, d := range append([]string{sig}, asmDoc...) {
 		fmt.Fprintf(&f.b, "// %s\n", d)
 	}
-	fmt.Fprintf(&f.b, "TEXT ·%s(SB), NOSPLIT, $%d-%d\n", name, frame, argSize)
+	fmt.Fprintf(&f.b, "TEXT ·%s(SB), NOSPLIT, $%d-%d\n", name, frame, size)
+	f.stubs.WriteString("\n")
+	if r := entry.RefDoc(kind); r != "" {
+		doc = strings.TrimSpace(doc + " " + r)
+	}
+	if doc != "" {
+		comment(&f.stubs, doc)
+		f.stubs.WriteString("//\n")
+	}
+	fmt.Fprintf(&f.stubs, "//go:noescape\n%s\n", sig)
+}
+
+// comment writes text as // comment lines about 72 columns wide.
+func comment(b *strings.Builder, text string) {
+	line := "//"
+	for _, w := range strings.Fields(text) {
+		if len(line)+1+len(w) > 72 && line != "//" {
+			b.WriteString(line + "\n")
+			line = "//"
+		}
+		line += " " + w
+	}
+	b.WriteString(line + "\n")
+}
+
+// argSize returns the name of the function sig declares and the size of
+// its arguments and results in Go's ABI0 on arm64: each argument at the
+// next multiple of its alignment, the results from the next multiple of
+// 8 after the arguments.
+func argSize(sig string) (name string, size int) {
+	d, err := parser.ParseFile(token.NewFileSet(), "", "package p\n"+sig, 0)
+	if err != nil || len(d.Decls) != 1 {
+		log.Fatalf("neon: signature %q: %v", sig, err)
+	}
+	fd := d.Decls[0].(*ast.FuncDecl)
+	off := 0
+	add := func(fl *ast.FieldList) {
+		if fl == nil {
+			return
+		}
+		for _, p := range fl.List {
+			sz, al := typeSize(sig, p.Type)
+			for range max(1, len(p.Names)) {
+				off = (off+al-1)/al*al + sz
+			}
+		}
+	}
+	add(fd.Type.Params)
+	if fd.Type.Results != nil {
+		off = (off + 7) / 8 * 8
+		add(fd.Type.Results)
+	}
+	return fd.Name.Name, off
+}
+
+// typeSize returns the size and alignment of a parameter's type on arm64.
+func typeSize(sig string, t ast.Expr) (size, align int) {
+	switch t := t.(type) {
+	case *ast.StarExpr:
+		return 8, 8
+	case *ast.ArrayType:
+		if t.Len == nil {
+			return 24, 8 // slice: pointer, len, cap
+		}
+	case *ast.Ident:
+		switch t.Name {
+		case "int", "uint", "uintptr", "int64", "uint64", "float64":
+			return 8, 8
+		case "int32", "uint32", "float32":
+			return 4, 4
+		case "int16", "uint16":
+			return 2, 2
+		case "int8", "uint8", "byte", "bool":
+			return 1, 1
+		}
+	}
+	log.Fatalf("neon: signature %q: a parameter type argSize does not know", sig)
+	return 0, 0
 }
 
 // counted emits a loop that runs body while at least n elements remain in
@@ -113,23 +210,46 @@ func (f *file) zero(first, n int) {
 	}
 }
 
+// emitters are the functions that emit one .s file each. Each family's
+// file adds its own from init, so that a new family is one new file.
+var emitters []func() *file
+
+// goFiles are the Go files that tell the Go side what it needs to know of
+// the kernels (a driver's kernel table, constants), by name in
+// kernels/arm64: each returns the file's source after its package
+// clause's build constraint. A family's file adds its own from init.
+var goFiles = map[string]func() string{}
+
 func main() {
 	dir := flag.String("dir", "", "output directory (kernels/arm64)")
 	flag.Parse()
 	if *dir == "" {
 		log.Fatal("neon: -dir is required")
 	}
-	for _, f := range []*file{vecops(), gemm(), skinny(), wdotsNEON(), softmax(), peak(), layerNorm(), optim(), gelu()} {
+	for _, emit := range emitters {
+		f := emit()
 		if err := os.WriteFile(filepath.Join(*dir, f.name), []byte(f.b.String()), 0o644); err != nil {
+			log.Fatal(err)
+		}
+		src := "// Code generated by command: go run ./neon -dir ../../kernels/arm64 (in asm/gen). DO NOT EDIT.\n\n//go:build arm64 && !purego\n\npackage arm64\n\n"
+		if f.stubHeader != "" {
+			var h strings.Builder
+			comment(&h, f.stubHeader)
+			src += h.String()
+		}
+		out, err := format.Source([]byte(src + f.stubs.String()))
+		if err != nil {
+			log.Fatalf("%s: %v", f.name, err)
+		}
+		stubs := strings.TrimSuffix(f.name, "_arm64.s") + "_stubs_arm64.go"
+		if err := os.WriteFile(filepath.Join(*dir, stubs), out, 0o644); err != nil {
 			log.Fatal(err)
 		}
 	}
 	// What the Go side needs to know of the kernels, so that it is written
 	// in one place: the GEMM kernel table and the softmax constants.
-	for name, src := range map[string]string{
-		"gemm_kernels_arm64.go":   gemmTable(),
-		"softmax_consts_arm64.go": softmaxConsts(),
-	} {
+	for name, gen := range goFiles {
+		src := gen()
 		out, err := format.Source([]byte("// Code generated by command: go run ./neon -dir ../../kernels/arm64 (in asm/gen). DO NOT EDIT.\n\n//go:build arm64 && !purego\n\n" + src))
 		if err != nil {
 			log.Fatal(err)

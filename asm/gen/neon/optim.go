@@ -39,9 +39,12 @@ const (
 // adamScalars names the float32 parameters of adamwNEON in order.
 var adamScalars = []string{"scale", "b1", "c1", "b2", "c2", "ic1", "ic2", "eps", "wd", "lr"}
 
+func init() { emitters = append(emitters, optim) }
+
 func optim() *file {
 	f := newFile("optim_arm64.s")
-	f.text("adamwNEON", 136, "func adamwNEON(p, g, m, v []float32, scale, b1, c1, b2, c2, ic1, ic2, eps, wd, lr float32)")
+	f.fn("adamwNEON", "adamw",
+		"adamwNEON applies one AdamW step to p[i], m[i] and v[i] for i < len(p) from the gradients g: g, m and v must be as long as p (not checked) and no two may overlap; c1 = 1-b1 and c2 = 1-b2 as float32. The weight-decay term is added only if wd != 0. Each operation is rounded as in generic.AdamW (no fused multiply-add), so the results are bitwise the same. See asm/gen/neon/optim.go. Requires ASIMD.")
 	f.op("MOVD p_base+0(FP), R0")
 	f.op("MOVD g_base+24(FP), R1")
 	f.op("MOVD m_base+48(FP), R2")
@@ -66,7 +69,8 @@ func optim() *file {
 		f.op("RET")
 	}
 
-	f.text("sumSquaresNEON", 32, "func sumSquaresNEON(x []float32) float64")
+	f.fn("sumSquaresNEON", "sumSquares",
+		"sumSquaresNEON returns the sum of x[i]*x[i], each square exact in float64 and summed in float64 in eight vector accumulators, the last len(x)%4 squares added to that sum one by one (0 if x is empty). Requires ASIMD.")
 	f.op("MOVD x_base+0(FP), R0")
 	f.op("MOVD x_len+8(FP), R2")
 	f.zero(16, 8)

@@ -45,6 +45,8 @@ const (
 	shifter = expf.Shifter
 )
 
+func init() { goFiles["softmax_consts_arm64.go"] = softmaxConsts }
+
 // softmaxConsts is the Go source of the reduction constants the row
 // driver (kernels/arm64/softmax.go) needs (written to
 // kernels/arm64/softmax_consts_arm64.go).
@@ -84,12 +86,15 @@ func (f *file) dupConst(v int, x float32) {
 	f.op("VDUP R7, V%d.S4", v)
 }
 
+func init() { emitters = append(emitters, softmax) }
+
 func softmax() *file {
 	f := newFile("softmax_arm64.s")
 	f.expRow("expRowNEON", false)
 	f.expRow("expRowFarNEON", true)
 
-	f.text("softmaxBackwardRowNEON", 72, "func softmaxBackwardRowNEON(dx, y, dy []float32)")
+	f.fn("softmaxBackwardRowNEON", "softmaxBackwardRow",
+		"softmaxBackwardRowNEON sets dx[j] = y[j]*(dy[j] - s) for j < len(y), where s = sum_k y[k]*dy[k]. dx and dy must be at least as long as y (not checked); dx may be dy itself. Requires ASIMD.")
 	f.op("MOVD y_base+24(FP), R0")
 	f.op("MOVD dy_base+48(FP), R1")
 	f.op("MOVD y_len+32(FP), R2")
@@ -130,7 +135,15 @@ func softmax() *file {
 
 // expRow emits expRowNEON (near) or expRowFarNEON (far).
 func (f *file) expRow(name string, far bool) {
-	f.text(name, 72, fmt.Sprintf("func %s(dst, src []float32, c, b, thr float32) float64", name))
+	doc := "expRowNEON sets dst[j] = exp(src[j] - c') for j < len(src), where c' is within 0.35 of c, and returns the sum of the results accumulated in float64. It is pass 2 of a softmax row whose maximum m has |m| < 4096: the caller passes c (j*ln2 rounded to a multiple of 2^-9, j = round(m*log2(e))), b = 1.5*2^23 - j and thr = c + expMin; entries below thr, -Inf included, give +0. src must not hold NaN or +Inf and no entry may exceed m. len(src) must be a multiple of 4 and dst at least as long; dst may be src. See asm/gen/neon/softmax.go. Requires ASIMD."
+	if far {
+		doc = "expRowFarNEON is expRowNEON for a row whose maximum m has |m| >= 4096: the caller passes c = m, b = 1.5*2^23 and thr = expMin, and it sets dst[j] = exp(src[j] - m) (x - m is exact wherever the result is kept), or +0 below thr. The same conditions on src and the length hold. Requires ASIMD."
+	}
+	kind := "expRow"
+	if far {
+		kind = "expRowFar"
+	}
+	f.fn(name, kind, doc)
 	f.op("MOVD dst_base+0(FP), R1")
 	f.op("MOVD src_base+24(FP), R0")
 	f.op("MOVD src_len+32(FP), R2")

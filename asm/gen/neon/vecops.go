@@ -3,10 +3,13 @@ package main
 // vecops generates the vector operations. Each processes blocks of 16
 // floats with four independent vectors (four accumulators for the
 // reductions), then single vectors, then a scalar tail.
+func init() { emitters = append(emitters, vecops) }
+
 func vecops() *file {
 	f := newFile("vecops_arm64.s")
 
-	f.text("dotNEON", 52, "func dotNEON(x, y []float32) float32")
+	f.fn("dotNEON", "dot",
+		"dotNEON returns the sum of x[i]*y[i]. len(y) must equal len(x). It keeps four vector accumulators and uses FMA, so the rounding differs from a sequential loop. Requires ASIMD. Arguments are not checked.")
 	f.op("MOVD x_base+0(FP), R0")
 	f.op("MOVD x_len+8(FP), R2")
 	f.op("MOVD y_base+24(FP), R1")
@@ -14,7 +17,8 @@ func vecops() *file {
 	f.op("FMOVS F16, ret+48(FP)")
 	f.op("RET")
 
-	f.text("axpyNEON", 56, "func axpyNEON(alpha float32, x, y []float32)")
+	f.fn("axpyNEON", "axpy",
+		"axpyNEON sets y[i] += alpha*x[i] with a fused multiply-add (one rounding). len(y) must equal len(x). Requires ASIMD. Arguments are not checked.")
 	f.op("FMOVS alpha+0(FP), F31")
 	f.op("VDUP V31.S[0], V31.S4")
 	f.op("MOVD x_base+8(FP), R0")
@@ -42,14 +46,16 @@ func vecops() *file {
 	})
 	f.op("RET")
 
-	f.text("scaleNEON", 32, "func scaleNEON(alpha float32, x []float32)")
+	f.fn("scaleNEON", "scale",
+		"scaleNEON sets x[i] *= alpha. Requires ASIMD.")
 	f.op("FMOVS alpha+0(FP), F31")
 	f.op("MOVD x_base+8(FP), R0")
 	f.op("MOVD x_len+16(FP), R2")
 	f.scaleLoop("scale", "R0", "R2", 31)
 	f.op("RET")
 
-	f.text("addNEON", 72, "func addNEON(dst, x, y []float32)")
+	f.fn("addNEON", "add",
+		"addNEON sets dst[i] = x[i] + y[i]. x and y must be as long as dst; dst may be x or y (the same slice), but must not otherwise overlap them. Requires ASIMD. Arguments are not checked.")
 	f.op("MOVD dst_base+0(FP), R3")
 	f.op("MOVD dst_len+8(FP), R2")
 	f.op("MOVD x_base+24(FP), R0")
@@ -76,7 +82,8 @@ func vecops() *file {
 	})
 	f.op("RET")
 
-	f.text("sumNEON", 28, "func sumNEON(x []float32) float32")
+	f.fn("sumNEON", "sum",
+		"sumNEON returns the sum of the elements of x, 0 if x is empty. It keeps four vector accumulators, so the rounding differs from a sequential loop. Requires ASIMD.")
 	f.op("MOVD x_base+0(FP), R0")
 	f.op("MOVD x_len+8(FP), R2")
 	f.zero(16, 4)
@@ -98,7 +105,8 @@ func vecops() *file {
 	f.op("FMOVS F16, ret+24(FP)")
 	f.op("RET")
 
-	f.text("maxNEON", 28, "func maxNEON(x []float32) float32")
+	f.fn("maxNEON", "max",
+		"maxNEON returns the largest element of x, -Inf if x is empty, and a NaN if any element is NaN (which NaN is unspecified: FMAX returns one of its NaN operands, quieted, where generic.Max returns the first). The sign of a zero result is unspecified when x holds both +0 and -0. Requires ASIMD.")
 	f.op("MOVD x_base+0(FP), R0")
 	f.op("MOVD x_len+8(FP), R2")
 	f.op("MOVW $0xff800000, R3") // -Inf

@@ -75,7 +75,7 @@ func main() {
 var adamScalars = []string{"scale", "b1", "c1", "b2", "c2", "ic1", "ic2", "eps", "wd", "lr"}
 
 func adamw(s *x86.ISA) {
-	name := s.Header("adamw", "func(p, g, m, v []float32, scale, b1, c1, b2, c2, ic1, ic2, eps, wd, lr float32)",
+	name := s.Header("adamw",
 		"applies one AdamW step to p[i], m[i] and v[i] for i < len(p) from the",
 		"gradients g (see generic.AdamW): g, m and v must be as long as p and no",
 		"two may overlap; c1 = 1-b1 and c2 = 1-b2 as float32. The weight-decay term",
@@ -166,7 +166,7 @@ func adamVec(s *x86.ISA, k map[string]Op, p, g, m, v reg.GPVirtual, j int, tl *x
 const nacc = 8
 
 func sumSquares(s *x86.ISA) {
-	name := s.Header("sumSquares", "func(x []float32) float64",
+	name := s.Header("sumSquares",
 		"returns the sum of x[i]*x[i], each square exact in float64 and summed in",
 		"float64 in eight vector accumulators (0 if x is empty).")
 	x := x86.LoadGP(Param("x").Base())

@@ -30,9 +30,7 @@ func main() {
 }
 
 func loop(name, req string, lanes int, newReg func() reg.VecVirtual) {
-	TEXT(name, NOSPLIT, "func(n int)")
-	Pragma("noescape")
-	Doc(name+" runs n iterations of "+itoa(accumulators)+" independent float32 FMAs on "+itoa(lanes)+"-lane registers.",
+	x86.Func(name, "fmaPeak", name+" runs n iterations of "+itoa(accumulators)+" independent float32 FMAs on "+itoa(lanes)+"-lane registers.",
 		"Each iteration performs "+itoa(accumulators*lanes*2)+" floating-point operations. Requires "+req+".")
 	n := Load(Param("n"), GP64())
 	acc := make([]reg.VecVirtual, accumulators)
@@ -76,9 +74,7 @@ var _ Op = nil
 // on prefetched as the block is read.
 func read(s *x86.ISA) {
 	name := "readAhead" + s.Name
-	TEXT(name, NOSPLIT, "func(p *float32, n, dist int) float32")
-	Pragma("noescape")
-	Doc(name+" returns the sum of the n floats from p (n >= 1, a multiple of "+itoa(readBlock/4)+"), read "+itoa(readBlock)+" bytes",
+	x86.Func(name, "readAhead", name+" returns the sum of the n floats from p (n >= 1, a multiple of "+itoa(readBlock/4)+"), read "+itoa(readBlock)+" bytes",
 		"at a time, each line dist bytes further on prefetched (PREFETCHT0) as they are read. Requires "+s.Req+".")
 	p := x86.Arg("p")
 	n := x86.Arg("n")

@@ -1,7 +1,7 @@
 // Command skinny generates the AVX2+FMA and AVX-512 skinny kernels of
 // package kernels/amd64 into skinny_amd64.s: the kernels of Gemv and of
 // the products with few rows of op(A), which read the large operand once,
-// in place (see kernels/internal/blocked/skinny.go for their contracts).
+// in place (see kernels/internal/gemm/skinny.go for their contracts).
 //
 // dots<r>: for i < r, j < rows, c[i*ldc+j] = alpha*dot(x_i, w_j) +
 // beta*c[i*ldc+j], with x_i = x[i*ldx:][:k] and w_j = w[j*ldw:][:k]. Rows of
@@ -96,7 +96,7 @@ func betaZero(label string) {
 
 func dots(s *x86.ISA, r int) {
 	name := fmt.Sprintf("skinnyDots%d%s", r, s.Name)
-	x86.Func(name, "func(rows, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha, beta float32)",
+	x86.Func(name, "skinnyDots",
 		fmt.Sprintf("%s sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]", name),
 		fmt.Sprintf("for i < %d, j < rows (rows, k >= 1), not reading c when beta is ±0.", r),
 		fmt.Sprintf("Rows of w go %d at a time, then one at a time. Requires %s.", dotsRows(s, r), s.Req))
@@ -290,7 +290,7 @@ func dotsBlock(s *x86.ISA, r, R int, name string, wrow, ldw, cp reg.GPVirtual) {
 func axpys(s *x86.ISA, r int) {
 	name := fmt.Sprintf("skinnyAxpys%d%s", r, s.Name)
 	V := axpysVecs(s, r)
-	x86.Func(name, "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)",
+	x86.Func(name, "skinnyAxpys",
 		fmt.Sprintf("%s sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]", name),
 		fmt.Sprintf("for i < %d, j < n, p < k (k, n >= 1), not reading c when beta is ±0.", r),
 		fmt.Sprintf("Columns go %v vectors at a time, then a masked one. Requires %s.", axpysBlocks(r, V), s.Req))
@@ -481,7 +481,7 @@ const streamUnroll = 4
 func stream(s *x86.ISA, r int) {
 	name := fmt.Sprintf("skinnyStream%d%s", r, s.Name)
 	G := streamRows(s, r)
-	x86.Func(name, "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, acc *float32)",
+	x86.Func(name, "skinnyStream",
 		fmt.Sprintf("%s sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]", name),
 		fmt.Sprintf("for i < %d, j < n, p < k (k, n >= 1), not reading c when beta is ±0, as", r),
 		fmt.Sprintf("skinnyAxpys%d%s does, bit for bit, reading b row by row: %d rows per pass over", r, s.Name, G),

@@ -524,7 +524,7 @@ func forward(s *x86.ISA, nrows int, expOnly bool) {
 // headerExp starts softmaxExpRow<ISA> and zeroes its results.
 func (f *fwd) headerExp() {
 	f.name = "softmaxExpRow" + f.s.Name
-	x86.Func(f.name, "func(dst, src []float32) (c, sum float32)",
+	x86.Func(f.name, "softmaxExpRow",
 		f.name+" is passes 1 and 2 of softmaxRow"+f.s.Name+": it writes",
 		"dst[j] = exp(src[j] - c) for j < len(src) and returns c and the sum of",
 		"the dst[j], where c is the shift of the row's reduction: its maximum",
@@ -544,7 +544,7 @@ func (f *fwd) headerExp() {
 // headerRow starts softmaxRow<ISA>.
 func (f *fwd) headerRow() {
 	f.name = "softmaxRow" + f.s.Name
-	x86.Func(f.name, "func(dst, src []float32)",
+	x86.Func(f.name, "softmaxRow",
 		f.name+" writes the softmax of src into dst[:len(src)]; dst must be at",
 		"least as long as src (not checked) and may be src itself. An entry of",
 		"-Inf gives exactly 0, a row of only -Inf gives all 0, and a row holding",
@@ -557,7 +557,7 @@ func (f *fwd) headerRow() {
 // headerRows2 starts softmaxRows2<ISA>.
 func (f *fwd) headerRows2() {
 	f.name = "softmaxRows2" + f.s.Name
-	x86.Func(f.name, "func(dst0, src0, dst1, src1 []float32)",
+	x86.Func(f.name, "softmaxRows2",
 		f.name+" does softmaxRow"+f.s.Name+"(dst0, src0) and softmaxRow"+f.s.Name+"(dst1, src1)",
 		"at once, for two rows of length len(src0): src1, dst0 and dst1 must be",
 		"at least as long (not checked), and dst0 may be src0, dst1 src1. The",
@@ -855,7 +855,7 @@ func itoa(i int) string { return string(rune('0' + i)) }
 
 func backward(s *x86.ISA) {
 	name := "softmaxBackwardRow" + s.Name
-	x86.Func(name, "func(dx, y, dy []float32)",
+	x86.Func(name, "softmaxBackwardRow",
 		name+" sets dx[j] = y[j]*(dy[j] - s) for j < len(y), where",
 		"s = sum_k y[k]*dy[k]. dx and dy must be at least as long as y (not",
 		"checked); dx may be dy itself. Requires "+s.Req+".")

@@ -73,7 +73,7 @@ func storeResult(x reg.Register) {
 }
 
 func dot(s *x86.ISA) {
-	name := s.Header("dot", "func(x, y []float32) float32",
+	name := s.Header("dot",
 		"returns the sum of x[i]*y[i]. len(y) must equal len(x).",
 		"It keeps four vector accumulators and uses FMA, so the rounding differs from a sequential loop.")
 	x := x86.LoadGP(Param("x").Base())
@@ -99,7 +99,7 @@ func dot(s *x86.ISA) {
 }
 
 func sum(s *x86.ISA) {
-	name := s.Header("sum", "func(x []float32) float32",
+	name := s.Header("sum",
 		"returns the sum of the elements of x, 0 if x is empty.",
 		"It keeps four vector accumulators, so the rounding differs from a sequential loop.")
 	x := x86.LoadGP(Param("x").Base())
@@ -121,7 +121,7 @@ func sum(s *x86.ISA) {
 }
 
 func axpy(s *x86.ISA) {
-	name := s.Header("axpy", "func(alpha float32, x, y []float32)",
+	name := s.Header("axpy",
 		"sets y[i] += alpha*x[i] with a fused multiply-add (one rounding).",
 		"len(y) must equal len(x).")
 	alpha := s.Broadcast("alpha")
@@ -151,7 +151,7 @@ func axpy(s *x86.ISA) {
 }
 
 func scale(s *x86.ISA) {
-	name := s.Header("scale", "func(alpha float32, x []float32)",
+	name := s.Header("scale",
 		"sets x[i] *= alpha.")
 	alpha := s.Broadcast("alpha")
 	x := x86.LoadGP(Param("x").Base())
@@ -177,7 +177,7 @@ func scale(s *x86.ISA) {
 }
 
 func add(s *x86.ISA) {
-	name := s.Header("add", "func(dst, x, y []float32)",
+	name := s.Header("add",
 		"sets dst[i] = x[i] + y[i]. x and y must be as long as dst;",
 		"dst may be x or y (the same slice), but must not otherwise overlap them.")
 	d := x86.LoadGP(Param("dst").Base())
@@ -251,7 +251,7 @@ func (t *nanTracker) jumpIfAny(label string) {
 }
 
 func maxOp(s *x86.ISA) {
-	name := s.Header("max", "func(x []float32) float32",
+	name := s.Header("max",
 		"returns the largest element of x, -Inf if x is empty.",
 		"If any element is NaN it returns the first NaN element of x.",
 		"The sign of a zero result is unspecified when x holds both +0 and -0.")

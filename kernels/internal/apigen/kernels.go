@@ -3,19 +3,46 @@ package main
 // kernels is the one list of the kernels package kernels offers, in the
 // order of kernelset.Set's fields. Each kernel's signature is written here
 // once; the generator derives from it kernelset.Set's field, generic's
-// wiring, the package-level function and bench.KernelFuncs' field. The
-// checked method on *kernels.Impl (its full documentation and argument
-// checks) is written by hand in the kernel's family file, with the same
-// signature: the build fails where they disagree.
+// wiring, the package-level function, bench.KernelFuncs' field and the
+// field's wiring in every SIMD set (sets.go: the set literals of
+// kernels/amd64 and kernels/arm64). The checked method on *kernels.Impl
+// (its full documentation and argument checks) is written by hand in the
+// kernel's family file, with the same signature: the build fails where
+// they disagree.
+//
+// To add a kernel Name of family FAMILY (see README, "Adding a kernel"):
+//
+//  1. add its entry here: name, params and results (the Go signature),
+//     summary and contract (what its implementations may assume, the
+//     checks of package kernels), and simd, the Go expression that
+//     provides it in an ISA package with $ for the set's suffix (AVX2,
+//     AVX512, NEON; by default lowerFirst(name)+"$", such as dot$ for
+//     Dot; g is the set's GEMM family, gemm.Family); a set that names
+//     it otherwise says so in its overrides (sets.go);
+//  2. write generic.Name (kernels/internal/generic/FAMILY.go), the
+//     checked method (kernels/FAMILY.go) and its parity test, listed in
+//     parityTests (kernels/set_test.go);
+//  3. write its assembly: the signature of each new kind of assembly
+//     function, once for both architectures, in asmKinds below; the avo
+//     generator asm/gen/FAMILY (which
+//     asm/gen/amd64 finds and runs) and the NEON emitter's
+//     asm/gen/neon/FAMILY.go (which adds itself to emitters from init),
+//     which take the signatures from that list; and, when the
+//     expression of simd is not the assembly function itself, the Go that
+//     drives it (kernels/amd64/FAMILY.go, kernels/arm64/FAMILY.go, or a
+//     shared driver kernels/internal/FAMILY);
+//  4. run go generate ./... from the module's root.
 var kernels = []kernel{
 	{
 		name:     "Gemm",
+		simd:     "g.Gemm",
 		params:   "transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*op(A)*op(B) + beta*C",
 		contract: "m, n > 0, k >= 0; every matrix fits its slice with its leading dimension; C overlaps neither A nor B; C is not read when beta is 0.",
 	},
 	{
 		name:     "Gemv",
+		simd:     "g.Gemv",
 		params:   "trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32",
 		summary:  "computes y = alpha*op(A)*x + beta*y",
 		contract: "m, n >= 0; A (m×n) fits its slice with lda >= max(n, 1); len(x) and len(y) are at least n and m (m and n when trans); y overlaps neither A nor x; y is not read when beta is 0; A and x are not read when alpha is 0.",
@@ -34,6 +61,7 @@ var kernels = []kernel{
 	},
 	{
 		name:     "MaskedScores",
+		simd:     "g.MaskedScores",
 		params:   "tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int",
 		summary:  "computes causally masked attention scores",
 		contract: "S = scale*Q*Kᵀ with the causal mask. tq, tk > 0, d >= 0; every matrix fits its slice; S overlaps neither Q nor K.",
@@ -79,18 +107,21 @@ var kernels = []kernel{
 	},
 	{
 		name:     "LayerNorm",
+		simd:     "layernorm.LayerNorm(layerNormRow$)",
 		params:   "m, n int, x []float32, ldx int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32",
 		summary:  "normalises the rows of x into y",
 		contract: "m, n > 0; x and y fit their slices; y is x (same start and leading dimension) or apart from it; gamma and beta hold at least n; mean and rstd are nil or hold at least m.",
 	},
 	{
 		name:     "LayerNormBackward",
+		simd:     "layernorm.LayerNormBackward(layerNormBackwardRow$)",
 		params:   "m, n int, dy []float32, lddy int, x []float32, ldx int, mean, rstd, gamma []float32, dx []float32, lddx int, dgamma, dbeta []float32",
 		summary:  "accumulates the gradients of LayerNorm",
 		contract: "The gradients go into dx, dgamma and dbeta. m, n > 0; dy, x and dx fit their slices, dx apart from dy and x; mean and rstd hold at least m; gamma, dgamma and dbeta at least n, dgamma apart from dbeta.",
 	},
 	{
 		name:     "AdamW",
+		simd:     "adamwSet$",
 		params:   "params, grads, m, v []float32, h AdamWParams",
 		summary:  "applies one AdamW step",
 		contract: "Every element of params is updated from grads and the moments m and v, with the arithmetic of generic.AdamW (bit for bit). All four have the same length; none overlaps another.",
@@ -104,48 +135,56 @@ var kernels = []kernel{
 	},
 	{
 		name:     "SoftmaxCrossEntropy",
+		simd:     "xent$",
 		params:   "m, n int, logits []float32, ldl int, targets []int32, scale float32, dlogits []float32, lddl int, losses []float32",
 		summary:  "computes the row-wise cross-entropy losses and their gradient",
 		contract: "Writes, per row i of the m×n logits, the loss logsumexp(logits[i,:]) - logits[i,targets[i]] into losses[i] and scale*(softmax(logits[i,:]) - onehot(targets[i])) into dlogits[i,:]. m, n > 0; both matrices fit their slices; len(targets), len(losses) >= m; every target is in [0, n); dlogits is logits (same start and leading dimension) or apart from it; losses overlaps neither.",
 	},
 	{
 		name:     "GELU",
+		simd:     "geluRow$",
 		params:   "dst, x []float32",
 		summary:  "sets dst[i] = gelu(x[i])",
 		contract: "Tanh form. len(dst) == len(x); dst is x or apart from it.",
 	},
 	{
 		name:     "GELUBackward",
+		simd:     "geluBackwardRow$",
 		params:   "dx, dy, x []float32",
 		summary:  "sets dx[i] = dy[i]·gelu'(x[i])",
 		contract: "All lengths equal; dx is dy or apart from it, and apart from x.",
 	},
 	{
 		name:     "BiasGELU",
+		simd:     "biasGelu$",
 		params:   "m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int",
 		summary:  "adds bias to every row of x in place and writes gelu of the result into y",
 		contract: "m, n > 0; x and y fit their slices, len(bias) >= n; y is x (same start and leading dimension) or apart from it; bias is apart from x and y.",
 	},
 	{
 		name:     "GemmBiasGELU",
+		simd:     "g.GemmBiasGELU",
 		params:   "transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int",
 		summary:  "sets pre = op(A)·op(B) + bias and out = gelu(pre)",
 		contract: "With the arithmetic of Gemm (alpha 1, beta 0) followed by BiasGELU. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; pre and out overlap neither A nor B (when k > 0), nor each other, nor bias.",
 	},
 	{
 		name:     "GemmBias",
+		simd:     "g.GemmBias",
 		params:   "transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int",
 		summary:  "sets C = op(A)·op(B) + bias",
 		contract: "With the arithmetic of Gemm (alpha 1, beta 0) followed by Add(C_i, C_i, bias) on each row i of C. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; C overlaps neither A nor B (when k > 0), nor bias.",
 	},
 	{
 		name:     "GemmBF16",
+		simd:     "lowbit$.GemmBF16",
 		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*A·Wᵀ + beta*C for the bfloat16 weights W",
 		contract: "m >= 0; w is a valid matrix (lowbit.BF16.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Data; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
 	},
 	{
 		name:     "GemmInt8",
+		simd:     "lowbit$.GemmInt8",
 		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*A·Wᵀ + beta*C for the int8 weights W",
 		contract: "m >= 0; w is a valid matrix (lowbit.Int8.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Blocks; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
@@ -174,4 +213,72 @@ var kernels = []kernel{
 		summary:   "adds a residual and normalises the sum",
 		composite: true,
 	},
+}
+
+// asmKinds is the one list of the kinds of assembly functions, for both
+// architectures: each kind's Go signature, the architectures that have
+// it, what takes it (a field of kernelset.Set, a driver's function type,
+// or the Go wrapper that calls it) and the generic function that is the
+// executable reference of its contract, if any (the stubs' doc comments
+// name it). The generator writes it into
+// asm/gen/internal/entry (list_gen.go), where the avo generators and the
+// NEON emitter take each function's signature from its kind; see that
+// package for the naming of the functions and its test, which checks
+// every generated stub against the list. A new assembly function of a
+// new kind needs its line here.
+var asmKinds = []asmKind{
+	// vecops: the vector operations, the set's kernels themselves
+	// (generic.Dot ... generic.Max are their executable references).
+	{"dot", "func(x, y []float32) float32", both, "kernelset.Set.Dot", "generic.Dot"},
+	{"axpy", "func(alpha float32, x, y []float32)", both, "kernelset.Set.Axpy", "generic.Axpy"},
+	{"scale", "func(alpha float32, x []float32)", both, "kernelset.Set.Scale", "generic.Scale"},
+	{"add", "func(dst, x, y []float32)", both, "kernelset.Set.Add, gemm.AddRow", "generic.Add"},
+	{"sum", "func(x []float32) float32", both, "kernelset.Set.Sum", "generic.Sum"},
+	{"max", "func(x []float32) float32", both, "kernelset.Set.Max (NEON: maxFirstNaNNEON)", "generic.Max"},
+
+	// gemm: the micro-kernels of the GEMM driver, and amd64's packing
+	// and edge kernels.
+	{"gemmKernel", "func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)", both, "gemm.KernelFunc", ""},
+	{"gemmColsKernel", "func(k int, a *float32, b *float32, cols int, dst *float32)", onAMD64, "gemm.Kernels.Cols", ""},
+	{"gemmDotKernel", "func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)", onAMD64, "gemm.Kernels.Dot", ""},
+	{"packB", "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", onAMD64, "gemm.Kernels.PackN", ""},
+	{"packBTrans", "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", onAMD64, "gemm.Kernels.PackT", ""},
+	{"packPanels", "func(dst *float32, src *float32, lda int, m int, kc int)", onAMD64, "gemm.Kernels.PackPanels and PackBPanels", ""},
+
+	// skinny: the GEMM driver's kernels for few rows of op(A).
+	{"skinnyDots", "func(rows, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha, beta float32)", both, "gemm.DotsFunc", ""},
+	{"skinnyAxpys", "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)", both, "gemm.AxpysFunc", ""},
+	{"skinnyStream", "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, acc *float32)", onAMD64, "gemm.StreamFunc", ""},
+
+	// lowbit: the products over low-bit weights.
+	{"lowbitBF16", "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)", both, "lowbit.Kernel", ""},
+	{"lowbitInt8", "func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)", both, "lowbit.Int8Kernel", ""},
+	{"lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel", ""},
+	{"lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", ""},
+
+	// softmax: the row kernels of Softmax, SoftmaxBackward and the
+	// cross-entropy's exponentials.
+	{"softmaxRow", "func(dst, src []float32)", onAMD64, "softmaxAVX2, softmaxAVX512", "generic.SoftmaxRow"},
+	{"softmaxRows2", "func(dst0, src0, dst1, src1 []float32)", onAMD64, "softmaxAVX512", ""},
+	{"softmaxExpRow", "func(dst, src []float32) (c, sum float32)", onAMD64, "xent.ExpRow (through expRowAVX2, expRowAVX512)", ""},
+	{"softmaxBackwardRow", "func(dx, y, dy []float32)", both, "softmaxBackwardAVX2, softmaxBackwardAVX512, softmaxBackwardNEON", "generic.SoftmaxBackwardRow"},
+	{"expRow", "func(dst, src []float32, c, b, thr float32) float64", onARM64, "expShiftedNEON", ""},
+	{"expRowFar", "func(dst, src []float32, c, b, thr float32) float64", onARM64, "expShiftedNEON", ""},
+
+	// layernorm: the one-row kernels of the LayerNorm driver.
+	{"layerNormRow", "func(y, x, gamma, beta []float32, eps float32) (mean, rstd float32)", both, "layernorm.LayerNormRow", "generic.LayerNormRow"},
+	{"layerNormBackwardRow", "func(dx, dy, x, gamma, dgamma, dbeta []float32, mean, rstd float32)", both, "layernorm.LayerNormBackwardRow", "generic.LayerNormBackwardRow"},
+
+	// optim.
+	{"adamw", "func(p, g, m, v []float32, scale, b1, c1, b2, c2, ic1, ic2, eps, wd, lr float32)", both, "kernelset.Set.AdamW (through adamwSetAVX2 ...)", "generic.AdamW"},
+	{"sumSquares", "func(x []float32) float64", both, "kernelset.Set.SumSquares", "generic.SumSquares"},
+
+	// gelu: the row kernels of GELU, GELUBackward and BiasGELU.
+	{"geluRow", "func(dst, x []float32)", both, "kernelset.Set.GELU (NEON: geluNEON)", "generic.GELU"},
+	{"geluBackwardRow", "func(dx, dy, x []float32)", both, "kernelset.Set.GELUBackward (NEON: geluBackwardNEON)", "generic.GELUBackward"},
+	{"biasGeluRow", "func(y, x, bias []float32)", both, "kernelset.Set.BiasGELU (through biasGeluAVX2 ...)", ""},
+
+	// peak: the measuring loops of kernelset.Instruments.
+	{"fmaPeak", "func(n int)", both, "kernelset.Instruments.FMALoop", ""},
+	{"readAhead", "func(p *float32, n, dist int) float32", onAMD64, "kernelset.Instruments.ReadLoop", ""},
 }

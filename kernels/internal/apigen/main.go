@@ -7,7 +7,12 @@
 //   - kernels/api_gen.go: the package-level functions, which call the
 //     checked methods of the default implementation;
 //   - bench/kernels_gen.go: bench.KernelFuncs, a func field a kernel, and
-//     the method values of a *kernels.Impl for each.
+//     the method values of a *kernels.Impl for each;
+//   - kernels/amd64/sets_gen.go and kernels/arm64/sets_gen.go: the
+//     literal of every SIMD set of the ISA package (sets.go);
+//   - asm/gen/internal/entry/list_gen.go: the list of the kinds of
+//     assembly functions (asmKinds), from which the generators of
+//     asm/gen take every assembly function's signature.
 //
 // It is run by go generate in package kernels (kernels/gen.go).
 package main
@@ -39,6 +44,10 @@ type kernel struct {
 	// composite marks a kernel that package kernels computes from the
 	// others: it has no field in Set, generic or bench.KernelFuncs.
 	composite bool
+	// simd is the Go expression that gives the kernel's field in a SIMD
+	// set's literal (sets.go), $ standing for the set's suffix; empty
+	// means lowerFirst(name)+"$".
+	simd string
 }
 
 func main() {
@@ -47,10 +56,13 @@ func main() {
 	log.SetFlags(0)
 	log.SetPrefix("apigen: ")
 	files := map[string]func(*bytes.Buffer){
-		"internal/kernelset/set_gen.go": writeSet,
-		"generic_gen.go":                writeGenericSet,
-		"api_gen.go":                    writeAPI,
-		"../bench/kernels_gen.go":       writeBench,
+		"internal/kernelset/set_gen.go":         writeSet,
+		"generic_gen.go":                        writeGenericSet,
+		"api_gen.go":                            writeAPI,
+		"../bench/kernels_gen.go":               writeBench,
+		"amd64/sets_gen.go":                     func(b *bytes.Buffer) { writeSets(b, "amd64") },
+		"arm64/sets_gen.go":                     func(b *bytes.Buffer) { writeSets(b, "arm64") },
+		"../asm/gen/internal/entry/list_gen.go": writeEntries,
 	}
 	for name, write := range files {
 		var b bytes.Buffer
@@ -98,8 +110,8 @@ func writeSet(b *bytes.Buffer) {
 	b.WriteString("package kernelset\n\n")
 	writeImports(b, false, false)
 	b.WriteString(`// Set is one implementation of every kernel, such as "generic", "avx2",
-// "avx512" or "neon". Every func field is set, except FMALoop and
-// ReadLoop for implementations without them. The kernels' fields are
+// "avx512" or "neon". Every kernel field is set; the measuring loops
+// and tuning knobs are apart, in Instruments. The kernels' fields are
 // generated from kernels/internal/apigen's list; their contracts are what
 // package kernels' checks guarantee.
 type Set struct {
@@ -124,6 +136,15 @@ type Set struct {
 		fmt.Fprintf(b, "\t%s func(%s) %s\n", k.name, k.params, k.results)
 	}
 	b.WriteString(`
+	// Instruments are the set's measuring loops and GEMM tiles.
+	Instruments Instruments
+}
+
+// Instruments are what a set offers besides its kernels: the loops that
+// measure the CPU (for the benchmarks) and the choice of the GEMM
+// micro-kernels' tile (a tuning knob). The zero value is a set with
+// none (generic).
+type Instruments struct {
 	// FMALoop runs n >= 1 iterations of FMAFlops floating-point
 	// operations of independent FMAs in the set's widest registers, for
 	// measuring the CPU's peak; nil (and FMAFlops 0) for generic.

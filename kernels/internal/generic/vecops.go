@@ -2,8 +2,8 @@ package generic
 
 import "math"
 
-// Dot returns the sum of x[i]*y[i] for i < len(x). y must be at least as
-// long as x.
+// Dot returns the sum of x[i]*y[i]. len(y) must equal len(x), as
+// kernels.Dot checks.
 func Dot(x, y []float32) float32 {
 	var s float32
 	y = y[:len(x)]

@@ -7,8 +7,8 @@ import (
 )
 
 // Set is one implementation of every kernel, such as "generic", "avx2",
-// "avx512" or "neon". Every func field is set, except FMALoop and
-// ReadLoop for implementations without them. The kernels' fields are
+// "avx512" or "neon". Every kernel field is set; the measuring loops
+// and tuning knobs are apart, in Instruments. The kernels' fields are
 // generated from kernels/internal/apigen's list; their contracts are what
 // package kernels' checks guarantee.
 type Set struct {
@@ -130,6 +130,15 @@ type Set struct {
 	// alpha is 0 or w.K is 0.
 	GemmInt8 func(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
 
+	// Instruments are the set's measuring loops and GEMM tiles.
+	Instruments Instruments
+}
+
+// Instruments are what a set offers besides its kernels: the loops that
+// measure the CPU (for the benchmarks) and the choice of the GEMM
+// micro-kernels' tile (a tuning knob). The zero value is a set with
+// none (generic).
+type Instruments struct {
 	// FMALoop runs n >= 1 iterations of FMAFlops floating-point
 	// operations of independent FMAs in the set's widest registers, for
 	// measuring the CPU's peak; nil (and FMAFlops 0) for generic.

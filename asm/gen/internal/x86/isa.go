@@ -11,10 +11,14 @@
 package x86
 
 import (
+	"strings"
+
 	. "github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/gotypes"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/simdgpt/simdgpt/asm/gen/internal/entry"
 )
 
 // ISA describes one vector width.
@@ -66,21 +70,29 @@ func (s *ISA) Zeros(n int) []reg.VecVirtual {
 	return v
 }
 
-// Func starts the assembly function name and its Go stub declaration with
-// signature sig, marked noescape, with the doc comment lines doc.
-func Func(name, sig string, doc ...string) {
-	TEXT(name, NOSPLIT, sig)
+// Func starts the assembly function name of the given kind and its Go
+// stub declaration, with the kind's signature in the list of assembly
+// functions (asm/gen/internal/entry), marked noescape, with the doc
+// comment lines doc and the line naming the kind's executable reference.
+func Func(name, kind string, doc ...string) {
+	if !strings.HasPrefix(name, kind) {
+		panic("x86.Func: " + name + " is not of kind " + kind)
+	}
+	TEXT(name, NOSPLIT, entry.Sig(kind))
 	Pragma("noescape")
+	if r := entry.RefDoc(kind); r != "" {
+		doc = append(doc, r)
+	}
 	Doc(doc...)
 }
 
-// Header starts the function op+s.Name (see Func) and returns its name.
-// The doc comment is the name, then doc, then "Requires <features>.
-// Arguments are not checked."
-func (s *ISA) Header(op, sig string, doc ...string) string {
+// Header starts the function op+s.Name, of kind op (see Func), and
+// returns its name. The doc comment is the name, then doc, then "Requires
+// <features>. Arguments are not checked."
+func (s *ISA) Header(op string, doc ...string) string {
 	name := op + s.Name
 	lines := append([]string{name + " " + doc[0]}, doc[1:]...)
-	Func(name, sig, append(lines, "Requires "+s.Req+". Arguments are not checked.")...)
+	Func(name, op, append(lines, "Requires "+s.Req+". Arguments are not checked.")...)
 	return name
 }
 

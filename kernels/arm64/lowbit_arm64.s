@@ -4,8 +4,8 @@
 
 #include "textflag.h"
 
-// func wdotsBF161NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsBF161NEON(SB), NOSPLIT, $0-80
+// func lowbitBF161NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
+TEXT ·lowbitBF161NEON(SB), NOSPLIT, $0-80
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -573,8 +573,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsBF162NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsBF162NEON(SB), NOSPLIT, $0-80
+// func lowbitBF162NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
+TEXT ·lowbitBF162NEON(SB), NOSPLIT, $0-80
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -1409,8 +1409,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsBF163NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsBF163NEON(SB), NOSPLIT, $0-80
+// func lowbitBF163NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
+TEXT ·lowbitBF163NEON(SB), NOSPLIT, $0-80
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -2310,8 +2310,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsBF164NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsBF164NEON(SB), NOSPLIT, $0-80
+// func lowbitBF164NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
+TEXT ·lowbitBF164NEON(SB), NOSPLIT, $0-80
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -3302,8 +3302,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsBF165NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsBF165NEON(SB), NOSPLIT, $0-80
+// func lowbitBF165NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
+TEXT ·lowbitBF165NEON(SB), NOSPLIT, $0-80
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -4184,8 +4184,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsBF166NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsBF166NEON(SB), NOSPLIT, $0-80
+// func lowbitBF166NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
+TEXT ·lowbitBF166NEON(SB), NOSPLIT, $0-80
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -5032,8 +5032,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsBF167NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsBF167NEON(SB), NOSPLIT, $0-80
+// func lowbitBF167NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
+TEXT ·lowbitBF167NEON(SB), NOSPLIT, $0-80
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -5997,8 +5997,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsBF168NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
-TEXT ·wdotsBF168NEON(SB), NOSPLIT, $0-80
+// func lowbitBF168NEON(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)
+TEXT ·lowbitBF168NEON(SB), NOSPLIT, $0-80
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -6434,8 +6434,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt81NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
-TEXT ·wdotsInt81NEON(SB), NOSPLIT, $0-76
+// func lowbitInt81NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·lowbitInt81NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -6788,8 +6788,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt82NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
-TEXT ·wdotsInt82NEON(SB), NOSPLIT, $0-76
+// func lowbitInt82NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·lowbitInt82NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -7359,8 +7359,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt83NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
-TEXT ·wdotsInt83NEON(SB), NOSPLIT, $0-76
+// func lowbitInt83NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·lowbitInt83NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -7991,8 +7991,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt84NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
-TEXT ·wdotsInt84NEON(SB), NOSPLIT, $0-76
+// func lowbitInt84NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·lowbitInt84NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -8693,8 +8693,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt85NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
-TEXT ·wdotsInt85NEON(SB), NOSPLIT, $0-76
+// func lowbitInt85NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·lowbitInt85NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -9419,8 +9419,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt86NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
-TEXT ·wdotsInt86NEON(SB), NOSPLIT, $0-76
+// func lowbitInt86NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·lowbitInt86NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -10123,8 +10123,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt87NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
-TEXT ·wdotsInt87NEON(SB), NOSPLIT, $0-76
+// func lowbitInt87NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·lowbitInt87NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2
@@ -10929,8 +10929,8 @@ b1_stored:
 done:
 	RET
 
-// func wdotsInt88NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
-TEXT ·wdotsInt88NEON(SB), NOSPLIT, $0-76
+// func lowbitInt88NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+TEXT ·lowbitInt88NEON(SB), NOSPLIT, $0-76
 	MOVD rows+0(FP), R0
 	MOVD groups+8(FP), R1
 	MOVD w+16(FP), R2

@@ -1,4 +1,4 @@
-package blocked
+package gemm
 
 import (
 	"strings"
@@ -197,8 +197,8 @@ func TestModelBadTile(t *testing.T) {
 		func() {
 			defer func() {
 				r := recover()
-				if s, _ := r.(string); !strings.Contains(s, "blocked.Model") {
-					t.Errorf("Model(%v) panicked with %v, want a message naming blocked.Model", tl, r)
+				if s, _ := r.(string); !strings.Contains(s, "gemm.Model") {
+					t.Errorf("Model(%v) panicked with %v, want a message naming gemm.Model", tl, r)
 				}
 			}()
 			Model(zen4, tl.mr, tl.nr, tl.ps)

@@ -1,4 +1,4 @@
-package blocked
+package gemm
 
 import (
 	"fmt"
@@ -126,7 +126,7 @@ const (
 // larger kc (PERF.md has the measurements that disagree).
 func Model(c Caches, mr, nr, ps int) Blocking {
 	if mr <= 0 || nr <= 0 || ps < mr {
-		panic(fmt.Sprintf("blocked.Model: tile mr=%d nr=%d ps=%d: need mr, nr > 0 and ps >= mr", mr, nr, ps))
+		panic(fmt.Sprintf("gemm.Model: tile mr=%d nr=%d ps=%d: need mr, nr > 0 and ps >= mr", mr, nr, ps))
 	}
 	l1 := c.L1D.withDefaults(32<<10, 8)
 	l2 := c.L2.withDefaults(1<<20, 8)

@@ -1,15 +1,15 @@
-// Package wdots drives the SIMD kernels of the products over low-bit
-// weights (package lowbit): C (m×N) = alpha*A·Wᵀ + beta*C, each element
-// the dot product of a row of A with a row of W, W read once, in place,
-// for every r <= len(kernels) rows of A.
+// Package lowbit drives the SIMD kernels of the products over low-bit
+// weights (package kernels/lowbit, imported as weights): C (m×N) =
+// alpha*A·Wᵀ + beta*C, each element the dot product of a row of A with a
+// row of W, W read once, in place, for every r <= len(kernels) rows of A.
 //
-// A kernel reads W a group of lowbit.GroupSize weights at a time, whole
+// A kernel reads W a group of weights.GroupSize weights at a time, whole
 // groups only (rows are padded to whole groups with zero weights). For
 // BF16 weights the driver hands it the rows of A for the whole groups in
 // place and, when K is not a multiple of the group size, a copy of the
 // last partial group of each row padded with zeros, so that no kernel
 // reads x beyond K elements or needs a masked load. For Int8 weights it
-// quantizes the rows of A to int16 (lowbit.QuantizeInt16) into a buffer
+// quantizes the rows of A to int16 (weights.QuantizeInt16) into a buffer
 // of whole groups, zero-padded, and the kernels multiply them by the
 // weights exactly in integers; a row generic.Int8Scaled refuses (one
 // QuantizeInt16 refuses, or whose alpha times its scale is outside
@@ -23,7 +23,7 @@
 // Each kernel computes every element of C the same way whatever its
 // position in the call, so splitting C's columns between goroutines never
 // changes a result.
-package wdots
+package lowbit
 
 import (
 	"sync"
@@ -31,7 +31,7 @@ import (
 
 	"github.com/simdgpt/simdgpt/internal/parallel"
 	"github.com/simdgpt/simdgpt/kernels/internal/generic"
-	"github.com/simdgpt/simdgpt/kernels/lowbit"
+	weights "github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
 // Kernel is one SIMD kernel for a fixed r, the rows of A it takes: for
@@ -106,7 +106,7 @@ const MaxRows = 8
 // infinite or NaN weight, or an overflow of scale·x·w; a subnormal
 // weight) is computed again by BF16[0], so that it comes out as it does in
 // float32. Other rows of A go to run.
-func (ks *Kernels) GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+func (ks *Kernels) GemmBF16(m int, alpha float32, a []float32, lda int, w *weights.BF16, beta float32, c []float32, ldc int) {
 	var base *byte
 	if len(w.Data) > 0 {
 		base = (*byte)(unsafe.Pointer(&w.Data[0]))
@@ -119,17 +119,17 @@ func (ks *Kernels) GemmBF16(m int, alpha float32, a []float32, lda int, w *lowbi
 
 // pair computes c = alpha*W·x + beta*c with BF16Pair and reports true,
 // or reports false without writing c when SplitBF16 refuses x.
-func (ks *Kernels) pair(alpha float32, x []float32, w *lowbit.BF16, base *byte, beta float32, c []float32) bool {
+func (ks *Kernels) pair(alpha float32, x []float32, w *weights.BF16, base *byte, beta float32, c []float32) bool {
 	n, k := w.N, w.K
-	groups := lowbit.Groups(k)
-	ld := groups * lowbit.GroupSize
+	groups := weights.Groups(k)
+	ld := groups * weights.GroupSize
 	t := pairPool.Get().(*pairTask)
 	defer pairPool.Put(t)
 	if cap(t.x) < 2*ld {
 		t.x = make([]uint16, 2*ld)
 	}
-	full := k / lowbit.GroupSize
-	rem := k - full*lowbit.GroupSize
+	full := k / weights.GroupSize
+	rem := k - full*weights.GroupSize
 	var tail uint32
 	if rem > 0 {
 		tail = 1<<rem - 1
@@ -141,7 +141,7 @@ func (ks *Kernels) pair(alpha float32, x []float32, w *lowbit.BF16, base *byte, 
 	*t = pairTask{x: t.x, kern: ks.BF16Pair, f32: ks.BF16[0], n: n, groups: groups, full: full, w: base,
 		rowBytes: 2 * w.Stride(), ld: ld, xf: x, c: c, alpha: alpha, alpha64: float64(alpha) / float64(scale), beta: beta}
 	if rem > 0 {
-		clear(t.tail[copy(t.tail[:], x[full*lowbit.GroupSize:]):])
+		clear(t.tail[copy(t.tail[:], x[full*weights.GroupSize:]):])
 	}
 	parts, step := columnParts(n, k)
 	t.step = step
@@ -163,7 +163,7 @@ type pairTask struct {
 	x        []uint16 // hi, then lo, ld apart
 	ld       int
 	xf       []float32 // x itself, for f32
-	tail     [lowbit.GroupSize]float32
+	tail     [weights.GroupSize]float32
 	c        []float32
 	alpha    float32
 	alpha64  float64 // alpha/scale, for kern
@@ -206,7 +206,7 @@ func (t *pairTask) RunPart(_, part int) {
 // arithmetic of generic.GemmInt8: the rows of A generic.Int8Scaled
 // refuses, and every output the kernel leaves NaN or infinite, are
 // computed by generic.Int8Dot (in float64) instead.
-func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int) {
+func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *weights.Int8, beta float32, c []float32, ldc int) {
 	n, k := w.N, w.K
 	if m == 0 || n == 0 {
 		return
@@ -217,8 +217,8 @@ func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbi
 		}
 		return
 	}
-	groups := lowbit.Groups(k)
-	ldq := groups * lowbit.GroupSize
+	groups := weights.Groups(k)
+	ldq := groups * weights.GroupSize
 	t := int8Pool.Get().(*int8Task)
 	rows := min(m, len(ks.Int8))
 	if need := rows * ldq; cap(t.q) < need {
@@ -229,7 +229,7 @@ func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbi
 	}
 	t.n, t.k, t.groups, t.w = n, k, groups, (*byte)(unsafe.Pointer(&w.Blocks[0]))
 	t.blocks = w.Blocks
-	t.rowBytes = int(unsafe.Sizeof(lowbit.Int8Block{})) * groups
+	t.rowBytes = int(unsafe.Sizeof(weights.Int8Block{})) * groups
 	t.ldq, t.c, t.ldc, t.alpha, t.beta = ldq, c, ldc, alpha, beta
 	t.a, t.lda = a, lda
 	parts, step := columnParts(n, k)
@@ -269,7 +269,7 @@ type int8Task struct {
 	n, k     int
 	groups   int
 	w        *byte
-	blocks   []lowbit.Int8Block // W's blocks, for generic.Int8Dot
+	blocks   []weights.Int8Block // W's blocks, for generic.Int8Dot
 	rowBytes int
 	q        []int16 // the pass's rows of A, quantized, ldq apart
 	ldq      int
@@ -370,7 +370,7 @@ type task struct {
 	alpha    float32
 	beta     float32
 	step     int
-	tail     [MaxRows * lowbit.GroupSize]float32
+	tail     [MaxRows * weights.GroupSize]float32
 }
 
 var pool = sync.Pool{New: func() any { return new(task) }}
@@ -388,8 +388,8 @@ func run(kern []Kernel, m, n, k int, alpha float32, a []float32, lda int, base *
 		return
 	}
 	t := pool.Get().(*task)
-	full := k / lowbit.GroupSize
-	rem := k - full*lowbit.GroupSize
+	full := k / weights.GroupSize
+	rem := k - full*weights.GroupSize
 	*t = task{n: n, groups: full, w: base, rowBytes: rowBytes, ldx: lda, c: c, ldc: ldc, alpha: alpha, beta: beta}
 	parts, step := columnParts(n, k)
 	t.step = step
@@ -400,8 +400,8 @@ func run(kern []Kernel, m, n, k int, alpha float32, a []float32, lda int, base *
 		t.xt = nil
 		if rem > 0 {
 			for i := 0; i < r; i++ {
-				row := a[(i0+i)*lda+full*lowbit.GroupSize : (i0+i)*lda+k]
-				g := t.tail[i*lowbit.GroupSize : (i+1)*lowbit.GroupSize]
+				row := a[(i0+i)*lda+full*weights.GroupSize : (i0+i)*lda+k]
+				g := t.tail[i*weights.GroupSize : (i+1)*weights.GroupSize]
 				clear(g[copy(g, row):])
 			}
 			t.xt = &t.tail[0]

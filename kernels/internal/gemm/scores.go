@@ -1,4 +1,4 @@
-package blocked
+package gemm
 
 import "math"
 

@@ -1,5 +1,8 @@
-// Package blocked is the GotoBLAS/BLIS-style GEMM driver shared by every
-// SIMD implementation, and the masked-scores driver built on it. The ISA
+// Package gemm drives the GEMM family of kernelset.Set (Gemm, Gemv,
+// MaskedScores, GemmBias, GemmBiasGELU: Family) for every SIMD
+// implementation: the GotoBLAS/BLIS-style GEMM driver, the skinny path
+// for few rows (skinny.go), the masked-scores driver built on it
+// (scores.go) and the fused epilogues (family.go). The ISA
 // packages (kernels/amd64, kernels/arm64) supply register-blocked
 // micro-kernels (assembly) as a Kernels table, which their generators
 // write; the driver blocks the problem for the caches, packs B into
@@ -26,7 +29,7 @@
 // KernelFunc): it computes only the rows×cols corner of its tile and reads
 // C only when beta is not 0, so the driver handles the edges of C the same
 // way everywhere, without copying tiles.
-package blocked
+package gemm
 
 import (
 	"fmt"
@@ -152,13 +155,13 @@ func New(name string, ks Kernels, c Caches) *Driver {
 	w, n := ks.Wide, ks.Narrow
 	switch {
 	case w.Packed == nil || n.Packed == nil || (w.Strided == nil) != (n.Strided == nil):
-		panic("blocked.New: a micro-kernel is missing")
+		panic("gemm.New: a micro-kernel is missing")
 	case w.MR != n.MR || n.NR > w.NR || w.MR <= 0 || n.NR <= 0:
-		panic("blocked.New: the wide and narrow kernels must share MR")
+		panic("gemm.New: the wide and narrow kernels must share MR")
 	case ks.PanelStride < w.MR || ks.PanelStride > MaxPanelStride:
-		panic("blocked.New: PanelStride out of range")
+		panic("gemm.New: PanelStride out of range")
 	case ks.ColsMax < 0 || ks.ColsMax > MaxColsMax:
-		panic("blocked.New: ColsMax out of range")
+		panic("gemm.New: ColsMax out of range")
 	}
 	l1 := c.L1D.withDefaults(32<<10, 8)
 	g := &Driver{Kernels: ks, name: name, l1Way: l1.wayBytes(), l1Ways: l1.Ways, bRowsMax: bInPlaceMaxRows(w.MR)}
@@ -183,7 +186,7 @@ func (g *Driver) Blocking() Blocking { return Blocking{KC: g.kc, MC: g.mc, NC: g
 func (g *Driver) SetBlocking(b Blocking) {
 	mr, nr := g.Wide.MR, g.Wide.NR
 	if b.KC < 1 || b.MC < mr || b.MC%mr != 0 || b.NC < nr || b.NC%nr != 0 {
-		panic(fmt.Sprintf("blocked.SetBlocking: kc=%d mc=%d nc=%d: need kc >= 1, mc a positive multiple of MR=%d, nc of NR=%d", b.KC, b.MC, b.NC, mr, nr))
+		panic(fmt.Sprintf("gemm.SetBlocking: kc=%d mc=%d nc=%d: need kc >= 1, mc a positive multiple of MR=%d, nc of NR=%d", b.KC, b.MC, b.NC, mr, nr))
 	}
 	g.kc, g.mc, g.nc = b.KC, b.MC, b.NC
 }
@@ -210,7 +213,7 @@ type gemmArgs struct {
 // mat the block at the same rows and columns of a second matrix
 // (element (i, j) at mat[i*ldmat+j]); either is nil when the fused GEMM
 // has none. A kernel set's BiasGELU has this signature (vec the bias, mat
-// the output), and package rowloop makes GemmBias's from a set's row
+// the output), and package layernorm makes GemmBias's from a set's row
 // kernels.
 type EpilogueFunc func(m, n int, c []float32, ldc int, vec []float32, mat []float32, ldmat int)
 
@@ -315,7 +318,7 @@ func (g *Driver) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float
 // k = 0, C is zeroed and epi runs once over the whole of it. The results
 // are bitwise those of Gemm followed by epi over the whole matrix, as
 // long as epi's arithmetic does not depend on where in C an element is
-// (true of every set's BiasGELU and of package rowloop's epilogues).
+// (true of every set's BiasGELU and of package layernorm's epilogues).
 func (g *Driver) GemmEpilogue(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, epi EpilogueFunc, vec, mat []float32, ldmat int) {
 	e := epilogue{epi, vec, mat, ldmat}
 	if k == 0 {

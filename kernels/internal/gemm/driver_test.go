@@ -1,4 +1,4 @@
-package blocked
+package gemm
 
 import (
 	"fmt"
@@ -136,8 +136,8 @@ func TestSetBlockingPanics(t *testing.T) {
 		func() {
 			defer func() {
 				r := recover()
-				if s, _ := r.(string); !strings.Contains(s, "blocked.SetBlocking") {
-					t.Errorf("SetBlocking(%+v) panicked with %v, want a message naming blocked.SetBlocking", b, r)
+				if s, _ := r.(string); !strings.Contains(s, "gemm.SetBlocking") {
+					t.Errorf("SetBlocking(%+v) panicked with %v, want a message naming gemm.SetBlocking", b, r)
 				}
 			}()
 			g.SetBlocking(b)

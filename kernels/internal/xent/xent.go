@@ -1,9 +1,9 @@
-// Package xentrow is the row loop the SIMD implementations of
+// Package xent is the row loop the SIMD implementations of
 // kernels.SoftmaxCrossEntropy share: per row, the exponentials and their
 // sum from an ISA's exponential kernel, the scaling of the exponentials
 // into the gradient by its scale kernel, the target's correction and the
 // loss. Only the two kernels differ between ISAs.
-package xentrow
+package xent
 
 import "math"
 

@@ -10,7 +10,7 @@ import (
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
-// splitScale is the power of two wdotsSplitBF16AVX512 scales x by: the one
+// splitScale is the power of two lowbitSplitBF16AVX512 scales x by: the one
 // that moves max|x| into [2⁶³, 2⁶⁴), or 2¹²⁷ when max|x| < 2⁻⁶⁴.
 func splitScale(x []float32) float32 {
 	var mx float64
@@ -24,7 +24,7 @@ func splitScale(x []float32) float32 {
 	return float32(math.Ldexp(1, 64-e))
 }
 
-// TestSplitBF16 checks wdotsSplitBF16AVX512 bit for bit against
+// TestSplitBF16 checks lowbitSplitBF16AVX512 bit for bit against
 // lowbit.ToBF16: for v = scale·x, hi = ToBF16(v) and lo = ToBF16(v - hi)
 // at their interleaved places, for whole groups and every tail length,
 // zeros for the tail's missing elements, nothing written beyond the
@@ -64,7 +64,7 @@ func TestSplitBF16(t *testing.T) {
 			if rem := k % 32; rem > 0 {
 				tail = 1<<rem - 1
 			}
-			scale, ok := wdotsSplitBF16AVX512(full, &x[0], &out[0], ld, tail)
+			scale, ok := lowbitSplitBF16AVX512(full, &x[0], &out[0], ld, tail)
 			want := splitScale(x)
 			if scale != want {
 				t.Errorf("k=%d %s: scale = %v, want %v", k, kind, scale, want)
@@ -107,7 +107,7 @@ func TestSplitBF16(t *testing.T) {
 			if rem := k % 32; rem > 0 {
 				tail = 1<<rem - 1
 			}
-			if _, ok := wdotsSplitBF16AVX512(k/32, &x[0], &out[0], len(out)/2, tail); ok {
+			if _, ok := lowbitSplitBF16AVX512(k/32, &x[0], &out[0], len(out)/2, tail); ok {
 				t.Errorf("k=%d, x[%d] = %v: ok, want refused", k, k-1, v)
 			}
 		}

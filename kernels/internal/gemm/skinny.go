@@ -1,4 +1,4 @@
-package blocked
+package gemm
 
 import (
 	"github.com/simdgpt/simdgpt/internal/parallel"
@@ -51,7 +51,7 @@ type Skinny struct {
 // small-M products use, and returns the driver.
 func (g *Driver) WithSkinny(s Skinny) *Driver {
 	if len(s.Dots) == 0 || len(s.Axpys) == 0 {
-		panic("blocked.WithSkinny: no kernels")
+		panic("gemm.WithSkinny: no kernels")
 	}
 	g.skinny = s
 	g.smallM, g.smallMTransB = smallMMax, smallMMaxTransB
@@ -67,7 +67,7 @@ func (g *Driver) WithSkinny(s Skinny) *Driver {
 // computes. The results are the same either way.
 func (g *Driver) SetStream(minElems, cols int) {
 	if cols < 1 {
-		panic("blocked.SetStream: cols < 1")
+		panic("gemm.SetStream: cols < 1")
 	}
 	g.streamMin, g.streamCols = minElems, cols
 }

@@ -1,9 +1,10 @@
-// Package rowloop turns the one-row kernels of an ISA package (assembly
-// that normalises or differentiates a single row) into the matrix kernels
-// of kernelset.Set, so that every ISA runs its rows through the same Go
+// Package layernorm drives the one-row LayerNorm kernels of an ISA
+// package (assembly that normalises or differentiates a single row): it
+// turns them into the matrix kernels of kernelset.Set (LayerNorm,
+// LayerNormBackward), so that every ISA runs its rows through the same Go
 // loop. The loops slice each row with Go's bounds checks; the row kernels
 // only ever see slices of exactly the row's length.
-package rowloop
+package layernorm
 
 // LayerNormRow is the signature of a one-row LayerNorm kernel: y =
 // (x-mean)*rstd*gamma + beta over len(x) >= 1 elements (y, gamma and beta
@@ -41,23 +42,6 @@ func LayerNormBackward(row LayerNormBackwardRow) func(m, n int, dy []float32, ld
 		mean, rstd = mean[:m], rstd[:m]
 		for i := 0; i < m; i++ {
 			row(dx[i*lddx:i*lddx+n], dy[i*lddy:i*lddy+n], x[i*ldx:i*ldx+n], gamma, dgamma, dbeta, mean[i], rstd[i])
-		}
-	}
-}
-
-// AddRow is the signature of a set's Add: dst[i] = x[i] + y[i] over
-// len(dst) elements (x and y exactly as long; dst may be x or y).
-type AddRow func(dst, x, y []float32)
-
-// Bias returns the epilogue of a kernel set's GemmBias (see
-// blocked.EpilogueFunc) that adds with add: c_i += bias on each row i of
-// the m×n block c. It takes no matrix.
-func Bias(add AddRow) func(m, n int, c []float32, ldc int, bias, _ []float32, _ int) {
-	return func(m, n int, c []float32, ldc int, bias, _ []float32, _ int) {
-		bias = bias[:n]
-		for i := 0; i < m; i++ {
-			ci := c[i*ldc : i*ldc+n]
-			add(ci, ci, bias)
 		}
 	}
 }

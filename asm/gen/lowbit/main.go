@@ -1,8 +1,8 @@
-// Command wdots generates the AVX2+FMA and AVX-512 kernels of the
+// Command lowbit generates the AVX2+FMA and AVX-512 kernels of the
 // products over low-bit weights of package kernels/amd64 into
-// wdots_amd64.s (see kernels/internal/wdots for their contract):
+// lowbit_amd64.s (see kernels/internal/lowbit for their contract):
 //
-// wdotsBF16<r>: for i < r, j < rows, c[i*ldc+j] = alpha*Σ_p x_i[p]·w_j[p]
+// lowbitBF16<r>: for i < r, j < rows, c[i*ldc+j] = alpha*Σ_p x_i[p]·w_j[p]
 // + beta*c[i*ldc+j], W's row j a row of groups of 32 bfloat16 weights (64
 // bytes, the halves of 32-bit words interleaved as package lowbit stores
 // them) and x float32. Each group of a row is converted to float32
@@ -12,14 +12,14 @@
 // The groups in place come first, then, when the argument xt is not nil,
 // one more group whose x is read from xt.
 //
-// wdotsInt8<r>: for i < r, j < rows, c[i*ldc+j] = xs[i]·Σ_g s_jg·Σ_{p in
+// lowbitInt8<r>: for i < r, j < rows, c[i*ldc+j] = xs[i]·Σ_g s_jg·Σ_{p in
 // g} x_i[p]·q_j[p] + beta*c[i*ldc+j], W's row j a row of groups of 32
 // int8 weights q with a float32 scale s (36 bytes: the scale, then q) and
 // x int16, whole groups (the driver pads x). Each group's sums are exact
 // int32 lanes (int8Body), converted to float32 and multiplied by the
 // group's scale into one vector accumulator per (i, j).
 //
-// wdotsBF16Pair1AVX512 and wdotsSplitBF16AVX512 (pair.go): the one-row
+// lowbitBF16Pair1AVX512 and lowbitSplitBF16AVX512 (pair.go): the one-row
 // BF16 product on AVX512_BF16, x split into two bfloat16 vectors.
 //
 // Rows of W go R at a time (R from the register budget), then one at a
@@ -90,14 +90,14 @@ func aheadBlocks(s *x86.ISA, f *format, r int) int {
 }
 
 // minR512 is the fewest rows of x an AVX-512 kernel takes: for one row
-// the avx512 set uses the AVX2 kernel (see kernels/amd64/wdots.go).
+// the avx512 set uses the AVX2 kernel (see kernels/amd64/lowbit.go).
 const minR512 = 2
 
 var upperHalves Mem
 
 func main() {
 	ConstraintExpr("amd64,!purego")
-	upperHalves = GLOBL("wdotsUpperHalves", RODATA|NOPTR)
+	upperHalves = GLOBL("lowbitUpperHalves", RODATA|NOPTR)
 	DATA(0, U32(0xffff0000))
 	pairGatherTable()
 	splitConstsTable()
@@ -117,17 +117,17 @@ func main() {
 }
 
 func kernel(s *x86.ISA, f *format, r int) {
-	name := fmt.Sprintf("wdots%s%d%s", f.name, r, s.Name)
+	name := fmt.Sprintf("lowbit%s%d%s", f.name, r, s.Name)
 	R := rowsAtOnce(s, f, r)
 	if f == bf16 {
-		x86.Func(name, "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)",
+		x86.Func(name, "lowbitBF16",
 			fmt.Sprintf("%s sets c[i*ldc+j] = alpha*Σ_p x_i[p]*w_j[p] + beta*c[i*ldc+j]", name),
-			fmt.Sprintf("for i < %d, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/wdots),", r),
+			fmt.Sprintf("for i < %d, j < rows (rows >= 1) over BF16 groups of W (see kernels/internal/lowbit),", r),
 			fmt.Sprintf("not reading c when beta is ±0. Rows of W go %d at a time, then one at a time. Requires %s.", R, s.Req))
 	} else {
-		x86.Func(name, "func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)",
+		x86.Func(name, "lowbitInt8",
 			fmt.Sprintf("%s sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]", name),
-			fmt.Sprintf("for i < %d, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/wdots),", r),
+			fmt.Sprintf("for i < %d, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/lowbit),", r),
 			fmt.Sprintf("not reading c when beta is ±0. Rows of W go %d at a time, then one at a time. Requires %s.", R, s.Req))
 	}
 	rows := x86.Addr(Param("rows"))

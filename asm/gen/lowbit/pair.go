@@ -11,8 +11,8 @@ import (
 	"github.com/simdgpt/simdgpt/asm/gen/internal/x86"
 )
 
-// The one-row BF16 product on AVX512_BF16 (wdotsBF16Pair1AVX512) and the
-// split of x it reads (wdotsSplitBF16AVX512).
+// The one-row BF16 product on AVX512_BF16 (lowbitBF16Pair1AVX512) and the
+// split of x it reads (lowbitSplitBF16AVX512).
 //
 // x is scaled by a power of two that puts max|x| in [2⁶³, 2⁶⁴) and held as
 // two bfloat16 vectors, hi = bf16(v) and lo = bf16(v - hi) for v = scale·x
@@ -45,10 +45,10 @@ const pairRows = 8
 // kernel leaves to the float32 kernel: QNaN, +Inf, -Inf and SNaN.
 const pairLeave = 0x99
 
-// pairKernel generates wdotsBF16Pair1AVX512.
+// pairKernel generates lowbitBF16Pair1AVX512.
 func pairKernel() {
-	name := "wdotsBF16Pair1AVX512"
-	x86.Func(name, "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)",
+	name := "lowbitBF16Pair1AVX512"
+	x86.Func(name, "lowbitBF16Pair",
 		name+" sets c[j] = float32(alpha*Σ_p (hi[p]+lo[p])*w_j[p]) + beta*c[j] for j < rows (rows >= 1),",
 		"W's row j ldw bytes after row j-1 (row 0 at w) holding groups (>= 1) whole BF16 groups,",
 		"hi = x[0:] and lo = x[ldx:] (uint16 elements) as many groups of bfloat16 in the same",
@@ -294,7 +294,7 @@ var pairGather Mem
 // pairGatherTable is the VPERMPS index of reduce8's last step: row l < 4
 // in element 4l, row 4+l in element 4l+2.
 func pairGatherTable() {
-	pairGather = GLOBL("wdotsPairGather", RODATA|NOPTR)
+	pairGather = GLOBL("lowbitPairGather", RODATA|NOPTR)
 	for i, v := range []uint32{0, 4, 8, 12, 2, 6, 10, 14, 0, 0, 0, 0, 0, 0, 0, 0} {
 		DATA(4*i, U32(v))
 	}
@@ -322,7 +322,7 @@ var splitConsts Mem
 // rounding bias 0x7fff, the bit 1, the mask of a float32's upper 16 bits,
 // the mask of its magnitude and the mask of its exponent.
 func splitConstsTable() {
-	splitConsts = GLOBL("wdotsSplitConsts", RODATA|NOPTR)
+	splitConsts = GLOBL("lowbitSplitConsts", RODATA|NOPTR)
 	for i, v := range []uint32{0x7fff, 1, 0xffff0000, 0x7fffffff, 0x7f800000} {
 		DATA(4*i, U32(v))
 	}
@@ -333,10 +333,10 @@ func splitConstsTable() {
 // float32 (max|x| >= 2^(splitScaleMax-127)).
 const splitScaleMax = 63
 
-// splitKernel generates wdotsSplitBF16AVX512.
+// splitKernel generates lowbitSplitBF16AVX512.
 func splitKernel() {
-	name := "wdotsSplitBF16AVX512"
-	x86.Func(name, "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)",
+	name := "lowbitSplitBF16AVX512"
+	x86.Func(name, "lowbitSplitBF16",
 		name+" writes hi = bf16(v) to out[0:] and lo = bf16(v - hi) to out[ldo:] for v = scale·x,",
 		"both rounded to nearest even, for groups whole groups of 32 elements of x and, when tail",
 		"is not 0, one more group of the elements of x its bits select (bit l of the group's",

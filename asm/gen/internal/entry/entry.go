@@ -1,0 +1,88 @@
+// Package entry is the one list of simdgpt's assembly entry points: each
+// kind of function the generators emit, with its Go signature, the
+// architectures that have it and what uses it. The list, List in
+// list_gen.go, is written by kernels/internal/apigen from asmKinds, beside
+// the list of the kernels (kernels/internal/apigen/kernels.go). The amd64
+// generators (avo) and the NEON emitter read their signatures from here,
+// and every stub
+// (kernels/amd64/*_stubs_amd64.go, kernels/arm64/*_stubs_arm64.go), every
+// TEXT directive's argument size and go vet's check of the assembly's
+// argument offsets derive from them. entry_test.go checks the generated
+// stubs against the list: every function has a kind here, with its
+// signature, on the architectures the kind names.
+//
+// A function's name is its kind, then what varies within the kind (a
+// row count, a tile such as 8x12, Packed, 14Rows), then the ISA's suffix
+// (AVX2, AVX512, NEON): skinnyDots3AVX512 is of kind skinnyDots.
+//
+// To add an assembly function of a new kind: add the kind to asmKinds in
+// kernels/internal/apigen/kernels.go (name, signature, architectures,
+// and what takes it: the kernelset.Set field or the driver's function
+// type, which has the same signature) and run go generate ./kernels/
+// from the module root; in its avo generator call x86.Func(name, kind,
+// doc...) (or s.Header(kind, doc...)), and in the NEON emitter
+// f.fn(name, kind, doc); then go generate ./... from the module root.
+package entry
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Kind is one kind of assembly function.
+type Kind struct {
+	Name string // the functions' names start with it
+	Sig  string // their Go signature, without the name: "func(x, y []float32) float32"
+	// Arch lists the architectures with such functions: "amd64",
+	// "arm64" or both.
+	Arch []string
+	// Use is what takes them: a field of kernelset.Set, a driver's
+	// function type, or the Go wrapper that calls them.
+	Use string
+	// Ref is the generic function that is the executable reference of
+	// their contract ("generic.Dot"), if any; RefDoc says so in their
+	// stubs' doc comments.
+	Ref string
+}
+
+// RefDoc returns the sentence of the stubs' doc comments that names the
+// executable reference of kind's contract; empty when it has none.
+func RefDoc(kind string) string {
+	if r := Lookup(kind).Ref; r != "" {
+		return r + " is the executable reference of the contract."
+	}
+	return ""
+}
+
+// Lookup returns the kind named kind; it panics if there is none.
+func Lookup(kind string) Kind {
+	for _, k := range List {
+		if k.Name == kind {
+			return k
+		}
+	}
+	panic(fmt.Sprintf("entry: no kind %q in the list of assembly functions", kind))
+}
+
+// Sig returns the Go signature of the functions of kind, without a name.
+func Sig(kind string) string { return Lookup(kind).Sig }
+
+// Decl returns the Go declaration of the function name of kind: "func
+// name(params) results".
+func Decl(name, kind string) string {
+	if !strings.HasPrefix(name, kind) {
+		panic(fmt.Sprintf("entry: %s is not of kind %s", name, kind))
+	}
+	return "func " + name + strings.TrimPrefix(Sig(kind), "func")
+}
+
+// KindOf returns the kind of the function name (its ISA suffix removed):
+// the longest kind name that starts it. ok is false when none does.
+func KindOf(name string) (k Kind, ok bool) {
+	for _, c := range List {
+		if strings.HasPrefix(name, c.Name) && len(c.Name) > len(k.Name) {
+			k, ok = c, true
+		}
+	}
+	return k, ok
+}

@@ -1,0 +1,40 @@
+package gemm
+
+// AddRow is the signature of a set's Add: dst[i] = x[i] + y[i] over
+// len(dst) elements (x and y exactly as long; dst may be x or y).
+type AddRow func(dst, x, y []float32)
+
+// Bias returns the epilogue of a kernel set's GemmBias (see
+// EpilogueFunc) that adds with add: c_i += bias on each row i of
+// the m×n block c. It takes no matrix.
+func Bias(add AddRow) func(m, n int, c []float32, ldc int, bias, _ []float32, _ int) {
+	return func(m, n int, c []float32, ldc int, bias, _ []float32, _ int) {
+		bias = bias[:n]
+		for i := 0; i < m; i++ {
+			ci := c[i*ldc : i*ldc+n]
+			add(ci, ci, bias)
+		}
+	}
+}
+
+// Family is the GEMM family of one kernel set on one driver: the fields
+// of kernelset.Set the driver computes. Gemm, Gemv and MaskedScores are
+// the driver's own; the fused GEMMs run its GEMM with an epilogue made of
+// the set's own row kernels.
+type Family struct {
+	*Driver
+	// BiasGELU is the epilogue of GemmBiasGELU: the set's BiasGELU.
+	BiasGELU EpilogueFunc
+	// Bias is the epilogue of GemmBias: Bias over the set's Add.
+	Bias EpilogueFunc
+}
+
+// GemmBiasGELU is the kernel set's GemmBiasGELU (see kernelset.Set).
+func (f *Family) GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
+	f.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, pre, ldpre, f.BiasGELU, bias, out, ldout)
+}
+
+// GemmBias is the kernel set's GemmBias (see kernelset.Set).
+func (f *Family) GemmBias(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
+	f.GemmEpilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, f.Bias, bias, nil, 0)
+}
