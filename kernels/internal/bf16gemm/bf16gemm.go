@@ -108,6 +108,7 @@ func (e *Epilogue) run(m, n int, c []float32, ldc, i0, j0 int) {
 // work holds one call's packed operands and scratch.
 type work struct {
 	a, b  []uint32
+	t     []uint32    // a transposed B's rows of pairs
 	tiles [][]float32 // one MR×NR scratch tile per worker
 	task  task
 }
@@ -238,7 +239,11 @@ func (d *Driver) gemm(transA, transB bool, m, n, k int, alpha float32, a []float
 	case w != nil:
 		packWeights(wk.b, w, nr)
 	case transB:
-		packTransB(wk.b, b, ldb, n, k, kp, nr)
+		// B's rows run along k: convert them to rows of pairs, then
+		// transpose the words into panels.
+		wk.t = grow(wk.t, n*kp)
+		d.packRows(wk.t, b, ldb, n, k, kp, false)
+		transposePanels(wk.b, wk.t, kp, n, kp, nr)
 	default:
 		for p := 0; p < panels; p++ {
 			j0 := p * nr
@@ -385,11 +390,11 @@ func (d *Driver) packRows(dst []uint32, src []float32, lds, rows, k, ldd int, ha
 	q0 := blocks * 16
 	for r := 0; r < rows; r++ {
 		x := src[r*lds : r*lds+k]
-		out := dst[r*ldd : r*ldd+(k+31)/32*16]
 		if halves {
-			packHalvesTail(out[q0:], x[blocks*32:])
+			packHalvesTail(dst[r*ldd+q0:][:16], x[blocks*32:])
 			continue
 		}
+		out := dst[r*ldd : r*ldd+(k+1)/2]
 		for q := q0; 2*q < k; q++ {
 			out[q] = pair(x, 2*q, 2*q+1)
 		}
@@ -455,10 +460,9 @@ func (d *Driver) packPairs(dst []uint32, src []float32, lds, k, w, ldd int) {
 	}
 }
 
-// packTransB packs op(B) for a transposed B (n×k, leading dimension ldb)
-// into panels of nr columns: panel p's word q*nr+jj is the pair (2q,
-// 2q+1) of row p*nr+jj of B, zero past n.
-func packTransB(dst []uint32, b []float32, ldb, n, k, kp, nr int) {
+// transposePanels sets panel p's word q*nr+jj (panel p at dst[p*kp*nr:])
+// to src[(p*nr+jj)*lds + q] for q < kp, and to 0 for rows past n.
+func transposePanels(dst, src []uint32, lds, n, kp, nr int) {
 	pstride := kp * nr
 	for j := 0; j < (n+nr-1)/nr*nr; j++ {
 		panel := dst[j/nr*pstride:][:pstride]
@@ -469,9 +473,9 @@ func packTransB(dst []uint32, b []float32, ldb, n, k, kp, nr int) {
 			}
 			continue
 		}
-		row := b[j*ldb : j*ldb+k]
-		for q := 0; q < kp; q++ {
-			panel[q*nr+jj] = pair(row, 2*q, 2*q+1)
+		row := src[j*lds : j*lds+kp]
+		for q, v := range row {
+			panel[q*nr+jj] = v
 		}
 	}
 }
