@@ -433,3 +433,80 @@ func TestBF16PeakLoop(t *testing.T) {
 		}
 	})
 }
+
+// TestGemmBF16ManyRows covers GemmBF16 (float32 A, bfloat16 weights)
+// from bf16gemm.ManyRows rows of A on, where the SIMD sets convert the
+// weights once and run the float32 GEMM: within the low-bit products'
+// bound against float64, infinities and NaN in W propagating, bit for
+// bit the same under any GOMAXPROCS, no allocation once warm.
+func TestGemmBF16ManyRows(t *testing.T) {
+	inf := float32(math.Inf(1))
+	for _, p := range Implementations() {
+		t.Run(p.Name(), func(t *testing.T) {
+			r := newRand(12)
+			for _, s := range [][3]int{{15, 40, 33}, {16, 70, 64}, {17, 33, 100}, {64, 300, 200}, {256, 520, 300}} {
+				m, n, k := s[0], s[1], s[2]
+				wf := randSlice(r, n*k)
+				wf[3*k+1] = inf  // row 3: an infinite weight
+				wf[5*k+2] = -inf // row 5: -Inf ...
+				wf[5*k+3] = inf  // ... and +Inf: NaN
+				wf[7*k] = 1e-40  // row 7: a subnormal weight (bfloat16 keeps it)
+				wf[8*k] = float32(math.NaN())
+				w := lowbit.BF16FromNK(wf, n, k)
+				wt := w.Float32()
+				lda, ldc := k+3, n+1
+				a := randSlice(r, m*lda)
+				c := randSlice(r, m*ldc)
+				before := append([]float32(nil), c...)
+				p.GemmBF16(m, 0.75, a, lda, w, 0.5, c, ldc)
+				for i := 0; i < m; i++ {
+					for j := 0; j < n; j++ {
+						var e, mag float64
+						for q := 0; q < k; q++ {
+							x := float64(a[i*lda+q]) * float64(wt[j*k+q])
+							e += x
+							mag += math.Abs(x)
+						}
+						e = 0.75*e + 0.5*float64(before[i*ldc+j])
+						mag = 0.75*mag + math.Abs(0.5*float64(before[i*ldc+j]))
+						g := float64(c[i*ldc+j])
+						switch {
+						case math.IsNaN(e):
+							if !math.IsNaN(g) {
+								t.Fatalf("m=%d: C[%d][%d] = %v, want NaN", m, i, j, g)
+							}
+						case math.IsInf(e, 0):
+							if g != e && !math.IsNaN(g) {
+								t.Fatalf("m=%d: C[%d][%d] = %v, want %v", m, i, j, g, e)
+							}
+						case math.Abs(g-e) > float64(k+2)*0x1p-23*mag:
+							t.Fatalf("m=%d: C[%d][%d] = %v, want %v within %.3g", m, i, j, g, e, float64(k+2)*0x1p-23*mag)
+						}
+					}
+				}
+				var first []float32
+				for _, procs := range []int{1, 2, 4} {
+					old := runtime.GOMAXPROCS(procs)
+					cc := append([]float32(nil), before...)
+					p.GemmBF16(m, 0.75, a, lda, w, 0.5, cc, ldc)
+					runtime.GOMAXPROCS(old)
+					if first == nil {
+						first = cc
+						continue
+					}
+					for i := range cc {
+						if math.Float32bits(cc[i]) != math.Float32bits(first[i]) {
+							t.Fatalf("m=%d GOMAXPROCS=%d: C[%d] = %v, %v with one thread", m, procs, i, cc[i], first[i])
+						}
+					}
+				}
+				if p != genericImpl {
+					f := func() { p.GemmBF16(m, 0.75, a, lda, w, 0.5, c, ldc) }
+					if allocs := testing.AllocsPerRun(3, f); allocs != 0 {
+						t.Errorf("m=%d: %v allocations a call", m, allocs)
+					}
+				}
+			}
+		})
+	}
+}

@@ -76,7 +76,7 @@ func setAVX2(tile string) *kernelset.Set {
 		GemmBiasGELU: g.gemmBiasGELU,
 		GemmBias:     g.gemmBias,
 
-		GemmBF16: wdotsAVX2.GemmBF16,
+		GemmBF16: gemmBF16Rows(g, wdotsAVX2.GemmBF16),
 		GemmInt8: wdotsAVX2.GemmInt8,
 
 		GemmBF16Compute:         bf.GemmBF16Compute,
@@ -131,7 +131,7 @@ func setAVX512(tile string) *kernelset.Set {
 		GemmBiasGELU: g.gemmBiasGELU,
 		GemmBias:     g.gemmBias,
 
-		GemmBF16: wdotsAVX512.GemmBF16,
+		GemmBF16: gemmBF16Rows(g, wdotsAVX512.GemmBF16),
 		GemmInt8: wdotsAVX512.GemmInt8,
 
 		GemmBF16Compute:         bf.GemmBF16Compute,

@@ -4,6 +4,7 @@ package amd64
 
 import (
 	"github.com/simdgpt/simdgpt/kernels/internal/bf16gemm"
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
 // The bfloat16 products of the sets. On AVX512_BF16 (hasAVX512BF16) the
@@ -44,4 +45,19 @@ func bf16Peak() (func(int), int) {
 		return nil, 0
 	}
 	return bf16PeakAVX512, 24 * 16 * 4
+}
+
+// gemmBF16Rows returns a set's GemmBF16: few, the kernels that convert
+// the weights in registers on every pass of up to 8 rows of A, below
+// bf16gemm.ManyRows rows; from there the weights converted once to
+// float32 and the set's float32 GEMM f (the same float32 sums of the
+// same exact products, in the GEMM's order).
+func gemmBF16Rows(f *gemmFamily, few func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)) func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+	return func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+		if m < bf16gemm.ManyRows || alpha == 0 || w.K == 0 || w.N == 0 {
+			few(m, alpha, a, lda, w, beta, c, ldc)
+			return
+		}
+		bf16gemm.FloatWeights(f.d.Gemm, m, alpha, a, lda, w, beta, c, ldc)
+	}
 }

@@ -108,12 +108,5 @@ func (r *Rounded) GemmWeights(m int, alpha float32, a []float32, lda int, wt *lo
 	w := getRounded()
 	defer putRounded(w)
 	ra := roundCopy(&w.a, a, m, k, lda)
-	if cap(w.b) < n*k {
-		w.b = make([]float32, n*k, n*k+n*k/4)
-	}
-	rb := w.b[:n*k]
-	for j := 0; j < n; j++ {
-		wt.Row(j, rb[j*k:(j+1)*k])
-	}
-	r.Gemm(false, true, m, n, k, alpha, ra, k, rb, k, beta, c, ldc)
+	r.Gemm(false, true, m, n, k, alpha, ra, k, weightsFloat32(&w.b, wt), k, beta, c, ldc)
 }
