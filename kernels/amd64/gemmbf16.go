@@ -23,6 +23,7 @@ var bf16DriverAVX512 = func() *bf16gemm.Driver {
 		PackRows:       bf16PackRowsAVX512,
 		PackRowsHalves: bf16PackRowsHalvesAVX512,
 		PackPairs:      bf16PackPairsAVX512,
+		Transpose:      bf16TransposeAVX512,
 	}, caches)
 }()
 

@@ -46,6 +46,7 @@ func main() {
 	packRows("bf16PackRowsAVX512", false)
 	packRows("bf16PackRowsHalvesAVX512", true)
 	packPairs()
+	transpose()
 	Generate()
 }
 
@@ -261,6 +262,76 @@ func packPairs() {
 	ADDQ(ldd, dst)
 	DECQ(kp)
 	JNZ(LabelRef(name + "_pair"))
+	VZEROUPPER()
+	RET()
+}
+
+// transpose generates bf16TransposeAVX512, the packer of B's panels from
+// rows along k already in pairs (a transposed B converted by a row
+// packer, or lowbit.BF16 weights): a 16×16 transpose of 32-bit words in
+// registers (unpack, shuffle within 128-bit lanes, then twice across
+// them), 64 shuffles a block.
+func transpose() {
+	name := "bf16TransposeAVX512"
+	x86.Func(name, "func(dst *uint32, src *uint32, lds, blocks int)",
+		name+" sets dst[q*32+r] = src[r*lds+q] for r < 16 and q < 16*blocks (blocks >= 1): 16 rows",
+		"of words into the rows of a 32-word panel. Requires AVX-512F. Arguments are not checked.")
+	dst := x86.Arg("dst")
+	src := x86.Arg("src")
+	lds := x86.Arg("lds")
+	SHLQ(U8(2), lds)
+	n := x86.Arg("blocks")
+	lds3 := GP64()
+	LEAQ(Mem{Base: lds, Index: lds, Scale: 2}, lds3)
+	r := make([]reg.VecPhysical, 16)
+	t := make([]reg.VecPhysical, 16)
+	for i := range r {
+		r[i], t[i] = zmm(i), zmm(16+i)
+	}
+	s0, s4, s8, s12 := GP64(), GP64(), GP64(), GP64()
+	Label(name + "_block")
+	MOVQ(src, s0)
+	LEAQ(Mem{Base: s0, Index: lds, Scale: 4}, s4)
+	LEAQ(Mem{Base: s4, Index: lds, Scale: 4}, s8)
+	LEAQ(Mem{Base: s8, Index: lds, Scale: 4}, s12)
+	for i, base := range []reg.GPVirtual{s0, s4, s8, s12} {
+		VMOVDQU32(Mem{Base: base}, r[4*i])
+		VMOVDQU32(Mem{Base: base, Index: lds, Scale: 1}, r[4*i+1])
+		VMOVDQU32(Mem{Base: base, Index: lds, Scale: 2}, r[4*i+2])
+		VMOVDQU32(Mem{Base: base, Index: lds3, Scale: 1}, r[4*i+3])
+	}
+	// t = unpack(r2i, r2i+1): within each 128-bit lane, (a0 b0 a1 b1), (a2 b2 a3 b3).
+	for i := 0; i < 8; i++ {
+		VUNPCKLPS(r[2*i+1], r[2*i], t[2*i])
+		VUNPCKHPS(r[2*i+1], r[2*i], t[2*i+1])
+	}
+	// r: 4×4 blocks transposed within each 128-bit lane.
+	for g := 0; g < 4; g++ {
+		b := 4 * g
+		VSHUFPS(U8(0x44), t[b+2], t[b], r[b])
+		VSHUFPS(U8(0xee), t[b+2], t[b], r[b+1])
+		VSHUFPS(U8(0x44), t[b+3], t[b+1], r[b+2])
+		VSHUFPS(U8(0xee), t[b+3], t[b+1], r[b+3])
+	}
+	// Across the 128-bit lanes, twice.
+	for h := 0; h < 2; h++ {
+		o := 8 * h
+		for i := 0; i < 4; i++ {
+			VSHUFI32X4(U8(0x88), r[o+4+i], r[o+i], t[o+i])
+			VSHUFI32X4(U8(0xdd), r[o+4+i], r[o+i], t[o+4+i])
+		}
+	}
+	for i := 0; i < 8; i++ {
+		VSHUFI32X4(U8(0x88), t[8+i], t[i], r[i])
+		VSHUFI32X4(U8(0xdd), t[8+i], t[i], r[8+i])
+	}
+	for q := 0; q < 16; q++ {
+		VMOVDQU32(r[q], Mem{Base: dst, Disp: 128 * q})
+	}
+	ADDQ(U8(64), src)
+	ADDQ(U32(16*128), dst)
+	DECQ(n)
+	JNZ(LabelRef(name + "_block"))
 	VZEROUPPER()
 	RET()
 }

@@ -41,8 +41,8 @@ import (
 
 // Kernels is what an ISA provides to Driver.
 type Kernels struct {
-	// MR and NR are the micro-kernel's tile, rows × columns (NR a
-	// multiple of 16).
+	// MR and NR are the micro-kernel's tile, rows × columns (NR 32:
+	// Transpose fills panels of two halves of 16).
 	MR, NR int
 	// Micro sets the full MR×NR tile C = alpha*S + beta*C (leading
 	// dimension ldc; C not read when beta is ±0) for S[i][j] the float32
@@ -58,6 +58,9 @@ type Kernels struct {
 	// PackPairs writes, for q < kp and j < 16*chunks, dst[q*ldd+j] = the
 	// pair (src[2q*lds+j], src[(2q+1)*lds+j]) rounded to bfloat16.
 	PackPairs func(dst *uint32, src *float32, lds, kp, chunks, ldd int)
+	// Transpose sets dst[q*NR+r] = src[r*lds+q] for r < 16 and q <
+	// 16*blocks: 16 rows of pairs along k into a half of a B panel.
+	Transpose func(dst, src *uint32, lds, blocks int)
 }
 
 // Driver is the bfloat16 GEMM of one ISA.
@@ -70,7 +73,7 @@ type Driver struct {
 // sizes for the float32 kernel of the same tile, a pair of bfloat16
 // taking the room of one float32 (kc counts pairs).
 func New(ks Kernels, c blocked.Caches) *Driver {
-	if ks.Micro == nil || ks.PackRows == nil || ks.PackRowsHalves == nil || ks.PackPairs == nil || ks.MR <= 0 || ks.NR <= 0 || ks.NR%16 != 0 {
+	if ks.Micro == nil || ks.PackRows == nil || ks.PackRowsHalves == nil || ks.PackPairs == nil || ks.Transpose == nil || ks.MR <= 0 || ks.NR != 32 {
 		panic("bf16gemm.New: incomplete kernels")
 	}
 	b := blocked.Model(c, ks.MR, ks.NR, ks.MR)
@@ -237,13 +240,15 @@ func (d *Driver) gemm(transA, transB bool, m, n, k int, alpha float32, a []float
 	wk.b = grow(wk.b, panels*pstride)
 	switch {
 	case w != nil:
-		packWeights(wk.b, w, nr)
+		// W's rows are pairs along k already (by halves of its groups).
+		words := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(w.Data))), len(w.Data)/2)
+		d.transposePanels(wk.b, words, w.Stride()/2, n, kp)
 	case transB:
 		// B's rows run along k: convert them to rows of pairs, then
 		// transpose the words into panels.
 		wk.t = grow(wk.t, n*kp)
 		d.packRows(wk.t, b, ldb, n, k, kp, false)
-		transposePanels(wk.b, wk.t, kp, n, kp, nr)
+		d.transposePanels(wk.b, wk.t, kp, n, kp)
 	default:
 		for p := 0; p < panels; p++ {
 			j0 := p * nr
@@ -460,44 +465,41 @@ func (d *Driver) packPairs(dst []uint32, src []float32, lds, k, w, ldd int) {
 	}
 }
 
-// transposePanels sets panel p's word q*nr+jj (panel p at dst[p*kp*nr:])
-// to src[(p*nr+jj)*lds + q] for q < kp, and to 0 for rows past n.
-func transposePanels(dst, src []uint32, lds, n, kp, nr int) {
+// transposePanels sets panel p's word q*NR+jj (panel p at dst[p*kp*NR:])
+// to src[(p*NR+jj)*lds + q] for q < kp, and to 0 for rows past n: whole
+// blocks of 16 rows × 16 words by Transpose, the rest here.
+func (d *Driver) transposePanels(dst, src []uint32, lds, n, kp int) {
+	nr := d.NR
 	pstride := kp * nr
-	for j := 0; j < (n+nr-1)/nr*nr; j++ {
-		panel := dst[j/nr*pstride:][:pstride]
-		jj := j % nr
-		if j >= n {
-			for q := 0; q < kp; q++ {
-				panel[q*nr+jj] = 0
-			}
-			continue
+	blocks := kp / 16
+	for j0 := 0; j0 < n; j0 += 16 {
+		panel := dst[j0/nr*pstride:][:pstride]
+		h := j0 % nr
+		rows := min(16, n-j0)
+		q0 := 0
+		if rows == 16 && blocks > 0 {
+			_ = src[(j0+15)*lds+16*blocks-1]
+			d.Transpose(&panel[h], &src[j0*lds], lds, blocks)
+			q0 = 16 * blocks
 		}
-		row := src[j*lds : j*lds+kp]
-		for q, v := range row {
-			panel[q*nr+jj] = v
+		for r := 0; r < 16; r++ {
+			if r >= rows {
+				for q := 0; q < kp; q++ {
+					panel[q*nr+h+r] = 0
+				}
+				continue
+			}
+			row := src[(j0+r)*lds : (j0+r)*lds+kp]
+			for q := q0; q < kp; q++ {
+				panel[q*nr+h+r] = row[q]
+			}
 		}
 	}
-}
-
-// packWeights packs Wᵀ into panels of nr columns: panel p's word q*nr+jj
-// is word q of row p*nr+jj of W (its pair by halves), zero past w.N.
-func packWeights(dst []uint32, w *lowbit.BF16, nr int) {
-	kp := w.Stride() / 2
-	pstride := kp * nr
-	n := w.N
-	for j := 0; j < (n+nr-1)/nr*nr; j++ {
-		panel := dst[j/nr*pstride:][:pstride]
-		jj := j % nr
-		if j >= n {
-			for q := 0; q < kp; q++ {
-				panel[q*nr+jj] = 0
-			}
-			continue
-		}
-		row := w.Data[j*w.Stride() : (j+1)*w.Stride()]
+	if m := (n + nr - 1) / nr * nr; n%nr != 0 && n%nr <= 16 {
+		// The last panel's second half: no rows.
+		panel := dst[(m-nr)/nr*pstride:][:pstride]
 		for q := 0; q < kp; q++ {
-			panel[q*nr+jj] = uint32(row[2*q]) | uint32(row[2*q+1])<<16
+			clear(panel[q*nr+16 : q*nr+nr])
 		}
 	}
 }

@@ -12,11 +12,11 @@ import (
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
-// The driver's tests run it on Go kernels of a small tile (3×16), with
+// The driver's tests run it on Go kernels of a small tile (3×32), with
 // the contract of the generated ones, so that its blocking, packing,
 // edges, splitting and epilogues are tested on every platform.
 
-const testMR, testNR = 3, 16
+const testMR, testNR = 3, 32
 
 func words(p *uint32, n int) []uint32 { return unsafe.Slice(p, n) }
 
@@ -76,8 +76,18 @@ func goPackPairs(dst *uint32, src *float32, lds, kp, chunks, ldd int) {
 	}
 }
 
+func goTranspose(dst, src *uint32, lds, blocks int) {
+	d := words(dst, (16*blocks-1)*testNR+16)
+	s := words(src, 15*lds+16*blocks)
+	for r := 0; r < 16; r++ {
+		for q := 0; q < 16*blocks; q++ {
+			d[q*testNR+r] = s[r*lds+q]
+		}
+	}
+}
+
 func testDriver() *Driver {
-	return New(Kernels{MR: testMR, NR: testNR, Micro: goMicro, PackRows: goPackRows(false), PackRowsHalves: goPackRows(true), PackPairs: goPackPairs}, blocked.Caches{})
+	return New(Kernels{MR: testMR, NR: testNR, Micro: goMicro, PackRows: goPackRows(false), PackRowsHalves: goPackRows(true), PackPairs: goPackPairs, Transpose: goTranspose}, blocked.Caches{})
 }
 
 // ints returns n integers in [-4, 4] as float32: every sum exact.
@@ -90,7 +100,7 @@ func ints(r *rand.Rand, n int) []float32 {
 }
 
 // TestDriverExact runs the driver over shapes across its blocks (kc of
-// 1, 2 and 5 pairs, nc of one and two panels), every transpose and the
+// 1, 2 and 5 pairs, nc of one to three panels), every transpose and the
 // weights, on one goroutine and split by rows and by columns, against
 // the exact product (integer data: every sum exact), with the bias
 // epilogue.
@@ -98,7 +108,7 @@ func TestDriverExact(t *testing.T) {
 	d := testDriver()
 	r := rand.New(rand.NewPCG(1, 2))
 	shapes := [][3]int{{1, 1, 1}, {3, 16, 2}, {4, 17, 3}, {7, 33, 64}, {10, 50, 65}, {2, 200, 70}, {300, 5, 40}, {260, 300, 257}}
-	for _, bl := range [][2]int{{1, 16}, {2, 32}, {5, 48}, {256, 4096}} {
+	for _, bl := range [][2]int{{1, 32}, {2, 64}, {5, 96}, {256, 4096}} {
 		d.SetBlocking(bl[0], bl[1])
 		for _, s := range shapes {
 			m, n, k := s[0], s[1], s[2]
