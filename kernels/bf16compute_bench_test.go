@@ -14,9 +14,12 @@ import (
 var bf16BenchShapes = [][3]int{{512, 512, 512}, {1024, 1024, 1024}, {2048, 2048, 2048}, {2048, 1152, 384}, {2048, 1536, 384}}
 
 // BenchmarkGemmBF16Compute times GemmBF16Compute against the float32
-// Gemm on the same shapes, one goroutine, and the bfloat16 and FMA peak
-// loops: GFLOP/s of each; compare the bfloat16 product's rate with
-// BF16Peak's and Gemm's (run with -count and interleave).
+// Gemm on the same shapes, one goroutine, and the bfloat16 peak loop:
+// GFLOP/s of each over the wall-clock time and, where the OS gives it,
+// over the thread's CPU time (cpu-GFLOP/s, which leaves out the time
+// the thread waited for a core on a loaded machine); compare the
+// bfloat16 product's rate with the peak's and Gemm's (run with -count,
+// or interleaved: perf/gemm-bf16-zen5-2026-11-27/rounds.sh).
 func BenchmarkGemmBF16Compute(b *testing.B) {
 	p := kernels.Default()
 	for _, s := range bf16BenchShapes {
@@ -37,10 +40,17 @@ func BenchmarkGemmBF16Compute(b *testing.B) {
 					f = func() { p.Gemm(false, false, m, n, k, 1, a, k, bm, n, 0, c, n) }
 				}
 				f()
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				cpu0 := threadCPU()
 				for b.Loop() {
 					f()
 				}
-				b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				flops := 2 * float64(m) * float64(n) * float64(k) * float64(b.N)
+				b.ReportMetric(flops/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				if cpu := threadCPU() - cpu0; cpu > 0 {
+					b.ReportMetric(flops/cpu.Seconds()/1e9, "cpu-GFLOP/s")
+				}
 			})
 		}
 	}
@@ -48,10 +58,16 @@ func BenchmarkGemmBF16Compute(b *testing.B) {
 		if p.BF16PeakLoop(1) == 0 {
 			b.Skip("no bfloat16 peak loop on this implementation and CPU")
 		}
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		cpu0 := threadCPU()
 		flops := 0
 		for b.Loop() {
 			flops += p.BF16PeakLoop(1 << 16)
 		}
 		b.ReportMetric(float64(flops)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+		if cpu := threadCPU() - cpu0; cpu > 0 {
+			b.ReportMetric(float64(flops)/cpu.Seconds()/1e9, "cpu-GFLOP/s")
+		}
 	})
 }

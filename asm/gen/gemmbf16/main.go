@@ -115,6 +115,21 @@ func microKernel() {
 	SHLQ(U8(2), cs)
 	b := x86.Arg("b")
 	kp := x86.Arg("kp")
+	// The C tile's lines are prefetched so that they arrive during the
+	// loop instead of stalling its loads (beta != 0) and stores at the
+	// end: C is read and written once per block of k, and a block is
+	// short next to C's trip from memory.
+	c := x86.Arg("c")
+	ldc := x86.Arg("ldc")
+	SHLQ(U8(2), ldc)
+	cp := GP64()
+	MOVQ(c, cp)
+	for i := 0; i < mr; i++ {
+		for v := 0; v < nv; v++ {
+			PREFETCHT0(Mem{Base: cp, Disp: 64 * v})
+		}
+		ADDQ(ldc, cp)
+	}
 	for i := 0; i < mr; i++ {
 		for v := 0; v < nv; v++ {
 			VPXORD(accReg(i, v), accReg(i, v), accReg(i, v))
@@ -141,9 +156,6 @@ func microKernel() {
 	JNZ(LabelRef(name + "_loop"))
 
 	// Store: alpha in Z28, beta in Z29.
-	c := x86.Arg("c")
-	ldc := x86.Arg("ldc")
-	SHLQ(U8(2), ldc)
 	VBROADCASTSS(x86.Addr(Param("alpha")), reg.Z28)
 	betaBits := GP32()
 	MOVL(x86.Addr(Param("beta")), betaBits)

@@ -69,15 +69,22 @@ type Driver struct {
 	kc, mc, nc int // block sizes: kc in pairs, nc a multiple of NR
 }
 
-// New returns the driver of ks blocked for the caches c: blocked.Model's
-// sizes for the float32 kernel of the same tile, a pair of bfloat16
-// taking the room of one float32 (kc counts pairs).
+// New returns the driver of ks blocked for the caches c, from
+// blocked.Model's sizes for the float32 kernel of the same tile (a pair
+// of bfloat16 takes the room of one float32): kc twice the model's, nc
+// half its, so that the B block keeps the model's bytes in L2. A block of
+// kc pairs is half as many bytes of C tile traffic per operation as the
+// float32 kernel's at the same kc (each word holds two steps of k), and C
+// is read and written once per block: at the model's kc, that traffic
+// cost 10-15% at 1024³ and 2048³ on Zen 5 (PERF.md, "bfloat16
+// products"). The A sliver (MR×kc words, 25 KiB at 14×448) still fits
+// L1 beside the B panels streaming from L2.
 func New(ks Kernels, c blocked.Caches) *Driver {
 	if ks.Micro == nil || ks.PackRows == nil || ks.PackRowsHalves == nil || ks.PackPairs == nil || ks.Transpose == nil || ks.MR <= 0 || ks.NR != 32 {
 		panic("bf16gemm.New: incomplete kernels")
 	}
 	b := blocked.Model(c, ks.MR, ks.NR, ks.MR)
-	return &Driver{Kernels: ks, kc: b.KC, mc: b.MC, nc: b.NC}
+	return &Driver{Kernels: ks, kc: 2 * b.KC, mc: b.MC, nc: max(ks.NR, b.NC/2/ks.NR*ks.NR)}
 }
 
 // SetBlocking sets the block sizes (kc in pairs, nc rounded down to a
@@ -327,10 +334,13 @@ func (t *task) RunPart(worker, part int) {
 func (t *task) run(tile []float32, i0, i1, j0, j1 int) {
 	d := t.d
 	mr, nr := d.MR, d.NR
+	// The blocks of k are of equal size (within one pair), as few as kc
+	// allows: C's traffic is per block.
+	kstep := (t.kp + (t.kp+d.kc-1)/d.kc - 1) / ((t.kp + d.kc - 1) / d.kc)
 	for jc := j0; jc < j1; jc += d.nc {
 		nc := min(d.nc, j1-jc)
-		for pc := 0; pc < t.kp; pc += d.kc {
-			kc := min(d.kc, t.kp-pc)
+		for pc := 0; pc < t.kp; pc += kstep {
+			kc := min(kstep, t.kp-pc)
 			beta := t.beta
 			if pc > 0 {
 				beta = 1
