@@ -34,8 +34,11 @@ import (
 // Infinities and NaN in A and B propagate as in float32 arithmetic on the
 // rounded operands (Inf·0 is NaN; since a subnormal may count as 0, so
 // may Inf times a subnormal), and a sum beyond float32's range is ±Inf.
-// For a given implementation the results are deterministic and do not
-// depend on GOMAXPROCS.
+// For a given implementation and GOMAXPROCS the results are
+// deterministic; on VDPBF16PS (and generic) they do not depend on
+// GOMAXPROCS either: the product is split between goroutines by whole
+// slivers of rows or panels of columns, each element computed the same
+// way in any part.
 
 // GemmBF16Compute computes C = alpha*op(A)*op(B) + beta*C as Gemm does
 // (same transposes, leading dimensions, alpha and beta, same panics),
