@@ -34,8 +34,9 @@ func bf16PackRowsHalvesAVX512(dst *uint32, src *float32, lds int, rows int, bloc
 //go:noescape
 func bf16PackPairsAVX512(dst *uint32, src *float32, lds int, kp int, chunks int, ldd int)
 
-// bf16TransposeAVX512 sets dst[q*32+r] = src[r*lds+q] for r < 16 and q < 16*blocks (blocks >= 1): 16 rows
-// of words into the rows of a 32-word panel. Requires AVX-512F. Arguments are not checked.
+// bf16TransposeAVX512 sets dst[q*ldd+r] = src[r*lds+q] for r < 16 and q < 16*blocks (blocks >= 1): 16 rows
+// of words into 16 columns of a matrix of rows ldd words apart (a 32-word B panel, or A's rows of
+// pairs). Requires AVX-512F. Arguments are not checked.
 //
 //go:noescape
-func bf16TransposeAVX512(dst *uint32, src *uint32, lds int, blocks int)
+func bf16TransposeAVX512(dst *uint32, src *uint32, lds int, ldd int, blocks int)

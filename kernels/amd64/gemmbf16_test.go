@@ -4,9 +4,9 @@ package amd64
 
 import "testing"
 
-// TestBF16Transpose checks the panel transpose against its definition,
-// dst[q*32+r] = src[r*lds+q], and that it writes nothing else of the
-// panel (the other half's words).
+// TestBF16Transpose checks the transpose against its definition,
+// dst[q*ldd+r] = src[r*lds+q], into a 32-word panel (ldd 32), and that it
+// writes nothing else of the panel (the other half's words).
 func TestBF16Transpose(t *testing.T) {
 	if !hasAVX512 {
 		t.Skip("no AVX-512")
@@ -21,7 +21,7 @@ func TestBF16Transpose(t *testing.T) {
 		for i := range dst {
 			dst[i] = 0xdeadbeef
 		}
-		bf16TransposeAVX512(&dst[0], &src[0], lds, blocks)
+		bf16TransposeAVX512(&dst[0], &src[0], lds, 32, blocks)
 		for q := 0; q < 16*blocks; q++ {
 			for c := 0; c < 32; c++ {
 				want := uint32(0xdeadbeef)

@@ -280,19 +280,23 @@ func packPairs() {
 
 // transpose generates bf16TransposeAVX512, the packer of B's panels from
 // rows along k already in pairs (a transposed B converted by a row
-// packer, or lowbit.BF16 weights): a 16×16 transpose of 32-bit words in
+// packer, or lowbit.BF16 weights), and of a transposed A's rows of pairs
+// from its pairs of rows: a 16×16 transpose of 32-bit words in
 // registers (unpack, shuffle within 128-bit lanes, then twice across
 // them), 64 shuffles a block.
 func transpose() {
 	name := "bf16TransposeAVX512"
-	x86.Func(name, "func(dst *uint32, src *uint32, lds, blocks int)",
-		name+" sets dst[q*32+r] = src[r*lds+q] for r < 16 and q < 16*blocks (blocks >= 1): 16 rows",
-		"of words into the rows of a 32-word panel. Requires AVX-512F. Arguments are not checked.")
+	x86.Func(name, "func(dst *uint32, src *uint32, lds, ldd, blocks int)",
+		name+" sets dst[q*ldd+r] = src[r*lds+q] for r < 16 and q < 16*blocks (blocks >= 1): 16 rows",
+		"of words into 16 columns of a matrix of rows ldd words apart (a 32-word B panel, or A's rows of",
+		"pairs). Requires AVX-512F. Arguments are not checked.")
 	dst := x86.Arg("dst")
 	src := x86.Arg("src")
 	lds := x86.Arg("lds")
 	SHLQ(U8(2), lds)
 	n := x86.Arg("blocks")
+	ldd := x86.Arg("ldd")
+	SHLQ(U8(2), ldd)
 	lds3 := GP64()
 	LEAQ(Mem{Base: lds, Index: lds, Scale: 2}, lds3)
 	r := make([]reg.VecPhysical, 16)
@@ -338,10 +342,10 @@ func transpose() {
 		VSHUFI32X4(U8(0xdd), t[8+i], t[i], r[8+i])
 	}
 	for q := 0; q < 16; q++ {
-		VMOVDQU32(r[q], Mem{Base: dst, Disp: 128 * q})
+		VMOVDQU32(r[q], Mem{Base: dst})
+		ADDQ(ldd, dst)
 	}
 	ADDQ(U8(64), src)
-	ADDQ(U32(16*128), dst)
 	DECQ(n)
 	JNZ(LabelRef(name + "_block"))
 	VZEROUPPER()

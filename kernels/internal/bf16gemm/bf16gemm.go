@@ -58,9 +58,10 @@ type Kernels struct {
 	// PackPairs writes, for q < kp and j < 16*chunks, dst[q*ldd+j] = the
 	// pair (src[2q*lds+j], src[(2q+1)*lds+j]) rounded to bfloat16.
 	PackPairs func(dst *uint32, src *float32, lds, kp, chunks, ldd int)
-	// Transpose sets dst[q*NR+r] = src[r*lds+q] for r < 16 and q <
-	// 16*blocks: 16 rows of pairs along k into a half of a B panel.
-	Transpose func(dst, src *uint32, lds, blocks int)
+	// Transpose sets dst[q*ldd+r] = src[r*lds+q] for r < 16 and q <
+	// 16*blocks: 16 rows of pairs along k into a half of a B panel (ldd =
+	// NR), or 16 pairs of a transposed A's rows into its rows of pairs.
+	Transpose func(dst, src *uint32, lds, ldd, blocks int)
 }
 
 // Driver is the bfloat16 GEMM of one ISA.
@@ -220,19 +221,23 @@ func (d *Driver) gemm(transA, transB bool, m, n, k int, alpha float32, a []float
 	wk := getWork()
 	defer putWork(wk)
 
-	// A: rows of words (rsa = astride, csa = 1) or, transposed, rows of
-	// pairs (rsa = 1, csa = astride). Every sliver of MR rows is read
-	// whole, so the rows are padded to a multiple of MR.
+	// A: rows of words, astride apart (rsa = astride, csa = 1). Every
+	// sliver of MR rows is read whole, so the rows are padded to a
+	// multiple of MR. A transposed A (k×m) is first paired row by row
+	// (its pairs of rows, m wide), then transposed into rows: read as
+	// pairs of rows in place, the kernel takes a new line at every step
+	// of k, which measured about 7% slower (PERF.md, "bfloat16
+	// products").
 	mpad := (m + mr - 1) / mr * mr
-	var astride, rsa, csa int
+	astride := rowStride(kp)
+	rsa, csa := astride, 1
 	if transA {
-		astride = (mpad + 15) &^ 15
-		rsa, csa = 1, astride
-		wk.a = grow(wk.a, kp*astride)
-		d.packPairs(wk.a, a, lda, k, m, astride)
+		mt := (mpad + 15) &^ 15
+		wk.t = grow(wk.t, kp*mt)
+		d.packPairs(wk.t, a, lda, k, m, mt)
+		wk.a = grow(wk.a, mt*astride)
+		d.transposeRows(wk.a, wk.t, mt, kp, astride)
 	} else {
-		astride = rowStride(kp)
-		rsa, csa = astride, 1
 		wk.a = grow(wk.a, mpad*astride)
 		if w != nil {
 			d.packRows(wk.a, a, lda, m, k, astride, true)
@@ -475,6 +480,23 @@ func (d *Driver) packPairs(dst []uint32, src []float32, lds, k, w, ldd int) {
 	}
 }
 
+// transposeRows sets dst[i*ldd+q] = src[q*lds+i] for i < lds (a
+// multiple of 16) and q < kp: a transposed A's pairs of rows into rows of
+// pairs, 16 pairs at a time by Transpose, the rest here.
+func (d *Driver) transposeRows(dst, src []uint32, lds, kp, ldd int) {
+	full := kp / 16 * 16
+	for q0 := 0; q0 < full; q0 += 16 {
+		_ = src[(q0+15)*lds+lds-1]
+		_ = dst[(lds-1)*ldd+q0+15]
+		d.Transpose(&dst[q0], &src[q0*lds], lds, ldd, lds/16)
+	}
+	for q := full; q < kp; q++ {
+		for i, v := range src[q*lds : q*lds+lds] {
+			dst[i*ldd+q] = v
+		}
+	}
+}
+
 // transposePanels sets panel p's word q*NR+jj (panel p at dst[p*kp*NR:])
 // to src[(p*NR+jj)*lds + q] for q < kp, and to 0 for rows past n: whole
 // blocks of 16 rows × 16 words by Transpose, the rest here.
@@ -489,7 +511,7 @@ func (d *Driver) transposePanels(dst, src []uint32, lds, n, kp int) {
 		q0 := 0
 		if rows == 16 && blocks > 0 {
 			_ = src[(j0+15)*lds+16*blocks-1]
-			d.Transpose(&panel[h], &src[j0*lds], lds, blocks)
+			d.Transpose(&panel[h], &src[j0*lds], lds, nr, blocks)
 			q0 = 16 * blocks
 		}
 		for r := 0; r < 16; r++ {

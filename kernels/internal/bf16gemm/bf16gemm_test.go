@@ -76,12 +76,12 @@ func goPackPairs(dst *uint32, src *float32, lds, kp, chunks, ldd int) {
 	}
 }
 
-func goTranspose(dst, src *uint32, lds, blocks int) {
-	d := words(dst, (16*blocks-1)*testNR+16)
+func goTranspose(dst, src *uint32, lds, ldd, blocks int) {
+	d := words(dst, (16*blocks-1)*ldd+16)
 	s := words(src, 15*lds+16*blocks)
 	for r := 0; r < 16; r++ {
 		for q := 0; q < 16*blocks; q++ {
-			d[q*testNR+r] = s[r*lds+q]
+			d[q*ldd+r] = s[r*lds+q]
 		}
 	}
 }
