@@ -86,7 +86,7 @@ func TestShapesConsistent(t *testing.T) {
 		for _, s := range k.Shapes {
 			var want string
 			switch k.Name {
-			case "gemm", "gemmbias", "gemmbiasgelu":
+			case "gemm", "gemmbias", "gemmbiasgelu", "gemmbf16compute":
 				want = gemmShape(s.M, s.K, s.N, s.TransA, s.TransB).Name
 				if s.M == s.N && s.N == s.K && !s.TransA && !s.TransB && strings.HasPrefix(s.Name, "sq") {
 					want = square(s.M).Name

@@ -63,6 +63,13 @@ func BenchmarkFMAPeak(b *testing.B) {
 	}
 }
 
+// BenchmarkGemmBF16ComputeCases runs package bench's gemmbf16compute shapes (the
+// squares and TinyGPT's training shapes with their transposed forms) on
+// every implementation on one goroutine, reporting GFLOP/s and the
+// percent of the bfloat16 peak (BF16PeakLoop) measured in the same
+// iterations, where the implementation has one.
+func BenchmarkGemmBF16ComputeCases(b *testing.B) { benchAll(b, "gemmbf16compute", 1) }
+
 // BenchmarkGemm runs every GEMM shape (squares 64 to 2048, TinyGPT's
 // training shapes and their transposed backward forms) on every
 // implementation on one goroutine, reporting GFLOP/s and the percent of

@@ -85,7 +85,11 @@ import (
 // ldc >= max(w.N, 1)): C[i][j] is the dot product of row i of A with row
 // j of W. It is built for few rows of A (decoding: m = 1..8 tokens), where
 // reading W dominates; the kernels take up to 8 rows of A for each pass
-// over W.
+// over W. From 16 rows of A on (prompt processing), the SIMD
+// implementations of amd64 instead convert W once to float32 (exactly)
+// and run the float32 Gemm on it, so that W is not converted again for
+// every 8 rows: the same float32 sums of the same products, in Gemm's
+// order, within the same bound.
 //
 // When beta is 0, C is only written, never read; when alpha is 0 or w.K
 // is 0, A and W are not read and C = beta*C. C must overlap neither A nor

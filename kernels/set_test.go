@@ -34,6 +34,11 @@ var parityTests = map[string][]func(*testing.T){
 	"GemmBF16":        {TestGemmLowbitSweep, TestGemmLowbitSpecial, TestGemvLowbit, TestGemmLowbitDeterministicSplit},
 	"GemmInt8":        {TestGemmLowbitSweep, TestGemmLowbitSpecial, TestGemvLowbit, TestGemmLowbitDeterministicSplit},
 
+	"GemmBF16Compute":         {TestGemmBF16ComputeBound, TestGemmBF16ComputeExact, TestGemmBF16ComputeRounds, TestGemmBF16ComputeSpecial},
+	"GemmBiasBF16Compute":     {TestGemmBF16ComputeEpilogues},
+	"GemmBiasGELUBF16Compute": {TestGemmBF16ComputeEpilogues},
+	"GemmBF16ComputeWeights":  {TestGemmBF16ComputeWeights},
+
 	"LayerNorm":           {TestLayerNormSweep, TestLayerNormInPlace, TestLayerNormSpecial},
 	"LayerNormBackward":   {TestLayerNormBackwardSweep, TestLayerNormBackwardMatchesGeneric},
 	"AdamW":               {TestAdamW, TestAdamWSpecial},
@@ -99,6 +104,9 @@ func TestSetFields(t *testing.T) {
 		}
 		if (p.set.Instruments.FMALoop == nil) != (p.set.Instruments.FMAFlops == 0) {
 			t.Errorf("%s: FMALoop and FMAFlops disagree", p.Name())
+		}
+		if (p.set.Instruments.BF16Loop == nil) != (p.set.Instruments.BF16Flops == 0) {
+			t.Errorf("%s: BF16Loop and BF16Flops disagree", p.Name())
 		}
 		if (p.set.Instruments.ReadLoop == nil) != (p.set.Instruments.ReadBlock == 0) {
 			t.Errorf("%s: ReadLoop and ReadBlock disagree", p.Name())

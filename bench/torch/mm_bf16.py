@@ -5,7 +5,10 @@ For each shape M×K×N (optionally with "_NT" or "_TN": B or A transposed, as
 kernelbench names its GEMM shapes) the script times C = op(A)·op(B) with
 torch.mm in each asked dtype and prints one line per shape and dtype:
 
-    shape dtype GFLOP/s median [min-max] over rounds
+    shape dtype GFLOP/s median [min-max] over rounds, cpu GFLOP/s median [min-max]
+
+(the second over the thread's CPU time, steadier than the wall clock on a
+loaded machine, with one thread).
 
 A round times enough calls to last --time seconds; the dtypes and shapes are
 alternated inside each round, so a ratio between two lines comes from the
@@ -81,9 +84,10 @@ def main(argv):
             operands[(name, d)] = (A, B, C, 2.0 * m * k * n)
 
     rates = {key: [] for key in operands}
+    cpu_rates = {key: [] for key in operands}
     for _ in range(a.rounds):
         for key, (A, B, C, flops) in operands.items():
-            calls, start = 0, time.perf_counter()
+            calls, start, cpu0 = 0, time.perf_counter(), time.thread_time()
             while True:
                 torch.mm(A, B, out=C)
                 calls += 1
@@ -91,11 +95,20 @@ def main(argv):
                 if el >= a.time:
                     break
             rates[key].append(flops * calls / el / 1e9)
+            cpu = time.thread_time() - cpu0
+            if cpu > 0:
+                cpu_rates[key].append(flops * calls / cpu / 1e9)
     print("# torch %s, %d thread(s), %d rounds of %.2f s" % (torch.__version__, a.threads, a.rounds, a.time))
-    for (name, d), r in rates.items():
+    def summary(r):
         r = sorted(r)
         med = r[len(r) // 2] if len(r) % 2 else (r[len(r) // 2 - 1] + r[len(r) // 2]) / 2
-        print("%s %s %.1f [%.1f-%.1f]" % (name, d, med, r[0], r[-1]))
+        return "%.1f [%.1f-%.1f]" % (med, r[0], r[-1])
+
+    for key, r in rates.items():
+        line = "%s %s %s" % (key[0], key[1], summary(r))
+        if a.threads == 1 and cpu_rates[key]:
+            line += ", cpu " + summary(cpu_rates[key])
+        print(line)
     return 0
 
 

@@ -54,12 +54,16 @@ func instrumentsAVX2(tile string) kernelset.Instruments {
 }
 
 func instrumentsAVX512(tile string) kernelset.Instruments {
+	bf16Loop, bf16Flops := bf16Peak()
 	return kernelset.Instruments{
 		FMALoop:  fmaPeakAVX512,
 		FMAFlops: 12 * 16 * 2, // 12 independent FMAs of 16 lanes
 
 		ReadLoop:  readAheadAVX512,
 		ReadBlock: 256, // 1 KiB a step
+
+		BF16Loop:  bf16Loop,
+		BF16Flops: bf16Flops,
 
 		Tile:     tile,
 		Tiles:    tileNames("avx512"),

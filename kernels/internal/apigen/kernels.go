@@ -177,7 +177,7 @@ var kernels = []kernel{
 	},
 	{
 		name:     "GemmBF16",
-		simd:     "lowbit$.GemmBF16",
+		simd:     "gemmBF16Rows(g, lowbit$.GemmBF16)",
 		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*A·Wᵀ + beta*C for the bfloat16 weights W",
 		contract: "m >= 0; w is a valid matrix (lowbit.BF16.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Data; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
@@ -188,6 +188,34 @@ var kernels = []kernel{
 		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*A·Wᵀ + beta*C for the int8 weights W",
 		contract: "m >= 0; w is a valid matrix (lowbit.Int8.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Blocks; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
+	},
+	{
+		name:     "GemmBF16Compute",
+		simd:     "bf.GemmBF16Compute",
+		params:   "transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int",
+		summary:  "computes C = alpha*op(A)*op(B) + beta*C with A and B rounded to bfloat16",
+		contract: "As Gemm's; each product of bfloat16 operands is summed in float32. m, n > 0, k >= 0; every matrix fits its slice with its leading dimension; C overlaps neither A nor B; C is not read when beta is 0.",
+	},
+	{
+		name:     "GemmBiasBF16Compute",
+		simd:     "bf.GemmBiasBF16Compute",
+		params:   "transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int",
+		summary:  "sets C = op(A)·op(B) + bias with A and B rounded to bfloat16",
+		contract: "With the arithmetic of GemmBF16Compute (alpha 1, beta 0) followed by Add(C_i, C_i, bias) on each row i of C. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; C overlaps neither A nor B (when k > 0), nor bias.",
+	},
+	{
+		name:     "GemmBiasGELUBF16Compute",
+		simd:     "bf.GemmBiasGELUBF16Compute",
+		params:   "transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int",
+		summary:  "sets pre = op(A)·op(B) + bias and out = gelu(pre) with A and B rounded to bfloat16",
+		contract: "With the arithmetic of GemmBF16Compute (alpha 1, beta 0) followed by BiasGELU. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; pre and out overlap neither A nor B (when k > 0), nor each other, nor bias.",
+	},
+	{
+		name:     "GemmBF16ComputeWeights",
+		simd:     "bf.GemmBF16ComputeWeights",
+		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int",
+		summary:  "computes C = alpha*A·Wᵀ + beta*C with A rounded to bfloat16, for the bfloat16 weights W",
+		contract: "As GemmBF16Compute with op(B) = Wᵀ. m >= 0; w is a valid matrix (lowbit.BF16.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Data; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
 	},
 	{
 		name:      "GemvBF16",
@@ -256,6 +284,13 @@ var asmKinds = []asmKind{
 	{"lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel", ""},
 	{"lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", ""},
 
+	// bf16compute: the VDPBF16PS micro-kernel of the bfloat16 products
+	// and its packers (AVX512_BF16).
+	{"gemmBF16Kernel", "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", onAMD64, "bf16compute.Kernels.Micro", ""},
+	{"bf16PackRows", "func(dst *uint32, src *float32, lds, rows, blocks, ldd int)", onAMD64, "bf16compute.Kernels.PackRows and PackRowsHalves", ""},
+	{"bf16PackPairs", "func(dst *uint32, src *float32, lds, kp, chunks, ldd int)", onAMD64, "bf16compute.Kernels.PackPairs", ""},
+	{"bf16Transpose", "func(dst *uint32, src *uint32, lds, ldd, blocks int)", onAMD64, "bf16compute.Kernels.Transpose", ""},
+
 	// softmax: the row kernels of Softmax, SoftmaxBackward and the
 	// cross-entropy's exponentials.
 	{"softmaxRow", "func(dst, src []float32)", onAMD64, "softmaxAVX2, softmaxAVX512", "generic.SoftmaxRow"},
@@ -281,4 +316,5 @@ var asmKinds = []asmKind{
 	// peak: the measuring loops of kernelset.Instruments.
 	{"fmaPeak", "func(n int)", both, "kernelset.Instruments.FMALoop", ""},
 	{"readAhead", "func(p *float32, n, dist int) float32", onAMD64, "kernelset.Instruments.ReadLoop", ""},
+	{"bf16Peak", "func(n int)", onAMD64, "kernelset.Instruments.BF16Loop", ""},
 }

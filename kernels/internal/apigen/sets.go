@@ -11,7 +11,9 @@ import (
 // list, wired by the kernel's simd expression with $ replaced by the
 // set's suffix. The package writes by hand what the expressions name (the
 // assembly's Go wrappers and tables, and family$(tile string)
-// *gemm.Family, the GEMM family on a tile), instruments$(tile string)
+// *gemm.Family, the GEMM family on a tile, and bf16Family$(g
+// *gemm.Family) *bf16compute.Family, the bfloat16 products on it, named
+// bf in the expressions), instruments$(tile string)
 // kernelset.Instruments, and the registration of set$(tile).
 type simdSet struct {
 	pkg       string // the ISA package: amd64 or arm64
@@ -34,6 +36,9 @@ var simdSets = []simdSet{
 		// The NEON row kernels take whole vectors; these handle the tail.
 		"GELU":         "geluNEON",
 		"GELUBackward": "geluBackwardNEON",
+		// GemmBF16 converts its weights in registers for any number of
+		// rows.
+		"GemmBF16": "lowbitNEON.GemmBF16",
 	}},
 }
 
@@ -57,7 +62,15 @@ func writeSets(b *bytes.Buffer, pkg string) {
 			continue
 		}
 		fmt.Fprintf(&body, "\n// set%s returns the %s set with its GEMM family on the named tile.\n", s.suffix, s.name)
-		fmt.Fprintf(&body, "func set%s(tile string) *kernelset.Set {\n\tg := family%s(tile)\n\treturn &kernelset.Set{\n", s.suffix, s.suffix)
+		fmt.Fprintf(&body, "func set%s(tile string) *kernelset.Set {\n\tg := family%s(tile)\n", s.suffix, s.suffix)
+		for _, k := range kernels {
+			if !k.composite && strings.HasPrefix(simdExpr(s, k), "bf.") {
+				// The bfloat16 products on the set's GEMM family.
+				fmt.Fprintf(&body, "\tbf := bf16Family%s(g)\n", s.suffix)
+				break
+			}
+		}
+		body.WriteString("\treturn &kernelset.Set{\n")
 		fmt.Fprintf(&body, "\t\tName: %q,\n\t\tRequires: %q,\n\t\tAvailable: %s,\n", s.name, s.requires, s.available)
 		if s.bf16Pair != "" {
 			fmt.Fprintf(&body, "\t\tBF16Pair: %s,\n", s.bf16Pair)
