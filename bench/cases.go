@@ -92,7 +92,7 @@ type Shape struct {
 // otherwise.
 func (s Shape) Size(k *Kernel) float64 {
 	switch k.Name {
-	case "gemm", "gemmbiasgelu", "gemmbias":
+	case "gemm", "gemmbiasgelu", "gemmbias", "gemmbf16":
 		return math.Cbrt(float64(s.M) * float64(s.N) * float64(s.K))
 	}
 	return float64(s.N)
@@ -116,6 +116,10 @@ type Kernel struct {
 	// Short is the name of the shape a short run (kernelbench -short)
 	// measures.
 	Short string
+	// PeakBF16 marks a compute-bound kernel whose percent of peak is of
+	// the bfloat16 peak loop (kernels.Impl.BF16PeakLoop), not the FMA
+	// one: its PeakKey's ISA carries BF16PeakSuffix.
+	PeakBF16 bool
 	// ReadBound marks a memory-bound kernel whose Work counts only the
 	// bytes of the operand it streams, so that its rate compares with
 	// the streaming read bandwidth (ReadRate), as kernelbench's tables
@@ -268,7 +272,7 @@ func Kernels() []*Kernel {
 			}
 			return func(x, y, d []float32) float32 { im.GELUBackward(d, y, x); return 0 }
 		}),
-		biasGeluKernel(), gemmBiasGeluKernel(), gemmBiasKernel(),
+		biasGeluKernel(), gemmBiasGeluKernel(), gemmBiasKernel(), gemmBF16Kernel(),
 	}
 }
 
@@ -878,4 +882,40 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// gemmBF16Kernel is GemmBF16Compute on the squares and TinyGPT's
+// training shapes at batch 8 × 256 tokens, width 384 (QKV and MLP
+// projections), its percent of peak that of the bfloat16 peak loop.
+func gemmBF16Kernel() *Kernel {
+	shapes := []Shape{square(512), square(1024), square(2048),
+		gemmShape(2048, 384, 1152, false, false), gemmShape(2048, 384, 1536, false, false), gemmShape(2048, 1536, 384, false, false),
+		gemmShape(2048, 384, 1152, false, true), gemmShape(384, 2048, 1152, true, false)}
+	return &Kernel{
+		Name:     "gemmbf16",
+		Doc:      "C = op(A)·op(B), A and B rounded to bfloat16, float32 sums, beta = 0",
+		Bound:    ComputeBound,
+		PeakBF16: true,
+		Shapes:   shapes,
+		Short:    "sq512",
+		has:      func(im *Impl) bool { return im.GemmBF16Compute != nil },
+		work: func(s Shape) Work {
+			m, n, k := float64(s.M), float64(s.N), float64(s.K)
+			return Work{Flops: 2 * m * n * k, Bytes: 4 * (m*k + k*n + m*n)}
+		},
+		setup: func(s Shape, im *Impl) func() {
+			ar, ac := s.M, s.K
+			if s.TransA {
+				ar, ac = ac, ar
+			}
+			br, bc := s.K, s.N
+			if s.TransB {
+				br, bc = bc, br
+			}
+			r := newRand(1)
+			a, b, c := randSlice(r, ar*ac, 1), randSlice(r, br*bc, 1), make([]float32, s.M*s.N)
+			f := im.GemmBF16Compute
+			return func() { f(s.TransA, s.TransB, s.M, s.N, s.K, 1, a, ac, b, bc, 0, c, s.N) }
+		},
+	}
 }

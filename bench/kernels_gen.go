@@ -10,56 +10,64 @@ import (
 // KernelFuncs holds one func a kernel of package kernels, with its signature;
 // a nil field marks a kernel an Impl does not provide. Impl embeds it.
 type KernelFuncs struct {
-	Gemm                func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
-	Gemv                func(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32)
-	Softmax             func(m, n int, x []float32, ldx int, y []float32, ldy int)
-	SoftmaxBackward     func(m, n int, y []float32, ldy int, dy []float32, lddy int, dx []float32, lddx int)
-	MaskedScores        func(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int)
-	Dot                 func(x, y []float32) float32
-	Axpy                func(alpha float32, x, y []float32)
-	Scale               func(alpha float32, x []float32)
-	Add                 func(dst, x, y []float32)
-	Sum                 func(x []float32) float32
-	Max                 func(x []float32) float32
-	LayerNorm           func(m, n int, x []float32, ldx int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32)
-	LayerNormBackward   func(m, n int, dy []float32, lddy int, x []float32, ldx int, mean, rstd, gamma []float32, dx []float32, lddx int, dgamma, dbeta []float32)
-	AdamW               func(params, grads, m, v []float32, h kernels.AdamWParams)
-	SumSquares          func(x []float32) float64
-	SoftmaxCrossEntropy func(m, n int, logits []float32, ldl int, targets []int32, scale float32, dlogits []float32, lddl int, losses []float32)
-	GELU                func(dst, x []float32)
-	GELUBackward        func(dx, dy, x []float32)
-	BiasGELU            func(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int)
-	GemmBiasGELU        func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
-	GemmBias            func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int)
-	GemmBF16            func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)
-	GemmInt8            func(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
+	Gemm                    func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+	Gemv                    func(trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32)
+	Softmax                 func(m, n int, x []float32, ldx int, y []float32, ldy int)
+	SoftmaxBackward         func(m, n int, y []float32, ldy int, dy []float32, lddy int, dx []float32, lddx int)
+	MaskedScores            func(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int)
+	Dot                     func(x, y []float32) float32
+	Axpy                    func(alpha float32, x, y []float32)
+	Scale                   func(alpha float32, x []float32)
+	Add                     func(dst, x, y []float32)
+	Sum                     func(x []float32) float32
+	Max                     func(x []float32) float32
+	LayerNorm               func(m, n int, x []float32, ldx int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32)
+	LayerNormBackward       func(m, n int, dy []float32, lddy int, x []float32, ldx int, mean, rstd, gamma []float32, dx []float32, lddx int, dgamma, dbeta []float32)
+	AdamW                   func(params, grads, m, v []float32, h kernels.AdamWParams)
+	SumSquares              func(x []float32) float64
+	SoftmaxCrossEntropy     func(m, n int, logits []float32, ldl int, targets []int32, scale float32, dlogits []float32, lddl int, losses []float32)
+	GELU                    func(dst, x []float32)
+	GELUBackward            func(dx, dy, x []float32)
+	BiasGELU                func(m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int)
+	GemmBiasGELU            func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
+	GemmBias                func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int)
+	GemmBF16                func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)
+	GemmInt8                func(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
+	GemmBF16Compute         func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+	GemmBiasBF16Compute     func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int)
+	GemmBiasGELUBF16Compute func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
+	GemmBF16ComputeWeights  func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)
 }
 
 // kernelsOf returns the method values of p for every kernel.
 func kernelsOf(p *kernels.Impl) KernelFuncs {
 	return KernelFuncs{
-		Gemm:                p.Gemm,
-		Gemv:                p.Gemv,
-		Softmax:             p.Softmax,
-		SoftmaxBackward:     p.SoftmaxBackward,
-		MaskedScores:        p.MaskedScores,
-		Dot:                 p.Dot,
-		Axpy:                p.Axpy,
-		Scale:               p.Scale,
-		Add:                 p.Add,
-		Sum:                 p.Sum,
-		Max:                 p.Max,
-		LayerNorm:           p.LayerNorm,
-		LayerNormBackward:   p.LayerNormBackward,
-		AdamW:               p.AdamW,
-		SumSquares:          p.SumSquares,
-		SoftmaxCrossEntropy: p.SoftmaxCrossEntropy,
-		GELU:                p.GELU,
-		GELUBackward:        p.GELUBackward,
-		BiasGELU:            p.BiasGELU,
-		GemmBiasGELU:        p.GemmBiasGELU,
-		GemmBias:            p.GemmBias,
-		GemmBF16:            p.GemmBF16,
-		GemmInt8:            p.GemmInt8,
+		Gemm:                    p.Gemm,
+		Gemv:                    p.Gemv,
+		Softmax:                 p.Softmax,
+		SoftmaxBackward:         p.SoftmaxBackward,
+		MaskedScores:            p.MaskedScores,
+		Dot:                     p.Dot,
+		Axpy:                    p.Axpy,
+		Scale:                   p.Scale,
+		Add:                     p.Add,
+		Sum:                     p.Sum,
+		Max:                     p.Max,
+		LayerNorm:               p.LayerNorm,
+		LayerNormBackward:       p.LayerNormBackward,
+		AdamW:                   p.AdamW,
+		SumSquares:              p.SumSquares,
+		SoftmaxCrossEntropy:     p.SoftmaxCrossEntropy,
+		GELU:                    p.GELU,
+		GELUBackward:            p.GELUBackward,
+		BiasGELU:                p.BiasGELU,
+		GemmBiasGELU:            p.GemmBiasGELU,
+		GemmBias:                p.GemmBias,
+		GemmBF16:                p.GemmBF16,
+		GemmInt8:                p.GemmInt8,
+		GemmBF16Compute:         p.GemmBF16Compute,
+		GemmBiasBF16Compute:     p.GemmBiasBF16Compute,
+		GemmBiasGELUBF16Compute: p.GemmBiasGELUBF16Compute,
+		GemmBF16ComputeWeights:  p.GemmBF16ComputeWeights,
 	}
 }

@@ -243,6 +243,32 @@ func (p *Peaks) Sampler(isa *kernels.Impl, threads int) *PeakSampler {
 	return s
 }
 
+// BF16PeakSuffix follows the implementation's name in the ISA of a
+// PeakKey of the bfloat16 peak loop (kernels.Impl.BF16PeakLoop): "avx512
+// bf16".
+const BF16PeakSuffix = " bf16"
+
+// bf16Loop runs an implementation's bfloat16 peak loop as a fmaLoop.
+type bf16Loop struct{ p *kernels.Impl }
+
+func (l bf16Loop) FMAPeakLoop(iters int) int { return l.p.BF16PeakLoop(iters) }
+
+// SamplerFor returns the PeakSampler of kernel k's yardstick: Sampler's,
+// or for a kernel measured against the bfloat16 peak (Kernel.PeakBF16)
+// one of isa's bfloat16 peak loop, recorded under the ISA name with
+// BF16PeakSuffix; its methods do nothing when isa has no such loop.
+func (p *Peaks) SamplerFor(k *Kernel, isa *kernels.Impl, threads int) *PeakSampler {
+	if !k.PeakBF16 {
+		return p.Sampler(isa, threads)
+	}
+	s := &PeakSampler{peaks: p}
+	if isa != nil && isa.BF16PeakLoop(1) > 0 {
+		s.key = PeakKey{isa.Name() + BF16PeakSuffix, threads}
+		s.measure = func(d time.Duration) float64 { return measurePeak(bf16Loop{isa}, threads, d) }
+	}
+	return s
+}
+
 // Key returns the PeakKey the samples are recorded under, and false when
 // the sampler has no peak loop.
 func (s *PeakSampler) Key() (PeakKey, bool) { return s.key, s.measure != nil }

@@ -89,7 +89,7 @@ func RunContext(ctx context.Context, c Case, impls []*Impl, opt Options) ([]*Res
 	if opt.Peaks != nil && c.Kernel.Bound == ComputeBound {
 		for _, p := range ps {
 			if isa := p.res.Impl.ISA; isa != nil && samplers[isa] == nil {
-				s := opt.Peaks.Sampler(isa, procs)
+				s := opt.Peaks.SamplerFor(c.Kernel, isa, procs)
 				samplers[isa] = s
 				order = append(order, s)
 			}
@@ -142,12 +142,16 @@ func calibrate(op func(), d time.Duration) int {
 	}
 }
 
-// PeakKey returns the FMA peak r's percent of peak divides by: the peak
-// loop of its Impl.ISA on Procs goroutines; false for a memory-bound case
+// PeakKey returns the peak r's percent of peak divides by: the FMA peak
+// loop of its Impl.ISA on Procs goroutines (the bfloat16 one, its key's
+// ISA ending in BF16PeakSuffix, for a Kernel.PeakBF16 case); false for a memory-bound case
 // or an Impl without an ISA.
 func (r *Result) PeakKey() (PeakKey, bool) {
 	if r.Case.Kernel.Bound != ComputeBound || r.Impl.ISA == nil {
 		return PeakKey{}, false
+	}
+	if r.Case.Kernel.PeakBF16 {
+		return PeakKey{r.Impl.ISA.Name() + BF16PeakSuffix, r.Procs}, true
 	}
 	return PeakKey{r.Impl.ISA.Name(), r.Procs}, true
 }

@@ -42,7 +42,7 @@ func Benchmark(b *testing.B, c Case, im *Impl) {
 		}
 		return
 	}
-	s := benchmarkPeaks.Sampler(im.ISA, runtime.GOMAXPROCS(0))
+	s := benchmarkPeaks.SamplerFor(c.Kernel, im.ISA, runtime.GOMAXPROCS(0))
 	op() // warm up
 	s.Begin()
 	var kernel time.Duration

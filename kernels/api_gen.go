@@ -145,6 +145,34 @@ func GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta f
 	current.Load().GemmInt8(m, alpha, a, lda, w, beta, c, ldc)
 }
 
+// GemmBF16Compute computes C = alpha*op(A)*op(B) + beta*C with A and B
+// rounded to bfloat16 with the default implementation; see
+// (*Impl).GemmBF16Compute.
+func GemmBF16Compute(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	current.Load().GemmBF16Compute(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// GemmBiasBF16Compute sets C = op(A)·op(B) + bias with A and B rounded
+// to bfloat16 with the default implementation; see
+// (*Impl).GemmBiasBF16Compute.
+func GemmBiasBF16Compute(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
+	current.Load().GemmBiasBF16Compute(transA, transB, m, n, k, a, lda, b, ldb, bias, c, ldc)
+}
+
+// GemmBiasGELUBF16Compute sets pre = op(A)·op(B) + bias and out =
+// gelu(pre) with A and B rounded to bfloat16 with the default
+// implementation; see (*Impl).GemmBiasGELUBF16Compute.
+func GemmBiasGELUBF16Compute(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
+	current.Load().GemmBiasGELUBF16Compute(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
+}
+
+// GemmBF16ComputeWeights computes C = alpha*A·Wᵀ + beta*C with A
+// rounded to bfloat16, for the bfloat16 weights W with the default
+// implementation; see (*Impl).GemmBF16ComputeWeights.
+func GemmBF16ComputeWeights(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+	current.Load().GemmBF16ComputeWeights(m, alpha, a, lda, w, beta, c, ldc)
+}
+
 // GemvBF16 computes y = alpha*W·x + beta*y for the bfloat16 weights W
 // with the default implementation; see (*Impl).GemvBF16.
 func GemvBF16(alpha float32, w *lowbit.BF16, x []float32, beta float32, y []float32) {

@@ -24,6 +24,10 @@ type kernelAPI interface {
 	MatMul(m, n, k int, a, b, c []float32)
 	GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
 	GemmBias(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int)
+	GemmBF16Compute(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+	GemmBiasBF16Compute(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int)
+	GemmBiasGELUBF16Compute(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
+	GemmBF16ComputeWeights(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)
 	Softmax(m, n int, x []float32, ldx int, y []float32, ldy int)
 	SoftmaxBackward(m, n int, y []float32, ldy int, dy []float32, lddy int, dx []float32, lddx int)
 	MaskedScores(tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int)
@@ -59,6 +63,18 @@ func (pkgLevel) GemmBiasGELU(transA, transB bool, m, n, k int, a []float32, lda 
 }
 func (pkgLevel) GemmBias(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
 	GemmBias(transA, transB, m, n, k, a, lda, b, ldb, bias, c, ldc)
+}
+func (pkgLevel) GemmBF16Compute(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	GemmBF16Compute(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+func (pkgLevel) GemmBiasBF16Compute(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int) {
+	GemmBiasBF16Compute(transA, transB, m, n, k, a, lda, b, ldb, bias, c, ldc)
+}
+func (pkgLevel) GemmBiasGELUBF16Compute(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int) {
+	GemmBiasGELUBF16Compute(transA, transB, m, n, k, a, lda, b, ldb, bias, pre, ldpre, out, ldout)
+}
+func (pkgLevel) GemmBF16ComputeWeights(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+	GemmBF16ComputeWeights(m, alpha, a, lda, w, beta, c, ldc)
 }
 func (pkgLevel) Softmax(m, n int, x []float32, ldx int, y []float32, ldy int) {
 	Softmax(m, n, x, ldx, y, ldy)
@@ -192,6 +208,46 @@ func badArgCases(arena []float32) []badArgCase {
 		{"GemmBias", "more than the address space", func(k kernelAPI) {
 			k.GemmBias(false, false, 4, 4, 4, s(0, 16), 4, s(100, 16), 4, s(300, 4), s(200, 16), big)
 		}},
+		{"GemmBF16Compute", "m = -1, must be >= 0", func(k kernelAPI) {
+			k.GemmBF16Compute(false, false, -1, 4, 4, 1, s(0, 16), 4, s(100, 16), 4, 0, s(200, 16), 4)
+		}},
+		{"GemmBF16Compute", "ldb = 3 is smaller than the row length 4", func(k kernelAPI) {
+			k.GemmBF16Compute(false, true, 4, 4, 4, 1, s(0, 16), 4, s(100, 16), 3, 0, s(200, 16), 4)
+		}},
+		{"GemmBF16Compute", "len(a) = 15, want >= 16", func(k kernelAPI) {
+			k.GemmBF16Compute(true, false, 4, 4, 4, 1, tail(15), 4, s(100, 16), 4, 0, s(200, 16), 4)
+		}},
+		{"GemmBF16Compute", "more than the address space", func(k kernelAPI) {
+			k.GemmBF16Compute(false, false, 4, 4, 4, 1, s(0, 16), big, s(100, 16), 4, 0, s(200, 16), 4)
+		}},
+		{"GemmBF16Compute", "c overlaps b", func(k kernelAPI) {
+			k.GemmBF16Compute(false, false, 4, 4, 4, 1, s(0, 16), 4, s(100, 16), 4, 0, s(110, 16), 4)
+		}},
+		{"GemmBiasBF16Compute", "len(bias) = 3, want >= 4", func(k kernelAPI) {
+			k.GemmBiasBF16Compute(false, false, 4, 4, 4, s(0, 16), 4, s(100, 16), 4, tail(3), s(200, 16), 4)
+		}},
+		{"GemmBiasBF16Compute", "k = -1, must be >= 0", func(k kernelAPI) {
+			k.GemmBiasBF16Compute(false, false, 4, 4, -1, s(0, 16), 4, s(100, 16), 4, s(300, 4), s(200, 16), 4)
+		}},
+		{"GemmBiasBF16Compute", "c overlaps bias", func(k kernelAPI) {
+			k.GemmBiasBF16Compute(false, false, 4, 4, 4, s(0, 16), 4, s(100, 16), 4, s(215, 4), s(200, 16), 4)
+		}},
+		{"GemmBiasGELUBF16Compute", "len(out) = 15, want >= 16", func(k kernelAPI) {
+			k.GemmBiasGELUBF16Compute(false, false, 4, 4, 4, s(0, 16), 4, s(100, 16), 4, s(300, 4), s(200, 16), 4, tail(15), 4)
+		}},
+		{"GemmBiasGELUBF16Compute", "out overlaps pre", func(k kernelAPI) {
+			k.GemmBiasGELUBF16Compute(false, false, 4, 4, 4, s(0, 16), 4, s(100, 16), 4, s(300, 4), s(200, 16), 4, s(210, 16), 4)
+		}},
+		{"GemmBiasGELUBF16Compute", "pre overlaps a", func(k kernelAPI) {
+			k.GemmBiasGELUBF16Compute(false, false, 4, 4, 4, s(0, 16), 4, s(100, 16), 4, s(300, 4), s(4, 16), 4, s(400, 16), 4)
+		}},
+		{"GemmBF16ComputeWeights", "m = -1, must be >= 0", func(k kernelAPI) { k.GemmBF16ComputeWeights(-1, 1, s(0, 80), 40, wb, 0, s(200, 8), 4) }},
+		{"GemmBF16ComputeWeights", "ldc = 3, want >= max(w.N, 1) = 4", func(k kernelAPI) { k.GemmBF16ComputeWeights(2, 1, s(0, 80), 40, wb, 0, s(200, 8), 3) }},
+		{"GemmBF16ComputeWeights", "BF16 1099511627776×1099511627776: ", func(k kernelAPI) {
+			k.GemmBF16ComputeWeights(2, 1, s(0, 80), 40, hugeB, 0, s(200, 8), 4)
+		}},
+		{"GemmBF16ComputeWeights", "nil *lowbit.BF16", func(k kernelAPI) { k.GemmBF16ComputeWeights(2, 1, s(0, 80), 40, nil, 0, s(200, 8), 4) }},
+		{"GemmBF16ComputeWeights", "c overlaps a", func(k kernelAPI) { k.GemmBF16ComputeWeights(2, 1, s(0, 80), 40, wb, 0, s(70, 8), 4) }},
 
 		// Softmax and SoftmaxBackward: 4×4.
 		{"Softmax", "m = -1, must be >= 0", func(k kernelAPI) { k.Softmax(-1, 4, s(0, 16), 4, s(100, 16), 4) }},

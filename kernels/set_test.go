@@ -36,6 +36,12 @@ var parityTests = map[string][]func(*testing.T){
 	"GemmBF16":        {TestGemmLowbitSweep, TestGemmLowbitSpecial, TestGemvLowbit, TestGemmLowbitDeterministicSplit},
 	"GemmInt8":        {TestGemmLowbitSweep, TestGemmLowbitSpecial, TestGemvLowbit, TestGemmLowbitDeterministicSplit},
 
+	"GemmBF16Compute":         {TestGemmBF16ComputeBound, TestGemmBF16ComputeExact, TestGemmBF16ComputeRounds, TestGemmBF16ComputeSpecial},
+	"GemmBiasBF16Compute":     {TestGemmBF16ComputeEpilogues},
+	"GemmBiasGELUBF16Compute": {TestGemmBF16ComputeEpilogues},
+	"GemmBF16ComputeWeights":  {TestGemmBF16ComputeWeights},
+	"BF16Loop":                {TestBF16PeakLoop},
+
 	"LayerNorm":           {TestLayerNormSweep, TestLayerNormInPlace, TestLayerNormSpecial},
 	"LayerNormBackward":   {TestLayerNormBackwardSweep, TestLayerNormBackwardMatchesGeneric},
 	"AdamW":               {TestAdamW, TestAdamWSpecial},
@@ -47,7 +53,7 @@ var parityTests = map[string][]func(*testing.T){
 // optionalAnywhere those every implementation may.
 var (
 	optional         = map[string]bool{"FMALoop": true}
-	optionalAnywhere = map[string]bool{"ReadLoop": true}
+	optionalAnywhere = map[string]bool{"ReadLoop": true, "BF16Loop": true}
 )
 
 // notKernels lists the func fields of kernelset.Set that are not kernels
@@ -101,6 +107,9 @@ func TestSetFields(t *testing.T) {
 		}
 		if (p.set.FMALoop == nil) != (p.set.FMAFlops == 0) {
 			t.Errorf("%s: FMALoop and FMAFlops disagree", p.Name())
+		}
+		if (p.set.BF16Loop == nil) != (p.set.BF16Flops == 0) {
+			t.Errorf("%s: BF16Loop and BF16Flops disagree", p.Name())
 		}
 		if (p.set.ReadLoop == nil) != (p.set.ReadBlock == 0) {
 			t.Errorf("%s: ReadLoop and ReadBlock disagree", p.Name())

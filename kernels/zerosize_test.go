@@ -141,7 +141,42 @@ func zeroCases() map[string][]zeroCase {
 					},
 					want: func(b, _ [][]float32) [][]float32 { return [][]float32{scaled(beta, b[0])} },
 				})
+				add("GemmBF16Compute", zeroCase{desc: fmt.Sprintf("%s beta=%v", desc, beta),
+					run: func(p *Impl, z *zeroArgs) ([][]float32, [][]float32) {
+						a, b, c := z.mat(ar, ac, ac), z.mat(br, bc, bc), z.mat(m, n, n)
+						c0 := clone(c)
+						p.GemmBF16Compute(tA, tB, m, n, k, 0.5, a, ac, b, bc, beta, c, n)
+						return [][]float32{c0}, [][]float32{c}
+					},
+					want: func(b, _ [][]float32) [][]float32 { return [][]float32{scaled(beta, b[0])} },
+				})
 			}
+			add("GemmBiasBF16Compute", zeroCase{desc: desc,
+				run: func(p *Impl, z *zeroArgs) ([][]float32, [][]float32) {
+					a, b, bias, c := z.mat(ar, ac, ac), z.mat(br, bc, bc), z.vec(n), z.mat(m, n, n)
+					b0 := [][]float32{clone(bias), clone(c)}
+					p.GemmBiasBF16Compute(tA, tB, m, n, k, a, ac, b, bc, bias, c, n)
+					return b0, [][]float32{c}
+				},
+				want: func(b, _ [][]float32) [][]float32 {
+					return [][]float32{rowsOf(b[1], m, n, n, func(j int) float32 { return b[0][j] })}
+				},
+			})
+			add("GemmBiasGELUBF16Compute", zeroCase{desc: desc,
+				run: func(p *Impl, z *zeroArgs) ([][]float32, [][]float32) {
+					a, b, bias, pre, out := z.mat(ar, ac, ac), z.mat(br, bc, bc), z.vec(n), z.mat(m, n, n), z.mat(m, n, n)
+					b0 := [][]float32{clone(bias), clone(pre)}
+					p.GemmBiasGELUBF16Compute(tA, tB, m, n, k, a, ac, b, bc, bias, pre, n, out, n)
+					g := make([]float32, len(pre))
+					p.GELU(g, pre)
+					return b0, [][]float32{pre, out, g}
+				},
+				want: func(b, a [][]float32) [][]float32 {
+					pre := rowsOf(b[1], m, n, n, func(j int) float32 { return b[0][j] })
+					return [][]float32{pre, a[2]}
+				},
+				generic: 1,
+			})
 			add("GemmBias", zeroCase{desc: desc,
 				run: func(p *Impl, z *zeroArgs) ([][]float32, [][]float32) {
 					a, b, bias, c := z.mat(ar, ac, ac), z.mat(br, bc, bc), z.vec(n), z.mat(m, n, n)
@@ -311,6 +346,12 @@ func zeroCases() map[string][]zeroCase {
 				a, c := z.mat(m, k, ld(k)), z.mat(m, n, ld(n))
 				c0 := clone(c)
 				p.GemmBF16(m, 0.5, a, ld(k), bf(), beta, c, ld(n))
+				return [][]float32{c0}, [][]float32{c}
+			}})
+			add("GemmBF16ComputeWeights", zeroCase{desc: bd, want: want, run: func(p *Impl, z *zeroArgs) ([][]float32, [][]float32) {
+				a, c := z.mat(m, k, ld(k)), z.mat(m, n, ld(n))
+				c0 := clone(c)
+				p.GemmBF16ComputeWeights(m, 0.5, a, ld(k), bf(), beta, c, ld(n))
 				return [][]float32{c0}, [][]float32{c}
 			}})
 			add("GemmInt8", zeroCase{desc: bd, want: want, run: func(p *Impl, z *zeroArgs) ([][]float32, [][]float32) {

@@ -185,7 +185,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: kernelbench [flags]\n\nMeasures simdgpt's kernels on every implementation and peer, interleaved.\n"+
 			"%%peak is the rate over the largest FMA peak sample of the run (sampled before, between and after each\n"+
-			"case's samples), computed once all samples are in; a %%peak marked ! is above every peak sample.\n\n")
+			"case's samples; the bfloat16 peak loop's for gemmbf16), computed once all samples are in; a %%peak\n"+
+			"marked ! is above every peak sample.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

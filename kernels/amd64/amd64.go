@@ -40,6 +40,7 @@ func withTile(set string, mk func(tile string) *kernelset.Set) func(string) *ker
 // setAVX2 returns the avx2 set with its GEMM family on the named tile.
 func setAVX2(tile string) *kernelset.Set {
 	g := familyAVX2(tile)
+	bf := bf16Family(g, nil)
 	return &kernelset.Set{
 		Name:            "avx2",
 		Requires:        "AVX2, FMA",
@@ -78,6 +79,11 @@ func setAVX2(tile string) *kernelset.Set {
 		GemmBF16: wdotsAVX2.GemmBF16,
 		GemmInt8: wdotsAVX2.GemmInt8,
 
+		GemmBF16Compute:         bf.GemmBF16Compute,
+		GemmBiasBF16Compute:     bf.GemmBiasBF16Compute,
+		GemmBiasGELUBF16Compute: bf.GemmBiasGELUBF16Compute,
+		GemmBF16ComputeWeights:  bf.GemmBF16ComputeWeights,
+
 		Tile:     tile,
 		Tiles:    tileNames("avx2"),
 		WithTile: withTile("avx2", setAVX2),
@@ -87,6 +93,8 @@ func setAVX2(tile string) *kernelset.Set {
 // setAVX512 returns the avx512 set with its GEMM family on the named tile.
 func setAVX512(tile string) *kernelset.Set {
 	g := familyAVX512(tile)
+	bf := bf16Family(g, bf16DriverAVX512)
+	bf16Loop, bf16Flops := bf16Peak()
 	return &kernelset.Set{
 		Name:            "avx512",
 		Requires:        "AVX-512F, AVX-512DQ, AVX-512BW",
@@ -125,6 +133,14 @@ func setAVX512(tile string) *kernelset.Set {
 
 		GemmBF16: wdotsAVX512.GemmBF16,
 		GemmInt8: wdotsAVX512.GemmInt8,
+
+		GemmBF16Compute:         bf.GemmBF16Compute,
+		GemmBiasBF16Compute:     bf.GemmBiasBF16Compute,
+		GemmBiasGELUBF16Compute: bf.GemmBiasGELUBF16Compute,
+		GemmBF16ComputeWeights:  bf.GemmBF16ComputeWeights,
+
+		BF16Loop:  bf16Loop,
+		BF16Flops: bf16Flops,
 
 		Tile:     tile,
 		Tiles:    tileNames("avx512"),

@@ -13,3 +13,4 @@ package amd64
 //go:generate go -C ../../asm/gen run ./optim -out ../../kernels/amd64/optim_amd64.s -stubs ../../kernels/amd64/optim_stubs_amd64.go -pkg amd64
 //go:generate go -C ../../asm/gen run ./gelu -out ../../kernels/amd64/gelu_amd64.s -stubs ../../kernels/amd64/gelu_stubs_amd64.go -pkg amd64
 //go:generate go -C ../../asm/gen run ./skinny -out ../../kernels/amd64/skinny_amd64.s -stubs ../../kernels/amd64/skinny_stubs_amd64.go -pkg amd64
+//go:generate go -C ../../asm/gen run ./gemmbf16 -out ../../kernels/amd64/gemmbf16_amd64.s -stubs ../../kernels/amd64/gemmbf16_stubs_amd64.go -pkg amd64

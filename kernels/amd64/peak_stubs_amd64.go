@@ -16,6 +16,12 @@ func fmaPeakAVX2(n int)
 //go:noescape
 func fmaPeakAVX512(n int)
 
+// bf16PeakAVX512 runs n iterations of 24 independent VDPBF16PS on 16-lane registers.
+// Each iteration performs 1536 floating-point operations. Requires AVX-512F and AVX512_BF16.
+//
+//go:noescape
+func bf16PeakAVX512(n int)
+
 // readAheadAVX2 returns the sum of the n floats from p (n >= 1, a multiple of 256), read 1024 bytes
 // at a time, each line dist bytes further on prefetched (PREFETCHT0) as they are read. Requires AVX2 and FMA.
 //

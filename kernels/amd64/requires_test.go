@@ -27,7 +27,9 @@ func TestRequires(t *testing.T) {
 	for f := range avx512 {
 		bf16[f] = true
 	}
-	gatedBF16 := map[string]bool{"wdotsBF16Pair1AVX512": true, "wdotsSplitBF16AVX512": true}
+	gatedBF16 := map[string]bool{"wdotsBF16Pair1AVX512": true, "wdotsSplitBF16AVX512": true,
+		"gemmBF16Kernel14x32AVX512": true, "bf16PackRowsAVX512": true, "bf16PackRowsHalvesAVX512": true,
+		"bf16PackPairsAVX512": true, "bf16PeakAVX512": true}
 	files, err := filepath.Glob("*_amd64.s")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no generated assembly: %v", err)

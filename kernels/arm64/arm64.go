@@ -48,6 +48,11 @@ func init() {
 
 		GemmBF16: wdotsNEONKernels.GemmBF16,
 		GemmInt8: wdotsNEONKernels.GemmInt8,
+
+		GemmBF16Compute:         bf16NEON.GemmBF16Compute,
+		GemmBiasBF16Compute:     bf16NEON.GemmBiasBF16Compute,
+		GemmBiasGELUBF16Compute: bf16NEON.GemmBiasGELUBF16Compute,
+		GemmBF16ComputeWeights:  bf16NEON.GemmBF16ComputeWeights,
 	})
 }
 

@@ -151,6 +151,30 @@ var kernels = []kernel{
 		contract: "m >= 0; w is a valid matrix (lowbit.Int8.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Blocks; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
 	},
 	{
+		name:     "GemmBF16Compute",
+		params:   "transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int",
+		summary:  "computes C = alpha*op(A)*op(B) + beta*C with A and B rounded to bfloat16",
+		contract: "As Gemm's; each product of bfloat16 operands is summed in float32. m, n > 0, k >= 0; every matrix fits its slice with its leading dimension; C overlaps neither A nor B; C is not read when beta is 0.",
+	},
+	{
+		name:     "GemmBiasBF16Compute",
+		params:   "transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int",
+		summary:  "sets C = op(A)·op(B) + bias with A and B rounded to bfloat16",
+		contract: "With the arithmetic of GemmBF16Compute (alpha 1, beta 0) followed by Add(C_i, C_i, bias) on each row i of C. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; C overlaps neither A nor B (when k > 0), nor bias.",
+	},
+	{
+		name:     "GemmBiasGELUBF16Compute",
+		params:   "transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int",
+		summary:  "sets pre = op(A)·op(B) + bias and out = gelu(pre) with A and B rounded to bfloat16",
+		contract: "With the arithmetic of GemmBF16Compute (alpha 1, beta 0) followed by BiasGELU. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; pre and out overlap neither A nor B (when k > 0), nor each other, nor bias.",
+	},
+	{
+		name:     "GemmBF16ComputeWeights",
+		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int",
+		summary:  "computes C = alpha*A·Wᵀ + beta*C with A rounded to bfloat16, for the bfloat16 weights W",
+		contract: "As GemmBF16Compute with op(B) = Wᵀ. m >= 0; w is a valid matrix (lowbit.BF16.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Data; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
+	},
+	{
 		name:      "GemvBF16",
 		params:    "alpha float32, w *lowbit.BF16, x []float32, beta float32, y []float32",
 		summary:   "computes y = alpha*W·x + beta*y for the bfloat16 weights W",

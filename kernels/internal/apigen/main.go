@@ -137,6 +137,13 @@ type Set struct {
 	ReadLoop  func(p *float32, n, dist int) float32
 	ReadBlock int
 
+	// BF16Loop runs n >= 1 iterations of BF16Flops floating-point
+	// operations of independent bfloat16 dot products (VDPBF16PS), for
+	// measuring the CPU's peak bfloat16 rate; nil (and BF16Flops 0) for
+	// the sets that have no such instruction or whose CPU lacks it.
+	BF16Loop  func(n int)
+	BF16Flops int
+
 	// Tile is the shape of the GEMM micro-kernels' tile, rows×columns of
 	// C such as "14x32", the one the set uses on this CPU; empty for a
 	// set without micro-kernels (generic). Tiles lists every shape the

@@ -129,6 +129,33 @@ type Set struct {
 	// w.Blocks; C is not read when beta is 0; A and W are not read when
 	// alpha is 0 or w.K is 0.
 	GemmInt8 func(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
+	// GemmBF16Compute computes C = alpha*op(A)*op(B) + beta*C with A and B
+	// rounded to bfloat16 (see kernels.GemmBF16Compute). As Gemm's; each
+	// product of bfloat16 operands is summed in float32. m, n > 0, k >= 0;
+	// every matrix fits its slice with its leading dimension; C overlaps
+	// neither A nor B; C is not read when beta is 0.
+	GemmBF16Compute func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+	// GemmBiasBF16Compute sets C = op(A)·op(B) + bias with A and B rounded
+	// to bfloat16 (see kernels.GemmBiasBF16Compute). With the arithmetic of
+	// GemmBF16Compute (alpha 1, beta 0) followed by Add(C_i, C_i, bias) on
+	// each row i of C. m, n > 0, k >= 0; every matrix fits its slice,
+	// len(bias) >= n; C overlaps neither A nor B (when k > 0), nor bias.
+	GemmBiasBF16Compute func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int)
+	// GemmBiasGELUBF16Compute sets pre = op(A)·op(B) + bias and out =
+	// gelu(pre) with A and B rounded to bfloat16 (see
+	// kernels.GemmBiasGELUBF16Compute). With the arithmetic of
+	// GemmBF16Compute (alpha 1, beta 0) followed by BiasGELU. m, n > 0, k
+	// >= 0; every matrix fits its slice, len(bias) >= n; pre and out
+	// overlap neither A nor B (when k > 0), nor each other, nor bias.
+	GemmBiasGELUBF16Compute func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
+	// GemmBF16ComputeWeights computes C = alpha*A·Wᵀ + beta*C with A
+	// rounded to bfloat16, for the bfloat16 weights W (see
+	// kernels.GemmBF16ComputeWeights). As GemmBF16Compute with op(B) =
+	// Wᵀ. m >= 0; w is a valid matrix (lowbit.BF16.Check); A (m×w.K) and
+	// C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >=
+	// max(w.N, 1); C overlaps neither A nor w.Data; C is not read when beta
+	// is 0; A and W are not read when alpha is 0 or w.K is 0.
+	GemmBF16ComputeWeights func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)
 
 	// FMALoop runs n >= 1 iterations of FMAFlops floating-point
 	// operations of independent FMAs in the set's widest registers, for
@@ -142,6 +169,13 @@ type Set struct {
 	// memory. nil for the sets without one.
 	ReadLoop  func(p *float32, n, dist int) float32
 	ReadBlock int
+
+	// BF16Loop runs n >= 1 iterations of BF16Flops floating-point
+	// operations of independent bfloat16 dot products (VDPBF16PS), for
+	// measuring the CPU's peak bfloat16 rate; nil (and BF16Flops 0) for
+	// the sets that have no such instruction or whose CPU lacks it.
+	BF16Loop  func(n int)
+	BF16Flops int
 
 	// Tile is the shape of the GEMM micro-kernels' tile, rows×columns of
 	// C such as "14x32", the one the set uses on this CPU; empty for a

@@ -1,0 +1,499 @@
+// Package bf16gemm is the driver of the bfloat16 matrix products
+// (kernels.GemmBF16Compute and its family): operands rounded to bfloat16,
+// products summed in float32.
+//
+// Driver runs them on a bfloat16 dot-product micro-kernel (VDPBF16PS on
+// AVX512_BF16). Both operands are packed once per call: op(A) into words
+// of two bfloat16 k steps, row by row (A(i, q) at a[i*rsa + q*csa]); op(B)
+// into panels of NR columns, each panel kp rows of NR words (B(q, j) at
+// panel[q*NR + j]), so that one vector of a panel row holds the pair q of
+// 16 columns. Then, as the float32 driver (package blocked) does, the
+// products run in blocks of kc pairs × nc columns (the B block in L2), a
+// sliver of MR rows of A in L1 streaming B panels past it:
+//
+//	for jc in n by nc:
+//	  for pc in kp by kc:               beta applies on the first pc only
+//	    for ir in m by MR:              A sliver (MR×kc words) in L1
+//	      for jr in nc by NR:           B panels stream from L2
+//	        micro-kernel on one MR×NR tile
+//	      epilogue (last pc only) on the sliver's MR×nc of C
+//
+// Large products are split by rows of C (whole slivers), or by column
+// panels when C has few rows, between goroutines after the packing; each
+// element is computed by the same sequence of operations in any part, so
+// the results do not depend on GOMAXPROCS.
+//
+// Rounded is the driver of CPUs without a bfloat16 dot product: it rounds
+// the operands to bfloat16 values held in float32 and runs the float32
+// GEMM on them; each product of two bfloat16 is exact in float32, so the
+// result is the float32 sum of the exact products, within the same
+// contract.
+package bf16gemm
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/simdgpt/simdgpt/internal/parallel"
+	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
+)
+
+// Kernels is what an ISA provides to Driver.
+type Kernels struct {
+	// MR and NR are the micro-kernel's tile, rows × columns (NR a
+	// multiple of 16).
+	MR, NR int
+	// Micro sets the full MR×NR tile C = alpha*S + beta*C (leading
+	// dimension ldc; C not read when beta is ±0) for S[i][j] the float32
+	// sum over q < kp (>= 1) of the products of the bfloat16 pairs A(i, q)
+	// = a[i*rsa + q*csa] and B(q, j) = b[q*NR + j], computed as
+	// float32(alpha*S) + float32(beta*C).
+	Micro func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)
+	// PackRows and PackRowsHalves write, for r < rows and q <
+	// 16*blocks, dst[r*ldd+q] = the pair (x[2q], x[2q+1]) (PackRows) or
+	// (x[32g+d], x[32g+16+d]) for q = 16g+d (PackRowsHalves) of x =
+	// src[r*lds:] rounded to bfloat16, the first in the low half.
+	PackRows, PackRowsHalves func(dst *uint32, src *float32, lds, rows, blocks, ldd int)
+	// PackPairs writes, for q < kp and j < 16*chunks, dst[q*ldd+j] = the
+	// pair (src[2q*lds+j], src[(2q+1)*lds+j]) rounded to bfloat16.
+	PackPairs func(dst *uint32, src *float32, lds, kp, chunks, ldd int)
+}
+
+// Driver is the bfloat16 GEMM of one ISA.
+type Driver struct {
+	Kernels
+	kc, mc, nc int // block sizes: kc in pairs, nc a multiple of NR
+}
+
+// New returns the driver of ks blocked for the caches c: blocked.Model's
+// sizes for the float32 kernel of the same tile, a pair of bfloat16
+// taking the room of one float32 (kc counts pairs).
+func New(ks Kernels, c blocked.Caches) *Driver {
+	if ks.Micro == nil || ks.PackRows == nil || ks.PackRowsHalves == nil || ks.PackPairs == nil || ks.MR <= 0 || ks.NR <= 0 || ks.NR%16 != 0 {
+		panic("bf16gemm.New: incomplete kernels")
+	}
+	b := blocked.Model(c, ks.MR, ks.NR, ks.MR)
+	return &Driver{Kernels: ks, kc: b.KC, mc: b.MC, nc: b.NC}
+}
+
+// SetBlocking sets the block sizes (kc in pairs, nc rounded down to a
+// multiple of NR, at least NR), for tests; it must not run while the
+// driver computes a product.
+func (d *Driver) SetBlocking(kc, nc int) {
+	d.kc = max(1, kc)
+	d.nc = max(d.NR, nc/d.NR*d.NR)
+}
+
+// Epilogue is what a fused product does to a block of C once its sums
+// are final (see blocked.EpilogueFunc), with its vector and matrix.
+type Epilogue struct {
+	Fn    blocked.EpilogueFunc // nil for none
+	Vec   []float32
+	Mat   []float32
+	LdMat int
+}
+
+func (e *Epilogue) run(m, n int, c []float32, ldc, i0, j0 int) {
+	var vec, mat []float32
+	if e.Vec != nil {
+		vec = e.Vec[j0:]
+	}
+	if e.Mat != nil {
+		mat = e.Mat[i0*e.LdMat+j0:]
+	}
+	e.Fn(m, n, c, ldc, vec, mat, e.LdMat)
+}
+
+// work holds one call's packed operands and scratch.
+type work struct {
+	a, b  []uint32
+	tiles [][]float32 // one MR×NR scratch tile per worker
+	task  task
+}
+
+// pool hands out works; it never frees them, so that after warm-up no
+// call allocates.
+var pool struct {
+	sync.Mutex
+	free []*work
+}
+
+func getWork() *work {
+	pool.Lock()
+	defer pool.Unlock()
+	if n := len(pool.free); n > 0 {
+		w := pool.free[n-1]
+		pool.free = pool.free[:n-1]
+		return w
+	}
+	return new(work)
+}
+
+func putWork(w *work) {
+	pool.Lock()
+	pool.free = append(pool.free, w)
+	pool.Unlock()
+}
+
+// grow returns s with room for n words from a 64-byte boundary.
+func grow(s []uint32, n int) []uint32 {
+	if cap(s) < n+16 {
+		s = make([]uint32, n+16, n+16+n/4)
+	}
+	s = s[:cap(s)]
+	off := int(-uintptr(unsafe.Pointer(&s[0])) & 63 / 4)
+	return s[off : off+n]
+}
+
+// Gemm computes C = alpha*op(A)*op(B) + beta*C with op(A) and op(B)
+// rounded to bfloat16; arguments are checked and m, n > 0.
+func (d *Driver) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	d.gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, nil, beta, c, ldc, Epilogue{})
+}
+
+// GemmEpilogue is Gemm with alpha 1 and beta 0, and e run on each sliver
+// of C once its sums are final (on the whole of C, zeroed, when k is 0):
+// the results are bitwise those of Gemm followed by e on all of C when
+// e's arithmetic does not depend on where in C an element is.
+func (d *Driver) GemmEpilogue(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, e Epilogue) {
+	if k == 0 {
+		scaleC(m, n, 0, c, ldc)
+		e.run(m, n, c, ldc, 0, 0)
+		return
+	}
+	d.gemm(transA, transB, m, n, k, 1, a, lda, b, ldb, nil, 0, c, ldc, e)
+}
+
+// GemmWeights computes C = alpha*A·Wᵀ + beta*C with A rounded to
+// bfloat16, reading W's bfloat16 words as they are; arguments are
+// checked and m, w.N > 0.
+func (d *Driver) GemmWeights(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+	if w.K == 0 || alpha == 0 {
+		scaleC(m, w.N, beta, c, ldc)
+		return
+	}
+	d.gemm(false, true, m, w.N, w.K, alpha, a, lda, nil, 0, w, beta, c, ldc, Epilogue{})
+}
+
+// scaleC sets C = beta*C, not reading C when beta is 0.
+func scaleC(m, n int, beta float32, c []float32, ldc int) {
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		if beta == 0 {
+			clear(row)
+		} else if beta != 1 {
+			for j := range row {
+				row[j] *= beta
+			}
+		}
+	}
+}
+
+// parallelMinFlops is the size (2mnk) below which a product stays on the
+// calling goroutine, as the float32 driver's.
+const parallelMinFlops = 1 << 26
+
+// gemm packs the operands (B from w when w is not nil) and runs the
+// blocked loops, k > 0 and alpha != 0.
+func (d *Driver) gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, w *lowbit.BF16, beta float32, c []float32, ldc int, e Epilogue) {
+	mr, nr := d.MR, d.NR
+	kp := (k + 1) / 2
+	if w != nil {
+		kp = w.Stride() / 2
+	}
+	wk := getWork()
+	defer putWork(wk)
+
+	// A: rows of words (rsa = astride, csa = 1) or, transposed, rows of
+	// pairs (rsa = 1, csa = astride). Every sliver of MR rows is read
+	// whole, so the rows are padded to a multiple of MR.
+	mpad := (m + mr - 1) / mr * mr
+	var astride, rsa, csa int
+	if transA {
+		astride = (mpad + 15) &^ 15
+		rsa, csa = 1, astride
+		wk.a = grow(wk.a, kp*astride)
+		d.packPairs(wk.a, a, lda, k, m, astride)
+	} else {
+		astride = rowStride(kp)
+		rsa, csa = astride, 1
+		wk.a = grow(wk.a, mpad*astride)
+		if w != nil {
+			d.packRows(wk.a, a, lda, m, k, astride, true)
+		} else {
+			d.packRows(wk.a, a, lda, m, k, astride, false)
+		}
+	}
+
+	// B: panels of NR columns, kp rows each.
+	panels := (n + nr - 1) / nr
+	pstride := kp * nr
+	wk.b = grow(wk.b, panels*pstride)
+	switch {
+	case w != nil:
+		packWeights(wk.b, w, nr)
+	case transB:
+		packTransB(wk.b, b, ldb, n, k, kp, nr)
+	default:
+		for p := 0; p < panels; p++ {
+			j0 := p * nr
+			d.packPairs(wk.b[p*pstride:(p+1)*pstride], b[j0:], ldb, k, min(nr, n-j0), nr)
+		}
+	}
+
+	t := &wk.task
+	*t = task{d: d, m: m, n: n, kp: kp, a: wk.a, rsa: rsa, csa: csa, b: wk.b, pstride: pstride,
+		alpha: alpha, beta: beta, c: c, ldc: ldc, e: e}
+	workers := parallel.Budget()
+	if workers > 1 && 2*float64(m)*float64(n)*float64(k) >= parallelMinFlops {
+		slivers := mpad / mr
+		if slivers >= 2*workers {
+			t.byRows, t.units = true, slivers
+		} else {
+			t.units = panels
+		}
+		t.parts = min(workers, t.units)
+	} else {
+		t.parts, t.byRows, t.units = 1, true, mpad/mr
+	}
+	for len(wk.tiles) < t.parts {
+		wk.tiles = append(wk.tiles, make([]float32, mr*nr))
+	}
+	t.tiles = wk.tiles
+	parallel.Run(t, t.parts, t.parts)
+	*t = task{}
+}
+
+// rowStride returns the words between packed rows of kp pairs: kp
+// rounded up to a whole cache line, plus a line when that makes a
+// multiple of 1 KiB, so that the MR rows a sliver reads together do not
+// crowd into a few L1 sets.
+func rowStride(kp int) int {
+	s := (kp + 15) &^ 15
+	if s%256 == 0 {
+		s += 16
+	}
+	return s
+}
+
+// task is one product's blocked loops, split into parts by row slivers
+// or by column panels.
+type task struct {
+	d           *Driver
+	m, n, kp    int
+	a           []uint32
+	rsa, csa    int
+	b           []uint32
+	pstride     int
+	alpha, beta float32
+	c           []float32
+	ldc         int
+	e           Epilogue
+	tiles       [][]float32
+
+	parts, units int
+	byRows       bool
+}
+
+// RunPart computes part's share of the slivers or panels.
+func (t *task) RunPart(worker, part int) {
+	u0, u1 := part*t.units/t.parts, (part+1)*t.units/t.parts
+	mr, nr := t.d.MR, t.d.NR
+	i0, i1, j0, j1 := 0, t.m, 0, t.n
+	if t.byRows {
+		i0, i1 = u0*mr, min(u1*mr, t.m)
+	} else {
+		j0, j1 = u0*nr, min(u1*nr, t.n)
+	}
+	t.run(t.tiles[worker], i0, i1, j0, j1)
+}
+
+// run computes C[i0:i1, j0:j1] (i0 a multiple of MR, j0 of NR).
+func (t *task) run(tile []float32, i0, i1, j0, j1 int) {
+	d := t.d
+	mr, nr := d.MR, d.NR
+	for jc := j0; jc < j1; jc += d.nc {
+		nc := min(d.nc, j1-jc)
+		for pc := 0; pc < t.kp; pc += d.kc {
+			kc := min(d.kc, t.kp-pc)
+			beta := t.beta
+			if pc > 0 {
+				beta = 1
+			}
+			last := pc+kc == t.kp
+			for ir := i0; ir < i1; ir += mr {
+				rows := min(mr, i1-ir)
+				ap := &t.a[ir*t.rsa+pc*t.csa]
+				for jr := jc; jr < jc+nc; jr += nr {
+					cols := min(nr, jc+nc-jr)
+					bp := &t.b[jr/nr*t.pstride+pc*nr]
+					if rows == mr && cols == nr {
+						d.Micro(kc, ap, t.rsa, t.csa, bp, &t.c[ir*t.ldc+jr], t.ldc, t.alpha, beta)
+						continue
+					}
+					d.Micro(kc, ap, t.rsa, t.csa, bp, &tile[0], nr, 1, 0)
+					storeTile(tile, nr, rows, cols, t.alpha, beta, t.c[ir*t.ldc+jr:], t.ldc)
+				}
+				if t.e.Fn != nil && last {
+					t.e.run(rows, nc, t.c[ir*t.ldc+jc:], t.ldc, ir, jc)
+				}
+			}
+		}
+	}
+}
+
+// storeTile sets C[i][j] = float32(alpha*S[i][j]) + float32(beta*C[i][j])
+// for i < rows, j < cols, from the tile S (leading dimension lds), as the
+// micro-kernel does; C is not read when beta is 0.
+func storeTile(s []float32, lds, rows, cols int, alpha, beta float32, c []float32, ldc int) {
+	for i := 0; i < rows; i++ {
+		row := c[i*ldc : i*ldc+cols]
+		si := s[i*lds : i*lds+cols]
+		for j := range row {
+			v := float32(alpha * si[j])
+			if beta != 0 {
+				v += float32(beta * row[j])
+			}
+			row[j] = v
+		}
+	}
+}
+
+// packRows packs rows r < rows of x = src[r*lds:][:k] into dst[r*ldd:]
+// as pairs: (x[2q], x[2q+1]), or by halves of groups of 32 as lowbit.BF16
+// stores weights; a missing second (k odd, or past k in a group) is 0.
+// Whole blocks of 32 go to the assembly packer, the rest is packed here.
+func (d *Driver) packRows(dst []uint32, src []float32, lds, rows, k, ldd int, halves bool) {
+	blocks := k / 32
+	if blocks > 0 {
+		_ = src[(rows-1)*lds+blocks*32-1]
+		_ = dst[(rows-1)*ldd+blocks*16-1]
+		if halves {
+			d.PackRowsHalves(&dst[0], &src[0], lds, rows, blocks, ldd)
+		} else {
+			d.PackRows(&dst[0], &src[0], lds, rows, blocks, ldd)
+		}
+	}
+	if k%32 == 0 {
+		return
+	}
+	q0 := blocks * 16
+	for r := 0; r < rows; r++ {
+		x := src[r*lds : r*lds+k]
+		out := dst[r*ldd : r*ldd+(k+31)/32*16]
+		if halves {
+			packHalvesTail(out[q0:], x[blocks*32:])
+			continue
+		}
+		for q := q0; 2*q < k; q++ {
+			out[q] = pair(x, 2*q, 2*q+1)
+		}
+	}
+}
+
+// packHalvesTail packs the last, partial group x (< 32 floats) into 16
+// words by halves.
+func packHalvesTail(out []uint32, x []float32) {
+	for q := range out[:16] {
+		out[q] = pair(x, q, q+16)
+	}
+}
+
+// pair returns bf16(x[p0]) | bf16(x[p1])<<16, a missing element 0.
+func pair(x []float32, p0, p1 int) uint32 {
+	var lo, hi uint16
+	if p0 < len(x) {
+		lo = bf16(x[p0])
+	}
+	if p1 < len(x) {
+		hi = bf16(x[p1])
+	}
+	return uint32(lo) | uint32(hi)<<16
+}
+
+// bf16 rounds v as VCVTNE2PS2BF16 does: lowbit.ToBF16, with a float32
+// subnormal counted as 0 (the micro-kernel counts it as 0 anyway).
+func bf16(v float32) uint16 {
+	b := *(*uint32)(unsafe.Pointer(&v))
+	if b&0x7f800000 == 0 {
+		return uint16(b >> 16 & 0x8000)
+	}
+	return lowbit.ToBF16(v)
+}
+
+// packPairs packs k rows of w floats (src, leading dimension lds) into
+// kp = ceil(k/2) rows of pairs, dst[q*ldd+j] = (src[2q][j],
+// src[2q+1][j]) (the second 0 for an odd k), zero for w <= j < ldd.
+func (d *Driver) packPairs(dst []uint32, src []float32, lds, k, w, ldd int) {
+	full, chunks := k/2, w/16
+	if full > 0 && chunks > 0 {
+		_ = src[(2*full-1)*lds+chunks*16-1]
+		_ = dst[(full-1)*ldd+chunks*16-1]
+		d.PackPairs(&dst[0], &src[0], lds, full, chunks, ldd)
+	}
+	kp := (k + 1) / 2
+	for q := 0; q < kp; q++ {
+		row := dst[q*ldd : q*ldd+ldd]
+		j0 := chunks * 16
+		if q == full {
+			j0 = 0 // the last, odd row
+		}
+		r0 := src[2*q*lds:]
+		for j := j0; j < w; j++ {
+			lo := uint32(bf16(r0[j]))
+			if 2*q+1 < k {
+				lo |= uint32(bf16(src[(2*q+1)*lds+j])) << 16
+			}
+			row[j] = lo
+		}
+		clear(row[w:])
+	}
+}
+
+// packTransB packs op(B) for a transposed B (n×k, leading dimension ldb)
+// into panels of nr columns: panel p's word q*nr+jj is the pair (2q,
+// 2q+1) of row p*nr+jj of B, zero past n.
+func packTransB(dst []uint32, b []float32, ldb, n, k, kp, nr int) {
+	pstride := kp * nr
+	for j := 0; j < (n+nr-1)/nr*nr; j++ {
+		panel := dst[j/nr*pstride:][:pstride]
+		jj := j % nr
+		if j >= n {
+			for q := 0; q < kp; q++ {
+				panel[q*nr+jj] = 0
+			}
+			continue
+		}
+		row := b[j*ldb : j*ldb+k]
+		for q := 0; q < kp; q++ {
+			panel[q*nr+jj] = pair(row, 2*q, 2*q+1)
+		}
+	}
+}
+
+// packWeights packs Wᵀ into panels of nr columns: panel p's word q*nr+jj
+// is word q of row p*nr+jj of W (its pair by halves), zero past w.N.
+func packWeights(dst []uint32, w *lowbit.BF16, nr int) {
+	kp := w.Stride() / 2
+	pstride := kp * nr
+	n := w.N
+	for j := 0; j < (n+nr-1)/nr*nr; j++ {
+		panel := dst[j/nr*pstride:][:pstride]
+		jj := j % nr
+		if j >= n {
+			for q := 0; q < kp; q++ {
+				panel[q*nr+jj] = 0
+			}
+			continue
+		}
+		row := w.Data[j*w.Stride() : (j+1)*w.Stride()]
+		for q := 0; q < kp; q++ {
+			panel[q*nr+jj] = uint32(row[2*q]) | uint32(row[2*q+1])<<16
+		}
+	}
+}

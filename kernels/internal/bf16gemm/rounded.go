@@ -1,0 +1,119 @@
+package bf16gemm
+
+import (
+	"github.com/simdgpt/simdgpt/kernels/internal/blocked"
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
+)
+
+// Rounded computes the bfloat16 products on a float32 GEMM: it rounds
+// op(A) and op(B) to bfloat16 (lowbit.ToBF16, subnormals kept) into
+// float32 copies and multiplies those. Each product of two bfloat16 is
+// exact in float32 (unless it underflows or overflows), so C is the
+// float32 GEMM's sum of the exact products.
+type Rounded struct {
+	// Gemm is the float32 GEMM; Epilogue its fused form (see
+	// blocked.Driver.GemmEpilogue).
+	Gemm     func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+	Epilogue func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, epi blocked.EpilogueFunc, vec, mat []float32, ldmat int)
+}
+
+// roundedWork holds one call's rounded copies.
+type roundedWork struct{ a, b []float32 }
+
+// roundedPool hands out roundedWorks; it never frees them.
+var roundedPool = make(chan *roundedWork, 64)
+
+func getRounded() *roundedWork {
+	select {
+	case w := <-roundedPool:
+		return w
+	default:
+		return new(roundedWork)
+	}
+}
+
+func putRounded(w *roundedWork) {
+	select {
+	case roundedPool <- w:
+	default:
+	}
+}
+
+// roundCopy returns the rows×cols matrix src (leading dimension ld)
+// rounded to bfloat16 into buf, contiguous (leading dimension cols).
+func roundCopy(buf *[]float32, src []float32, rows, cols, ld int) []float32 {
+	n := rows * cols
+	if cap(*buf) < n {
+		*buf = make([]float32, n, n+n/4)
+	}
+	dst := (*buf)[:n]
+	for r := 0; r < rows; r++ {
+		out := dst[r*cols : (r+1)*cols]
+		for j, v := range src[r*ld : r*ld+cols] {
+			out[j] = lowbit.FromBF16(lowbit.ToBF16(v))
+		}
+	}
+	return dst
+}
+
+// operands returns op(A) and op(B) rounded, stored as given but
+// contiguous, and their leading dimensions.
+func (w *roundedWork) operands(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int) ([]float32, int, []float32, int) {
+	ar, ac := m, k
+	if transA {
+		ar, ac = k, m
+	}
+	br, bc := k, n
+	if transB {
+		br, bc = n, k
+	}
+	return roundCopy(&w.a, a, ar, ac, lda), ac, roundCopy(&w.b, b, br, bc, ldb), bc
+}
+
+// GemmBF16Compute computes C = alpha*op(A)*op(B) + beta*C on the rounded
+// operands; arguments are checked and m, n > 0.
+func (r *Rounded) GemmBF16Compute(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if k == 0 || alpha == 0 {
+		r.Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	w := getRounded()
+	defer putRounded(w)
+	ra, rlda, rb, rldb := w.operands(transA, transB, m, n, k, a, lda, b, ldb)
+	r.Gemm(transA, transB, m, n, k, alpha, ra, rlda, rb, rldb, beta, c, ldc)
+}
+
+// GemmEpilogue is GemmBF16Compute with alpha 1 and beta 0 fused with
+// epi, as blocked.Driver.GemmEpilogue.
+func (r *Rounded) GemmEpilogue(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, epi blocked.EpilogueFunc, vec, mat []float32, ldmat int) {
+	if k == 0 {
+		r.Epilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, epi, vec, mat, ldmat)
+		return
+	}
+	w := getRounded()
+	defer putRounded(w)
+	ra, rlda, rb, rldb := w.operands(transA, transB, m, n, k, a, lda, b, ldb)
+	r.Epilogue(transA, transB, m, n, k, ra, rlda, rb, rldb, c, ldc, epi, vec, mat, ldmat)
+}
+
+// GemmWeights computes C = alpha*A·Wᵀ + beta*C with A rounded and W's
+// bfloat16 weights as float32 (exact); arguments are checked and m, w.N
+// > 0.
+func (r *Rounded) GemmWeights(m int, alpha float32, a []float32, lda int, wt *lowbit.BF16, beta float32, c []float32, ldc int) {
+	n, k := wt.N, wt.K
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	w := getRounded()
+	defer putRounded(w)
+	ra := roundCopy(&w.a, a, m, k, lda)
+	if cap(w.b) < n*k {
+		w.b = make([]float32, n*k, n*k+n*k/4)
+	}
+	rb := w.b[:n*k]
+	for j := 0; j < n; j++ {
+		wt.Row(j, rb[j*k:(j+1)*k])
+	}
+	r.Gemm(false, true, m, n, k, alpha, ra, k, rb, k, beta, c, ldc)
+}
