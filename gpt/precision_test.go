@@ -178,3 +178,35 @@ func ExampleModel_SetPrecision() {
 	fmt.Printf("%v: loss within %.1f%% of f32's: %v\n", m.Precision(), 100*bf16LossTol, math.Abs(bf-f32) <= bf16LossTol*f32)
 	// Output: bf16: loss within 0.1% of f32's: true
 }
+
+// TestBF16LowWeights checks that a model of bfloat16 weights computes its
+// products of many rows in bf16 under PrecisionBF16 (GemmBF16ComputeWeights:
+// the logits change) and stays within the loss bound of float32 products.
+func TestBF16LowWeights(t *testing.T) {
+	kernelstest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
+		cfg := Config{Vocab: 29, BlockSize: 32, Layers: 2, Heads: 2, Width: 64}
+		m, _ := New(cfg, 3, WithImpl(k))
+		low, err := m.WithWeights(WeightsBF16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rng.New(2)
+		toks, tgts := randTokens(r, 64, cfg.Vocab), randTokens(r, 64, cfg.Vocab)
+		want := low.Forward(toks, tgts, 2, 32)
+		logits := append([]float32(nil), low.Logits()...)
+		low.SetPrecision(PrecisionBF16)
+		got := low.Forward(toks, tgts, 2, 32)
+		same := 0
+		for i, v := range low.Logits() {
+			if v == logits[i] {
+				same++
+			}
+		}
+		if same == len(logits) {
+			t.Error("bf16 compute left every logit of the bfloat16-weights model unchanged: not in use")
+		}
+		if rel := math.Abs(got-want) / want; rel > bf16LossTol {
+			t.Errorf("loss %v in bf16, %v in float32: relative difference %.3g above %g", got, want, rel, bf16LossTol)
+		}
+	})
+}
