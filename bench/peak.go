@@ -261,6 +261,13 @@ func (p *Peaks) SamplerFor(k *Kernel, isa *kernels.Impl, threads int) *PeakSampl
 	if !k.PeakBF16 {
 		return p.Sampler(isa, threads)
 	}
+	return p.BF16Sampler(isa, threads)
+}
+
+// BF16Sampler returns a PeakSampler of isa's bfloat16 peak loop on
+// threads goroutines, recorded under the ISA name with BF16PeakSuffix;
+// its methods do nothing when isa has no such loop.
+func (p *Peaks) BF16Sampler(isa *kernels.Impl, threads int) *PeakSampler {
 	s := &PeakSampler{peaks: p}
 	if isa != nil && isa.BF16PeakLoop(1) > 0 {
 		s.key = PeakKey{isa.Name() + BF16PeakSuffix, threads}

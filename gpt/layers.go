@@ -83,19 +83,25 @@ func layerNormBackward(k *kernels.Impl, dx, dw, db, dout, x, mean, rstd, w []flo
 }
 
 // linearForward: out [n,o] = x [n,i] · w [i,o] + b [o], the bias added in
-// the product's epilogue (kernels.GemmBias).
-func linearForward(k *kernels.Impl, out, x, w, b []float32, n, in, o int) {
+// the product's epilogue (kernels.GemmBias; GemmBiasBF16Compute with
+// bf16).
+func linearForward(k *kernels.Impl, bf16 bool, out, x, w, b []float32, n, in, o int) {
+	if bf16 {
+		k.GemmBiasBF16Compute(false, false, n, o, in, x, in, w, o, b, out, o)
+		return
+	}
 	k.GemmBias(false, false, n, o, in, x, in, w, o, b, out, o)
 }
 
 // linearBackward: dx = dout·wᵀ (OVERWRITTEN; skipped when dx is nil),
 // dw = xᵀ·dout (OVERWRITTEN: the weights' only use in a pass, so their
-// gradient needs no zeroing), db += column sums of dout, computed with k.
-func linearBackward(k *kernels.Impl, dx, dw, db, dout, x, w []float32, n, in, o int) {
+// gradient needs no zeroing), db += column sums of dout, computed with k;
+// with bf16 both products in bfloat16 compute (the bias sums in float32).
+func linearBackward(k *kernels.Impl, bf16 bool, dx, dw, db, dout, x, w []float32, n, in, o int) {
 	if dx != nil {
-		k.Gemm(false, true, n, in, o, 1, dout, o, w, o, 0, dx, in)
+		gemm(k, bf16, false, true, n, in, o, 1, dout, o, w, o, 0, dx, in)
 	}
-	k.Gemm(true, false, in, o, n, 1, x, in, dout, o, 0, dw, o)
+	gemm(k, bf16, true, false, in, o, n, 1, x, in, dout, o, 0, dw, o)
 	biasGrad(k, db, dout, n, o)
 }
 

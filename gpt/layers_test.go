@@ -161,7 +161,7 @@ func testLinearGrad(t *testing.T, k *kernels.Impl) {
 		n, in, o := sz.n, sz.in, sz.o
 		x, w, b := randVec(r, n*in, 1), randVec(r, in*o, 1), randVec(r, o, 1)
 		out := make([]float32, n*o)
-		linearForward(k, out, x, w, b, n, in, o)
+		linearForward(k, false, out, x, w, b, n, in, o)
 		x64, w64, b64 := to64(x), to64(w), to64(b)
 		ref := func() []float64 {
 			out := make([]float64, n*o)
@@ -180,7 +180,7 @@ func testLinearGrad(t *testing.T, k *kernels.Impl) {
 		dout := randVec(r, n*o, 1)
 		dx := randVec(r, n*in, 1)                         // overwritten
 		dw, db := randVec(r, in*o, 1), make([]float32, o) // dw overwritten, db accumulated
-		linearBackward(k, dx, dw, db, dout, x, w, n, in, o)
+		linearBackward(k, false, dx, dw, db, dout, x, w, n, in, o)
 		f := func() float64 { return dot64(ref(), dout) }
 		closeGrad(t, "linear dx", dx, numGrad(f, x64), 1e-5)
 		closeGrad(t, "linear dw", dw, numGrad(f, w64), 1e-5)

@@ -268,6 +268,7 @@ type Model struct {
 	hasT bool       // the last Forward had targets
 	run  replicaTask
 	infs []*inference // the inference forward's workspaces, one per part (inferLoss)
+	prec Precision    // the arithmetic of the matrix products (SetPrecision)
 }
 
 // replica is one copy of what a forward and backward pass writes.
@@ -735,18 +736,19 @@ func (m *Model) blockBackward(l int, r *replica) {
 	a := &r.acts
 	C, n := m.Config.Width, a.n
 	w, gb, k := &m.p.blocks[l], &r.g.blocks[l], &a.blocks[l]
+	bf := m.prec == PrecisionBF16 && n >= bf16MinRows
 	// MLP: dres is d(out) and also d(mid) through the residual.
-	linearBackward(m.k, a.dfc, gb.wout, gb.bout, a.dres, k.fcAct, w.wout, n, 4*C, C)
+	linearBackward(m.k, bf, a.dfc, gb.wout, gb.bout, a.dres, k.fcAct, w.wout, n, 4*C, C)
 	geluBackward(m.k, a.dfc, a.dfc, k.fcPre, n*4*C)
-	linearBackward(m.k, a.dln, gb.wfc, gb.bfc, a.dfc, k.ln2, w.wfc, n, C, 4*C)
+	linearBackward(m.k, bf, a.dln, gb.wfc, gb.bfc, a.dfc, k.ln2, w.wfc, n, C, 4*C)
 	layerNormBackward(m.k, a.dres, gb.ln2W, gb.ln2B, a.dln, k.mid, k.ln2Mean, k.ln2Rstd, w.ln2W, n, C)
 	// Attention: dres is now d(mid), which is also d(x) through the
 	// residual. dy (in dln) = d(mid)·w_projᵀ, dqkv (in the first 3nC of
 	// dfc, free again) from the heads, then d(ln1) (in dln again).
 	dy, dqkv := a.dln, a.dfc[:3*n*C]
-	linearBackward(m.k, dy, gb.wproj, gb.bproj, a.dres, k.attnY, w.wproj, n, C, C)
+	linearBackward(m.k, bf, dy, gb.wproj, gb.bproj, a.dres, k.attnY, w.wproj, n, C, C)
 	r.attn[l].Backward(dqkv, dy, k.qkv)
-	linearBackward(m.k, a.dln, gb.wqkv, gb.bqkv, dqkv, k.ln1, w.wqkv, n, C, 3*C)
+	linearBackward(m.k, bf, a.dln, gb.wqkv, gb.bqkv, dqkv, k.ln1, w.wqkv, n, C, 3*C)
 	layerNormBackward(m.k, a.dres, gb.ln1W, gb.ln1B, a.dln, a.res[l], k.ln1Mean, k.ln1Rstd, w.ln1W, n, C)
 }
 
@@ -763,10 +765,11 @@ func (m *Model) headForward(logits, x []float32, n int) {
 // it OVERWRITES (weights.wholeGrads).
 func (m *Model) headBackward(dx []float32, g *weights, dlogits, x []float32, n int) {
 	C, V := m.Config.Width, m.Config.Vocab
+	bf := m.prec == PrecisionBF16 && n >= bf16MinRows
 	if m.Config.TieEmbeddings {
-		m.k.Gemm(false, false, n, C, V, 1, dlogits, V, m.p.wte, C, 0, dx, C)
-		m.k.Gemm(true, false, V, C, n, 1, dlogits, V, x, C, 1, g.wte, C)
+		gemm(m.k, bf, false, false, n, C, V, 1, dlogits, V, m.p.wte, C, 0, dx, C)
+		gemm(m.k, bf, true, false, V, C, n, 1, dlogits, V, x, C, 1, g.wte, C)
 		return
 	}
-	linearBackward(m.k, dx, g.wlm, g.blm, dlogits, x, m.p.wlm, n, C, V)
+	linearBackward(m.k, bf, dx, g.wlm, g.blm, dlogits, x, m.p.wlm, n, C, V)
 }

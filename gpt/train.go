@@ -23,6 +23,11 @@ type TrainConfig struct {
 	// Data names the training data (a path, or "" for the built-in task);
 	// a resumed run checks it.
 	Data string `json:"data"`
+	// Precision is the arithmetic of the matrix products (see Precision):
+	// NewTrainer sets it on the model. Checkpoints record it; the
+	// parameters and optimizer state are float32 in either, so a run may
+	// resume in the other precision.
+	Precision Precision `json:"precision,omitempty"`
 }
 
 // DefaultTrainConfig fills the schedule from the essentials: warm-up over
@@ -69,6 +74,9 @@ func NewTrainer(m *Model, d *data.Dataset, cfg TrainConfig) (*Trainer, error) {
 	n := cfg.BatchSize * m.Config.BlockSize
 	if err := CheckMemory(fmt.Sprintf("gpt: NewTrainer: the optimizer and batches of %d×%d tokens", cfg.BatchSize, m.Config.BlockSize), 9*int64(len(m.Params))+16*int64(n)); err != nil {
 		return nil, err
+	}
+	if err := m.SetPrecision(cfg.Precision); err != nil {
+		return nil, fmt.Errorf("gpt: NewTrainer: %v", err)
 	}
 	opt := NewAdamW(len(m.Params), m.Config.DecaySpans())
 	opt.WeightDecay, opt.ClipNorm, opt.Kernels = cfg.WeightDecay, cfg.ClipNorm, m.Impl()

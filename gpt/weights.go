@@ -66,10 +66,20 @@ type linear struct {
 	bf   *lowbit.BF16
 	i8   *lowbit.Int8
 	bias []float32 // [n], nil for none
+	// bf16: products of at least bf16MinRows rows in bfloat16 compute
+	// (Model.SetPrecision); float32 and bfloat16 weights only.
+	bf16 bool
 }
+
+// bf16Rows reports whether a product of rows rows computes in bfloat16.
+func (w *linear) bf16Rows(rows int) bool { return w.bf16 && rows >= bf16MinRows }
 
 // lowGemm sets out [rows,n] = x [rows,k]·W + beta·out for a low-bit W.
 func (w *linear) lowGemm(p *kernels.Impl, out, x []float32, rows int, beta float32) {
+	if w.bf != nil && w.bf16Rows(rows) {
+		p.GemmBF16ComputeWeights(rows, 1, x, w.k, w.bf, beta, out, w.n)
+		return
+	}
 	if w.bf != nil {
 		p.GemmBF16(rows, 1, x, w.k, w.bf, beta, out, w.n)
 		return
@@ -81,9 +91,9 @@ func (w *linear) lowGemm(p *kernels.Impl, out, x []float32, rows int, beta float
 func (w *linear) forward(p *kernels.Impl, out, x []float32, rows int) {
 	switch {
 	case w.f32 != nil && w.nk:
-		p.Gemm(false, true, rows, w.n, w.k, 1, x, w.k, w.f32, w.k, 0, out, w.n)
+		gemm(p, w.bf16Rows(rows), false, true, rows, w.n, w.k, 1, x, w.k, w.f32, w.k, 0, out, w.n)
 	case w.f32 != nil:
-		linearForward(p, out, x, w.f32, w.bias, rows, w.k, w.n)
+		linearForward(p, w.bf16Rows(rows), out, x, w.f32, w.bias, rows, w.k, w.n)
 	case w.bias == nil:
 		w.lowGemm(p, out, x, rows, 0)
 	default:
@@ -95,7 +105,7 @@ func (w *linear) forward(p *kernels.Impl, out, x []float32, rows int) {
 // accumulate adds x [rows,k]·W to out [rows,n] (the bias is not added).
 func (w *linear) accumulate(p *kernels.Impl, out, x []float32, rows int) {
 	if w.f32 != nil {
-		p.Gemm(false, false, rows, w.n, w.k, 1, x, w.k, w.f32, w.n, 1, out, w.n)
+		gemm(p, w.bf16Rows(rows), false, false, rows, w.n, w.k, 1, x, w.k, w.f32, w.n, 1, out, w.n)
 		return
 	}
 	w.lowGemm(p, out, x, rows, 1)
@@ -105,6 +115,10 @@ func (w *linear) accumulate(p *kernels.Impl, out, x []float32, rows int) {
 // float32 weights in GemmBiasGELU's epilogue, else the product and then
 // kernels.BiasGELU.
 func (w *linear) biasGELU(p *kernels.Impl, pre, act, x []float32, rows int) {
+	if w.f32 != nil && w.bf16Rows(rows) {
+		p.GemmBiasGELUBF16Compute(false, false, rows, w.n, w.k, x, w.k, w.f32, w.n, w.bias, pre, w.n, act, w.n)
+		return
+	}
 	if w.f32 != nil {
 		p.GemmBiasGELU(false, false, rows, w.n, w.k, x, w.k, w.f32, w.n, w.bias, pre, w.n, act, w.n)
 		return
@@ -276,6 +290,7 @@ func (m *Model) WithWeights(f Weights) (*Model, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpt: WithWeights(%v): %v", f, err)
 	}
+	n.SetPrecision(m.prec)
 	return n, nil
 }
 

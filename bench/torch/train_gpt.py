@@ -299,7 +299,14 @@ def parse_args(argv):
     mode.add_argument("--serve", action="store_true", help="line protocol on stdin/stdout")
     mode.add_argument("--roundtrip", nargs=2, metavar=("IN", "OUT"), help="copy a safetensors file through this script")
     ap.add_argument("--out", help="with --check: write the parameters after the step here")
+    ap.add_argument("--tolerance", choices=["fp32", "bf16"], default="fp32",
+                    help="with --check: the bounds of gpt's step in that precision against this float32 step")
     a = ap.parse_args(argv)
+    if a.tolerance == "bf16":
+        # gpt's bounds of a bf16 step against a float32 one (bf16LossTol,
+        # bf16GradTol in gpt/precision.go).
+        global LOSS_TOL, GRAD_TOL
+        LOSS_TOL, GRAD_TOL = 1e-3, 2.5e-2
     if a.precision != "fp32" and (a.check or a.roundtrip):
         ap.error(f"--precision {a.precision}: only with --bench or --serve (--check compares float32 steps)")
     if a.min_lr is None:

@@ -55,6 +55,8 @@ type trainFlags struct {
 	// models.
 	init, tokenizer, tokDir string
 	tie                     bool
+	precision               string
+	prec                    gpt.Precision
 	set                     map[string]bool // flags given on the command line
 }
 
@@ -137,6 +139,7 @@ func (f *trainFlags) register(fs *flag.FlagSet) {
 
 // registerTrainOnly defines the flags of train that compare does not have.
 func (f *trainFlags) registerTrainOnly(fs *flag.FlagSet) {
+	fs.StringVar(&f.precision, "precision", "f32", "`arithmetic` of the matrix products: f32, or bf16 (operands rounded to bfloat16, float32 sums, as torch.autocast; parameters, optimizer state and checkpoints stay float32); with --resume, the checkpoint's unless given")
 	fs.StringVar(&f.init, "init", "", "start from the weights of this `checkpoint` (a directory or file written by tinygpt train, or GPT-2 weights: Hugging Face's model.safetensors or its directory, llm.c's gpt2_*.bin) instead of random ones: fine-tuning, on --data tokenized with its tokenizer; its shape is kept (--block_size may shorten it)")
 	fs.StringVar(&f.tokenizer, "tokenizer", "chars", "`vocabulary` of a new model: chars (built from the text; a token file's ids) or gpt2 (GPT-2's BPE from --tokenizer_dir, saved in the checkpoint)")
 	fs.StringVar(&f.tokDir, "tokenizer_dir", "", "`dir`ectory of the BPE tokenizer (encoder.json and vocab.bpe, or vocab.json and merges.txt; llm.c's gpt2_tokenizer.bin for token files) for --tokenizer gpt2, or for --init when it is not the checkpoint's own or beside GPT-2 weights")
@@ -173,6 +176,13 @@ func (f *trainFlags) validate() error {
 		if p.v > p.max {
 			return usageError{fmt.Sprintf("--%s %d is above the limit of %d", p.name, p.v, p.max)}
 		}
+	}
+	if f.precision != "" || f.set["precision"] {
+		p, err := gpt.ParsePrecision(f.precision)
+		if err != nil {
+			return usageError{"--precision: " + err.Error()}
+		}
+		f.prec = p
 	}
 	switch {
 	case f.dModel%f.heads != 0:
@@ -537,6 +547,7 @@ func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, error)
 	}
 	tc := gpt.DefaultTrainConfig(f.batch, iters, float32(f.lr), f.seed)
 	tc.Data = absPath(f.data)
+	tc.Precision = f.prec
 	if r.tr, err = gpt.NewTrainer(m, r.d, tc); err != nil {
 		return nil, err
 	}
@@ -548,8 +559,12 @@ func setup(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, error)
 	if r.tok != nil {
 		vocab = " (" + r.tok.describe() + ")"
 	}
-	fmt.Fprintf(out, "%s%s: %d training and %d validation tokens; %s%s, %d parameters; %d steps of %d×%d tokens\n",
-		from, src, len(r.d.Train), len(r.d.Val), describe(cfg), vocab, cfg.NumParams(), tc.MaxIters, tc.BatchSize, cfg.BlockSize)
+	prec := ""
+	if tc.Precision != gpt.PrecisionF32 {
+		prec = ", products in " + tc.Precision.String()
+	}
+	fmt.Fprintf(out, "%s%s: %d training and %d validation tokens; %s%s, %d parameters; %d steps of %d×%d tokens%s\n",
+		from, src, len(r.d.Train), len(r.d.Val), describe(cfg), vocab, cfg.NumParams(), tc.MaxIters, tc.BatchSize, cfg.BlockSize, prec)
 	return r, nil
 }
 
@@ -655,6 +670,12 @@ func resumeRun(f *trainFlags, ckPath string, out, errw io.Writer) (*trainRun, er
 	}
 	if memNote != "" {
 		f.threads, note = threads, memNote
+	}
+	if f.set["precision"] && f.prec != ck.Train.Precision {
+		// Parameters and optimizer state are float32 in either precision,
+		// so the run continues; only its products change.
+		fmt.Fprintf(errw, "tinygpt train: note: the run was trained with --precision %v; it continues with --precision %v\n", ck.Train.Precision, f.prec)
+		ck.Train.Precision = f.prec
 	}
 	if r.tr, err = ck.Resume(r.d); err != nil {
 		return nil, err

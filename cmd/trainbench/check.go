@@ -108,7 +108,7 @@ func checkDeadline(o options) time.Duration {
 // the checkpoint before it and the record into dir, and returns the
 // script's arguments to check it (the record is dir/checkExpect).
 func prepareCheck(o options, script string, d *data.Dataset, dir string) ([]string, error) {
-	tr, weights, err := newRun(o.cfg, d, o.batch, 1, o.lr, o.seed, dir, checkWeights)
+	tr, weights, err := newRun(o.cfg, d, o.batch, 1, o.lr, o.seed, o.precision, dir, checkWeights)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +122,9 @@ func prepareCheck(o options, script string, d *data.Dataset, dir string) ([]stri
 		return nil, err
 	}
 	args := append([]string{script}, scriptArgs(o.cfg, tr.Cfg, weights, filepath.Join(dir, tokensFile))...)
-	return append(args, "--check", expect, "--out", filepath.Join(dir, checkTorch)), nil
+	// PyTorch checks in float32; a bf16 step of ours is held to gpt's
+	// bf16 bounds against it.
+	return append(args, "--check", expect, "--out", filepath.Join(dir, checkTorch), "--tolerance", torchPrecision(o.precision)), nil
 }
 
 // execCheck runs python with args (train_gpt.py --check) and returns its
@@ -164,4 +166,12 @@ func parseCheck(out string) checkResult {
 	}
 	r.pass = len(r.lines) > 0 && r.lines[len(r.lines)-1] == "check PASS"
 	return r
+}
+
+// torchPrecision is train_gpt.py's name of precision p.
+func torchPrecision(p gpt.Precision) string {
+	if p == gpt.PrecisionBF16 {
+		return "bf16"
+	}
+	return "fp32"
 }

@@ -101,7 +101,7 @@ func torchDType(f gpt.Weights) string {
 
 // trainOnlyFlags and decodeOnlyFlags are the flags of one mode only.
 var (
-	trainOnlyFlags  = []string{"config", "heads", "width", "block", "batch", "steps", "torch-threads", "lr"}
+	trainOnlyFlags  = []string{"precision", "config", "heads", "width", "block", "batch", "steps", "torch-threads", "lr"}
 	decodeOnlyFlags = []string{"ctx", "tokens", "model", "weights"}
 )
 

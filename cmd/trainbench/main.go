@@ -100,6 +100,7 @@ import (
 	"sync"
 
 	"github.com/simdgpt/simdgpt/bench"
+	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/internal/interrupt"
 	"github.com/simdgpt/simdgpt/kernels"
 )
@@ -217,9 +218,13 @@ func compare(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		}
 	}
 	if len(peaks) > 0 {
-		fmt.Fprintf(stdout, "FMA peak (%s FMAPeakLoop on as many goroutines as threads, sampled before, between and after the rounds; the largest sample): %s\n", impl.Name(), strings.Join(peaks, ", "))
+		loop := "FMAPeakLoop"
+		if o.precision == gpt.PrecisionBF16 {
+			loop = "BF16PeakLoop"
+		}
+		fmt.Fprintf(stdout, "%s (%s %s on as many goroutines as threads, sampled before, between and after the rounds; the largest sample): %s\n", r.peakName, impl.Name(), loop, strings.Join(peaks, ", "))
 	} else {
-		fmt.Fprintf(stdout, "FMA peak: none (kernels %s have no peak loop)\n", impl.Name())
+		fmt.Fprintf(stdout, "%s: none (kernels %s have no such peak loop)\n", r.peakName, impl.Name())
 	}
 	if r.torch != nil {
 		how := "torch.set_num_threads (its BLAS is not OpenBLAS: its threads are its own)"

@@ -57,6 +57,8 @@ func TestParseOptions(t *testing.T) {
 		{args: []string{"-rounds", "0"}, err: "-rounds 0: want 1 to 1048576"},
 		{args: []string{"-rounds", "1048577"}, err: "-rounds 1048577: want 1 to 1048576"},
 		{args: []string{"-rounds", "9223372036854775807"}, err: "-rounds 9223372036854775807: want 1 to 1048576"},
+		{args: []string{"-precision", "fp16"}, err: `-precision: precision "fp16" is not one of f32, bf16`},
+		{args: []string{"-decode", "-precision", "bf16"}, err: "-precision is a flag of training (without -decode), not of -decode"},
 		{args: []string{"-lr", "0"}, err: "-lr 0: want a learning rate above 0 (as a float32) and at most 1"},
 		{args: []string{"-lr", "1e-50"}, err: "-lr 1e-50: want a learning rate above 0 (as a float32)"},
 		{args: []string{"-lr", "1.0000001"}, err: "-lr 1.0000001: want a learning rate above 0 (as a float32) and at most 1"},
@@ -181,7 +183,7 @@ func TestWriteTable(t *testing.T) {
 	for _, gf := range []float64{400, 250, 380} {
 		peaks.Add(bench.PeakKey{ISA: "avx512", Threads: 1}, gf*1e9)
 	}
-	base := results{name: "a", cfg: presets["a"].cfg, batch: 12, threads: []int{1, 2}, isa: "avx512", peaks: peaks}
+	base := results{name: "a", cfg: presets["a"].cfg, batch: 12, threads: []int{1, 2}, isa: "avx512", peakName: "FMA peak", peaks: peaks}
 	ours := map[int]*series{
 		1: {ms: samples(9, 10, 14)},
 		2: {ms: samples(9, 6, 8)},
@@ -265,7 +267,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, weights, err := newRun(o.cfg, d, o.batch, 1, o.lr, o.seed, dir, checkWeights)
+	tr, weights, err := newRun(o.cfg, d, o.batch, 1, o.lr, o.seed, o.precision, dir, checkWeights)
 	if err != nil {
 		t.Fatal(err)
 	}

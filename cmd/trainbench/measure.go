@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/simdgpt/simdgpt/bench"
+	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/kernels"
 )
@@ -34,17 +35,24 @@ func measure(ctx context.Context, o options, d *data.Dataset, dir, script string
 		counts = o.torchThreads
 	}
 	maxIters := o.rounds * len(counts) * (o.steps + 1)
-	tr, weights, err := newRun(o.cfg, d, o.batch, maxIters, o.lr, o.seed, dir, benchWeights)
+	tr, weights, err := newRun(o.cfg, d, o.batch, maxIters, o.lr, o.seed, o.precision, dir, benchWeights)
 	if err != nil {
 		return nil, err
 	}
 	impl := kernels.Default()
 	r := &results{name: o.name, cfg: o.cfg, batch: o.batch, threads: o.threads, torchThreads: o.torchThreads,
-		ours: map[int]*series{}, isa: impl.Name(), peaks: &bench.Peaks{}}
+		ours: map[int]*series{}, isa: impl.Name(), peakName: "FMA peak", peaks: &bench.Peaks{}}
+	sampler := r.peaks.Sampler
+	if o.precision == gpt.PrecisionBF16 {
+		// A bf16 step's products run on the bfloat16 dot-product unit:
+		// its share is of that unit's peak.
+		r.isa, r.peakName, sampler = impl.Name()+bench.BF16PeakSuffix, "bf16 peak", r.peaks.BF16Sampler
+	}
 	samplers := map[int]*bench.PeakSampler{}
 	var tp *torchProc
 	if script != "" {
 		args := scriptArgs(o.cfg, tr.Cfg, weights, filepath.Join(dir, tokensFile))
+		args = append(args, "--precision", torchPrecision(o.precision))
 		if tp, err = startTorch(ctx, o.python, script, args, torchEnv(o.ompWait), o.cfg.NumParams(), stderr); err != nil {
 			return nil, err
 		}
@@ -66,7 +74,7 @@ func measure(ctx context.Context, o options, d *data.Dataset, dir, script string
 				var ms []float64
 				withProcs(n, func() {
 					if ps == nil {
-						ps = r.peaks.Sampler(impl, n)
+						ps = sampler(impl, n)
 						samplers[n] = ps
 						ps.Begin()
 					}

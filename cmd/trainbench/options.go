@@ -44,6 +44,9 @@ type options struct {
 	script       string
 	lr           float64
 	seed         uint64
+	// precision is the arithmetic of simdgpt's products (gpt.Precision);
+	// PyTorch's step runs under torch.autocast for bf16.
+	precision gpt.Precision
 
 	// -decode: greedy decoding of a GPT-2-shaped model instead of training.
 	decode bool
@@ -114,6 +117,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	ctxs := fs.String("ctx", "64,512", fmt.Sprintf("-decode: comma-separated prompt lengths (the context decoding starts from), each at most %d and with -tokens within the model's block (GPT-2's 1024)", gpt.MaxBlockSize))
 	fs.IntVar(&o.tokens, "tokens", 32, fmt.Sprintf("-decode: timed decoded tokens per side in each round, context and thread count, 1 to %d; -rounds × contexts × thread counts × -tokens at most the same", maxTimedSteps))
 	fs.StringVar(&o.model, "model", "", "-decode: a GPT-2 checkpoint (model.safetensors or llm.c gpt2_*.bin) instead of random GPT-2-shaped weights")
+	precision := fs.String("precision", "f32", "training: arithmetic of the matrix products, f32 or bf16 (simdgpt: gpt.TrainConfig.Precision; PyTorch: the step under torch.autocast(\"cpu\", torch.bfloat16)); -check then holds simdgpt's bf16 step to gpt's bf16 bounds against PyTorch's float32 step")
 	weights := fs.String("weights", "f32", "-decode: format of simdgpt's weight matrices, f32, bf16 or int8 (gpt.Model.WithWeights); PyTorch's are fp32 with f32 and bf16 with bf16 and int8 (eager PyTorch has no int8 peer worth comparing)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -133,6 +137,10 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	}
 	if o.decode {
 		return parseDecode(o, *layers, *vocab, *ctxs, *threads, *weights)
+	}
+	var err error
+	if o.precision, err = gpt.ParsePrecision(*precision); err != nil {
+		return o, usageError{"-precision: " + err.Error()}
 	}
 	p, ok := presets[*config]
 	if !ok {
@@ -167,7 +175,6 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if !(o.lr > 0 && o.lr <= maxLR && float32(o.lr) > 0) {
 		return o, usageError{fmt.Sprintf("-lr %g: want a learning rate above 0 (as a float32) and at most %g", o.lr, maxLR)}
 	}
-	var err error
 	if o.threads, err = parseThreads("threads", *threads); err != nil {
 		return o, err
 	}

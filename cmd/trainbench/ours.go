@@ -33,14 +33,16 @@ func dataset(vocab int, seed uint64, dir string) (*data.Dataset, error) {
 }
 
 // newRun returns a fresh model from seed and its trainer with
-// gpt.DefaultTrainConfig for maxIters steps, and saves its checkpoint
+// gpt.DefaultTrainConfig for maxIters steps in precision prec, and saves its checkpoint
 // (the initial weights PyTorch starts from) as dir/name.
-func newRun(cfg gpt.Config, d *data.Dataset, batch, maxIters int, lr float64, seed uint64, dir, name string) (*gpt.Trainer, string, error) {
+func newRun(cfg gpt.Config, d *data.Dataset, batch, maxIters int, lr float64, seed uint64, prec gpt.Precision, dir, name string) (*gpt.Trainer, string, error) {
 	m, err := gpt.New(cfg, seed)
 	if err != nil {
 		return nil, "", err
 	}
-	tr, err := gpt.NewTrainer(m, d, gpt.DefaultTrainConfig(batch, maxIters, float32(lr), seed))
+	tc := gpt.DefaultTrainConfig(batch, maxIters, float32(lr), seed)
+	tc.Precision = prec
+	tr, err := gpt.NewTrainer(m, d, tc)
 	if err != nil {
 		return nil, "", err
 	}

@@ -25,7 +25,8 @@ type results struct {
 	ours         map[int]*series
 	torch        map[int]*series // nil when torch was not measured
 	blas         string          // the script's BLAS: "openblas" (threads set with torch's) or "other"
-	isa          string          // the kernels simdgpt ran, whose FMA peak loop was sampled
+	isa          string          // the kernels simdgpt ran, whose peak loop was sampled (with bench.BF16PeakSuffix: the bfloat16 loop)
+	peakName     string          // "FMA peak", or "bf16 peak" with -precision bf16
 	peaks        *bench.Peaks    // the FMA peak samples of the run, by thread count (nil: none)
 }
 
@@ -114,7 +115,7 @@ func (r *results) writeTable(w io.Writer) {
 		}
 	}()
 	if r.torch == nil {
-		rows = append(rows, []string{"config", "threads", "simdgpt ms/step", "simdgpt tokens/s", "simdgpt GFLOP/s (% FMA peak)"})
+		rows = append(rows, []string{"config", "threads", "simdgpt ms/step", "simdgpt tokens/s", "simdgpt GFLOP/s (% " + r.peakName + ")"})
 		for _, n := range r.threads {
 			s := r.ours[n]
 			rows = append(rows, []string{cfgCell, fmt.Sprint(n), msCell(s.ms), r.tokensCell(s.ms), flops(n, s)})
@@ -122,7 +123,7 @@ func (r *results) writeTable(w io.Writer) {
 		writeMarkdown(w, rows)
 		return
 	}
-	rows = append(rows, []string{"config", "threads", "simdgpt ms/step", "torch ms/step", "simdgpt tokens/s", "torch tokens/s", "simdgpt speed [95% CI]", "simdgpt GFLOP/s (% FMA peak)"})
+	rows = append(rows, []string{"config", "threads", "simdgpt ms/step", "torch ms/step", "simdgpt tokens/s", "torch tokens/s", "simdgpt speed [95% CI]", "simdgpt GFLOP/s (% " + r.peakName + ")"})
 	get := func(m map[int]*series, n int) (*series, []float64) {
 		if s := m[n]; s != nil {
 			return s, s.ms
