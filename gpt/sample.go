@@ -20,11 +20,10 @@ type Sampler struct {
 	// Scratch for up to BlockSize rows: x is the residual stream, which
 	// the blocks update in place, and blk the blocks' intermediates (one
 	// set, shared by the blocks in turn; see NewSampler).
-	x       []float32
-	blk     blockActs
-	logits  []float32
-	keys    []uint64  // draw's scratch: rank keys (rankKey)
-	probs   []float64 // draw's scratch: weights
+	x      []float32
+	blk    blockActs
+	logits []float32
+	drawScratch
 	history []int32
 }
 
@@ -47,7 +46,7 @@ func (m *Model) NewSampler() *Sampler {
 			ln2:     ln, ln2Mean: mean, ln2Rstd: rstd,
 			fcPre: fcPre, fcAct: fcAct,
 		},
-		logits: make([]float32, cfg.Vocab), keys: make([]uint64, cfg.Vocab), probs: make([]float64, cfg.Vocab)}
+		logits: make([]float32, cfg.Vocab), drawScratch: newDrawScratch(m.k, cfg.Vocab)}
 	for range cfg.Layers {
 		a, err := m.newAttention()
 		if err != nil {
@@ -181,115 +180,4 @@ func (s *Sampler) checkLogits(pos int) error {
 		}
 	}
 	return nil
-}
-
-// draw picks the next token from s.logits, which must hold no NaN or +Inf
-// and at least one finite logit (GenerateWith checks). Tokens are ranked
-// by logit, descending, ties by lower id first (rankKey); their weights are
-// exp((logit - max)/temperature) in float64. Top-k keeps the topK first in
-// rank; top-p then keeps the shortest rank-order prefix whose weights sum
-// to at least topP times the sum of those kept (the token that reaches it
-// included); the token is drawn in proportion to the weights left, with
-// one r.Float64(). Nothing sorts the vocabulary: greedy is one pass; top-k
-// selects the k with a bounded heap or a quickselect, O(V + k log k), and
-// walks them in rank order; top-p alone finds its last token with a
-// quickselect weighted by the probabilities, expected O(V); with neither,
-// one pass sums the weights and one draws. Without top-k the kept tokens
-// are walked in id order, so the draw for a given r differs from a
-// rank-order walk, not the distribution. It allocates nothing.
-func (s *Sampler) draw(temperature float64, topK int, topP float64, r *rng.RNG) int32 {
-	V := len(s.logits)
-	if temperature == 0 {
-		// Greedy: the first largest logit (the lowest id among ties, as
-		// rank order gives).
-		best := 0
-		for i, l := range s.logits {
-			if l > s.logits[best] {
-				best = i
-			}
-		}
-		return int32(best)
-	}
-	k, sum, last := s.candidates(temperature, topK, topP)
-	u := r.Float64() * sum
-	if k > 0 {
-		// Top-k: the candidates are s.keys[:k] in rank order, their
-		// weights s.probs[:k].
-		for i := 0; i < k; i++ {
-			u -= s.probs[i]
-			if u < 0 {
-				return int32(keyID(s.keys[i]))
-			}
-		}
-		return int32(keyID(s.keys[k-1]))
-	}
-	// The candidates are the tokens whose rank key is at least last, their
-	// weights s.probs by id: walk them in id order. Rounding that leaves
-	// the walk short of the end picks the last token it passed with a
-	// nonzero weight.
-	pick := -1
-	for i, p := range s.probs[:V] {
-		if p == 0 || (last != 0 && rankKey(s.logits[i], i) < last) {
-			continue
-		}
-		pick = i
-		if u -= p; u < 0 {
-			break
-		}
-	}
-	return int32(max(pick, 0))
-}
-
-// candidates computes the tokens draw (temperature > 0) draws from and
-// their weights, summing to sum. With 0 < topK < V it returns k > 0: the
-// candidates are s.keys[:k], the rank keys of the first in rank order
-// (topKeys), cut to the nucleus, and s.probs[:k] their weights. Otherwise
-// it returns k = 0: s.probs holds every token's weight by id and the
-// candidates are the tokens whose rank key is at least last (0: all).
-func (s *Sampler) candidates(temperature float64, topK int, topP float64) (k int, sum float64, last uint64) {
-	V := len(s.logits)
-	if topK > 0 && topK < V {
-		k = topK
-		topKeys(s.keys, s.logits, k)
-		top := float64(s.logits[keyID(s.keys[0])])
-		for i, key := range s.keys[:k] {
-			p := math.Exp((float64(s.logits[keyID(key)]) - top) / temperature)
-			s.probs[i] = p
-			sum += p
-		}
-		if kept := nucleus(s.probs[:k], sum, topP); kept < k {
-			k, sum = kept, 0
-			for _, p := range s.probs[:k] {
-				sum += p
-			}
-		}
-		return k, sum, 0
-	}
-	top := s.logits[0]
-	for _, l := range s.logits[1:] {
-		top = max(top, l)
-	}
-	w := s.probs[:V]
-	for i, l := range s.logits {
-		p := math.Exp((float64(l) - float64(top)) / temperature)
-		w[i] = p
-		sum += p
-	}
-	if topP <= 0 || topP >= 1 {
-		return 0, sum, 0
-	}
-	keys := s.keys[:V]
-	for i, l := range s.logits {
-		keys[i] = rankKey(l, i)
-	}
-	if last = nucleusKey(keys, w, topP*sum); last == 0 {
-		return 0, sum, 0
-	}
-	sum = 0
-	for i, l := range s.logits {
-		if rankKey(l, i) >= last {
-			sum += w[i]
-		}
-	}
-	return 0, sum, last
 }
