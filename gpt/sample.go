@@ -116,6 +116,30 @@ func (s *Sampler) Generate(prompt []int32, n int, temperature float64, topK int,
 // not all finite stop it with an error wrapping ErrNotFinite, before a
 // token is drawn from them (the tokens emitted before stay emitted).
 func (s *Sampler) GenerateWith(prompt []int32, n int, o SampleOptions, r *rng.RNG, emit func(int32) error) error {
+	if err := s.start(prompt, o); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		tok, err := s.next(o, r)
+		if err != nil {
+			return err
+		}
+		if err := emit(tok); err != nil {
+			return err
+		}
+		if i == n-1 {
+			break
+		}
+		if !s.rebuildIfFull() {
+			s.feed(s.history[len(s.history)-1:])
+		}
+	}
+	return nil
+}
+
+// start checks prompt and o as GenerateWith does and feeds the prompt's
+// last BlockSize tokens to fresh caches.
+func (s *Sampler) start(prompt []int32, o SampleOptions) error {
 	temperature := o.Temperature
 	cfg := s.m.Config
 	if len(prompt) == 0 {
@@ -129,40 +153,47 @@ func (s *Sampler) GenerateWith(prompt []int32, n int, o SampleOptions, r *rng.RN
 			return fmt.Errorf("gpt: prompt token %d is outside the vocabulary of %d", t, cfg.Vocab)
 		}
 	}
+	if !(o.TopP >= 0 && o.TopP <= 1) {
+		return fmt.Errorf("gpt: top-p %g must be in [0, 1]", o.TopP)
+	}
 	s.history = append(s.history[:0], prompt...)
 	ctx := prompt
 	if len(ctx) > cfg.BlockSize {
 		ctx = ctx[len(ctx)-cfg.BlockSize:]
 	}
-	if !(o.TopP >= 0 && o.TopP <= 1) {
-		return fmt.Errorf("gpt: top-p %g must be in [0, 1]", o.TopP)
-	}
 	s.Logits(ctx)
-	for i := 0; i < n; i++ {
-		if err := s.checkLogits(len(s.history)); err != nil {
-			return err
-		}
-		tok := s.draw(temperature, o.TopK, o.TopP, r)
-		if len(s.history) >= 2*cfg.BlockSize {
-			// Only the last BlockSize tokens are ever read again: memory
-			// stays bounded however many tokens are generated.
-			s.history = append(s.history[:0], s.history[len(s.history)-cfg.BlockSize:]...)
-		}
-		s.history = append(s.history, tok)
-		if err := emit(tok); err != nil {
-			return err
-		}
-		if i == n-1 {
-			break
-		}
-		if s.caches[0].Len() == cfg.BlockSize {
-			keep := max(cfg.BlockSize/2, 1)
-			s.Logits(s.history[len(s.history)-keep:])
-		} else {
-			s.feed(s.history[len(s.history)-1:])
-		}
-	}
 	return nil
+}
+
+// next checks the logits and draws the next token from them with r,
+// appending it to the history.
+func (s *Sampler) next(o SampleOptions, r *rng.RNG) (int32, error) {
+	cfg := s.m.Config
+	if err := s.checkLogits(len(s.history)); err != nil {
+		return 0, err
+	}
+	tok := s.draw(o.Temperature, o.TopK, o.TopP, r)
+	if len(s.history) >= 2*cfg.BlockSize {
+		// Only the last BlockSize tokens are ever read again: memory
+		// stays bounded however many tokens are generated.
+		s.history = append(s.history[:0], s.history[len(s.history)-cfg.BlockSize:]...)
+	}
+	s.history = append(s.history, tok)
+	return tok, nil
+}
+
+// rebuildIfFull rebuilds the caches from the last BlockSize/2 tokens of
+// the history when they hold BlockSize positions, leaving the next
+// token's logits, and reports whether it did; otherwise the last token
+// is still to be fed.
+func (s *Sampler) rebuildIfFull() bool {
+	cfg := s.m.Config
+	if s.caches[0].Len() < cfg.BlockSize {
+		return false
+	}
+	keep := max(cfg.BlockSize/2, 1)
+	s.Logits(s.history[len(s.history)-keep:])
+	return true
 }
 
 // ErrNotFinite is what the errors of a model that computes a NaN or an

@@ -42,6 +42,11 @@ type drawScratch struct {
 	cutLast uint64
 }
 
+// drawScratchBytes is the memory of draw's scratch for v tokens.
+func drawScratchBytes(v int) float64 {
+	return 22*float64(v) + 2*weightBuckets*8
+}
+
 // newDrawScratch returns draw's scratch for a vocabulary of v tokens,
 // computing with the kernels of k.
 func newDrawScratch(k *kernels.Impl, v int) drawScratch {
