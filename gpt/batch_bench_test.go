@@ -14,9 +14,11 @@ import (
 // the n last tokens and a greedy draw for each sequence, until the caches
 // hold 64 positions, when the prompts are prefilled again, untimed. It
 // reports tokens/s over all the sequences (n per step) and ms/step, for
-// n = 1 and 8, with float32 and int8 weights (weights=int8). On one
-// thread (-cpu 1) the ratio of n=8's tokens/s to n=1's is what decoding
-// several sequences together gains.
+// n = 1 and 8, with float32 and int8 weights (weights=int8), and the same
+// in the process's CPU time (cpu-tokens/s, cpu-ms/step; the prefills
+// left out), which on a loaded machine with one thread (-cpu 1) varies
+// less than the wall clock. The ratio of n=8's tokens/s to n=1's is what
+// decoding several sequences together gains.
 func BenchmarkGPT2DecodeBatch(b *testing.B) {
 	skipGPT2(b)
 	m := sharedGPT2(b)
@@ -46,13 +48,18 @@ func BenchmarkGPT2DecodeBatch(b *testing.B) {
 				}
 				b.StopTimer()
 				prefill()
+				var cpu int64
+				c0, cpuOK := cpuNanos()
 				b.ReportAllocs()
 				b.ResetTimer()
 				b.StartTimer()
 				for i := 0; i < b.N; i++ {
 					if bs.lanes[0].caches[0].Len() == ctx {
 						b.StopTimer()
+						c1, _ := cpuNanos()
+						cpu += c1 - c0
 						prefill()
+						c0, _ = cpuNanos()
 						b.StartTimer()
 					}
 					bs.advance()
@@ -61,9 +68,15 @@ func BenchmarkGPT2DecodeBatch(b *testing.B) {
 					}
 				}
 				b.StopTimer()
+				c1, _ := cpuNanos()
 				sec := b.Elapsed().Seconds()
 				b.ReportMetric(float64(n*b.N)/sec, "tokens/s")
 				b.ReportMetric(1000*sec/float64(b.N), "ms/step")
+				if cpuOK {
+					cs := float64(cpu+c1-c0) / 1e9
+					b.ReportMetric(float64(n*b.N)/cs, "cpu-tokens/s")
+					b.ReportMetric(1000*cs/float64(b.N), "cpu-ms/step")
+				}
 			})
 		}
 	}
