@@ -61,13 +61,13 @@ func newDrawScratch(k *kernels.Impl, v int) drawScratch {
 // top-p then keeps the shortest rank-order prefix whose weights sum to at
 // least topP times the sum of those kept (the token that reaches it
 // included); the token is drawn in proportion to the weights left, with
-// one r.Float64(). Nothing sorts the vocabulary: greedy is the maximum
-// kernel and a search for its first token; top-k
-// selects the k with a bounded heap or a quickselect, O(V + k log k),
-// weighs them in float64 and walks them in rank order. Without top-k the
-// weights are float32, from the softmax kernel (relative error a few
-// 1e-6; a weight below float32's range, e^-87 of the largest, counts as
-// 0), summed per bucket (weightBuckets); top-p finds the bucket where the
+// one r.Float64(). Nothing sorts the vocabulary: greedy is the Max kernel
+// and a search for the first token at the maximum; top-k selects the k
+// with a bounded heap or a quickselect, O(V + k log k), weighs them in
+// float64 and walks them in rank order. Without top-k the weights are
+// float32, from the softmax kernel (relative error a few 1e-6; a weight
+// below float32's range, about e^-87 of the largest, may count as 0),
+// summed per bucket (weightBuckets); top-p finds the bucket where the
 // running sum reaches its target and ranks only that bucket's tokens (a
 // quickselect weighted by the weights); the draw picks a bucket by its
 // sum, then walks its tokens in id order (the cut bucket's in the
