@@ -8,8 +8,9 @@ import (
 
 // BatchSampler generates several sequences together: each step feeds the
 // last token of every sequence as one row of a matrix, so each weight
-// matrix is read once per step for all of them (the kernels' products of
-// few rows) instead of once per sequence. Every sequence has its own
+// matrix takes part in one product a step for all of them (the kernels'
+// products of few rows, which read it once for several rows) instead of
+// one per sequence. Every sequence has its own
 // key/value caches, position, history, logits and random generator, and
 // is continued exactly as Sampler.GenerateWith continues it alone: the
 // same prompt handling, draws and cache rebuilds, and logits equal to the
