@@ -117,7 +117,9 @@ func decodeWindow(ctx int) int { return max(1, ctx/8) }
 // a context between ctx-w+1 and ctx. The draw is greedy (ctx=N),
 // temperature 0.8 with top-k 40 (sample=top_k40/ctx=N) or temperature 0.8
 // with top-p 0.95 (sample=top_p0.95/ctx=N), seeded. It reports tokens/s, ms/token,
-// the share of it spent drawing the token as draw-ms/token, and
+// the process's CPU time a token (cpu-ms/token, the prefills left out: on
+// a loaded machine with -cpu 1 steadier than the wall clock), the share
+// of the time spent drawing the token as draw-ms/token, and
 // weight-GB/s: the weights one token reads (weight-MB/token,
 // TokenWeightBytes) per token time, to set against a measured copy
 // bandwidth (kernelbench -kernels copy). The sub-benchmarks weights=bf16
@@ -166,13 +168,18 @@ func benchDecode(b *testing.B, m *Model) {
 				b.StopTimer()
 				prefill()
 				var feedTime, drawTime time.Duration
+				var cpu int64
+				c0, cpuOK := cpuNanos()
 				b.ReportAllocs()
 				b.ResetTimer()
 				b.StartTimer()
 				for i := 0; i < b.N; i++ {
 					if s.caches[0].Len() == ctx {
 						b.StopTimer()
+						c1, _ := cpuNanos()
+						cpu += c1 - c0
 						prefill()
+						c0, _ = cpuNanos()
 						b.StartTimer()
 					}
 					t0 := time.Now()
@@ -184,6 +191,9 @@ func benchDecode(b *testing.B, m *Model) {
 					drawTime += t2.Sub(t1)
 				}
 				b.StopTimer()
+				if c1, _ := cpuNanos(); cpuOK {
+					b.ReportMetric(float64(cpu+c1-c0)/1e6/float64(b.N), "cpu-ms/token")
+				}
 				sec := (feedTime + drawTime).Seconds()
 				b.ReportMetric(float64(b.N)/sec, "tokens/s")
 				b.ReportMetric(1000*sec/float64(b.N), "ms/token")

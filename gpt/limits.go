@@ -101,8 +101,15 @@ func SampleBytes(c Config) int64 { return SampleBytesWeights(c, WeightsF32) }
 // context.
 func SampleBytesWeights(c Config, f Weights) int64 {
 	C, V, L, T := float64(c.Width), float64(c.Vocab), float64(c.Layers), float64(c.BlockSize)
-	scores := L * float64(runtime.GOMAXPROCS(0)) * math.Min(T, 64) * T
-	return saturate(float64(InferenceBytes(c, f)) + 4*(L*3*(T+16)*C+11*T*C+2*T+V) + 16*V + 4*scores)
+	return saturate(float64(InferenceBytes(c, f)) + 4*(L*3*(T+16)*C+11*T*C+2*T+V) + drawScratchBytes(c.Vocab) + 4*decoderScores(c))
+}
+
+// decoderScores is the score workspace, in floats, of a sequence's
+// decoders of config c: per layer and goroutine (GOMAXPROCS) the scores
+// of a block of 64 prompt rows against the context.
+func decoderScores(c Config) float64 {
+	T := float64(c.BlockSize)
+	return float64(c.Layers) * float64(runtime.GOMAXPROCS(0)) * math.Min(T, 64) * T
 }
 
 func saturate(x float64) int64 {

@@ -20,11 +20,10 @@ type Sampler struct {
 	// Scratch for up to BlockSize rows: x is the residual stream, which
 	// the blocks update in place, and blk the blocks' intermediates (one
 	// set, shared by the blocks in turn; see NewSampler).
-	x       []float32
-	blk     blockActs
-	logits  []float32
-	keys    []uint64  // draw's scratch: rank keys (rankKey)
-	probs   []float64 // draw's scratch: weights
+	x      []float32
+	blk    blockActs
+	logits []float32
+	drawScratch
 	history []int32
 }
 
@@ -47,7 +46,7 @@ func (m *Model) NewSampler() *Sampler {
 			ln2:     ln, ln2Mean: mean, ln2Rstd: rstd,
 			fcPre: fcPre, fcAct: fcAct,
 		},
-		logits: make([]float32, cfg.Vocab), keys: make([]uint64, cfg.Vocab), probs: make([]float64, cfg.Vocab)}
+		logits: make([]float32, cfg.Vocab), drawScratch: newDrawScratch(m.k, cfg.Vocab)}
 	for range cfg.Layers {
 		a, err := m.newAttention()
 		if err != nil {
@@ -117,6 +116,30 @@ func (s *Sampler) Generate(prompt []int32, n int, temperature float64, topK int,
 // not all finite stop it with an error wrapping ErrNotFinite, before a
 // token is drawn from them (the tokens emitted before stay emitted).
 func (s *Sampler) GenerateWith(prompt []int32, n int, o SampleOptions, r *rng.RNG, emit func(int32) error) error {
+	if err := s.start(prompt, o); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		tok, err := s.next(o, r)
+		if err != nil {
+			return err
+		}
+		if err := emit(tok); err != nil {
+			return err
+		}
+		if i == n-1 {
+			break
+		}
+		if !s.rebuildIfFull() {
+			s.feed(s.history[len(s.history)-1:])
+		}
+	}
+	return nil
+}
+
+// start checks prompt and o as GenerateWith does and feeds the prompt's
+// last BlockSize tokens to fresh caches.
+func (s *Sampler) start(prompt []int32, o SampleOptions) error {
 	temperature := o.Temperature
 	cfg := s.m.Config
 	if len(prompt) == 0 {
@@ -130,40 +153,47 @@ func (s *Sampler) GenerateWith(prompt []int32, n int, o SampleOptions, r *rng.RN
 			return fmt.Errorf("gpt: prompt token %d is outside the vocabulary of %d", t, cfg.Vocab)
 		}
 	}
+	if !(o.TopP >= 0 && o.TopP <= 1) {
+		return fmt.Errorf("gpt: top-p %g must be in [0, 1]", o.TopP)
+	}
 	s.history = append(s.history[:0], prompt...)
 	ctx := prompt
 	if len(ctx) > cfg.BlockSize {
 		ctx = ctx[len(ctx)-cfg.BlockSize:]
 	}
-	if !(o.TopP >= 0 && o.TopP <= 1) {
-		return fmt.Errorf("gpt: top-p %g must be in [0, 1]", o.TopP)
-	}
 	s.Logits(ctx)
-	for i := 0; i < n; i++ {
-		if err := s.checkLogits(len(s.history)); err != nil {
-			return err
-		}
-		tok := s.draw(temperature, o.TopK, o.TopP, r)
-		if len(s.history) >= 2*cfg.BlockSize {
-			// Only the last BlockSize tokens are ever read again: memory
-			// stays bounded however many tokens are generated.
-			s.history = append(s.history[:0], s.history[len(s.history)-cfg.BlockSize:]...)
-		}
-		s.history = append(s.history, tok)
-		if err := emit(tok); err != nil {
-			return err
-		}
-		if i == n-1 {
-			break
-		}
-		if s.caches[0].Len() == cfg.BlockSize {
-			keep := max(cfg.BlockSize/2, 1)
-			s.Logits(s.history[len(s.history)-keep:])
-		} else {
-			s.feed(s.history[len(s.history)-1:])
-		}
-	}
 	return nil
+}
+
+// next checks the logits and draws the next token from them with r,
+// appending it to the history.
+func (s *Sampler) next(o SampleOptions, r *rng.RNG) (int32, error) {
+	cfg := s.m.Config
+	if err := s.checkLogits(len(s.history)); err != nil {
+		return 0, err
+	}
+	tok := s.draw(o.Temperature, o.TopK, o.TopP, r)
+	if len(s.history) >= 2*cfg.BlockSize {
+		// Only the last BlockSize tokens are ever read again: memory
+		// stays bounded however many tokens are generated.
+		s.history = append(s.history[:0], s.history[len(s.history)-cfg.BlockSize:]...)
+	}
+	s.history = append(s.history, tok)
+	return tok, nil
+}
+
+// rebuildIfFull rebuilds the caches from the last BlockSize/2 tokens of
+// the history when they hold BlockSize positions, leaving the next
+// token's logits, and reports whether it did; otherwise the last token
+// is still to be fed.
+func (s *Sampler) rebuildIfFull() bool {
+	cfg := s.m.Config
+	if s.caches[0].Len() < cfg.BlockSize {
+		return false
+	}
+	keep := max(cfg.BlockSize/2, 1)
+	s.Logits(s.history[len(s.history)-keep:])
+	return true
 }
 
 // ErrNotFinite is what the errors of a model that computes a NaN or an
@@ -181,115 +211,4 @@ func (s *Sampler) checkLogits(pos int) error {
 		}
 	}
 	return nil
-}
-
-// draw picks the next token from s.logits, which must hold no NaN or +Inf
-// and at least one finite logit (GenerateWith checks). Tokens are ranked
-// by logit, descending, ties by lower id first (rankKey); their weights are
-// exp((logit - max)/temperature) in float64. Top-k keeps the topK first in
-// rank; top-p then keeps the shortest rank-order prefix whose weights sum
-// to at least topP times the sum of those kept (the token that reaches it
-// included); the token is drawn in proportion to the weights left, with
-// one r.Float64(). Nothing sorts the vocabulary: greedy is one pass; top-k
-// selects the k with a bounded heap or a quickselect, O(V + k log k), and
-// walks them in rank order; top-p alone finds its last token with a
-// quickselect weighted by the probabilities, expected O(V); with neither,
-// one pass sums the weights and one draws. Without top-k the kept tokens
-// are walked in id order, so the draw for a given r differs from a
-// rank-order walk, not the distribution. It allocates nothing.
-func (s *Sampler) draw(temperature float64, topK int, topP float64, r *rng.RNG) int32 {
-	V := len(s.logits)
-	if temperature == 0 {
-		// Greedy: the first largest logit (the lowest id among ties, as
-		// rank order gives).
-		best := 0
-		for i, l := range s.logits {
-			if l > s.logits[best] {
-				best = i
-			}
-		}
-		return int32(best)
-	}
-	k, sum, last := s.candidates(temperature, topK, topP)
-	u := r.Float64() * sum
-	if k > 0 {
-		// Top-k: the candidates are s.keys[:k] in rank order, their
-		// weights s.probs[:k].
-		for i := 0; i < k; i++ {
-			u -= s.probs[i]
-			if u < 0 {
-				return int32(keyID(s.keys[i]))
-			}
-		}
-		return int32(keyID(s.keys[k-1]))
-	}
-	// The candidates are the tokens whose rank key is at least last, their
-	// weights s.probs by id: walk them in id order. Rounding that leaves
-	// the walk short of the end picks the last token it passed with a
-	// nonzero weight.
-	pick := -1
-	for i, p := range s.probs[:V] {
-		if p == 0 || (last != 0 && rankKey(s.logits[i], i) < last) {
-			continue
-		}
-		pick = i
-		if u -= p; u < 0 {
-			break
-		}
-	}
-	return int32(max(pick, 0))
-}
-
-// candidates computes the tokens draw (temperature > 0) draws from and
-// their weights, summing to sum. With 0 < topK < V it returns k > 0: the
-// candidates are s.keys[:k], the rank keys of the first in rank order
-// (topKeys), cut to the nucleus, and s.probs[:k] their weights. Otherwise
-// it returns k = 0: s.probs holds every token's weight by id and the
-// candidates are the tokens whose rank key is at least last (0: all).
-func (s *Sampler) candidates(temperature float64, topK int, topP float64) (k int, sum float64, last uint64) {
-	V := len(s.logits)
-	if topK > 0 && topK < V {
-		k = topK
-		topKeys(s.keys, s.logits, k)
-		top := float64(s.logits[keyID(s.keys[0])])
-		for i, key := range s.keys[:k] {
-			p := math.Exp((float64(s.logits[keyID(key)]) - top) / temperature)
-			s.probs[i] = p
-			sum += p
-		}
-		if kept := nucleus(s.probs[:k], sum, topP); kept < k {
-			k, sum = kept, 0
-			for _, p := range s.probs[:k] {
-				sum += p
-			}
-		}
-		return k, sum, 0
-	}
-	top := s.logits[0]
-	for _, l := range s.logits[1:] {
-		top = max(top, l)
-	}
-	w := s.probs[:V]
-	for i, l := range s.logits {
-		p := math.Exp((float64(l) - float64(top)) / temperature)
-		w[i] = p
-		sum += p
-	}
-	if topP <= 0 || topP >= 1 {
-		return 0, sum, 0
-	}
-	keys := s.keys[:V]
-	for i, l := range s.logits {
-		keys[i] = rankKey(l, i)
-	}
-	if last = nucleusKey(keys, w, topP*sum); last == 0 {
-		return 0, sum, 0
-	}
-	sum = 0
-	for i, l := range s.logits {
-		if rankKey(l, i) >= last {
-			sum += w[i]
-		}
-	}
-	return 0, sum, last
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/simdgpt/simdgpt/gpt/rng"
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // sortedDraw is the sampler's draw as it was before the selection: sort
@@ -60,7 +61,7 @@ func sortedDraw(logits []float32, temperature float64, topK int, topP, u float64
 // testSampler is a Sampler with only what draw reads: the logits and
 // its scratch.
 func testSampler(logits []float32) *Sampler {
-	return &Sampler{logits: logits, keys: make([]uint64, len(logits)), probs: make([]float64, len(logits))}
+	return &Sampler{logits: logits, drawScratch: newDrawScratch(kernels.Default(), len(logits))}
 }
 
 // logitCase is a table of logits for the selection tests.
@@ -102,6 +103,11 @@ func logitCases() []logitCase {
 		{"two tied", []float32{2, 2}},
 		{"vocab 50257", gen(50257, func(int) float32 { return float32(2 * r.Normal()) })},
 		{"flat 50257", gen(50257, func(int) float32 { return float32(0.5 * r.Normal()) })},
+		// Within a few bucket widths of one another: the cut bucket holds
+		// hundreds of tokens.
+		{"narrow 2000", gen(2000, func(int) float32 { return float32(0.002 * r.Normal()) })},
+		// Scaled by 1/temperature < 1 these overflow float32.
+		{"huge 500", gen(500, func(int) float32 { return float32(3e38 * (2*r.Float64() - 1)) })},
 	}
 }
 
@@ -179,6 +185,7 @@ func TestDrawCandidatesMatchSort(t *testing.T) {
 			{1, 1, 0}, {1, V, 0}, {1, V + 7, 0.5}, {2, V - 1, 0},
 			{0.7, 0, 1e-9}, {0.7, 0, 0.5}, {0.7, 0, 1 - 1e-9}, {1.3, 0, 0.999},
 			{0.9, 5, 1e-9}, {0.9, 5, 1 - 1e-9}, {1, 0, 1}, {1, 0, 0.25},
+			{0.5, 0, 0.9}, {0.5, 0, 0}, {1e-3, 0, 0.9}, {1e-40, 0, 0.9}, {1e-40, 0, 0}, {1e300, 0, 0.5},
 		} {
 			name := fmt.Sprintf("%s, T=%g k=%d p=%g", c.name, o.temp, o.topK, o.topP)
 			_, order, probs := sortedDraw(c.logits, o.temp, o.topK, o.topP, 0)
@@ -221,7 +228,7 @@ func TestDrawCandidatesMatchSort(t *testing.T) {
 // with a nonzero weight among its candidates (Sampler.candidates).
 func (s *Sampler) keptSet(temperature float64, topK int, topP float64) map[int]bool {
 	set := map[int]bool{}
-	k, _, last := s.candidates(temperature, topK, topP)
+	k, _ := s.candidates(temperature, topK, topP)
 	if k > 0 {
 		for i, key := range s.keys[:k] {
 			if s.probs[i] > 0 {
@@ -230,9 +237,14 @@ func (s *Sampler) keptSet(temperature float64, topK int, topP float64) map[int]b
 		}
 		return set
 	}
-	for i, l := range s.logits {
-		if s.probs[i] > 0 && rankKey(l, i) >= last {
+	for i := range s.logits {
+		if s.w[i] > 0 && int(s.bkt[i]) < s.cut {
 			set[i] = true
+		}
+	}
+	for _, key := range s.keys[:s.cutN] {
+		if id := keyID(key); key >= s.cutLast && s.w[id] > 0 {
+			set[id] = true
 		}
 	}
 	return set
@@ -244,21 +256,33 @@ func (s *Sampler) keptSet(temperature float64, topK int, topP float64) map[int]b
 // far below 1e-6 for a correct sampler), and no token outside the
 // reference's kept set may be drawn. Each options row also runs with its
 // temperature off by 10%, which the same bound must reject, so the test
-// can tell a wrong distribution from a right one.
+// can tell a wrong distribution from a right one. The logits are 30
+// spread ones (about one token per weight bucket) and 300 rounded to
+// 0.25 (ties: a dozen tokens or more per bucket, the cut one included).
 func TestDrawDistribution(t *testing.T) {
 	r := rng.New(21)
-	logits := make([]float32, 30)
-	for i := range logits {
-		logits[i] = float32(r.Normal())
+	spread := make([]float32, 30)
+	for i := range spread {
+		spread[i] = float32(r.Normal())
 	}
-	logits[3], logits[17] = logits[9], logits[9] // ties
-	logits[25] = float32(math.Inf(-1))
+	spread[3], spread[17] = spread[9], spread[9] // ties
+	spread[25] = float32(math.Inf(-1))
+	coarse := make([]float32, 300)
+	for i := range coarse {
+		coarse[i] = float32(math.Round(4*r.Normal()) / 4)
+	}
 	const draws = 200000
 	for _, o := range []struct {
-		temp float64
-		topK int
-		topP float64
-	}{{1, 0, 0}, {0.8, 0, 0}, {0.8, 8, 0}, {0.8, 0, 0.9}, {1.5, 0, 0.6}, {0.8, 12, 0.7}, {2, 29, 0}} {
+		logits []float32
+		temp   float64
+		topK   int
+		topP   float64
+	}{
+		{spread, 1, 0, 0}, {spread, 0.8, 0, 0}, {spread, 0.8, 8, 0}, {spread, 0.8, 0, 0.9},
+		{spread, 1.5, 0, 0.6}, {spread, 0.8, 12, 0.7}, {spread, 2, 29, 0},
+		{coarse, 0.8, 0, 0}, {coarse, 0.8, 0, 0.95}, {coarse, 1, 0, 0.5}, {coarse, 0.8, 40, 0.9},
+	} {
+		logits := o.logits
 		_, order, probs := sortedDraw(logits, o.temp, o.topK, o.topP, 0)
 		var sum float64
 		for _, p := range probs {
@@ -290,18 +314,18 @@ func TestDrawDistribution(t *testing.T) {
 		}
 		stat, df, err := chi2(o.temp)
 		if err != nil {
-			t.Errorf("%+v: %v", o, err)
+			t.Errorf("V=%d T=%g k=%d p=%g: %v", len(logits), o.temp, o.topK, o.topP, err)
 			continue
 		}
 		bound := float64(df) + 6*math.Sqrt(2*float64(df))
 		if df > 0 && stat > bound {
-			t.Errorf("%+v: chi-square %.1f over %d degrees of freedom, bound %.1f", o, stat, df, bound)
+			t.Errorf("V=%d T=%g k=%d p=%g: chi-square %.1f over %d degrees of freedom, bound %.1f", len(logits), o.temp, o.topK, o.topP, stat, df, bound)
 		}
 		if df < 2 {
 			continue
 		}
 		if off, _, err := chi2(o.temp * 1.1); err == nil && off <= bound {
-			t.Errorf("%+v: temperature 10%% off passes too (chi-square %.1f, bound %.1f): the test cannot see a wrong distribution", o, off, bound)
+			t.Errorf("V=%d T=%g k=%d p=%g: temperature 10%% off passes too (chi-square %.1f, bound %.1f): the test cannot see a wrong distribution", len(logits), o.temp, o.topK, o.topP, off, bound)
 		}
 	}
 }

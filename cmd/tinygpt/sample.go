@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -25,15 +26,20 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 	topK := fs.Int("top_k", 0, "sample from the k most likely tokens only (0: all)")
 	topP := fs.Float64("top_p", 1, "nucleus sampling: sample from the smallest set of most likely tokens whose probabilities sum to at least p (after --top_k; 1: all)")
 	seed := fs.Uint64("seed", 1, "random seed")
+	numSamples := fs.Int("num_samples", 1, fmt.Sprintf("number of samples, decoded together (1 to %d): sample i draws with seed S+i, as --seed S+i does alone; each is printed in turn, followed by a line of dashes", maxNumSamples))
 	weights := fs.String("weights", "", weightsUsage)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `usage: tinygpt sample --checkpoint DIR|FILE [--prompt TEXT] [-n N] [--temperature T] [--top_k K] [--top_p P] [--seed S] [--tokenizer_dir DIR] [--weights f32|bf16|int8]
+		fmt.Fprintf(fs.Output(), `usage: tinygpt sample --checkpoint DIR|FILE [--prompt TEXT] [-n N] [--temperature T] [--top_k K] [--top_p P] [--seed S] [--num_samples N] [--tokenizer_dir DIR] [--weights f32|bf16|int8]
 
 Streams the prompt and then each generated token as it is drawn (the
 bytes of a character split across BPE tokens once it is complete), using
-a key/value cache per layer. Ctrl-C or SIGTERM stops it after the token
-in progress (a second signal at once), ending the text with a newline and
-a line on stderr; the exit status is 130 (SIGINT) or 143 (SIGTERM).
+a key/value cache per layer. With --num_samples N > 1 the N samples are
+decoded together (each weight read once a step for all of them); the
+first streams, the others follow it once all are drawn, each sample
+ending with a line "---------------". Ctrl-C or SIGTERM stops it after
+the token in progress (a second signal at once), ending the text with a
+newline and a line on stderr; the exit status is 130 (SIGINT) or 143
+(SIGTERM).
 
 flags:
 `)
@@ -53,6 +59,8 @@ flags:
 		return report(stderr, "sample", usageError{fmt.Sprintf("--top_k %d must be in [0, %d]", *topK, gpt.MaxVocab)})
 	case !(*topP > 0 && *topP <= 1):
 		return report(stderr, "sample", usageError{fmt.Sprintf("--top_p %g must be in (0, 1]", *topP)})
+	case *numSamples < 1 || *numSamples > maxNumSamples:
+		return report(stderr, "sample", usageError{fmt.Sprintf("--num_samples %d must be in [1, %d]", *numSamples, maxNumSamples)})
 	}
 	wf, err := parseWeights(*weights)
 	if err != nil {
@@ -72,6 +80,9 @@ flags:
 	if err := gpt.CheckMemory("sampling from "+describe(m.Config), gpt.SampleBytesWeights(m.Config, m.Weights())); err != nil {
 		return report(stderr, "sample", err)
 	}
+	if err := checkSamplesMemory(m.Config, m.Weights(), *numSamples); err != nil {
+		return report(stderr, "sample", err)
+	}
 	toks, err := promptTokens(lm, *prompt)
 	if err != nil {
 		return report(stderr, "sample", err)
@@ -82,27 +93,65 @@ flags:
 	} else {
 		fmt.Fprint(stdout, *prompt)
 	}
-	out := &utf8Stream{w: stdout}
-	s := m.NewSampler()
-	drawn := 0
-	err = s.GenerateWith(toks, *n, gpt.SampleOptions{Temperature: *temp, TopK: *topK, TopP: *topP}, rng.New(*seed), func(id int32) error {
+	o := gpt.SampleOptions{Temperature: *temp, TopK: *topK, TopP: *topP}
+	N := *numSamples
+	// Sample 0 streams to stdout; the others gather in buffers, printed
+	// after it.
+	outs := make([]*utf8Stream, N)
+	bufs := make([]bytes.Buffer, N)
+	outs[0] = &utf8Stream{w: stdout}
+	for i := 1; i < N; i++ {
+		outs[i] = &utf8Stream{w: &bufs[i]}
+	}
+	drawn := make([]int, N)
+	emit := func(i int, id int32) error {
 		if err := ctx.Err(); err != nil {
 			return err // the token drawn after the signal is not shown
 		}
-		drawn++
+		drawn[i]++
 		if tok == nil {
-			_, err := fmt.Fprintf(stdout, " %d", id)
+			_, err := fmt.Fprintf(outs[i].w, " %d", id)
 			return err
 		}
-		return out.write(tok.token(int(id)))
-	})
-	if ferr := out.flush(); err == nil {
-		err = ferr
+		return outs[i].write(tok.token(int(id)))
 	}
-	fmt.Fprintln(stdout)
+	if N == 1 {
+		err = m.NewSampler().GenerateWith(toks, *n, o, rng.New(*seed), func(id int32) error { return emit(0, id) })
+	} else {
+		prompts, rs := make([][]int32, N), make([]*rng.RNG, N)
+		for i := range N {
+			prompts[i], rs[i] = toks, rng.New(*seed+uint64(i))
+		}
+		err = m.NewBatchSampler(N).GenerateWith(prompts, *n, o, rs, emit)
+	}
+	for i, out := range outs {
+		if i > 0 {
+			if tok == nil {
+				fmt.Fprint(stdout, strings.TrimSpace(*prompt))
+			} else {
+				fmt.Fprint(stdout, *prompt)
+			}
+		}
+		if ferr := out.flush(); err == nil {
+			err = ferr
+		}
+		if i > 0 {
+			if _, werr := stdout.Write(bufs[i].Bytes()); err == nil {
+				err = werr
+			}
+		}
+		fmt.Fprintln(stdout)
+		if N > 1 {
+			fmt.Fprintln(stdout, sampleSeparator)
+		}
+	}
 	if errors.Is(err, context.Canceled) {
 		sig := w.Signal()
-		fmt.Fprintf(stderr, "tinygpt sample: interrupted by %s after %d of %d tokens\n", interrupt.Name(sig), drawn, *n)
+		each := ""
+		if N > 1 {
+			each = " of each sample"
+		}
+		fmt.Fprintf(stderr, "tinygpt sample: interrupted by %s after %d of %d tokens%s\n", interrupt.Name(sig), drawn[N-1], *n, each)
 		return interrupt.ExitStatus(sig)
 	}
 	if errors.Is(err, gpt.ErrNotFinite) {
@@ -112,6 +161,32 @@ flags:
 		return report(stderr, "sample", err)
 	}
 	return 0
+}
+
+// sampleSeparator is the line after each sample of --num_samples > 1, as
+// nanoGPT's sample.py prints it.
+const sampleSeparator = "---------------"
+
+// maxNumSamples bounds --num_samples: the samples decoded together.
+const maxNumSamples = 64
+
+// checkSamplesMemory returns a usage error when n samples decoded
+// together do not fit in the memory available, naming how many do (the
+// memory of one is checked before).
+func checkSamplesMemory(c gpt.Config, f gpt.Weights, n int) error {
+	if n <= 1 {
+		return nil
+	}
+	need := gpt.BatchSampleBytesWeights(c, f, n)
+	avail, src := gpt.AvailableMemory()
+	if need <= avail {
+		return nil
+	}
+	fit := 1
+	for fit < n && gpt.BatchSampleBytesWeights(c, f, fit+1) <= avail {
+		fit++
+	}
+	return usageError{fmt.Sprintf("--num_samples %d needs about %s of memory, but only %s is available (%s): at most %d fit", n, gpt.FormatBytes(need), gpt.FormatBytes(avail), src, fit)}
 }
 
 // maxSampleTokens bounds -n, the tokens sample generates.
