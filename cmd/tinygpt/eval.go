@@ -24,8 +24,9 @@ func runEval(args []string, stdout, stderr io.Writer) int {
 	batches := fs.Int("batches", 0, "batches to evaluate (0: every whole batch in the file)")
 	threads := fs.Int("threads", 0, "threads (GOMAXPROCS); 0: all CPUs")
 	weights := fs.String("weights", "", weightsUsage)
+	precision := fs.String("precision", "f32", precisionUsage)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `usage: tinygpt eval --checkpoint DIR|FILE --data FILE [--batch_size B] [--block_size T] [--batches N] [--tokenizer_dir DIR] [--weights f32|bf16|int8]
+		fmt.Fprintf(fs.Output(), `usage: tinygpt eval --checkpoint DIR|FILE --data FILE [--batch_size B] [--block_size T] [--batches N] [--tokenizer_dir DIR] [--weights f32|bf16|int8] [--precision f32|bf16]
 
 Prints the model's mean cross-entropy (nats per token) and perplexity over
 the first N batches of the file read in order: sequence i of the file is
@@ -45,11 +46,15 @@ flags:
 	if done, st := parseFlags(fs, args, stdout, stderr); done {
 		return st
 	}
-	return finish(stderr, "eval", eval(*ckpt, *tokDir, *dataPath, *weights, *batch, *block, *batches, *threads, stdout, stderr))
+	return finish(stderr, "eval", eval(*ckpt, *tokDir, *dataPath, *weights, *precision, *batch, *block, *batches, *threads, stdout, stderr))
 }
 
-func eval(ckpt, tokDir, dataPath, weights string, batch, block, batches, threads int, stdout, stderr io.Writer) error {
+func eval(ckpt, tokDir, dataPath, weights, precision string, batch, block, batches, threads int, stdout, stderr io.Writer) error {
 	wf, err := parseWeights(weights)
+	if err != nil {
+		return err
+	}
+	prec, err := parsePrecision(precision)
 	if err != nil {
 		return err
 	}
@@ -74,6 +79,9 @@ func eval(ckpt, tokDir, dataPath, weights string, batch, block, batches, threads
 	}
 	lm, err := loadModel(ckpt, tokDir, "eval", wf, stderr)
 	if err != nil {
+		return err
+	}
+	if err := lm.m.SetPrecision(prec); err != nil {
 		return err
 	}
 	cfg := lm.m.Config

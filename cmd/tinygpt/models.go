@@ -231,3 +231,15 @@ func (lm *model) convert(f gpt.Weights) error {
 	}
 	return nil
 }
+
+// precisionUsage is the help of sample's and eval's --precision.
+const precisionUsage = "`arithmetic` of the matrix products over many rows (a prompt, evaluation batches): f32, or bf16 (operands rounded to bfloat16, float32 sums; with --weights bf16 the weights are read as they are); decoding a token at a time stays float32"
+
+// parsePrecision reads --precision.
+func parsePrecision(s string) (gpt.Precision, error) {
+	p, err := gpt.ParsePrecision(s)
+	if err != nil {
+		return 0, usageError{fmt.Sprintf("--precision %q must be f32 or bf16", s)}
+	}
+	return p, nil
+}

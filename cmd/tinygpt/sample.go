@@ -28,8 +28,9 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 1, "random seed")
 	numSamples := fs.Int("num_samples", 1, fmt.Sprintf("number of samples, decoded together (1 to %d): sample i draws with seed S+i, as --seed S+i does alone; each is printed in turn, followed by a line of dashes", maxNumSamples))
 	weights := fs.String("weights", "", weightsUsage)
+	precision := fs.String("precision", "f32", precisionUsage)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `usage: tinygpt sample --checkpoint DIR|FILE [--prompt TEXT] [-n N] [--temperature T] [--top_k K] [--top_p P] [--seed S] [--num_samples N] [--tokenizer_dir DIR] [--weights f32|bf16|int8]
+		fmt.Fprintf(fs.Output(), `usage: tinygpt sample --checkpoint DIR|FILE [--prompt TEXT] [-n N] [--temperature T] [--top_k K] [--top_p P] [--seed S] [--num_samples N] [--tokenizer_dir DIR] [--weights f32|bf16|int8] [--precision f32|bf16]
 
 Streams the prompt and then each generated token as it is drawn (the
 bytes of a character split across BPE tokens once it is complete), using
@@ -66,6 +67,10 @@ flags:
 	if err != nil {
 		return report(stderr, "sample", err)
 	}
+	prec, err := parsePrecision(*precision)
+	if err != nil {
+		return report(stderr, "sample", err)
+	}
 	w := watch("sample", stderr)
 	defer w.Stop()
 	ctx := w.Context()
@@ -77,6 +82,9 @@ flags:
 		return report(stderr, "sample", lm.needTokenizer("printing the tokens drawn"))
 	}
 	m := lm.m
+	if err := m.SetPrecision(prec); err != nil {
+		return report(stderr, "sample", err)
+	}
 	if err := gpt.CheckMemory("sampling from "+describe(m.Config), gpt.SampleBytesWeights(m.Config, m.Weights())); err != nil {
 		return report(stderr, "sample", err)
 	}
