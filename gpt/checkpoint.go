@@ -333,7 +333,8 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 		if err := CheckMemory("the "+wf.String()+" model "+cfg.jsonString(), InferenceBytes(cfg, wf)); err != nil {
 			return nil, err
 		}
-		matrix := func(name string, k, n int) (linear, error) { return lowFromFile(wf, name, k, n, tensor) }
+		arena := newLowArena(cfg, wf)
+		matrix := func(name string, k, n int) (linear, error) { return lowFromFile(wf, name, k, n, tensor, arena) }
 		m, err := newInference(cfg, wf, newOptions(nil).impl,
 			func(name string, dst []float32) error {
 				copyF32(dst, tensor(name))
