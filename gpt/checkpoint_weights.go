@@ -297,9 +297,7 @@ func lowFromFile(f Weights, name string, k, n int, tensor func(name string) []by
 		}
 		blk.Scale = s
 		src := q[i*lowbit.GroupSize : (i+1)*lowbit.GroupSize]
-		for j, v := range src {
-			blk.Q[j] = int8(v)
-		}
+		copy(unsafe.Slice((*byte)(unsafe.Pointer(&blk.Q[0])), lowbit.GroupSize), src)
 		if bad := checkInt8Group(src, i%g == g-1, pad); bad >= 0 {
 			return linear{}, fmt.Errorf("tensor %q: weight [%d, %d] is %d: weights are in [-127, 127], padding 0", name, i/g, (i%g)*lowbit.GroupSize+bad, int8(src[bad]))
 		}
@@ -311,6 +309,19 @@ func lowFromFile(f Weights, name string, k, n int, tensor func(name string) []by
 // first weight of -128 or, in the last group of a row (last) whose last
 // pad weights are padding, a padding weight that is not 0; else -1.
 func checkInt8Group(q []byte, last bool, pad int) int {
+	if !last || pad == 0 {
+		// Eight weights at a time: x = w^0x80… has a zero byte where w
+		// has 0x80, and (x-0x01…)&^x&0x80… is nonzero exactly when x
+		// has a zero byte. The loop below finds which.
+		var any uint64
+		for j := 0; j+8 <= len(q); j += 8 {
+			x := binary.LittleEndian.Uint64(q[j:]) ^ 0x8080808080808080
+			any |= (x - 0x0101010101010101) &^ x & 0x8080808080808080
+		}
+		if any == 0 && len(q)%8 == 0 {
+			return -1
+		}
+	}
 	for j, v := range q {
 		if v == 0x80 || (last && j >= len(q)-pad && v != 0) {
 			return j
