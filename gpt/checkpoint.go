@@ -227,9 +227,31 @@ func loadBytes(r io.ReaderAt, size int64) int64 {
 // does).
 const maxHeaderBytes = 100 << 20
 
-// decodeCheckpoint returns the checkpoint of the file b (all its bytes).
-func decodeCheckpoint(b []byte) (*Checkpoint, error) {
-	h, err := safetensors.Verify(b)
+// decodeCheckpoint returns the checkpoint of the file b (all its bytes):
+// the whole-file checksum is verified on a goroutine of its own while the
+// header is checked and the tensors copied into the model, and its error,
+// when it has one, is the one returned (a damaged file is reported as
+// such); no model is returned before it has been verified. b may be a
+// mapping: a fault while either reads it is readfile.ErrChanged.
+func decodeCheckpoint(b []byte) (ck *Checkpoint, err error) {
+	sum := make(chan error, 1)
+	go func() { sum <- readfile.Guard(func() error { return safetensors.VerifyChecksum(b) }) }()
+	defer func() {
+		// Also when decodeVerified panics (a fault in a mapping, which
+		// the caller recovers): b is not unmapped while it is read.
+		if serr := <-sum; serr != nil {
+			ck, err = nil, serr
+		}
+	}()
+	if ck, err = decodeVerified(b); err != nil {
+		ck = nil
+	}
+	return ck, err
+}
+
+// decodeVerified is decodeCheckpoint but for the whole-file checksum.
+func decodeVerified(b []byte) (*Checkpoint, error) {
+	h, err := safetensors.VerifyHeader(b)
 	if err != nil {
 		return nil, err
 	}
