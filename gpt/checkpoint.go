@@ -141,8 +141,9 @@ func WriteFileAtomic(path string, b []byte) error {
 // with Checkpoint.Warning set.
 //
 // The file is mapped into memory where the system can (else read whole
-// with one read), its checksum verified over the mapping, and each tensor
-// copied once from it into the model, which keeps no reference to the
+// with one read), its checksum verified over the mapping while each
+// tensor is copied once from it into the model (whose memory the system
+// is asked to back with huge pages), which keeps no reference to the
 // file: a file replaced or truncated afterwards changes nothing, and one
 // truncated while it loads is an error.
 func Load(path string) (*Checkpoint, error) {
