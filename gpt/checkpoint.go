@@ -141,8 +141,9 @@ func WriteFileAtomic(path string, b []byte) error {
 // with Checkpoint.Warning set.
 //
 // The file is mapped into memory where the system can (else read whole
-// with one read), its checksum verified over the mapping, and each tensor
-// copied once from it into the model, which keeps no reference to the
+// with one read), its checksum verified over the mapping while each
+// tensor is copied once from it into the model (whose memory the system
+// is asked to back with huge pages), which keeps no reference to the
 // file: a file replaced or truncated afterwards changes nothing, and one
 // truncated while it loads is an error.
 func Load(path string) (*Checkpoint, error) {
@@ -227,9 +228,31 @@ func loadBytes(r io.ReaderAt, size int64) int64 {
 // does).
 const maxHeaderBytes = 100 << 20
 
-// decodeCheckpoint returns the checkpoint of the file b (all its bytes).
-func decodeCheckpoint(b []byte) (*Checkpoint, error) {
-	h, err := safetensors.Verify(b)
+// decodeCheckpoint returns the checkpoint of the file b (all its bytes):
+// the whole-file checksum is verified on a goroutine of its own while the
+// header is checked and the tensors copied into the model, and its error,
+// when it has one, is the one returned (a damaged file is reported as
+// such); no model is returned before it has been verified. b may be a
+// mapping: a fault while either reads it is readfile.ErrChanged.
+func decodeCheckpoint(b []byte) (ck *Checkpoint, err error) {
+	sum := make(chan error, 1)
+	go func() { sum <- readfile.Guard(func() error { return safetensors.VerifyChecksum(b) }) }()
+	defer func() {
+		// Also when decodeVerified panics (a fault in a mapping, which
+		// the caller recovers): b is not unmapped while it is read.
+		if serr := <-sum; serr != nil {
+			ck, err = nil, serr
+		}
+	}()
+	if ck, err = decodeVerified(b); err != nil {
+		ck = nil
+	}
+	return ck, err
+}
+
+// decodeVerified is decodeCheckpoint but for the whole-file checksum.
+func decodeVerified(b []byte) (*Checkpoint, error) {
+	h, err := safetensors.VerifyHeader(b)
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +356,8 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 		if err := CheckMemory("the "+wf.String()+" model "+cfg.jsonString(), InferenceBytes(cfg, wf)); err != nil {
 			return nil, err
 		}
-		matrix := func(name string, k, n int) (linear, error) { return lowFromFile(wf, name, k, n, tensor) }
+		arena := newLowArena(cfg, wf)
+		matrix := func(name string, k, n int) (linear, error) { return lowFromFile(wf, name, k, n, tensor, arena) }
 		m, err := newInference(cfg, wf, newOptions(nil).impl,
 			func(name string, dst []float32) error {
 				copyF32(dst, tensor(name))

@@ -59,6 +59,11 @@ func TestCheckpointEveryBitCovered(t *testing.T) {
 			if err == nil || ck != nil {
 				t.Fatalf("byte %d (%q) bit %d flipped: loaded without error", i, good[i], bit)
 			}
+			// The damage is reported as such (the checksum is verified
+			// while the tensors are read, its error first).
+			if _, want := safetensors.Verify(b); want == nil || err.Error() != want.Error() {
+				t.Fatalf("byte %d (%q) bit %d flipped: %v, want the checksum's error %v", i, good[i], bit, err, want)
+			}
 		}
 	}
 }

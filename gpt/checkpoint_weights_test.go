@@ -2,6 +2,7 @@ package gpt
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -281,5 +282,54 @@ func TestLoadWeightsRejects(t *testing.T) {
 	}
 	if _, err := os.Stat(p); err == nil {
 		t.Errorf("a refused SaveWeights wrote %s", p)
+	}
+}
+
+// TestCheckInt8Group finds the first weight of -128, and in a row's last
+// group the first padding weight that is not 0, wherever they are, and
+// accepts every other group.
+func TestCheckInt8Group(t *testing.T) {
+	type tc struct {
+		name string
+		q    [32]byte
+		last bool
+		pad  int
+		want int
+	}
+	var cases []tc
+	ok := [32]byte{}
+	for j := range ok {
+		ok[j] = byte(int8(j*9 - 127)) // -127..152 wraps: every byte but 0x80
+		if ok[j] == 0x80 {
+			ok[j] = 0x7f
+		}
+	}
+	cases = append(cases, tc{"valid", ok, false, 0, -1}, tc{"valid last group without padding", ok, true, 0, -1})
+	for _, at := range []int{0, 1, 7, 8, 15, 16, 23, 24, 31} {
+		q := ok
+		q[at] = 0x80
+		cases = append(cases, tc{fmt.Sprintf("-128 at %d", at), q, false, 0, at})
+		q2 := q
+		q2[31] = 0x80
+		cases = append(cases, tc{fmt.Sprintf("-128 at %d and 31", at), q2, false, 0, at})
+		q3 := ok
+		q3[at] = 0x81 // -127: the neighbour of 0x80 the word test must not flag
+		cases = append(cases, tc{fmt.Sprintf("-127 at %d", at), q3, false, 0, -1})
+	}
+	padded := ok
+	for j := 20; j < 32; j++ {
+		padded[j] = 0
+	}
+	cases = append(cases, tc{"zero padding", padded, true, 12, -1}, tc{"padding ignored in an inner group", ok, false, 12, -1})
+	bad := padded
+	bad[25] = 1
+	cases = append(cases, tc{"nonzero padding", bad, true, 12, 25})
+	bad = padded
+	bad[3] = 0x80
+	cases = append(cases, tc{"-128 before padding", bad, true, 12, 3})
+	for _, c := range cases {
+		if got := checkInt8Group(c.q[:], c.last, c.pad); got != c.want {
+			t.Errorf("%s: checkInt8Group = %d, want %d", c.name, got, c.want)
+		}
 	}
 }

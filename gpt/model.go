@@ -2,6 +2,7 @@ package gpt
 
 import (
 	"fmt"
+	"github.com/simdgpt/simdgpt/internal/hugepage"
 	"math"
 	"strconv"
 
@@ -424,6 +425,8 @@ func newModel(cfg Config, opts ...Option) (*Model, error) {
 	}
 	n := cfg.NumParams()
 	m := &Model{Config: cfg, Params: make([]float32, n), Grads: make([]float32, n), k: o.impl}
+	hugepage.Advise(m.Params)
+	hugepage.Advise(m.Grads)
 	m.p = cfg.view(m.Params)
 	m.lin, m.head = f32Linears(cfg, &m.p)
 	m.run.m = m

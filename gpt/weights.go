@@ -2,6 +2,7 @@ package gpt
 
 import (
 	"fmt"
+	"github.com/simdgpt/simdgpt/internal/hugepage"
 	"strconv"
 	"strings"
 
@@ -333,6 +334,7 @@ func newInference(cfg Config, f Weights, impl *kernels.Impl, small func(name str
 	cfg.eachTensor(&n.p, func(name string, shape []int, _ initKind, field *[]float32) {
 		if err == nil && !isLowMatrix(name) {
 			*field = make([]float32, Tensor{Shape: shape}.Size())
+			hugepage.Advise(*field)
 			err = small(name, *field)
 		}
 	})

@@ -267,7 +267,7 @@ func fileChecksum(b []byte, at int) uint32 {
 // metadata. Any inconsistency is an error naming what is wrong; a tensor
 // of a dtype other than F32 is one.
 func Decode(b []byte) ([]Tensor, map[string]string, error) {
-	h, err := verify(b, "F32")
+	h, err := verify(b, "F32", true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -294,33 +294,62 @@ func Decode(b []byte) ([]Tensor, map[string]string, error) {
 // data section exactly, back to back. A tensor of an unknown dtype is an
 // error.
 func Verify(b []byte) (*Header, error) {
-	return verify(b, "")
+	return verify(b, "", true)
+}
+
+// VerifyChecksum checks the whole-file checksum (ChecksumKey) of the
+// safetensors file b, the one pass over every byte Verify makes; a file
+// without it is left to VerifyHeader, as are the other checks. Its
+// errors come first: a damaged file is reported as such, whatever the
+// damage would make of the header. VerifyChecksum(b) and then
+// VerifyHeader(b) without error is Verify(b) without error; the two may
+// run at the same time (the checksum over the tensors while they are
+// read), the checksum's error taking precedence over any other.
+func VerifyChecksum(b []byte) error {
+	_, _, err := checksum(b, true)
+	return err
+}
+
+// VerifyHeader checks b as Verify does but for the whole-file checksum
+// (see VerifyChecksum), and returns its header.
+func VerifyHeader(b []byte) (*Header, error) {
+	return verify(b, "", false)
+}
+
+// checksum returns the header length of b and the offset in b of its
+// checksum's digits (-1 for a file without one), checking the checksum
+// when check is set.
+func checksum(b []byte, check bool) (hl int64, at int, err error) {
+	if len(b) < 8 {
+		return 0, 0, tooShort(int64(len(b)))
+	}
+	if hl, err = headerLength(b[:8], int64(len(b))); err != nil {
+		return 0, 0, err
+	}
+	if at, err = findChecksum(b[8 : 8+hl]); err != nil || at < 0 {
+		return hl, at, err
+	}
+	at += 8
+	if check {
+		sum := string(b[at : at+8])
+		want, _ := strconv.ParseUint(sum, 16, 32)
+		if got := fileChecksum(b, at); uint64(got) != want {
+			return 0, 0, fmt.Errorf("safetensors: the file's checksum %08x does not match the %s %s in its header (truncated or corrupted file)", got, ChecksumKey, sum)
+		}
+	}
+	return hl, at, nil
 }
 
 // verify is Verify allowing only the dtype only (any known one when only
-// is empty).
-func verify(b []byte, only string) (*Header, error) {
-	if len(b) < 8 {
-		return nil, tooShort(int64(len(b)))
-	}
-	hl, err := headerLength(b[:8], int64(len(b)))
-	if err != nil {
-		return nil, err
-	}
-	// The checksum first: a damaged file is reported as such, whatever the
-	// damage would make of the header.
-	at, err := findChecksum(b[8 : 8+hl])
+// is empty), with the whole-file checksum checked first when check is set.
+func verify(b []byte, only string, check bool) (*Header, error) {
+	hl, at, err := checksum(b, check)
 	if err != nil {
 		return nil, err
 	}
 	var sum string
 	if at >= 0 {
-		at += 8
 		sum = string(b[at : at+8])
-		want, _ := strconv.ParseUint(sum, 16, 32)
-		if got := fileChecksum(b, int(at)); uint64(got) != want {
-			return nil, fmt.Errorf("safetensors: the file's checksum %08x does not match the %s %s in its header (truncated or corrupted file)", got, ChecksumKey, sum)
-		}
 	}
 	h, err := parseHeader(b[8:8+hl], int64(len(b)), only)
 	if err != nil {

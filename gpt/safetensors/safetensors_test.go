@@ -108,7 +108,26 @@ func TestEveryBitCovered(t *testing.T) {
 			if _, meta, err := Decode(b); err == nil {
 				t.Fatalf("byte %d bit %d flipped: decoded without error (metadata %v)", i, bit, meta)
 			}
+			checkSplit(t, fmt.Sprintf("byte %d bit %d flipped", i, bit), b)
 		}
+	}
+	checkSplit(t, "unchanged", good)
+	for _, n := range []int{0, 7, 8, 20, len(good) / 2, len(good) - 1} {
+		checkSplit(t, fmt.Sprintf("truncated to %d bytes", n), good[:n])
+	}
+}
+
+// checkSplit checks that VerifyChecksum and then VerifyHeader return
+// Verify's error (the checksum's first), or none when Verify has none.
+func checkSplit(t *testing.T, what string, b []byte) {
+	t.Helper()
+	_, want := Verify(b)
+	got := VerifyChecksum(b)
+	if got == nil {
+		_, got = VerifyHeader(b)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("%s: VerifyChecksum then VerifyHeader: %v; Verify: %v", what, got, want)
 	}
 }
 
@@ -126,6 +145,16 @@ func TestLegacyDataChecksum(t *testing.T) {
 	if HeaderVerified(meta) {
 		t.Error("HeaderVerified is true for a file with only a data checksum")
 	}
+	checkSplit(t, "legacy file", b)
+	bad := append([]byte(nil), b...)
+	bad[len(bad)-1] ^= 1
+	if err := VerifyChecksum(bad); err != nil {
+		t.Errorf("legacy file, data changed: VerifyChecksum: %v, want nil (its data checksum is VerifyHeader's)", err)
+	}
+	if _, err := VerifyHeader(bad); err == nil {
+		t.Error("legacy file, data changed: VerifyHeader: no error")
+	}
+	checkSplit(t, "legacy file, data changed", bad)
 	good, _ := Encode(ts, meta)
 	if _, meta, err := Decode(good); err != nil || !HeaderVerified(meta) || meta[DataChecksumKey] != "" {
 		t.Errorf("re-encoded: %v %v", meta, err)

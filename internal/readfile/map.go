@@ -10,8 +10,10 @@ import (
 
 // Map returns the size bytes of the open file f, read-only: mapped into
 // memory where the system can (unix), so that reading them copies
-// nothing from the page cache, else read whole into a new buffer with
-// one read. unmap releases them; the bytes must not be used after it.
+// nothing from the page cache (on Linux the whole mapping is entered in
+// the page tables at once, reading the file ahead where it is not
+// cached, rather than a page fault every few pages), else read whole
+// into a new buffer with one read. unmap releases them; the bytes must not be used after it.
 // Writing to them faults. A mapped file that shrinks while mapped faults
 // on the pages past its new end (SIGBUS): read the bytes within Guard.
 func Map(f *os.File, size int64) (b []byte, unmap func(), err error) {

@@ -10,7 +10,7 @@ import (
 // mapFile maps the size > 0 bytes of f read-only and shared (the page
 // cache's pages themselves).
 func mapFile(f *os.File, size int) ([]byte, func(), error) {
-	b, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED)
+	b, err := syscall.Mmap(int(f.Fd()), 0, size, syscall.PROT_READ, syscall.MAP_SHARED|mapPopulate)
 	if err != nil {
 		// A file system that cannot map: one read instead.
 		return readWhole(f, size)
