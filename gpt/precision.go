@@ -13,10 +13,12 @@ import (
 // backward passes, evaluation, prompt processing) round both operands to
 // bfloat16 and sum the products in float32 (kernels.GemmBF16Compute and
 // its forms), as torch.autocast does on the CPU: the block's four
-// projections, the LM head and their gradients. Everything else stays
-// float32: parameters, gradient sums, AdamW's state, embeddings,
-// LayerNorm, attention's heads (scores, softmax, the weighted values),
-// GELU, the residual stream and the loss. Products of fewer than
+// projections, the LM head and their gradients, and attention's per-head
+// products (attention's SetBF16Compute: the scores Q·Kᵀ and the weighted
+// values P·V, and their gradients). Everything else stays float32:
+// parameters, gradient sums, AdamW's state, embeddings, LayerNorm,
+// attention's softmax and its gradient, GELU, the residual stream and the
+// loss. Products of fewer than
 // bf16MinRows rows (decoding a token, a few sequences at once) stay
 // float32: they are bound by reading the weights, which bf16 compute does
 // not shorten, and keep float32's accuracy.
