@@ -73,8 +73,10 @@ func (p *Precision) UnmarshalText(b []byte) error {
 
 // SetPrecision sets the arithmetic of the model's matrix products from
 // the next Forward, Backward or decoded token on. It errs for a value
-// that is not a precision. Int8 weights keep their products (the int8
-// kernels) under either precision.
+// that is not a precision. Products over int8 weights of fewer than
+// int8MinRows rows (decoding) keep the int8 kernels under either
+// precision; those of more rows multiply the dequantized weights in the
+// precision set.
 func (m *Model) SetPrecision(p Precision) error {
 	if int(p) >= len(precisionNames) {
 		return fmt.Errorf("gpt: SetPrecision(%v): not a precision", p)
