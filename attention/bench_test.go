@@ -78,30 +78,9 @@ func BenchmarkAttention(b *testing.B) {
 		l.Forward(y, pr.qkv, s.b, s.t)
 		l.Backward(dqkv, dy, pr.qkv)
 		fwd, bwd := forwardFlops(s.b, s.t, s.c), backwardFlops(s.b, s.t, s.c)
-		b.Run("fwd/"+name, func(b *testing.B) {
-			cpu := startCPU()
-			for i := 0; i < b.N; i++ {
-				l.Forward(y, pr.qkv, s.b, s.t)
-			}
-			reportGFLOPS(b, fwd, cpu)
-		})
-		b.Run("bwd/"+name, func(b *testing.B) {
-			l.Forward(y, pr.qkv, s.b, s.t)
-			b.ResetTimer()
-			cpu := startCPU()
-			for i := 0; i < b.N; i++ {
-				l.Backward(dqkv, dy, pr.qkv)
-			}
-			reportGFLOPS(b, bwd, cpu)
-		})
-		b.Run("fwdbwd/"+name, func(b *testing.B) {
-			cpu := startCPU()
-			for i := 0; i < b.N; i++ {
-				l.Forward(y, pr.qkv, s.b, s.t)
-				l.Backward(dqkv, dy, pr.qkv)
-			}
-			reportGFLOPS(b, fwd+bwd, cpu)
-		})
+		for _, bf := range []bool{false, true} {
+			benchLayer(b, l, bf, name+bf16Suffix(bf), y, dqkv, dy, pr.qkv, s.b, s.t, fwd, bwd)
+		}
 		m, k, nn := s.b*s.t, s.c, 3*s.c
 		benchGemm(b, fmt.Sprintf("gemm/%dx%dx%d", m, k, nn), m, k, nn)
 	}
@@ -120,6 +99,47 @@ func BenchmarkAttention(b *testing.B) {
 			reportGFLOPS(b, forwardFlops(1, t, c), cpu)
 		})
 	}
+}
+
+// bf16Suffix is the ending of a benchmark's name that computes the
+// per-head products in bfloat16: ",bf16", or "" for float32.
+func bf16Suffix(bf bool) string {
+	if bf {
+		return ",bf16"
+	}
+	return ""
+}
+
+// benchLayer runs BenchmarkAttention's fwd, bwd and fwdbwd of layer l on
+// one shape, its per-head products in bfloat16 if bf; the layer is left
+// in float32.
+func benchLayer(b *testing.B, l *Layer, bf bool, name string, y, dqkv, dy, qkv []float32, bb, t int, fwd, bwd float64) {
+	l.SetBF16Compute(bf)
+	defer l.SetBF16Compute(false)
+	b.Run("fwd/"+name, func(b *testing.B) {
+		cpu := startCPU()
+		for i := 0; i < b.N; i++ {
+			l.Forward(y, qkv, bb, t)
+		}
+		reportGFLOPS(b, fwd, cpu)
+	})
+	b.Run("bwd/"+name, func(b *testing.B) {
+		l.Forward(y, qkv, bb, t)
+		b.ResetTimer()
+		cpu := startCPU()
+		for i := 0; i < b.N; i++ {
+			l.Backward(dqkv, dy, qkv)
+		}
+		reportGFLOPS(b, bwd, cpu)
+	})
+	b.Run("fwdbwd/"+name, func(b *testing.B) {
+		cpu := startCPU()
+		for i := 0; i < b.N; i++ {
+			l.Forward(y, qkv, bb, t)
+			l.Backward(dqkv, dy, qkv)
+		}
+		reportGFLOPS(b, fwd+bwd, cpu)
+	})
 }
 
 // benchGemm benchmarks C (m×n) = A (m×k) · B (k×n) on the default
@@ -236,21 +256,26 @@ func BenchmarkDecode(b *testing.B) {
 
 // BenchmarkPrefill feeds a whole prompt to an empty KV cache in one
 // Decode call, as a sampler does with its prompt: the rows go through
-// the heads as blocks of rows (rowBlock), not one at a time.
+// the heads as blocks of rows (rowBlock), not one at a time; the names
+// ending in ",bf16" compute the per-head products in bfloat16
+// (SetBF16Compute).
 func BenchmarkPrefill(b *testing.B) {
 	for _, s := range []struct{ t, c, h int }{{64, 768, 12}, {512, 768, 12}} {
 		pr := newProblem(refShape{1, s.t, s.c, s.h}, 24)
 		l := newLayer(b, kernels.Default(), s.c, s.h)
-		d := l.NewDecoder(s.t)
 		out := make([]float32, s.t*s.c)
-		b.Run(fmt.Sprintf("T=%d,C=%d,H=%d", s.t, s.c, s.h), func(b *testing.B) {
-			cpu := startCPU()
-			for i := 0; i < b.N; i++ {
-				d.Reset()
-				d.Decode(out, pr.qkv, s.t)
-			}
-			reportGFLOPS(b, forwardFlops(1, s.t, s.c), cpu)
-			b.ReportMetric(float64(s.t*b.N)/b.Elapsed().Seconds(), "tokens/s")
-		})
+		for _, bf := range []bool{false, true} {
+			d := l.NewDecoder(s.t)
+			d.SetBF16Compute(bf)
+			b.Run(fmt.Sprintf("T=%d,C=%d,H=%d%s", s.t, s.c, s.h, bf16Suffix(bf)), func(b *testing.B) {
+				cpu := startCPU()
+				for i := 0; i < b.N; i++ {
+					d.Reset()
+					d.Decode(out, pr.qkv, s.t)
+				}
+				reportGFLOPS(b, forwardFlops(1, s.t, s.c), cpu)
+				b.ReportMetric(float64(s.t*b.N)/b.Elapsed().Seconds(), "tokens/s")
+			})
+		}
 	}
 }

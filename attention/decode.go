@@ -152,7 +152,7 @@ func (d *Decoder) decodeHead(worker, h int) {
 	for i0 := 0; i0 < n; i0 += rowBlock {
 		i1 := min(i0+rowBlock, n)
 		m, keys := i1-i0, past+i1
-		d.impl.Gemm(false, true, m, keys, D, d.scale, q[i0*3*C:], 3*C, k, D, 0, s, total)
+		d.gemm(false, true, m, keys, D, d.scale, q[i0*3*C:], 3*C, k, D, 0, s, total)
 		// Causal mask: query i0+r (position past+i0+r) sees keys up to
 		// its own position. A single token sees every cached key.
 		for r := 0; r < m-1; r++ {
@@ -162,6 +162,6 @@ func (d *Decoder) decodeHead(worker, h int) {
 			}
 		}
 		d.impl.Softmax(m, keys, s, total, s, total)
-		d.impl.Gemm(false, false, m, D, keys, 1, s, total, v, D, 0, y[i0*C:], C)
+		d.gemm(false, false, m, D, keys, 1, s, total, v, D, 0, y[i0*C:], C)
 	}
 }

@@ -133,7 +133,7 @@ func (f *Fused) block(worker, i int) {
 		if k0 == 0 {
 			beta = 0
 		}
-		impl.Gemm(false, false, m, D, kn, 1, s, lds, v[k0*ld:], ld, beta, acc, C)
+		f.gemm(false, false, m, D, kn, 1, s, lds, v[k0*ld:], ld, beta, acc, C)
 	}
 	for r := 0; r < m; r++ {
 		impl.Scale(1/rowSum[r], acc[r*C:r*C+D])

@@ -2,6 +2,7 @@ package attention
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/simdgpt/simdgpt/internal/parallel"
 )
@@ -80,20 +81,41 @@ func (l *Layer) forwardHead(i int) {
 	v := l.qkv[base+2*C+h*D:]
 	s := l.probs[i*T*T : (i+1)*T*T]
 	y := l.y[b*T*C+h*D:]
-	// One call for all the scores (K is packed once; the tiles above the
-	// diagonal are skipped), then the softmax and P·V by row blocks.
-	l.impl.MaskedScores(T, T, D, l.scale, q, ld, k, ld, 0, s, T)
+	// In float32, one call for all the scores (K is packed once; the
+	// tiles above the diagonal are skipped), then the softmax and P·V by
+	// row blocks. In bfloat16, the scores of a row block too: queries
+	// i0..i1-1 against keys 0..i1-1, the diagonal block then masked.
+	if !l.bf16 {
+		l.impl.MaskedScores(T, T, D, l.scale, q, ld, k, ld, 0, s, T)
+	}
 	for i0 := 0; i0 < T; i0 += rowBlock {
 		i1 := min(i0+rowBlock, T)
 		m := i1 - i0
 		sb := s[i0*T:]
+		if l.bf16 {
+			l.gemm(false, true, m, i1, D, l.scale, q[i0*ld:], ld, k, ld, 0, sb, T)
+			maskBlock(sb, T, i0, m, i1)
+		}
 		l.impl.Softmax(m, i1, sb, T, sb, T)
 		if i1 < T {
 			for r := i0; r < i1; r++ {
 				clear(s[r*T+i1 : (r+1)*T])
 			}
 		}
-		l.impl.Gemm(false, false, m, D, i1, 1, sb, T, v, ld, 0, y[i0*C:], C)
+		l.gemm(false, false, m, D, i1, 1, sb, T, v, ld, 0, y[i0*C:], C)
+	}
+}
+
+// maskBlock sets the scores of query rows i0..i0+m-1 (s, row stride ld,
+// row 0 query i0) above the diagonal and before column i1 to -Inf: the
+// causal mask of a row block whose scores were computed whole.
+func maskBlock(s []float32, ld, i0, m, i1 int) {
+	inf := float32(math.Inf(-1))
+	for r := 0; r < m-1; r++ {
+		row := s[r*ld+i0+r+1 : r*ld+i1]
+		for j := range row {
+			row[j] = inf
+		}
 	}
 }
 
@@ -146,24 +168,32 @@ func (l *Layer) backwardHead(worker, i int) {
 	// probabilities only in columns < i1, so later columns are never
 	// read; the -Inf inside its diagonal block become 0 (0·-Inf would be
 	// NaN in the softmax backward).
-	l.impl.MaskedScores(T, T, D, 1, dy, C, v, ld, 0, ds, T)
+	// In bfloat16 dP is computed by row blocks as the forward's scores
+	// are, the diagonal block whole (its entries above the diagonal are
+	// cleared next).
+	if !l.bf16 {
+		l.impl.MaskedScores(T, T, D, 1, dy, C, v, ld, 0, ds, T)
+	}
 	for i0 := 0; i0 < T; i0 += rowBlock {
 		i1 := min(i0+rowBlock, T)
 		m := i1 - i0
 		db := ds[i0*T:]
+		if l.bf16 {
+			l.gemm(false, true, m, i1, D, 1, dy[i0*C:], C, v, ld, 0, db, T)
+		}
 		for r := i0; r < i1-1; r++ {
 			clear(ds[r*T+r+1 : r*T+i1])
 		}
 		l.impl.SoftmaxBackward(m, i1, p[i0*T:], T, db, T, db, T)
-		l.impl.Gemm(false, false, m, D, i1, l.scale, db, T, k, ld, 0, dq[i0*ld:], ld)
+		l.gemm(false, false, m, D, i1, l.scale, db, T, k, ld, 0, dq[i0*ld:], ld)
 	}
 	// Columns: dV = Pᵀ·dY and dK = scale·dSᵀ·Q; key block j0..j1-1 is
 	// only seen by queries j0..T-1.
 	for j0 := 0; j0 < T; j0 += rowBlock {
 		j1 := min(j0+rowBlock, T)
 		m, kk := j1-j0, T-j0
-		l.impl.Gemm(true, false, m, D, kk, 1, p[j0*T+j0:], T, dy[j0*C:], C, 0, dv[j0*ld:], ld)
-		l.impl.Gemm(true, false, m, D, kk, l.scale, ds[j0*T+j0:], T, q[j0*ld:], ld, 0, dk[j0*ld:], ld)
+		l.gemm(true, false, m, D, kk, 1, p[j0*T+j0:], T, dy[j0*C:], C, 0, dv[j0*ld:], ld)
+		l.gemm(true, false, m, D, kk, l.scale, ds[j0*T+j0:], T, q[j0*ld:], ld, 0, dk[j0*ld:], ld)
 	}
 }
 

@@ -24,6 +24,42 @@ type shape struct {
 	c, h, d int
 	scale   float32
 	impl    *kernels.Impl
+	// bf16: the per-head products of at least BF16MinRows rows in
+	// bfloat16 compute (SetBF16Compute).
+	bf16 bool
+}
+
+// BF16MinRows is the fewest rows, and the fewest terms summed per
+// element (the head size for the scores, the keys for P·V), of a per-head
+// product computed in bfloat16 with SetBF16Compute(true): smaller
+// products, such as decoding one token, stay float32.
+const BF16MinRows = 16
+
+// SetBF16Compute sets the arithmetic of the per-head matrix products of
+// the calls that follow: with on, the products of probabilities and
+// values (P·V, and in Backward dS·K, Pᵀ·dY and dSᵀ·Q) and, in Layer and
+// Decoder, the scores (Q·Kᵀ, and in Backward dP = dY·Vᵀ), each row
+// block's computed whole and then masked, round both operands to bfloat16 and sum in float32
+// (kernels.Impl.GemmBF16Compute) where the product is at least
+// BF16MinRows in rows and terms, as torch.autocast computes attention's
+// products on the CPU; the softmax and its gradient stay float32. With
+// off (the default) every product is float32, Layer's scores by
+// kernels.Impl.MaskedScores. A Decoder or Fused made from a layer starts
+// with the layer's setting and keeps its own afterwards.
+func (s *shape) SetBF16Compute(on bool) { s.bf16 = on }
+
+// BF16Compute reports whether the per-head products compute in bfloat16
+// (see SetBF16Compute).
+func (s *shape) BF16Compute() bool { return s.bf16 }
+
+// gemm is impl.Gemm, or impl.GemmBF16Compute when the products are in
+// bfloat16 and both m and k are at least BF16MinRows.
+func (s *shape) gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if s.bf16 && m >= BF16MinRows && k >= BF16MinRows {
+		s.impl.GemmBF16Compute(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	s.impl.Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // C returns the layer's width (model dimension).

@@ -34,8 +34,9 @@ func stepFlops(c Config, batch int) float64 {
 }
 
 // BenchmarkTrainStep measures one optimizer step (batch, forward, backward,
-// AdamW) and reports tokens per second and the model's GFLOP/s (stepFlops).
-// Run with -cpu 1,2 for 1 and 2 threads. It also reports the share of the
+// AdamW), with float32 products (precision=f32) and in bfloat16 compute
+// (precision=bf16), and reports tokens per second and the model's GFLOP/s
+// (stepFlops). Run with -cpu 1,2 for 1 and 2 threads. It also reports the share of the
 // FMA peak reached (%peak) and the peak (peak-GFLOP/s), measured by
 // package bench's method: the kernels' FMA peak loop on GOMAXPROCS
 // goroutines is sampled before, between (a sixteenth of the steps' time,
@@ -45,33 +46,55 @@ func stepFlops(c Config, batch int) float64 {
 // cannot lower it. A %peak above 100% is logged with bench.OverPeakNote.
 func BenchmarkTrainStep(b *testing.B) {
 	for _, c := range benchConfigs {
-		b.Run(c.name, func(b *testing.B) {
-			toks := make([]uint16, 200000)
-			for i := range toks {
-				toks[i] = uint16(i * 7919 % c.cfg.Vocab)
-			}
-			d := &data.Dataset{VocabSize: c.cfg.Vocab, Train: toks[:180000], Val: toks[180000:]}
-			m, err := New(c.cfg, 1)
-			if err != nil {
-				b.Fatal(err)
-			}
-			tr, err := NewTrainer(m, d, DefaultTrainConfig(c.batch, 1000, 1e-3, 1))
-			if err != nil {
-				b.Fatal(err)
-			}
-			benchSteps(b, tr, c.cfg, c.batch)
-		})
+		for _, prec := range []Precision{PrecisionF32, PrecisionBF16} {
+			name := c.name + "/precision=" + prec.String()
+			b.Run(name, func(b *testing.B) { benchTrainStep(b, c.cfg, c.batch, prec) })
+		}
 	}
+}
+
+// benchTrainStep is BenchmarkTrainStep's run of config cfg at batch size
+// batch with matrix products of precision prec.
+func benchTrainStep(b *testing.B, cfg Config, batch int, prec Precision) {
+	toks := make([]uint16, 200000)
+	for i := range toks {
+		toks[i] = uint16(i * 7919 % cfg.Vocab)
+	}
+	d := &data.Dataset{VocabSize: cfg.Vocab, Train: toks[:180000], Val: toks[180000:]}
+	m, err := New(cfg, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tc := DefaultTrainConfig(batch, 1000, 1e-3, 1)
+	tc.Precision = prec
+	tr, err := NewTrainer(m, d, tc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchSteps(b, tr, cfg, batch)
 }
 
 // benchSteps times b.N steps of tr (after one warm-up step: workspaces
 // and replicas for this GOMAXPROCS) with timedPeak and reports ms/step,
-// tokens/s, GFLOP/s, peak-GFLOP/s and %peak (see BenchmarkTrainStep).
+// tokens/s, GFLOP/s, peak-GFLOP/s and %peak (see BenchmarkTrainStep), and
+// the process's CPU time a step (cpu-ms/step: on a loaded machine with
+// -cpu 1 steadier than the wall clock).
 func benchSteps(b *testing.B, tr *Trainer, cfg Config, batch int) {
 	tr.TrainStep()
 	flops := stepFlops(cfg, batch)
 	b.ReportAllocs()
-	stepTime, peak := timedPeak(b, tr.Model.Impl(), func() { tr.TrainStep() })
+	var cpu int64
+	cpuOK := true
+	stepTime, peak := timedPeak(b, tr.Model.Impl(), func() {
+		c0, ok0 := cpuNanos()
+		tr.TrainStep()
+		c1, ok1 := cpuNanos()
+		cpu += c1 - c0
+		cpuOK = cpuOK && ok0 && ok1
+	})
+	if cpuOK {
+		b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/step")
+	}
 	sec := stepTime.Seconds()
 	rate := flops * float64(b.N) / sec
 	b.ReportMetric(1000*sec/float64(b.N), "ms/step")

@@ -279,3 +279,58 @@ func BenchmarkGPT2Step(b *testing.B) {
 		benchSteps(b, tr, cfg, batch)
 	})
 }
+
+// BenchmarkGPT2Prefill measures prompt processing on GPT-2 small (random
+// weights): Sampler.Logits over a fresh prompt of 256 or 512 random
+// tokens (one Decode call per block over the whole prompt, the LM head on
+// the last row), with float32 products (f32), bfloat16 compute
+// (precision=bf16, Model.SetPrecision), and the matrices converted to
+// bfloat16 with bfloat16 compute (weights=bf16) or to int8
+// (weights=int8). It reports prompt tokens/s and tokens per CPU-second
+// of the process.
+func BenchmarkGPT2Prefill(b *testing.B) {
+	skipGPT2(b)
+	m := sharedGPT2(b)
+	for _, v := range []struct {
+		name string
+		w    Weights
+		p    Precision
+	}{
+		{"f32", WeightsF32, PrecisionF32},
+		{"precision=bf16", WeightsF32, PrecisionBF16},
+		{"weights=bf16", WeightsBF16, PrecisionBF16},
+		{"weights=int8", WeightsInt8, PrecisionF32},
+	} {
+		for _, n := range []int{256, 512} {
+			b.Run(fmt.Sprintf("%s/prompt=%d", v.name, n), func(b *testing.B) {
+				mm := m
+				if v.w != WeightsF32 {
+					low, err := m.WithWeights(v.w)
+					if err != nil {
+						b.Fatal(err)
+					}
+					mm = low
+				}
+				if err := mm.SetPrecision(v.p); err != nil {
+					b.Fatal(err)
+				}
+				defer mm.SetPrecision(PrecisionF32)
+				s := mm.NewSampler()
+				prompt := randomTokens(n, m.Config.Vocab, uint64(n))
+				s.Logits(prompt) // warm up: the first call faults the scratch in
+				c0, ok0 := cpuNanos()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					s.Logits(prompt)
+				}
+				b.StopTimer()
+				c1, ok1 := cpuNanos()
+				tokens := float64(b.N * n)
+				b.ReportMetric(tokens/b.Elapsed().Seconds(), "tokens/s")
+				if ok0 && ok1 && c1 > c0 {
+					b.ReportMetric(tokens/(float64(c1-c0)/1e9), "tokens/cpu-s")
+				}
+			})
+		}
+	}
+}

@@ -137,6 +137,7 @@ func (m *Model) inferPart(in *inference, tokens, targets []int32, b, t int) {
 	C, V := cfg.Width, cfg.Vocab
 	seqs := len(in.x) / (t * C)
 	in.sum = 0
+	in.fused.SetBF16Compute(m.prec == PrecisionBF16)
 	for s0 := 0; s0 < b; s0 += seqs {
 		in.seqs = min(seqs, b-s0)
 		n := in.seqs * t

@@ -307,6 +307,9 @@ func (rt *replicaTask) split(i int) (lo, bi int) {
 // RunPart runs replica part's forward or backward pass.
 func (rt *replicaTask) RunPart(_, part int) {
 	r := rt.m.reps[part]
+	for _, a := range r.attn {
+		a.SetBF16Compute(rt.m.prec == PrecisionBF16)
+	}
 	if rt.backward {
 		rt.m.backward(r)
 		return

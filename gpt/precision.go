@@ -13,10 +13,12 @@ import (
 // backward passes, evaluation, prompt processing) round both operands to
 // bfloat16 and sum the products in float32 (kernels.GemmBF16Compute and
 // its forms), as torch.autocast does on the CPU: the block's four
-// projections, the LM head and their gradients. Everything else stays
-// float32: parameters, gradient sums, AdamW's state, embeddings,
-// LayerNorm, attention's heads (scores, softmax, the weighted values),
-// GELU, the residual stream and the loss. Products of fewer than
+// projections, the LM head and their gradients, and attention's per-head
+// products (attention's SetBF16Compute: the scores Q·Kᵀ and the weighted
+// values P·V, and their gradients). Everything else stays float32:
+// parameters, gradient sums, AdamW's state, embeddings, LayerNorm,
+// attention's softmax and its gradient, GELU, the residual stream and the
+// loss. Products of fewer than
 // bf16MinRows rows (decoding a token, a few sequences at once) stay
 // float32: they are bound by reading the weights, which bf16 compute does
 // not shorten, and keep float32's accuracy.
@@ -71,8 +73,10 @@ func (p *Precision) UnmarshalText(b []byte) error {
 
 // SetPrecision sets the arithmetic of the model's matrix products from
 // the next Forward, Backward or decoded token on. It errs for a value
-// that is not a precision. Int8 weights keep their products (the int8
-// kernels) under either precision.
+// that is not a precision. Products over int8 weights of fewer than
+// int8MinRows rows (decoding) keep the int8 kernels under either
+// precision; those of more rows multiply the dequantized weights in the
+// precision set.
 func (m *Model) SetPrecision(p Precision) error {
 	if int(p) >= len(precisionNames) {
 		return fmt.Errorf("gpt: SetPrecision(%v): not a precision", p)

@@ -58,9 +58,12 @@ func (m *Model) NewSampler() *Sampler {
 }
 
 // attend is the heads over block l's key/value cache: qkv [n,3C] are the
-// next n positions of the sequence (see attention.Decoder.Decode).
+// next n positions of the sequence (see attention.Decoder.Decode), their
+// per-head products in the model's precision.
 func (s *Sampler) attend(l int, y, qkv []float32, n int) {
-	s.caches[l].Decode(y, qkv, n)
+	c := s.caches[l]
+	c.SetBF16Compute(s.m.prec == PrecisionBF16)
+	c.Decode(y, qkv, n)
 }
 
 // feed runs the tokens through the model at the next positions of the

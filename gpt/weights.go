@@ -5,6 +5,7 @@ import (
 	"github.com/simdgpt/simdgpt/internal/hugepage"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/simdgpt/simdgpt/kernels"
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
@@ -68,14 +69,17 @@ type linear struct {
 	i8   *lowbit.Int8
 	bias []float32 // [n], nil for none
 	// bf16: products of at least bf16MinRows rows in bfloat16 compute
-	// (Model.SetPrecision); float32 and bfloat16 weights only.
+	// (Model.SetPrecision); int8 weights dequantized first (int8Panels).
 	bf16 bool
 }
 
 // bf16Rows reports whether a product of rows rows computes in bfloat16.
 func (w *linear) bf16Rows(rows int) bool { return w.bf16 && rows >= bf16MinRows }
 
-// lowGemm sets out [rows,n] = x [rows,k]·W + beta·out for a low-bit W.
+// lowGemm sets out [rows,n] = x [rows,k]·W + beta·out for a low-bit W:
+// bfloat16 weights read directly by the bf16 kernels, int8 weights by the
+// int8 kernels for fewer than int8MinRows rows and dequantized by panels
+// (int8Panels) for more.
 func (w *linear) lowGemm(p *kernels.Impl, out, x []float32, rows int, beta float32) {
 	if w.bf != nil && w.bf16Rows(rows) {
 		p.GemmBF16ComputeWeights(rows, 1, x, w.k, w.bf, beta, out, w.n)
@@ -85,7 +89,72 @@ func (w *linear) lowGemm(p *kernels.Impl, out, x []float32, rows int, beta float
 		p.GemmBF16(rows, 1, x, w.k, w.bf, beta, out, w.n)
 		return
 	}
+	if rows >= int8MinRows {
+		w.int8Panels(p, out, x, rows, beta)
+		return
+	}
 	p.GemmInt8(rows, 1, x, w.k, w.i8, beta, out, w.n)
+}
+
+// int8MinRows is the fewest rows a product over int8 weights computes on
+// the weights dequantized (linear.int8Panels) rather than with the int8
+// kernels (kernels.GemmInt8), which quantize the rows to int16 and run
+// fewer rows at a time: from this many rows on, the product's work
+// outweighs dequantizing the weights once.
+const int8MinRows = 16
+
+// int8PanelCols is the number of output columns of int8 weights
+// dequantized at a time (a panel of int8PanelCols × k floats).
+const int8PanelCols = 256
+
+// int8PanelPool holds the dequantized panels of int8Panels, so that
+// prompts processed one after another, or at once by several samplers of
+// one model, allocate none once warm.
+var int8PanelPool = sync.Pool{New: func() any { return new([]float32) }}
+
+// int8Panels sets out [rows,n] = x·W + beta·out for int8 weights W by
+// panels of int8PanelCols columns: each panel dequantized exactly as
+// lowbit.Int8.At does (Scale·Q in float32), then multiplied by x with
+// float32 products (kernels.Gemm) or, with bf16 compute, bfloat16 ones
+// (kernels.GemmBF16Compute). Its results are thus those of the float32
+// (or bfloat16) product with the dequantized weights.
+func (w *linear) int8Panels(p *kernels.Impl, out, x []float32, rows int, beta float32) {
+	bp := int8PanelPool.Get().(*[]float32)
+	nb := min(int8PanelCols, w.n)
+	panel := grow(*bp, nb*w.k)
+	for j0 := 0; j0 < w.n; j0 += nb {
+		jn := min(nb, w.n-j0)
+		parallelFor(jn, 16, func(lo, hi int) { dequantInt8Rows(panel[lo*w.k:], w.i8, j0+lo, hi-lo) })
+		gemm(p, w.bf16Rows(rows), false, true, rows, jn, w.k, 1, x, w.k, panel, w.k, beta, out[j0:], w.n)
+	}
+	*bp = panel
+	int8PanelPool.Put(bp)
+}
+
+// dequantInt8Rows writes rows j0 .. j0+n-1 of m (lowbit's N×K layout),
+// dequantized as lowbit.Int8.At does, into dst [n,K].
+func dequantInt8Rows(dst []float32, m *lowbit.Int8, j0, n int) {
+	k, g := m.K, lowbit.Groups(m.K)
+	for j := 0; j < n; j++ {
+		row := dst[j*k : (j+1)*k]
+		blocks := m.Blocks[(j0+j)*g : (j0+j+1)*g]
+		full := k / lowbit.GroupSize
+		for b := range blocks[:full] {
+			// A whole group: fixed-size arrays, no bounds checks.
+			d := (*[lowbit.GroupSize]float32)(row[b*lowbit.GroupSize:])
+			q, s := &blocks[b].Q, blocks[b].Scale
+			for i := range d {
+				d[i] = s * float32(q[i])
+			}
+		}
+		if full < g {
+			d := row[full*lowbit.GroupSize:]
+			q, s := blocks[full].Q[:len(d)], blocks[full].Scale
+			for i := range d {
+				d[i] = s * float32(q[i])
+			}
+		}
+	}
 }
 
 // forward sets out [rows,n] = x [rows,k]·W + bias.

@@ -10,6 +10,7 @@ import (
 	"github.com/simdgpt/simdgpt/internal/race"
 	"github.com/simdgpt/simdgpt/kernels"
 	"github.com/simdgpt/simdgpt/kernels/kernelstest"
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
 // lowbitTestModel returns a model of cfg computing with k, its weights
@@ -419,4 +420,62 @@ func TestTokenWeightBytes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestInt8Panels holds the products over int8 weights of at least
+// int8MinRows rows (linear.int8Panels: the weights dequantized a panel at
+// a time) to the float64 product of the rows with the dequantized
+// weights, plus beta times the output: within float32 rounding (2e-6 of
+// the largest value) with float32 products, within bf16Tol's rounding of
+// both operands (1e-2) with bf16 compute; over several panels, the last
+// one partial, and K not a multiple of the group size.
+func TestInt8Panels(t *testing.T) {
+	kernelstest.ForEach(t, func(t *testing.T, k *kernels.Impl) {
+		for _, tc := range []struct {
+			rows, k, n int
+			beta       float32
+			bf16       bool
+			tol        float64
+		}{
+			{int8MinRows, 70, 2*int8PanelCols + 37, 0, false, 2e-6},
+			{40, 64, int8PanelCols, 1, false, 2e-6},
+			{33, 96, 300, 0.5, false, 2e-6},
+			{int8MinRows, 70, 2*int8PanelCols + 37, 0, true, 1e-2},
+			{40, 64, 300, 1, true, 1e-2},
+		} {
+			r := rng.New(uint64(tc.rows*tc.k + tc.n))
+			wf := make([]float32, tc.k*tc.n)
+			for i := range wf {
+				wf[i] = float32(r.Normal())
+			}
+			i8, err := lowbit.Int8FromKN(wf, tc.k, tc.n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := linear{k: tc.k, n: tc.n, i8: i8, bf16: tc.bf16}
+			x := make([]float32, tc.rows*tc.k)
+			for i := range x {
+				x[i] = float32(r.Normal())
+			}
+			out := make([]float32, tc.rows*tc.n)
+			for i := range out {
+				out[i] = float32(r.Normal())
+			}
+			want := make([]float32, len(out))
+			deq := i8.Float32() // [n,k]
+			for i := 0; i < tc.rows; i++ {
+				for j := 0; j < tc.n; j++ {
+					s := float64(tc.beta) * float64(out[i*tc.n+j])
+					for p := 0; p < tc.k; p++ {
+						s += float64(x[i*tc.k+p]) * float64(deq[j*tc.k+p])
+					}
+					want[i*tc.n+j] = float32(s)
+				}
+			}
+			w.lowGemm(k, out, x, tc.rows, tc.beta)
+			if e := relDiff(out, want); e > tc.tol {
+				t.Errorf("rows=%d k=%d n=%d beta=%g bf16=%v: relative difference %.2g from the dequantized product, more than %g", tc.rows, tc.k, tc.n, tc.beta, tc.bf16, e, tc.tol)
+			}
+		}
+	})
 }
