@@ -262,10 +262,7 @@ func (d *Driver) gemm(transA, transB bool, m, n, k int, alpha float32, a []float
 		d.packRows(wk.t, b, ldb, n, k, kp, false)
 		d.transposePanels(wk.b, wk.t, kp, n, kp)
 	default:
-		for p := 0; p < panels; p++ {
-			j0 := p * nr
-			d.packPairs(wk.b[p*pstride:(p+1)*pstride], b[j0:], ldb, k, min(nr, n-j0), nr)
-		}
+		d.packPanels(wk.b, b, ldb, k, n, pstride)
 	}
 
 	t := &wk.task
@@ -461,6 +458,50 @@ func (d *Driver) packPairs(dst []uint32, src []float32, lds, k, w, ldd int) {
 		_ = dst[(full-1)*ldd+chunks*16-1]
 		d.PackPairs(&dst[0], &src[0], lds, full, chunks, ldd)
 	}
+	packPairsTail(dst, src, lds, k, w, ldd)
+}
+
+// packBand is the pairs of k that packPanels packs into every panel
+// before it moves down B: a band of 2·packBand rows of B read across
+// its width, so that the rows are read from memory as sequential streams
+// instead of a panel's 32 columns down all of k, line pairs 2 KiB and
+// more apart; at 2048³ on Zen 5 the band of 8 packed B in about 0.6 of
+// the time of panel after panel (PERF.md, "bfloat16 products").
+const packBand = 8
+
+// packPanels packs k rows of n floats (src, leading dimension lds) into
+// panels of NR columns, pstride words apart (panel p at dst[p*pstride:]),
+// as packPairs packs each with ldd = NR: the whole pairs and chunks of 16
+// columns by PackPairs, band after band of packBand pairs across all the
+// panels, then each panel's rest.
+func (d *Driver) packPanels(dst []uint32, src []float32, lds, k, n, pstride int) {
+	nr := d.NR
+	panels := (n + nr - 1) / nr
+	full := k / 2
+	for q0 := 0; q0 < full; q0 += packBand {
+		rows := min(packBand, full-q0)
+		for p := 0; p < panels; p++ {
+			j0 := p * nr
+			chunks := min(nr, n-j0) / 16
+			if chunks == 0 {
+				continue
+			}
+			_ = src[(2*(q0+rows)-1)*lds+j0+chunks*16-1]
+			_ = dst[p*pstride+(q0+rows-1)*nr+chunks*16-1]
+			d.PackPairs(&dst[p*pstride+q0*nr], &src[2*q0*lds+j0], lds, rows, chunks, nr)
+		}
+	}
+	for p := 0; p < panels; p++ {
+		j0 := p * nr
+		packPairsTail(dst[p*pstride:(p+1)*pstride], src[j0:], lds, k, min(nr, n-j0), nr)
+	}
+}
+
+// packPairsTail packs what packPairs leaves to Go: for q < kp, the
+// columns from 16*(w/16) on (all of them in the last row of an odd k),
+// and zeros for w <= j < ldd.
+func packPairsTail(dst []uint32, src []float32, lds, k, w, ldd int) {
+	full, chunks := k/2, w/16
 	kp := (k + 1) / 2
 	for q := 0; q < kp; q++ {
 		row := dst[q*ldd : q*ldd+ldd]
