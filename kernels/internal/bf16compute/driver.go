@@ -465,8 +465,9 @@ func (d *Driver) packPairs(dst []uint32, src []float32, lds, k, w, ldd int) {
 // before it moves down B: a band of 2·packBand rows of B read across
 // its width, so that the rows are read from memory as sequential streams
 // instead of a panel's 32 columns down all of k, line pairs 2 KiB and
-// more apart; at 2048³ on Zen 5 the band of 8 packed B in about 0.6 of
-// the time of panel after panel (PERF.md, "bfloat16 products").
+// more apart; at 1024² and 2048² on Zen 5 the band of 8 packed B in
+// 0.6-0.7 of the time of panel after panel, the same at 512² (PERF.md,
+// "bfloat16 products").
 const packBand = 8
 
 // packPanels packs k rows of n floats (src, leading dimension lds) into
