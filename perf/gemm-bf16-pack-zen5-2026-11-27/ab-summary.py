@@ -15,6 +15,8 @@ for col, lab in ((1, 'cpu'), (0, 'wall')):
     pm = max(peak)
     print('[%s] bf16 peak: median %.0f, range %.0f-%.0f, %d samples' % (lab, st.median(peak), min(peak), max(peak), len(peak)))
     for s in ['m512_n512_k512', 'm1024_n1024_k1024', 'm2048_n2048_k2048', 'm2048_n1152_k384', 'm2048_n1536_k384']:
+        if 'f32 ' + s + '/f32' not in rows:
+            continue
         f = [r[col] for r in rows['f32 ' + s + '/f32']]
         b0 = [r[col] for r in rows[vs[0] + ' ' + s + '/bf16']]
         out = '%-18s f32 %4.0f |' % (s, st.median(f))

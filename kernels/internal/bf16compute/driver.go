@@ -72,20 +72,27 @@ type Driver struct {
 
 // New returns the driver of ks blocked for the caches c, from
 // gemm.Model's sizes for the float32 kernel of the same tile (a pair
-// of bfloat16 takes the room of one float32): kc twice the model's, nc
-// half its, so that the B block keeps the model's bytes in L2. A block of
-// kc pairs is half as many bytes of C tile traffic per operation as the
-// float32 kernel's at the same kc (each word holds two steps of k), and C
-// is read and written once per block: at the model's kc, that traffic
-// cost 10-15% at 1024³ and 2048³ on Zen 5 (PERF.md, "bfloat16
-// products"). The A sliver (MR×kc words, 25 KiB at 14×448) still fits
-// L1 beside the B panels streaming from L2.
+// of bfloat16 takes the room of one float32): nc half the model's, and
+// kc at least twice its, and as many pairs as make one B panel (kc·NR
+// words) an eighth of L2 (1024 pairs in Zen 5's 1 MiB). C's tile is read
+// and written once per block of k, for a large C a pass over all of it
+// in memory, and that traffic costs more than the B block's leaving L2
+// (1.7 MB at 1024 pairs × 416 columns; its panels stream in order, one
+// at a time, beside an A sliver of 57 KB): on Zen 5, 2048³ in one block
+// of 1024 pairs ran 3-8% faster than in three of 342, and at the model's
+// kc C's traffic cost 10-15% at 1024³ and 2048³ (PERF.md, "bfloat16
+// products").
 func New(ks Kernels, c gemm.Caches) *Driver {
 	if ks.Micro == nil || ks.PackRows == nil || ks.PackRowsHalves == nil || ks.PackPairs == nil || ks.Transpose == nil || ks.MR <= 0 || ks.NR != 32 {
 		panic("bf16compute.New: incomplete kernels")
 	}
 	b := gemm.Model(c, ks.MR, ks.NR, ks.MR)
-	return &Driver{Kernels: ks, kc: 2 * b.KC, mc: b.MC, nc: max(ks.NR, b.NC/2/ks.NR*ks.NR)}
+	l2 := c.L2.Size
+	if l2 <= 0 {
+		l2 = 1 << 20
+	}
+	kc := max(2*b.KC, l2/8/(4*ks.NR))
+	return &Driver{Kernels: ks, kc: kc, mc: b.MC, nc: max(ks.NR, b.NC/2/ks.NR*ks.NR)}
 }
 
 // SetBlocking sets the block sizes (kc in pairs, nc rounded down to a
