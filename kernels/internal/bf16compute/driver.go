@@ -72,20 +72,27 @@ type Driver struct {
 
 // New returns the driver of ks blocked for the caches c, from
 // gemm.Model's sizes for the float32 kernel of the same tile (a pair
-// of bfloat16 takes the room of one float32): kc twice the model's, nc
-// half its, so that the B block keeps the model's bytes in L2. A block of
-// kc pairs is half as many bytes of C tile traffic per operation as the
-// float32 kernel's at the same kc (each word holds two steps of k), and C
-// is read and written once per block: at the model's kc, that traffic
-// cost 10-15% at 1024³ and 2048³ on Zen 5 (PERF.md, "bfloat16
-// products"). The A sliver (MR×kc words, 25 KiB at 14×448) still fits
-// L1 beside the B panels streaming from L2.
+// of bfloat16 takes the room of one float32): nc half the model's, and
+// kc at least twice its, and as many pairs as make one B panel (kc·NR
+// words) an eighth of L2 (1024 pairs in Zen 5's 1 MiB). C's tile is read
+// and written once per block of k, for a large C a pass over all of it
+// in memory, and that traffic costs more than the B block's leaving L2
+// (1.7 MB at 1024 pairs × 416 columns; its panels stream in order, one
+// at a time, beside an A sliver of 57 KB): on Zen 5, 2048³ in one block
+// of 1024 pairs ran 3-8% faster than in three of 342, and at the model's
+// kc C's traffic cost 10-15% at 1024³ and 2048³ (PERF.md, "bfloat16
+// products").
 func New(ks Kernels, c gemm.Caches) *Driver {
 	if ks.Micro == nil || ks.PackRows == nil || ks.PackRowsHalves == nil || ks.PackPairs == nil || ks.Transpose == nil || ks.MR <= 0 || ks.NR != 32 {
 		panic("bf16compute.New: incomplete kernels")
 	}
 	b := gemm.Model(c, ks.MR, ks.NR, ks.MR)
-	return &Driver{Kernels: ks, kc: 2 * b.KC, mc: b.MC, nc: max(ks.NR, b.NC/2/ks.NR*ks.NR)}
+	l2 := c.L2.Size
+	if l2 <= 0 {
+		l2 = 1 << 20
+	}
+	kc := max(2*b.KC, l2/8/(4*ks.NR))
+	return &Driver{Kernels: ks, kc: kc, mc: b.MC, nc: max(ks.NR, b.NC/2/ks.NR*ks.NR)}
 }
 
 // SetBlocking sets the block sizes (kc in pairs, nc rounded down to a
@@ -262,10 +269,7 @@ func (d *Driver) gemm(transA, transB bool, m, n, k int, alpha float32, a []float
 		d.packRows(wk.t, b, ldb, n, k, kp, false)
 		d.transposePanels(wk.b, wk.t, kp, n, kp)
 	default:
-		for p := 0; p < panels; p++ {
-			j0 := p * nr
-			d.packPairs(wk.b[p*pstride:(p+1)*pstride], b[j0:], ldb, k, min(nr, n-j0), nr)
-		}
+		d.packPanels(wk.b, b, ldb, k, n, pstride)
 	}
 
 	t := &wk.task
@@ -461,6 +465,51 @@ func (d *Driver) packPairs(dst []uint32, src []float32, lds, k, w, ldd int) {
 		_ = dst[(full-1)*ldd+chunks*16-1]
 		d.PackPairs(&dst[0], &src[0], lds, full, chunks, ldd)
 	}
+	packPairsTail(dst, src, lds, k, w, ldd)
+}
+
+// packBand is the pairs of k that packPanels packs into every panel
+// before it moves down B: a band of 2·packBand rows of B read across
+// its width, so that the rows are read from memory as sequential streams
+// instead of a panel's 32 columns down all of k, line pairs 2 KiB and
+// more apart; at 1024² and 2048² on Zen 5 the band of 8 packed B in
+// 0.6-0.7 of the time of panel after panel, the same at 512² (PERF.md,
+// "bfloat16 products").
+const packBand = 8
+
+// packPanels packs k rows of n floats (src, leading dimension lds) into
+// panels of NR columns, pstride words apart (panel p at dst[p*pstride:]),
+// as packPairs packs each with ldd = NR: the whole pairs and chunks of 16
+// columns by PackPairs, band after band of packBand pairs across all the
+// panels, then each panel's rest.
+func (d *Driver) packPanels(dst []uint32, src []float32, lds, k, n, pstride int) {
+	nr := d.NR
+	panels := (n + nr - 1) / nr
+	full := k / 2
+	for q0 := 0; q0 < full; q0 += packBand {
+		rows := min(packBand, full-q0)
+		for p := 0; p < panels; p++ {
+			j0 := p * nr
+			chunks := min(nr, n-j0) / 16
+			if chunks == 0 {
+				continue
+			}
+			_ = src[(2*(q0+rows)-1)*lds+j0+chunks*16-1]
+			_ = dst[p*pstride+(q0+rows-1)*nr+chunks*16-1]
+			d.PackPairs(&dst[p*pstride+q0*nr], &src[2*q0*lds+j0], lds, rows, chunks, nr)
+		}
+	}
+	for p := 0; p < panels; p++ {
+		j0 := p * nr
+		packPairsTail(dst[p*pstride:(p+1)*pstride], src[j0:], lds, k, min(nr, n-j0), nr)
+	}
+}
+
+// packPairsTail packs what packPairs leaves to Go: for q < kp, the
+// columns from 16*(w/16) on (all of them in the last row of an odd k),
+// and zeros for w <= j < ldd.
+func packPairsTail(dst []uint32, src []float32, lds, k, w, ldd int) {
+	full, chunks := k/2, w/16
 	kp := (k + 1) / 2
 	for q := 0; q < kp; q++ {
 		row := dst[q*ldd : q*ldd+ldd]
