@@ -43,8 +43,14 @@ func tinyCheckpoint(t testing.TB, extra map[string]string) []byte {
 	return b
 }
 
+// skipByte reports whether the every-bit tests leave byte i of a file
+// alone: under -short (CI's emulated architectures run those) they flip
+// the first KiB (the header's length and most of its JSON) whole and every
+// 7th byte after it.
+func skipByte(i int) bool { return testing.Short() && i >= 1024 && i%7 != 0 }
+
 // TestCheckpointEveryBitCovered flips every bit of a small checkpoint in
-// turn (header length, config, step, vocabulary, generator state,
+// turn (every 7th byte past the header under -short) (header length, config, step, vocabulary, generator state,
 // training settings, tensors): each must fail to load, with an error.
 func TestCheckpointEveryBitCovered(t *testing.T) {
 	good := tinyCheckpoint(t, map[string]string{"tinygpt.run": `{"threads":1}`})
@@ -52,6 +58,9 @@ func TestCheckpointEveryBitCovered(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := range good {
+		if skipByte(i) {
+			continue
+		}
 		for bit := 0; bit < 8; bit++ {
 			b := append([]byte(nil), good...)
 			b[i] ^= 1 << bit

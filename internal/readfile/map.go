@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"runtime/debug"
+	"strings"
 )
 
 // Map returns the size bytes of the open file f, read-only: mapped into
@@ -38,7 +40,7 @@ func Guard(fn func() error) (err error) {
 	defer func() {
 		debug.SetPanicOnFault(old)
 		if r := recover(); r != nil {
-			if e, ok := r.(interface{ Addr() uintptr }); ok && e != nil {
+			if isFault(r) {
 				err = ErrChanged
 				return
 			}
@@ -46,6 +48,18 @@ func Guard(fn func() error) (err error) {
 		}
 	}()
 	return fn()
+}
+
+// isFault reports whether r, recovered under debug.SetPanicOnFault, is a
+// memory fault: a runtime error with the faulting address, or, where the
+// signal carries no address (qemu-user reports a SIGBUS at 0), the
+// runtime's memory-fault error without one.
+func isFault(r any) bool {
+	if e, ok := r.(interface{ Addr() uintptr }); ok && e != nil {
+		return true
+	}
+	e, ok := r.(runtime.Error)
+	return ok && strings.Contains(e.Error(), "invalid memory address")
 }
 
 // readWhole reads the size bytes of f from its start into a new buffer.
