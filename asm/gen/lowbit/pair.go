@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	. "github.com/mmcloughlin/avo/build"
-	"github.com/mmcloughlin/avo/ir"
 	. "github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
 
@@ -123,8 +122,8 @@ func pairKernel() {
 		for j := 0; j < n; j++ {
 			l := lines[j%len(lines)]
 			VMOVDQU64(rowAt(j), l)
-			vdpbf16ps(l, xhi, accHi[j])
-			vdpbf16ps(l, xlo, accLo[j])
+			x86.VDPBF16PS(l, xhi, accHi[j])
+			x86.VDPBF16PS(l, xlo, accLo[j])
 			test(j, l)
 		}
 	}
@@ -297,22 +296,6 @@ func pairGatherTable() {
 	pairGather = GLOBL("lowbitPairGather", RODATA|NOPTR)
 	for i, v := range []uint32{0, 4, 8, 12, 2, 6, 10, 14, 0, 0, 0, 0, 0, 0, 0, 0} {
 		DATA(4*i, U32(v))
-	}
-}
-
-// vdpbf16ps emits VDPBF16PS src2, src1, dst (AT&T order: dst.fp32[i] +=
-// src1.bf16[2i]·src2.bf16[2i] + src1.bf16[2i+1]·src2.bf16[2i+1], 512
-// bits, registers only) as bytes: EVEX.512.F3.0F38.W0 52 /r, ModRM mod 11.
-func vdpbf16ps(src2, src1, dst reg.VecPhysical) {
-	d, v, b := int(dst.PhysicalIndex()), int(src1.PhysicalIndex()), int(src2.PhysicalIndex())
-	inv := func(v, bit int) int { return (^v >> bit) & 1 }
-	p0 := inv(d, 3)<<7 | inv(b, 4)<<6 | inv(b, 3)<<5 | inv(d, 4)<<4 | 0b10
-	p1 := (^v&0xf)<<3 | 1<<2 | 0b10
-	p2 := 0b10<<5 | inv(v, 4)<<3
-	enc := []int{0x62, p0, p1, p2, 0x52, 0xc0 | (d&7)<<3 | b&7}
-	Comment(fmt.Sprintf("VDPBF16PS %s, %s, %s", src2.Asm(), src1.Asm(), dst.Asm()))
-	for _, e := range enc {
-		Instruction(&ir.Instruction{Opcode: "BYTE", Operands: []Op{U8(e)}, ISA: []string{"AVX512_BF16"}})
 	}
 }
 
