@@ -2,5 +2,6 @@ package kernels
 
 // The kernels' signatures are listed once, in internal/apigen/kernels.go;
 // the package-level functions (api_gen.go), genericSet (generic_gen.go),
-// kernelset.Set and bench.KernelFuncs are generated from that list.
+// kernelset.Set, bench.KernelFuncs, the SIMD sets' literals and README's
+// kernel table are generated from that list.
 //go:generate go run ./internal/apigen

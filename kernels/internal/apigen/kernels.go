@@ -3,9 +3,10 @@ package main
 // kernels is the one list of the kernels package kernels offers, in the
 // order of kernelset.Set's fields. Each kernel's signature is written here
 // once; the generator derives from it kernelset.Set's field, generic's
-// wiring, the package-level function, bench.KernelFuncs' field and the
+// wiring, the package-level function, bench.KernelFuncs' field, the
 // field's wiring in every SIMD set (sets.go: the set literals of
-// kernels/amd64 and kernels/arm64). The checked method on *kernels.Impl
+// kernels/amd64 and kernels/arm64) and its row in README's kernel table
+// (readme.go). The checked method on *kernels.Impl
 // (its full documentation and argument checks) is written by hand in the
 // kernel's family file, with the same signature: the build fails where
 // they disagree.
@@ -18,7 +19,8 @@ package main
 //     provides it in an ISA package with $ for the set's suffix (AVX2,
 //     AVX512, NEON; by default lowerFirst(name)+"$", such as dot$ for
 //     Dot; g is the set's GEMM family, gemm.Family); a set that names
-//     it otherwise says so in its overrides (sets.go);
+//     it otherwise says so in its overrides (sets.go); and readme, its
+//     row in README's kernel table, placed by its name in readmeOrder;
 //  2. write generic.Name (kernels/internal/generic/FAMILY.go), the
 //     checked method (kernels/FAMILY.go) and its parity test, listed in
 //     parityTests (kernels/set_test.go);
@@ -39,6 +41,7 @@ var kernels = []kernel{
 		params:   "transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*op(A)*op(B) + beta*C",
 		contract: "m, n > 0, k >= 0; every matrix fits its slice with its leading dimension; C overlaps neither A nor B; C is not read when beta is 0.",
+		readme:   "C = alpha·op(A)·op(B) + beta·C, all four transpose combinations, leading dimensions; packed, cache-blocked, register-blocked micro-kernels, several goroutines for large problems, and a path that streams B in place for few rows of op(A)",
 	},
 	{
 		name:     "Gemv",
@@ -46,18 +49,21 @@ var kernels = []kernel{
 		params:   "trans bool, m, n int, alpha float32, a []float32, lda int, x []float32, beta float32, y []float32",
 		summary:  "computes y = alpha*op(A)*x + beta*y",
 		contract: "m, n >= 0; A (m×n) fits its slice with lda >= max(n, 1); len(x) and len(y) are at least n and m (m and n when trans); y overlaps neither A nor x; y is not read when beta is 0; A and x are not read when alpha is 0.",
+		readme:   "y = alpha·op(A)·x + beta·y, as BLAS's sgemv; A read once, in place",
 	},
 	{
 		name:     "Softmax",
 		params:   "m, n int, x []float32, ldx int, y []float32, ldy int",
 		summary:  "writes the row-wise softmax of x into y",
 		contract: "m, n > 0; both fit their slices; y is x (same start and leading dimension) or does not overlap it.",
+		readme:   "row-wise, numerically stable, in place or not; defined results for -Inf, NaN and fully masked rows",
 	},
 	{
 		name:     "SoftmaxBackward",
 		params:   "m, n int, y []float32, ldy int, dy []float32, lddy int, dx []float32, lddx int",
 		summary:  "computes the gradient through a row-wise softmax",
 		contract: "dx = y*(dy - rowsum(y*dy)) row by row. m, n > 0; all three fit their slices; dx is dy or apart from it, and apart from y.",
+		readme:   "the gradient through a row-wise softmax, dx = y·(dy − rowsum(y·dy))",
 	},
 	{
 		name:     "MaskedScores",
@@ -65,6 +71,7 @@ var kernels = []kernel{
 		params:   "tq, tk, d int, scale float32, q []float32, ldq int, k []float32, ldk int, offset int, s []float32, lds int",
 		summary:  "computes causally masked attention scores",
 		contract: "S = scale*Q*Kᵀ with the causal mask. tq, tk > 0, d >= 0; every matrix fits its slice; S overlaps neither Q nor K.",
+		readme:   "S = scale·Q·Kᵀ with a causal mask (and a KV-cache offset); wholly masked tiles are skipped",
 	},
 	{
 		name:     "Dot",
@@ -72,24 +79,28 @@ var kernels = []kernel{
 		results:  "float32",
 		summary:  "returns the dot product of x and y",
 		contract: "len(x) == len(y).",
+		readme:   "the dot product of x and y",
 	},
 	{
 		name:     "Axpy",
 		params:   "alpha float32, x, y []float32",
 		summary:  "sets y[i] += alpha*x[i]",
 		contract: "len(x) == len(y).",
+		readme:   "y[i] += alpha·x[i]",
 	},
 	{
 		name:     "Scale",
 		params:   "alpha float32, x []float32",
 		summary:  "sets x[i] *= alpha",
 		contract: "",
+		readme:   "x[i] *= alpha",
 	},
 	{
 		name:     "Add",
 		params:   "dst, x, y []float32",
 		summary:  "sets dst[i] = x[i] + y[i]",
 		contract: "All lengths equal; dst is x, y or apart from both.",
+		readme:   "dst[i] = x[i] + y[i]",
 	},
 	{
 		name:     "Sum",
@@ -97,6 +108,7 @@ var kernels = []kernel{
 		results:  "float32",
 		summary:  "returns the sum of x",
 		contract: "0 when empty.",
+		readme:   "the sum of x (0 when empty)",
 	},
 	{
 		name:     "Max",
@@ -104,6 +116,7 @@ var kernels = []kernel{
 		results:  "float32",
 		summary:  "returns the largest element of x",
 		contract: "-Inf when empty, the first NaN element when there is one.",
+		readme:   "the largest element of x (-Inf when empty, the first NaN when there is one)",
 	},
 	{
 		name:     "LayerNorm",
@@ -111,6 +124,7 @@ var kernels = []kernel{
 		params:   "m, n int, x []float32, ldx int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32",
 		summary:  "normalises the rows of x into y",
 		contract: "m, n > 0; x and y fit their slices; y is x (same start and leading dimension) or apart from it; gamma and beta hold at least n; mean and rstd are nil or hold at least m.",
+		readme:   "per-row normalisation with γ and β, saving each row's mean and 1/std",
 	},
 	{
 		name:     "LayerNormBackward",
@@ -118,6 +132,7 @@ var kernels = []kernel{
 		params:   "m, n int, dy []float32, lddy int, x []float32, ldx int, mean, rstd, gamma []float32, dx []float32, lddx int, dgamma, dbeta []float32",
 		summary:  "accumulates the gradients of LayerNorm",
 		contract: "The gradients go into dx, dgamma and dbeta. m, n > 0; dy, x and dx fit their slices, dx apart from dy and x; mean and rstd hold at least m; gamma, dgamma and dbeta at least n, dgamma apart from dbeta.",
+		readme:   "LayerNorm's gradients: dx, and dγ and dβ accumulated",
 	},
 	{
 		name:     "AdamW",
@@ -125,6 +140,7 @@ var kernels = []kernel{
 		params:   "params, grads, m, v []float32, h AdamWParams",
 		summary:  "applies one AdamW step",
 		contract: "Every element of params is updated from grads and the moments m and v, with the arithmetic of generic.AdamW (bit for bit). All four have the same length; none overlaps another.",
+		readme:   "one AdamW step over parameters, gradients and moments in one pass, bitwise the same on every implementation",
 	},
 	{
 		name:     "SumSquares",
@@ -132,6 +148,7 @@ var kernels = []kernel{
 		results:  "float64",
 		summary:  "returns the sum of the squares of x in float64",
 		contract: "Each square exact in float64 and summed in float64; 0 when empty.",
+		readme:   "the sum of the squares of x in float64 (the squared gradient norm)",
 	},
 	{
 		name:     "SoftmaxCrossEntropy",
@@ -139,6 +156,7 @@ var kernels = []kernel{
 		params:   "m, n int, logits []float32, ldl int, targets []int32, scale float32, dlogits []float32, lddl int, losses []float32",
 		summary:  "computes the row-wise cross-entropy losses and their gradient",
 		contract: "Writes, per row i of the m×n logits, the loss logsumexp(logits[i,:]) - logits[i,targets[i]] into losses[i] and scale*(softmax(logits[i,:]) - onehot(targets[i])) into dlogits[i,:]. m, n > 0; both matrices fit their slices; len(targets), len(losses) >= m; every target is in [0, n); dlogits is logits (same start and leading dimension) or apart from it; losses overlaps neither.",
+		readme:   "per row, the loss logsumexp − logit[target] and the gradient scale·(softmax − onehot), fused, in place or not",
 	},
 	{
 		name:     "GELU",
@@ -146,6 +164,7 @@ var kernels = []kernel{
 		params:   "dst, x []float32",
 		summary:  "sets dst[i] = gelu(x[i])",
 		contract: "Tanh form. len(dst) == len(x); dst is x or apart from it.",
+		readme:   "the tanh-form GELU as x·σ(2u) with a vectorised exp (documented, tested error against float64)",
 	},
 	{
 		name:     "GELUBackward",
@@ -153,6 +172,7 @@ var kernels = []kernel{
 		params:   "dx, dy, x []float32",
 		summary:  "sets dx[i] = dy[i]·gelu'(x[i])",
 		contract: "All lengths equal; dx is dy or apart from it, and apart from x.",
+		readme:   "dx = dy·gelu'(x), the derivative recomputed from x",
 	},
 	{
 		name:     "BiasGELU",
@@ -160,6 +180,7 @@ var kernels = []kernel{
 		params:   "m, n int, x []float32, ldx int, bias []float32, y []float32, ldy int",
 		summary:  "adds bias to every row of x in place and writes gelu of the result into y",
 		contract: "m, n > 0; x and y fit their slices, len(bias) >= n; y is x (same start and leading dimension) or apart from it; bias is apart from x and y.",
+		readme:   "the bias add fused into the GELU pass: x += bias in place, y = gelu(x)",
 	},
 	{
 		name:     "GemmBiasGELU",
@@ -167,6 +188,7 @@ var kernels = []kernel{
 		params:   "transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int",
 		summary:  "sets pre = op(A)·op(B) + bias and out = gelu(pre)",
 		contract: "With the arithmetic of Gemm (alpha 1, beta 0) followed by BiasGELU. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; pre and out overlap neither A nor B (when k > 0), nor each other, nor bias.",
+		readme:   "a linear layer with its bias and GELU, pre = op(A)·op(B) + bias and out = gelu(pre), both applied by the GEMM to each sliver of its result while it is in cache",
 	},
 	{
 		name:     "GemmBias",
@@ -174,6 +196,7 @@ var kernels = []kernel{
 		params:   "transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int",
 		summary:  "sets C = op(A)·op(B) + bias",
 		contract: "With the arithmetic of Gemm (alpha 1, beta 0) followed by Add(C_i, C_i, bias) on each row i of C. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; C overlaps neither A nor B (when k > 0), nor bias.",
+		readme:   "a linear layer with its bias, C = op(A)·op(B) + bias, the bias added by the GEMM to each sliver of C while it is in cache (bitwise Gemm followed by Add over each row)",
 	},
 	{
 		name:     "GemmBF16",
@@ -181,6 +204,7 @@ var kernels = []kernel{
 		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*A·Wᵀ + beta*C for the bfloat16 weights W",
 		contract: "m >= 0; w is a valid matrix (lowbit.BF16.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Data; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
+		readme:   "C = alpha·A·Wᵀ + beta·C for bfloat16 weights W (`lowbit.BF16`, 2 bytes a weight), built for few rows of A (decoding), W read once for up to 8 rows",
 	},
 	{
 		name:     "GemmInt8",
@@ -188,6 +212,7 @@ var kernels = []kernel{
 		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*A·Wᵀ + beta*C for the int8 weights W",
 		contract: "m >= 0; w is a valid matrix (lowbit.Int8.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Blocks; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
+		readme:   "C = alpha·A·Wᵀ + beta·C for int8 weights W (`lowbit.Int8`, one float32 scale a group of 32, 1.125 bytes a weight), the activations quantized to int16 and the products summed in integers",
 	},
 	{
 		name:     "GemmBF16Compute",
@@ -195,6 +220,7 @@ var kernels = []kernel{
 		params:   "transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*op(A)*op(B) + beta*C with A and B rounded to bfloat16",
 		contract: "As Gemm's; each product of bfloat16 operands is summed in float32. m, n > 0, k >= 0; every matrix fits its slice with its leading dimension; C overlaps neither A nor B; C is not read when beta is 0.",
+		readme:   "C = alpha·op(A)·op(B) + beta·C with A and B rounded to bfloat16 and the products summed in float32 (Gemm's arguments), on VDPBF16PS where the CPU has AVX512_BF16, elsewhere the float32 GEMM on the rounded operands; the error bound is in the package documentation",
 	},
 	{
 		name:     "GemmBiasBF16Compute",
@@ -202,6 +228,7 @@ var kernels = []kernel{
 		params:   "transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int",
 		summary:  "sets C = op(A)·op(B) + bias with A and B rounded to bfloat16",
 		contract: "With the arithmetic of GemmBF16Compute (alpha 1, beta 0) followed by Add(C_i, C_i, bias) on each row i of C. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; C overlaps neither A nor B (when k > 0), nor bias.",
+		readme:   "GemmBias in bfloat16 compute (bitwise GemmBF16Compute followed by Add over each row)",
 	},
 	{
 		name:     "GemmBiasGELUBF16Compute",
@@ -209,6 +236,7 @@ var kernels = []kernel{
 		params:   "transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int",
 		summary:  "sets pre = op(A)·op(B) + bias and out = gelu(pre) with A and B rounded to bfloat16",
 		contract: "With the arithmetic of GemmBF16Compute (alpha 1, beta 0) followed by BiasGELU. m, n > 0, k >= 0; every matrix fits its slice, len(bias) >= n; pre and out overlap neither A nor B (when k > 0), nor each other, nor bias.",
+		readme:   "GemmBiasGELU in bfloat16 compute (bitwise GemmBF16Compute followed by BiasGELU)",
 	},
 	{
 		name:     "GemmBF16ComputeWeights",
@@ -216,31 +244,51 @@ var kernels = []kernel{
 		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*A·Wᵀ + beta*C with A rounded to bfloat16, for the bfloat16 weights W",
 		contract: "As GemmBF16Compute with op(B) = Wᵀ. m >= 0; w is a valid matrix (lowbit.BF16.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Data; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
+		readme:   "C = alpha·A·Wᵀ + beta·C in bfloat16 compute for bfloat16 weights W (`lowbit.BF16`), the weights' words packed as they are, A rounded",
 	},
 	{
 		name:      "GemvBF16",
 		params:    "alpha float32, w *lowbit.BF16, x []float32, beta float32, y []float32",
 		summary:   "computes y = alpha*W·x + beta*y for the bfloat16 weights W",
 		composite: true,
+		readme:    "y = alpha·W·x + beta·y for bfloat16 weights; on CPUs with AVX512_BF16 the `avx512` implementation holds x as two bfloat16 (within 2⁻¹⁶ of float32) on `VDPBF16PS`, which streams the weights faster than converting them",
 	},
 	{
 		name:      "GemvInt8",
 		params:    "alpha float32, w *lowbit.Int8, x []float32, beta float32, y []float32",
 		summary:   "computes y = alpha*W·x + beta*y for the int8 weights W",
 		composite: true,
+		readme:    "y = alpha·W·x + beta·y for int8 weights",
 	},
 	{
 		name:      "MatMul",
 		params:    "m, n, k int, a, b, c []float32",
 		summary:   "computes C = A*B for contiguous row-major matrices (A m×k, B k×n, C m×n)",
 		composite: true,
+		readme:    "C = A·B for contiguous row-major matrices, Gemm without the options",
 	},
 	{
 		name:      "AddLayerNorm",
 		params:    "m, n int, x []float32, ldx int, r []float32, ldr int, sum []float32, ldsum int, gamma, beta []float32, eps float32, y []float32, ldy int, mean, rstd []float32",
 		summary:   "adds a residual and normalises the sum",
 		composite: true,
+		readme:    "the residual add fused into the LayerNorm that follows it (each row normalised while in L1, bitwise as the two calls)",
 	},
+}
+
+// readmeOrder is the order of the rows of README's kernel table (see
+// readme.go): every kernel of the list once, by what they compute.
+var readmeOrder = []string{
+	// Matrix products: float32, then bfloat16 and int8.
+	"Gemm", "MatMul", "Gemv", "GemmBias", "GemmBiasGELU",
+	"GemmBF16", "GemmBF16Compute", "GemmBiasBF16Compute", "GemmBiasGELUBF16Compute",
+	"GemmBF16ComputeWeights", "GemmInt8", "GemvBF16", "GemvInt8",
+	// Attention and the row-wise kernels.
+	"MaskedScores", "Softmax", "SoftmaxBackward", "SoftmaxCrossEntropy",
+	"LayerNorm", "LayerNormBackward", "AddLayerNorm",
+	"GELU", "GELUBackward", "BiasGELU",
+	// Vectors and the optimizer.
+	"Dot", "Axpy", "Scale", "Add", "Sum", "Max", "SumSquares", "AdamW",
 }
 
 // asmKinds is the one list of the kinds of assembly functions, for both

@@ -12,7 +12,8 @@
 //     literal of every SIMD set of the ISA package (sets.go);
 //   - asm/gen/internal/entry/list_gen.go: the list of the kinds of
 //     assembly functions (asmKinds), from which the generators of
-//     asm/gen take every assembly function's signature.
+//     asm/gen take every assembly function's signature;
+//   - README.md's kernel table, between its markers (readme.go).
 //
 // It is run by go generate in package kernels (kernels/gen.go).
 package main
@@ -48,6 +49,9 @@ type kernel struct {
 	// set's literal (sets.go), $ standing for the set's suffix; empty
 	// means lowerFirst(name)+"$".
 	simd string
+	// readme is the kernel's row in README's kernel table (what it does,
+	// in Markdown, one line without '|'), in the order of readmeOrder.
+	readme string
 }
 
 func main() {
@@ -55,6 +59,10 @@ func main() {
 	flag.Parse()
 	log.SetFlags(0)
 	log.SetPrefix("apigen: ")
+	table, err := kernelTable(kernels, readmeOrder)
+	if err != nil {
+		log.Fatal(err)
+	}
 	files := map[string]func(*bytes.Buffer){
 		"internal/kernelset/set_gen.go":         writeSet,
 		"generic_gen.go":                        writeGenericSet,
@@ -75,6 +83,9 @@ func main() {
 		if err := os.WriteFile(filepath.Join(*root, name), src, 0o644); err != nil {
 			log.Fatal(err)
 		}
+	}
+	if err := writeREADME(filepath.Join(*root, "..", "README.md"), table); err != nil {
+		log.Fatal(err)
 	}
 }
 

@@ -4,8 +4,11 @@ package main
 // which these tests hold to the code:
 //
 //   - the kernel table (the Markdown table whose header's first cell is
-//     "kernel") has one row per kernel of the list in kernels.go, each row
-//     naming exactly one kernel in its first cell as `Name`, and no other;
+//     "kernel") is the one apigen generates between its markers from the
+//     list in kernels.go (readme.go), as the list is now: go generate has
+//     been run since the list last changed; it has one row per kernel of
+//     the list, each row naming exactly one kernel in its first cell as
+//     `Name`, and no other;
 //   - the layout table (header "path") names, in its first cells as
 //     `dir/`, every package folder of the module: every directory below
 //     the module root holding a .go file, except testdata directories,
@@ -356,6 +359,17 @@ func codeLine(line string) string {
 
 func TestREADMEKernelTable(t *testing.T) {
 	_, text := readREADME(t)
+	table, err := kernelTable(kernels, readmeOrder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := withKernelTable(text, table)
+	if err != nil {
+		t.Fatalf("README.md: %v", err)
+	}
+	if text != want {
+		t.Errorf("README.md's kernel table is not the one of the list in kernels.go: run go generate ./... from the module's root")
+	}
 	var names []string
 	for _, k := range kernels {
 		names = append(names, k.name)
@@ -363,6 +377,80 @@ func TestREADMEKernelTable(t *testing.T) {
 	for _, p := range kernelTableProblems(text, names) {
 		t.Errorf("README.md kernel table: %s", p)
 	}
+}
+
+// TestKernelTable runs the generation of the kernel table on small lists
+// and READMEs, each case with the table or the error it must give.
+func TestKernelTable(t *testing.T) {
+	ks := []kernel{
+		{name: "Gemm", readme: "C = A·B"},
+		{name: "Dot", readme: "x·y"},
+	}
+	withRow := func(name, row string) []kernel {
+		out := slices.Clone(ks)
+		for i := range out {
+			if out[i].name == name {
+				out[i].readme = row
+			}
+		}
+		return out
+	}
+	const table = "| kernel | what it does |\n|---|---|\n| `Dot` | x·y |\n| `Gemm` | C = A·B |\n"
+	tables := []struct {
+		name    string
+		ks      []kernel
+		order   []string
+		want    string
+		wantErr string
+	}{
+		{"in the order given", ks, []string{"Dot", "Gemm"}, table, ""},
+		{"a kernel left out of the order", ks, []string{"Dot"}, "", "kernel Gemm is not in readmeOrder"},
+		{"an unknown name", ks, []string{"Dot", "Gemm", "Gemx"}, "", "readmeOrder names Gemx, which is not a kernel of the list"},
+		{"a name twice", ks, []string{"Dot", "Gemm", "Dot"}, "", "readmeOrder names Dot twice"},
+		{"no text", withRow("Dot", " "), []string{"Dot", "Gemm"}, "", "kernel Dot has no readme text"},
+		{"a pipe", withRow("Dot", "x|y"), []string{"Dot", "Gemm"}, "", "kernel Dot: its readme text holds '|' or a line break"},
+		{"a line break", withRow("Dot", "x\ny"), []string{"Dot", "Gemm"}, "", "kernel Dot: its readme text holds '|' or a line break"},
+	}
+	for _, c := range tables {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := kernelTable(c.ks, c.order)
+			if errText(err) != c.wantErr || got != c.want {
+				t.Errorf("got %q, error %q; want %q, error %q", got, errText(err), c.want, c.wantErr)
+			}
+		})
+	}
+
+	begin, end := tableBegin+"\n", tableEnd+"\n"
+	markersErr := "want the lines " + strconv.Quote(tableBegin) + " and " + strconv.Quote(tableEnd) + ", once each and in this order"
+	readmes := []struct {
+		name, text, want, wantErr string
+	}{
+		{"a stale table replaced", "# x\n\n" + begin + "\n| kernel | old |\n\n" + end + "\nafter\n",
+			"# x\n\n" + begin + "\n" + table + "\n" + end + "\nafter\n", ""},
+		{"a current table kept", "a\n" + begin + "\n" + table + "\n" + end,
+			"a\n" + begin + "\n" + table + "\n" + end, ""},
+		{"no markers", "# x\n| kernel | old |\n", "", markersErr},
+		{"no end marker", begin + "| kernel | old |\n", "", markersErr},
+		{"markers swapped", end + "| kernel | old |\n" + begin, "", markersErr},
+		{"a marker twice", begin + end + begin + end, "", markersErr},
+		{"a marker inside a line", "see " + tableBegin + "\n" + end, "", markersErr},
+	}
+	for _, c := range readmes {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := withKernelTable(c.text, table)
+			if errText(err) != c.wantErr || got != c.want {
+				t.Errorf("got %q, error %q; want %q, error %q", got, errText(err), c.want, c.wantErr)
+			}
+		})
+	}
+}
+
+// errText is err's message, or "" for nil.
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 func TestREADMELayoutTable(t *testing.T) {
