@@ -325,25 +325,33 @@ func gemmKernel() *Kernel {
 		Shapes: shapes,
 		Short:  "sq128",
 		has:    func(im *Impl) bool { return im.Gemm != nil },
-		work: func(s Shape) Work {
-			m, n, k := float64(s.M), float64(s.N), float64(s.K)
-			return Work{Flops: 2 * m * n * k, Bytes: 4 * (m*k + k*n + m*n)}
-		},
-		setup: func(s Shape, im *Impl) func() {
-			ar, ac := s.M, s.K
-			if s.TransA {
-				ar, ac = ac, ar
-			}
-			br, bc := s.K, s.N
-			if s.TransB {
-				br, bc = bc, br
-			}
-			r := newRand(1)
-			a, b, c := randSlice(r, ar*ac, 1), randSlice(r, br*bc, 1), make([]float32, s.M*s.N)
-			gemm := im.Gemm
-			return func() { gemm(s.TransA, s.TransB, s.M, s.N, s.K, 1, a, ac, b, bc, 0, c, s.N) }
-		},
+		work:   gemmWork,
+		setup:  func(s Shape, im *Impl) func() { return gemmSetup(s, im.Gemm) },
 	}
+}
+
+// gemmWork is the work of C = op(A)·op(B) on s: 2·M·N·K operations, and
+// A, B and C each moved once.
+func gemmWork(s Shape) Work {
+	m, n, k := float64(s.M), float64(s.N), float64(s.K)
+	return Work{Flops: 2 * m * n * k, Bytes: 4 * (m*k + k*n + m*n)}
+}
+
+// gemmSetup returns a call of gemm, a product with Gemm's arguments, on
+// random operands of shape s (stored as s's transposes say, each leading
+// dimension its row's length), alpha 1 and beta 0.
+func gemmSetup(s Shape, gemm GemmFunc) func() {
+	ar, ac := s.M, s.K
+	if s.TransA {
+		ar, ac = ac, ar
+	}
+	br, bc := s.K, s.N
+	if s.TransB {
+		br, bc = bc, br
+	}
+	r := newRand(1)
+	a, b, c := randSlice(r, ar*ac, 1), randSlice(r, br*bc, 1), make([]float32, s.M*s.N)
+	return func() { gemm(s.TransA, s.TransB, s.M, s.N, s.K, 1, a, ac, b, bc, 0, c, s.N) }
 }
 
 // gemvShape returns the Gemv shape of an m×n A named "MxN", with "_T"
@@ -900,23 +908,7 @@ func gemmBF16Kernel() *Kernel {
 		Shapes:   shapes,
 		Short:    "sq128",
 		has:      func(im *Impl) bool { return im.GemmBF16Compute != nil },
-		work: func(s Shape) Work {
-			m, n, k := float64(s.M), float64(s.N), float64(s.K)
-			return Work{Flops: 2 * m * n * k, Bytes: 4 * (m*k + k*n + m*n)}
-		},
-		setup: func(s Shape, im *Impl) func() {
-			ar, ac := s.M, s.K
-			if s.TransA {
-				ar, ac = ac, ar
-			}
-			br, bc := s.K, s.N
-			if s.TransB {
-				br, bc = bc, br
-			}
-			r := newRand(1)
-			a, b, c := randSlice(r, ar*ac, 1), randSlice(r, br*bc, 1), make([]float32, s.M*s.N)
-			f := im.GemmBF16Compute
-			return func() { f(s.TransA, s.TransB, s.M, s.N, s.K, 1, a, ac, b, bc, 0, c, s.N) }
-		},
+		work:     gemmWork,
+		setup:    func(s Shape, im *Impl) func() { return gemmSetup(s, im.GemmBF16Compute) },
 	}
 }
