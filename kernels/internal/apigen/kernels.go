@@ -6,34 +6,24 @@ package main
 // wiring, the package-level function, bench.KernelFuncs' field, the
 // field's wiring in every SIMD set (sets.go: the set literals of
 // kernels/amd64 and kernels/arm64) and its row in README's kernel table
-// (readme.go). The checked method on *kernels.Impl
-// (its full documentation and argument checks) is written by hand in the
-// kernel's family file, with the same signature: the build fails where
-// they disagree.
+// (readme.go). The checked method on *kernels.Impl, its full
+// documentation and argument checks, is written by hand in the kernel's
+// family file, with the same signature (the build fails where they
+// disagree): its checks are one or two calls of check.go's helpers on
+// its own arguments, which a description here would only restate.
 //
-// To add a kernel Name of family FAMILY (see README, "Adding a kernel"):
-//
-//  1. add its entry here: name, params and results (the Go signature),
-//     summary and contract (what its implementations may assume, the
-//     checks of package kernels), and simd, the Go expression that
-//     provides it in an ISA package with $ for the set's suffix (AVX2,
-//     AVX512, NEON; by default lowerFirst(name)+"$", such as dot$ for
-//     Dot; g is the set's GEMM family, gemm.Family); a set that names
-//     it otherwise says so in its overrides (sets.go); and readme, its
-//     row in README's kernel table, placed by its name in readmeOrder;
-//  2. write generic.Name (kernels/internal/generic/FAMILY.go), the
-//     checked method (kernels/FAMILY.go) and its parity test, listed in
-//     parityTests (kernels/set_test.go);
-//  3. write its assembly: the signature of each new kind of assembly
-//     function, once for both architectures, in asmKinds below; the avo
-//     generator asm/gen/FAMILY (which
-//     asm/gen/amd64 finds and runs) and the NEON emitter's
-//     asm/gen/neon/FAMILY.go (which adds itself to emitters from init),
-//     which take the signatures from that list; and, when the
-//     expression of simd is not the assembly function itself, the Go that
-//     drives it (kernels/amd64/FAMILY.go, kernels/arm64/FAMILY.go, or a
-//     shared driver kernels/internal/FAMILY);
-//  4. run go generate ./... from the module's root.
+// A kernel's entry: name; params and results, the Go signature; summary
+// and contract, what its implementations may assume (the checks of
+// package kernels); simd, the Go expression that provides it in an ISA
+// package with $ for the set's suffix (AVX2, AVX512, NEON; by default
+// lowerFirst(name)+"$", such as dot$ for Dot; g is the set's GEMM family,
+// gemm.Family, and bf its bfloat16 products), which a set that names it
+// otherwise replaces in its overrides (sets.go); readme, its row in
+// README's kernel table, placed by its name in readmeOrder; composite,
+// for a kernel package kernels computes from the others (no field in
+// Set). The other files a kernel takes, written by hand or generated, are
+// listed in README ("Adding a kernel"); go generate ./... from the
+// module's root writes what derives from this file.
 var kernels = []kernel{
 	{
 		name:     "Gemm",
