@@ -212,8 +212,9 @@ func (c Case) Memory(impls []*Impl) float64 {
 // modify, for example append kernels defined with NewKernel to.
 func Kernels() []*Kernel {
 	return []*Kernel{
-		gemmKernel(), gemvKernel(), gemvBF16Kernel(), gemvInt8Kernel(), scoresKernel(), softmaxKernel(), softmaxBackwardKernel(),
-		layerNormKernel(), layerNormBackwardKernel(),
+		gemmKernel(), gemvKernel(), gemvBF16Kernel(), gemvInt8Kernel(),
+		scoresKernel(), softmaxKernel(), softmaxBackwardKernel(),
+		layerNormKernel(), layerNormBackwardKernel(), dequantInt8Kernel(),
 		vecKernel("dot", "r = Σ x[i]·y[i]", 2, 8, func(im *Impl) func(x, y, d []float32) float32 {
 			if im.Dot == nil {
 				return nil
@@ -473,6 +474,35 @@ func gemvInt8Kernel() *Kernel {
 			x, y := randSlice(r, s.N, 1), make([]float32, s.M)
 			gemm := im.GemmInt8
 			return func() { gemm(1, 1, x, s.N, w, 0, y, s.M) }
+		},
+	}
+}
+
+// dequantInt8Kernel writes int8 weights (kernels/lowbit.Int8) out as
+// float32, as prompt processing does before its products: GB/s of the
+// weights read and the floats written (36 + 128 bytes per 32 weights).
+func dequantInt8Kernel() *Kernel {
+	return &Kernel{
+		Name:   "dequantizeint8",
+		Doc:    "D = W dequantized, W M×N int8 with a scale per 32 (kernels/lowbit), D float32; GB/s of W read and D written",
+		Bound:  MemoryBound,
+		Shapes: lowbitShapes,
+		Short:  "768x768",
+		has:    func(im *Impl) bool { return im.DequantizeInt8 != nil },
+		work: func(s Shape) Work {
+			m, g := float64(s.M), float64(lowbit.Groups(s.N))
+			return Work{Bytes: m*g*float64(unsafe.Sizeof(lowbit.Int8Block{})) + 4*m*float64(s.N)}
+		},
+		mem: lowbitMemory(float64(unsafe.Sizeof(lowbit.Int8Block{}))/lowbit.GroupSize + 4),
+		setup: func(s Shape, im *Impl) func() {
+			r := newRand(1)
+			w, err := lowbit.Int8FromNK(randSlice(r, s.M*s.N, 1), s.M, s.N)
+			if err != nil {
+				panic(err) // random finite weights always quantize
+			}
+			d := make([]float32, s.M*s.N)
+			f := im.DequantizeInt8
+			return func() { f(w, 0, s.M, d, s.N) }
 		},
 	}
 }

@@ -113,7 +113,7 @@ const int8PanelCols = 256
 var int8PanelPool = sync.Pool{New: func() any { return new([]float32) }}
 
 // int8Panels sets out [rows,n] = x·W + beta·out for int8 weights W by
-// panels of int8PanelCols columns: each panel dequantized exactly as
+// panels of int8PanelCols columns: each panel dequantized (kernels.DequantizeInt8) exactly as
 // lowbit.Int8.At does (Scale·Q in float32), then multiplied by x with
 // float32 products (kernels.Gemm) or, with bf16 compute, bfloat16 ones
 // (kernels.GemmBF16Compute). Its results are thus those of the float32
@@ -124,37 +124,11 @@ func (w *linear) int8Panels(p *kernels.Impl, out, x []float32, rows int, beta fl
 	panel := grow(*bp, nb*w.k)
 	for j0 := 0; j0 < w.n; j0 += nb {
 		jn := min(nb, w.n-j0)
-		parallelFor(jn, 16, func(lo, hi int) { dequantInt8Rows(panel[lo*w.k:], w.i8, j0+lo, hi-lo) })
+		parallelFor(jn, 16, func(lo, hi int) { p.DequantizeInt8(w.i8, j0+lo, hi-lo, panel[lo*w.k:], w.k) })
 		gemm(p, w.bf16Rows(rows), false, true, rows, jn, w.k, 1, x, w.k, panel, w.k, beta, out[j0:], w.n)
 	}
 	*bp = panel
 	int8PanelPool.Put(bp)
-}
-
-// dequantInt8Rows writes rows j0 .. j0+n-1 of m (lowbit's N×K layout),
-// dequantized as lowbit.Int8.At does, into dst [n,K].
-func dequantInt8Rows(dst []float32, m *lowbit.Int8, j0, n int) {
-	k, g := m.K, lowbit.Groups(m.K)
-	for j := 0; j < n; j++ {
-		row := dst[j*k : (j+1)*k]
-		blocks := m.Blocks[(j0+j)*g : (j0+j+1)*g]
-		full := k / lowbit.GroupSize
-		for b := range blocks[:full] {
-			// A whole group: fixed-size arrays, no bounds checks.
-			d := (*[lowbit.GroupSize]float32)(row[b*lowbit.GroupSize:])
-			q, s := &blocks[b].Q, blocks[b].Scale
-			for i := range d {
-				d[i] = s * float32(q[i])
-			}
-		}
-		if full < g {
-			d := row[full*lowbit.GroupSize:]
-			q, s := blocks[full].Q[:len(d)], blocks[full].Scale
-			for i := range d {
-				d[i] = s * float32(q[i])
-			}
-		}
-	}
 }
 
 // forward sets out [rows,n] = x [rows,k]·W + bias.

@@ -145,6 +145,13 @@ func GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta f
 	current.Load().GemmInt8(m, alpha, a, lda, w, beta, c, ldc)
 }
 
+// DequantizeInt8 writes rows j0 .. j0+n-1 of the int8 weights W,
+// dequantized, into D with the default implementation; see
+// (*Impl).DequantizeInt8.
+func DequantizeInt8(w *lowbit.Int8, j0, n int, d []float32, ldd int) {
+	current.Load().DequantizeInt8(w, j0, n, d, ldd)
+}
+
 // GemmBF16Compute computes C = alpha*op(A)*op(B) + beta*C with A and B
 // rounded to bfloat16 with the default implementation; see
 // (*Impl).GemmBF16Compute.

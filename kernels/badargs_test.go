@@ -46,6 +46,7 @@ type kernelAPI interface {
 	GemmInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
 	GemvBF16(alpha float32, w *lowbit.BF16, x []float32, beta float32, y []float32)
 	GemvInt8(alpha float32, w *lowbit.Int8, x []float32, beta float32, y []float32)
+	DequantizeInt8(w *lowbit.Int8, j0, n int, d []float32, ldd int)
 }
 
 // kernelAPIType lists the methods of kernelAPI.
@@ -118,6 +119,9 @@ func (pkgLevel) GemvBF16(alpha float32, w *lowbit.BF16, x []float32, beta float3
 func (pkgLevel) GemvInt8(alpha float32, w *lowbit.Int8, x []float32, beta float32, y []float32) {
 	GemvInt8(alpha, w, x, beta, y)
 }
+func (pkgLevel) DequantizeInt8(w *lowbit.Int8, j0, n int, d []float32, ldd int) {
+	DequantizeInt8(w, j0, n, d, ldd)
+}
 
 // badArgCase is one call with a bad argument: fn is the function's name,
 // which the panic message must start with ("kernels.fn: "), and want a
@@ -156,6 +160,15 @@ func badArgCases(arena []float32) []badArgCase {
 		{"GemvInt8", "len(y) = 3, want >= 4", func(k kernelAPI) { k.GemvInt8(1, wq, s(0, 40), 0, tail(3)) }},
 		{"GemvInt8", "Int8 1099511627776×1099511627776: ", func(k kernelAPI) { k.GemvInt8(1, hugeQ, s(0, 40), 0, s(200, 4)) }},
 		{"GemvInt8", "y overlaps x", func(k kernelAPI) { k.GemvInt8(1, wq, s(0, 40), 0, s(38, 4)) }},
+		{"DequantizeInt8", "j0 = -1, must be >= 0", func(k kernelAPI) { k.DequantizeInt8(wq, -1, 2, s(0, 80), 40) }},
+		{"DequantizeInt8", "n = -2, must be >= 0", func(k kernelAPI) { k.DequantizeInt8(wq, 0, -2, s(0, 80), 40) }},
+		{"DequantizeInt8", "rows j0 = 3 to j0+n = 5 are outside w's 4 rows", func(k kernelAPI) { k.DequantizeInt8(wq, 3, 2, s(0, 80), 40) }},
+		{"DequantizeInt8", "rows j0 = 5 to j0+n = 5 are outside w's 4 rows", func(k kernelAPI) { k.DequantizeInt8(wq, 5, 0, s(0, 80), 40) }},
+		{"DequantizeInt8", "rows j0 = 1 to j0+n = 9223372036854775808 are outside", func(k kernelAPI) { k.DequantizeInt8(wq, 1, big, s(0, 80), 40) }},
+		{"DequantizeInt8", "ldd = 39, want >= max(w.K, 1) = 40", func(k kernelAPI) { k.DequantizeInt8(wq, 0, 2, s(0, 80), 39) }},
+		{"DequantizeInt8", "len(d) = 79, want >= 80", func(k kernelAPI) { k.DequantizeInt8(wq, 0, 2, tail(79), 40) }},
+		{"DequantizeInt8", "Int8 1099511627776×1099511627776: ", func(k kernelAPI) { k.DequantizeInt8(hugeQ, 0, 1, s(0, 80), 40) }},
+		{"DequantizeInt8", "nil *lowbit.Int8", func(k kernelAPI) { k.DequantizeInt8(nil, 0, 1, s(0, 80), 40) }},
 
 		// Gemm, MatMul and the fused GEMMs: 4×4×4 with a, b, c at 0, 100, 200.
 		{"Gemm", "m = -1, must be >= 0", func(k kernelAPI) { k.Gemm(false, false, -1, 4, 4, 1, s(0, 16), 4, s(100, 16), 4, 0, s(200, 16), 4) }},

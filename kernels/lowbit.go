@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"unsafe"
 
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
@@ -130,4 +131,27 @@ func (p *Impl) GemvInt8(alpha float32, w *lowbit.Int8, x []float32, beta float32
 	w.Check("kernels." + fn)
 	checkGemvLowbit(fn, w.N, w.K, unsafe.Pointer(unsafe.SliceData(w.Blocks)), int(unsafe.Sizeof(lowbit.Int8Block{}))*len(w.Blocks), x, y)
 	p.set.GemmInt8(1, alpha, x, max(w.K, 1), w, beta, y, max(w.N, 1))
+}
+
+// DequantizeInt8 writes rows j0 .. j0+n-1 of the int8 matrix W (w.N×w.K)
+// into the row-major n×w.K matrix D (leading dimension ldd >= max(w.K,
+// 1)), each weight as lowbit.Int8.At gives it: D[r][p] = W(j0+r, p), its
+// group's scale times the int8 value, rounded once to float32, the same
+// bit for bit in every implementation. It is how the products over many
+// rows of A (prompt processing) use int8 weights: dequantized once per
+// call and multiplied by Gemm, which takes more rows of A per pass over
+// the weights than the int8 kernels. It panics unless 0 <= j0 <= j0+n <=
+// w.N and D fits its slice.
+func (p *Impl) DequantizeInt8(w *lowbit.Int8, j0, n int, d []float32, ldd int) {
+	const fn = "DequantizeInt8"
+	w.Check("kernels." + fn)
+	checkDims(fn, []string{"j0", "n"}, j0, n)
+	if n > w.N-j0 {
+		panic(fmt.Sprintf("kernels.%s: rows j0 = %d to j0+n = %s are outside w's %d rows", fn, j0, bigSum(j0, n), w.N))
+	}
+	if ldd < max(w.K, 1) {
+		panic(fmt.Sprintf("kernels.%s: ldd = %d, want >= max(w.K, 1) = %d", fn, ldd, max(w.K, 1)))
+	}
+	checkMatrix(fn, "d", d, n, w.K, ldd)
+	p.set.DequantizeInt8(w, j0, n, d, ldd)
 }

@@ -379,8 +379,25 @@ func zeroCases() map[string][]zeroCase {
 				return [][]float32{y0}, [][]float32{y}
 			}})
 		}
+		// DequantizeInt8: all N rows of W, then none from its end.
+		add("DequantizeInt8", zeroCase{desc: desc, run: func(p *Impl, z *zeroArgs) ([][]float32, [][]float32) {
+			d := z.mat(n, k, ld(k))
+			p.DequantizeInt8(lowbitZeroInt8(n, k), 0, n, d, ld(k))
+			p.DequantizeInt8(lowbitZeroInt8(n, k), n, 0, nil, ld(k))
+			return nil, [][]float32{d}
+		}})
 	}
 	return cases
+}
+
+// lowbitZeroInt8 returns an n×k Int8 matrix of zeros, its Blocks nil when
+// it has none.
+func lowbitZeroInt8(n, k int) *lowbit.Int8 {
+	w := lowbit.NewInt8(n, k)
+	if len(w.Blocks) == 0 {
+		w.Blocks = nil
+	}
+	return w
 }
 
 // apiKernels returns the names of the package-level kernel functions of

@@ -13090,3 +13090,67 @@ lowbitSplitBF16AVX512_ret:
 	MOVB BL, ok+44(FP)
 	VZEROUPPER
 	RET
+
+// func lowbitDequantInt8AVX2(groups int, w *byte, dst *float32)
+// Requires: AVX, AVX2
+TEXT ·lowbitDequantInt8AVX2(SB), NOSPLIT, $0-24
+	MOVQ groups+0(FP), AX
+	MOVQ w+8(FP), CX
+	MOVQ dst+16(FP), DX
+
+lowbitDequantInt8AVX2_loop:
+	TESTQ        AX, AX
+	JZ           lowbitDequantInt8AVX2_done
+	VBROADCASTSS (CX), Y0
+	VPMOVSXBD    4(CX), Y1
+	VPMOVSXBD    12(CX), Y2
+	VPMOVSXBD    20(CX), Y3
+	VPMOVSXBD    28(CX), Y4
+	VCVTDQ2PS    Y1, Y1
+	VMULPS       Y0, Y1, Y1
+	VMOVUPS      Y1, (DX)
+	VCVTDQ2PS    Y2, Y2
+	VMULPS       Y0, Y2, Y2
+	VMOVUPS      Y2, 32(DX)
+	VCVTDQ2PS    Y3, Y3
+	VMULPS       Y0, Y3, Y3
+	VMOVUPS      Y3, 64(DX)
+	VCVTDQ2PS    Y4, Y4
+	VMULPS       Y0, Y4, Y4
+	VMOVUPS      Y4, 96(DX)
+	ADDQ         $0x00000024, CX
+	ADDQ         $0x00000080, DX
+	DECQ         AX
+	JMP          lowbitDequantInt8AVX2_loop
+
+lowbitDequantInt8AVX2_done:
+	VZEROUPPER
+	RET
+
+// func lowbitDequantInt8AVX512(groups int, w *byte, dst *float32)
+// Requires: AVX, AVX512F
+TEXT ·lowbitDequantInt8AVX512(SB), NOSPLIT, $0-24
+	MOVQ groups+0(FP), AX
+	MOVQ w+8(FP), CX
+	MOVQ dst+16(FP), DX
+
+lowbitDequantInt8AVX512_loop:
+	TESTQ        AX, AX
+	JZ           lowbitDequantInt8AVX512_done
+	VBROADCASTSS (CX), Z0
+	VPMOVSXBD    4(CX), Z1
+	VPMOVSXBD    20(CX), Z2
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       Z0, Z1, Z1
+	VMOVUPS      Z1, (DX)
+	VCVTDQ2PS    Z2, Z2
+	VMULPS       Z0, Z2, Z2
+	VMOVUPS      Z2, 64(DX)
+	ADDQ         $0x00000024, CX
+	ADDQ         $0x00000080, DX
+	DECQ         AX
+	JMP          lowbitDequantInt8AVX512_loop
+
+lowbitDequantInt8AVX512_done:
+	VZEROUPPER
+	RET

@@ -239,3 +239,17 @@ func lowbitBF16Pair1AVX512(rows int, groups int, w *byte, ldw int, x *uint16, ld
 //
 //go:noescape
 func lowbitSplitBF16AVX512(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)
+
+// lowbitDequantInt8AVX2 sets dst[32g+p] = s_g*float32(q_g[p]) for g < groups, p < 32,
+// over the groups consecutive Int8 blocks at w (see lowbit.DequantFunc).
+// Requires AVX2 and FMA. Arguments are not checked.
+//
+//go:noescape
+func lowbitDequantInt8AVX2(groups int, w *byte, dst *float32)
+
+// lowbitDequantInt8AVX512 sets dst[32g+p] = s_g*float32(q_g[p]) for g < groups, p < 32,
+// over the groups consecutive Int8 blocks at w (see lowbit.DequantFunc).
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
+//
+//go:noescape
+func lowbitDequantInt8AVX512(groups int, w *byte, dst *float32)

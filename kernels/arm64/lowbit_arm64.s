@@ -11643,3 +11643,56 @@ b1_stored:
 	B rows1
 done:
 	RET
+
+// func lowbitDequantInt8NEON(groups int, w *byte, dst *float32)
+TEXT ·lowbitDequantInt8NEON(SB), NOSPLIT, $0-24
+	MOVD groups+0(FP), R0
+	MOVD w+8(FP), R1
+	MOVD dst+16(FP), R2
+loop:
+	CBZ R0, done
+	FMOVS 0(R1), F0
+	FMOVQ 4(R1), F1
+	FMOVQ 20(R1), F2
+	WORD $0x0f08a423 // sxtl v3.8h, v1.8b
+	WORD $0x4f08a424 // sxtl2 v4.8h, v1.16b
+	WORD $0x0f08a445 // sxtl v5.8h, v2.8b
+	WORD $0x4f08a446 // sxtl2 v6.8h, v2.16b
+	WORD $0x0f10a467 // sxtl v7.4s, v3.4h
+	WORD $0x4f10a468 // sxtl2 v8.4s, v3.8h
+	WORD $0x0f10a489 // sxtl v9.4s, v4.4h
+	WORD $0x4f10a48a // sxtl2 v10.4s, v4.8h
+	WORD $0x0f10a4ab // sxtl v11.4s, v5.4h
+	WORD $0x4f10a4ac // sxtl2 v12.4s, v5.8h
+	WORD $0x0f10a4cd // sxtl v13.4s, v6.4h
+	WORD $0x4f10a4ce // sxtl2 v14.4s, v6.8h
+	WORD $0x4e21d8e7 // scvtf v7.4s, v7.4s
+	WORD $0x4f8090e7 // fmul v7.4s, v7.4s, v0.s[0]
+	FMOVQ F7, 0(R2)
+	WORD $0x4e21d908 // scvtf v8.4s, v8.4s
+	WORD $0x4f809108 // fmul v8.4s, v8.4s, v0.s[0]
+	FMOVQ F8, 16(R2)
+	WORD $0x4e21d929 // scvtf v9.4s, v9.4s
+	WORD $0x4f809129 // fmul v9.4s, v9.4s, v0.s[0]
+	FMOVQ F9, 32(R2)
+	WORD $0x4e21d94a // scvtf v10.4s, v10.4s
+	WORD $0x4f80914a // fmul v10.4s, v10.4s, v0.s[0]
+	FMOVQ F10, 48(R2)
+	WORD $0x4e21d96b // scvtf v11.4s, v11.4s
+	WORD $0x4f80916b // fmul v11.4s, v11.4s, v0.s[0]
+	FMOVQ F11, 64(R2)
+	WORD $0x4e21d98c // scvtf v12.4s, v12.4s
+	WORD $0x4f80918c // fmul v12.4s, v12.4s, v0.s[0]
+	FMOVQ F12, 80(R2)
+	WORD $0x4e21d9ad // scvtf v13.4s, v13.4s
+	WORD $0x4f8091ad // fmul v13.4s, v13.4s, v0.s[0]
+	FMOVQ F13, 96(R2)
+	WORD $0x4e21d9ce // scvtf v14.4s, v14.4s
+	WORD $0x4f8091ce // fmul v14.4s, v14.4s, v0.s[0]
+	FMOVQ F14, 112(R2)
+	ADD $36, R1
+	ADD $128, R2
+	SUB $1, R0
+	B loop
+done:
+	RET

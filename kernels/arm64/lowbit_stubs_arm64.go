@@ -93,3 +93,10 @@ func lowbitInt87NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *
 //
 //go:noescape
 func lowbitInt88NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
+
+// lowbitDequantInt8NEON sets dst[32g+p] = s_g*float32(q_g[p]) for g <
+// groups, p < 32, over the groups consecutive Int8 blocks at w (see
+// lowbit.DequantFunc).
+//
+//go:noescape
+func lowbitDequantInt8NEON(groups int, w *byte, dst *float32)

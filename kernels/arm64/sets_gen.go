@@ -40,6 +40,7 @@ func setNEON(tile string) *kernelset.Set {
 		GemmBias:                g.GemmBias,
 		GemmBF16:                lowbitNEON.GemmBF16,
 		GemmInt8:                lowbitNEON.GemmInt8,
+		DequantizeInt8:          lowbitNEON.DequantizeInt8,
 		GemmBF16Compute:         bf.GemmBF16Compute,
 		GemmBiasBF16Compute:     bf.GemmBiasBF16Compute,
 		GemmBiasGELUBF16Compute: bf.GemmBiasGELUBF16Compute,

@@ -113,6 +113,9 @@ func main() {
 	}
 	pairKernel()
 	splitKernel()
+	for _, s := range x86.Both {
+		dequantKernel(s)
+	}
 	Generate()
 }
 

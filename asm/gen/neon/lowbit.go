@@ -45,6 +45,7 @@ func lowbitNEON() *file {
 	for r := 1; r < len(lowbitInt8Rows); r++ {
 		lowbitKernel(f, false, r)
 	}
+	lowbitDequant(f)
 	return f
 }
 

@@ -205,6 +205,13 @@ var kernels = []kernel{
 		readme:   "C = alpha·A·Wᵀ + beta·C for int8 weights W (`lowbit.Int8`, one float32 scale a group of 32, 1.125 bytes a weight), the activations quantized to int16 and the products summed in integers",
 	},
 	{
+		name:     "DequantizeInt8",
+		simd:     "lowbit$.DequantizeInt8",
+		params:   "w *lowbit.Int8, j0, n int, d []float32, ldd int",
+		summary:  "writes rows j0 .. j0+n-1 of the int8 weights W, dequantized, into D",
+		contract: "D[r][p] = w.At(j0+r, p) (its group's scale times the int8 weight, rounded once to float32) for r < n, p < w.K, bit for bit in every implementation. w is a valid matrix (lowbit.Int8.Check); 0 <= j0 <= j0+n <= w.N; D (n×w.K) fits its slice with ldd >= max(w.K, 1).",
+	},
+	{
 		name:     "GemmBF16Compute",
 		simd:     "bf.GemmBF16Compute",
 		params:   "transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int",
@@ -321,6 +328,7 @@ var asmKinds = []asmKind{
 	{"lowbitInt8", "func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)", both, "lowbit.Int8Kernel", ""},
 	{"lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel", ""},
 	{"lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", ""},
+	{"lowbitDequantInt8", "func(groups int, w *byte, dst *float32)", both, "lowbit.DequantFunc", ""},
 
 	// bf16compute: the VDPBF16PS micro-kernel of the bfloat16 products
 	// and its packers (AVX512_BF16).

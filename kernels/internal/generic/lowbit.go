@@ -166,3 +166,22 @@ func Int8Dot(alpha float32, x []float32, row []lowbit.Int8Block, beta, old float
 	}
 	return float32(s)
 }
+
+// DequantizeInt8 sets d[r*ldd+p] = w.At(j0+r, p), the weight's group
+// scale times its int8 value rounded once to float32, for r < n and
+// p < w.K: rows j0 .. j0+n-1 of W dequantized into the row-major n×w.K
+// matrix D.
+func DequantizeInt8(w *lowbit.Int8, j0, n int, d []float32, ldd int) {
+	k, groups := w.K, lowbit.Groups(w.K)
+	if k == 0 {
+		return // D is empty; d may be shorter than (n-1)*ldd
+	}
+	for r := 0; r < n; r++ {
+		row := w.Blocks[(j0+r)*groups : (j0+r+1)*groups]
+		dr := d[r*ldd : r*ldd+k]
+		for p := range dr {
+			b := &row[p/lowbit.GroupSize]
+			dr[p] = b.Scale * float32(b.Q[p%lowbit.GroupSize])
+		}
+	}
+}

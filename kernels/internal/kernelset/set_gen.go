@@ -129,6 +129,13 @@ type Set struct {
 	// w.Blocks; C is not read when beta is 0; A and W are not read when
 	// alpha is 0 or w.K is 0.
 	GemmInt8 func(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
+	// DequantizeInt8 writes rows j0 .. j0+n-1 of the int8 weights W,
+	// dequantized, into D (see kernels.DequantizeInt8). D[r][p] =
+	// w.At(j0+r, p) (its group's scale times the int8 weight, rounded once
+	// to float32) for r < n, p < w.K, bit for bit in every implementation.
+	// w is a valid matrix (lowbit.Int8.Check); 0 <= j0 <= j0+n <= w.N; D
+	// (n×w.K) fits its slice with ldd >= max(w.K, 1).
+	DequantizeInt8 func(w *lowbit.Int8, j0, n int, d []float32, ldd int)
 	// GemmBF16Compute computes C = alpha*op(A)*op(B) + beta*C with A and B
 	// rounded to bfloat16 (see kernels.GemmBF16Compute). As Gemm's; each
 	// product of bfloat16 operands is summed in float32. m, n > 0, k >= 0;

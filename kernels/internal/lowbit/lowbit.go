@@ -94,7 +94,16 @@ type Kernels struct {
 	Int8      []Int8Kernel
 	BF16Pair  PairKernel
 	SplitBF16 SplitFunc
+	// DequantInt8 dequantizes whole groups of Int8 weights (see
+	// DequantizeInt8).
+	DequantInt8 DequantFunc
 }
+
+// DequantFunc sets dst[32g+p] = s_g·float32(q_g[p]) for g < groups and
+// p < 32, rounded once to float32, for the groups consecutive Int8
+// blocks at w (36 bytes each: the float32 scale s_g, then the int8
+// weights q_g).
+type DequantFunc func(groups int, w *byte, dst *float32)
 
 // MaxRows is the largest number of rows of A a kernel may take.
 const MaxRows = 8
@@ -260,6 +269,30 @@ func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *weigh
 	q, old := t.q, t.old
 	*t = int8Task{q: q, old: old}
 	int8Pool.Put(t)
+}
+
+// DequantizeInt8 is the kernel set's DequantizeInt8 (see kernelset.Set),
+// with generic.DequantizeInt8's results bit for bit: each row's whole
+// groups by DequantInt8, its last partial group, if any, in Go.
+func (ks *Kernels) DequantizeInt8(w *weights.Int8, j0, n int, d []float32, ldd int) {
+	k, groups := w.K, weights.Groups(w.K)
+	full := k / weights.GroupSize
+	if k == 0 {
+		return // D is empty; d may be shorter than (n-1)*ldd
+	}
+	for r := 0; r < n; r++ {
+		row := w.Blocks[(j0+r)*groups : (j0+r+1)*groups]
+		dr := d[r*ldd : r*ldd+k]
+		if full > 0 {
+			ks.DequantInt8(full, (*byte)(unsafe.Pointer(&row[0])), &dr[0])
+		}
+		if full < groups {
+			b := &row[full]
+			for p, v := range b.Q[:k-full*weights.GroupSize] {
+				dr[full*weights.GroupSize+p] = b.Scale * float32(v)
+			}
+		}
+	}
 }
 
 // int8Task is one pass of r quantized rows of A over Int8 weights, split

@@ -1,0 +1,45 @@
+//go:build unix
+
+package kernels
+
+import (
+	"math"
+	"testing"
+	"unsafe"
+
+	"github.com/simdgpt/simdgpt/kernels/internal/generic"
+	"github.com/simdgpt/simdgpt/kernels/internal/guard"
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
+)
+
+// TestDequantizeInt8GuardPages places W's blocks and D flush against an
+// unmapped page, at their end and then at their start, so that reading or
+// writing one byte outside them faults.
+func TestDequantizeInt8GuardPages(t *testing.T) {
+	for _, p := range nonGeneric() {
+		t.Run(p.Name(), func(t *testing.T) {
+			for i, k := range []int{1, 31, 32, 33, 64, 65, 97} {
+				for _, side := range []guard.Side{guard.End, guard.Start} {
+					src := dequantWeights(uint64(i+1), 3, k)
+					size := int(unsafe.Sizeof(lowbit.Int8Block{})) / 4
+					g, bw := guard.Alloc(len(src.Blocks)*size, side)
+					blocks := unsafe.Slice((*lowbit.Int8Block)(unsafe.Pointer(&g[0])), len(src.Blocks))
+					copy(blocks, src.Blocks)
+					w := &lowbit.Int8{N: 3, K: k, Blocks: blocks}
+					want := make([]float32, 3*k)
+					generic.DequantizeInt8(src, 0, 3, want, k)
+					d, bd := guard.Alloc(3*k, side)
+					p.DequantizeInt8(w, 0, 3, d, k)
+					for q := range want {
+						if math.Float32bits(d[q]) != math.Float32bits(want[q]) {
+							t.Fatalf("k=%d side %d: d[%d] = %v, want %v", k, side, q, d[q], want[q])
+						}
+					}
+					w, blocks, d = nil, nil, nil
+					bw.Free()
+					bd.Free()
+				}
+			}
+		})
+	}
+}
