@@ -284,9 +284,9 @@ var asmKinds = []asmKind{
 	{"lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel", ""},
 	{"lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", ""},
 
-	// bf16compute: the VDPBF16PS micro-kernel of the bfloat16 products
-	// and its packers (AVX512_BF16).
-	{"gemmBF16Kernel", "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", onAMD64, "bf16compute.Kernels.Micro", ""},
+	// bf16compute: the micro-kernel of the bfloat16 products (VDPBF16PS
+	// on AVX512_BF16, BFDOT on FEAT_BF16) and amd64's packers.
+	{"gemmBF16Kernel", "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", both, "bf16compute.Kernels.Micro", ""},
 	{"bf16PackRows", "func(dst *uint32, src *float32, lds, rows, blocks, ldd int)", onAMD64, "bf16compute.Kernels.PackRows and PackRowsHalves", ""},
 	{"bf16PackPairs", "func(dst *uint32, src *float32, lds, kp, chunks, ldd int)", onAMD64, "bf16compute.Kernels.PackPairs", ""},
 	{"bf16Transpose", "func(dst *uint32, src *uint32, lds, ldd, blocks int)", onAMD64, "bf16compute.Kernels.Transpose", ""},
@@ -316,5 +316,5 @@ var asmKinds = []asmKind{
 	// peak: the measuring loops of kernelset.Instruments.
 	{"fmaPeak", "func(n int)", both, "kernelset.Instruments.FMALoop", ""},
 	{"readAhead", "func(p *float32, n, dist int) float32", onAMD64, "kernelset.Instruments.ReadLoop", ""},
-	{"bf16Peak", "func(n int)", onAMD64, "kernelset.Instruments.BF16Loop", ""},
+	{"bf16Peak", "func(n int)", both, "kernelset.Instruments.BF16Loop", ""},
 }

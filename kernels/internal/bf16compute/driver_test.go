@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -185,5 +186,30 @@ func TestBF16Rounding(t *testing.T) {
 	}
 	if got := bf16(float32(math.NaN())); got&0x7f80 != 0x7f80 || got&0x7f == 0 {
 		t.Errorf("bf16(NaN) = %#x, want a NaN", got)
+	}
+}
+
+// TestNewRejects checks that New panics, naming itself and the tile, on
+// kernels it cannot drive.
+func TestNewRejects(t *testing.T) {
+	micro := goMicro(4, 8)
+	for _, c := range []struct {
+		name string
+		ks   Kernels
+	}{
+		{"no micro-kernel", Kernels{MR: 4, NR: 8}},
+		{"MR 0", Kernels{MR: 0, NR: 8, Micro: micro}},
+		{"NR 0", Kernels{MR: 4, NR: 0, Micro: micro}},
+		{"NR 6", Kernels{MR: 4, NR: 6, Micro: micro}},
+	} {
+		msg := func() (msg string) {
+			defer func() { msg = fmt.Sprint(recover()) }()
+			New(c.ks, gemm.Caches{})
+			return ""
+		}()
+		want := fmt.Sprintf("bf16compute.New: no micro-kernel, or a tile of %d×%d", c.ks.MR, c.ks.NR)
+		if !strings.HasPrefix(msg, want) {
+			t.Errorf("%s: panic %q, want it to start %q", c.name, msg, want)
+		}
 	}
 }
