@@ -12,8 +12,9 @@ import (
 // their products summed in float32, as torch.autocast's CPU matrix
 // products and oneDNN's bf16 GEMM do. On CPUs with AVX512_BF16 they run on
 // VDPBF16PS, which multiplies and adds twice the float32 FMAs' work per
-// instruction; elsewhere they run the float32 GEMM on the rounded
-// operands, with the same error contract.
+// instruction, and on Arm CPUs with FEAT_BF16 (ARMv8.6-A) on BFDOT;
+// elsewhere they run the float32 GEMM on the rounded operands, with the
+// same error contract.
 //
 // Error contract. Let â and b̂ be the elements of op(A) and op(B) rounded
 // to bfloat16 (lowbit.ToBF16: to nearest even, so |â - a| <= 2⁻⁹·|a|;
@@ -35,10 +36,25 @@ import (
 // rounded operands (Inf·0 is NaN; since a subnormal may count as 0, so
 // may Inf times a subnormal), and a sum beyond float32's range is ±Inf.
 // For a given implementation and GOMAXPROCS the results are
-// deterministic; on VDPBF16PS (and generic) they do not depend on
+// deterministic; on VDPBF16PS, BFDOT (and generic) they do not depend on
 // GOMAXPROCS either: the product is split between goroutines by whole
 // slivers of rows or panels of columns, each element computed the same
 // way in any part.
+//
+// What differs on Arm's BFDOT (FEAT_BF16 without FEAT_EBF16's FPCR.EBF,
+// which Go leaves 0; Arm ARM, BFDOT and BFDotAdd): each lane adds a pair's
+// two products to each other and then to its accumulator, rounding both
+// sums to odd (an inexact result gets its last bit set) rather than to
+// nearest, so each such rounding errs by less than one unit in the last
+// place (2⁻²³ relative) instead of half of one. A product passes at most
+// ⌈k/2⌉ of them, plus the round-to-nearest float32(alpha·S) and addition
+// of C once per block of k, together within the first term's k+2.
+// Products below 2⁻¹²⁶, subnormal inputs and partial sums are flushed
+// to zero whatever FPCR says (at most 2⁻¹²⁶ lost per k step: the second
+// term), a product or sum beyond float32's range is ±Inf, and a NaN
+// result is the default NaN. So on BFDOT the results may differ from
+// generic's in the last bits wherever a sum is inexact, and equal them
+// bit for bit where every partial sum is exact (small integers, say).
 
 // GemmBF16Compute computes C = alpha*op(A)*op(B) + beta*C as Gemm does
 // (same transposes, leading dimensions, alpha and beta, same panics),
@@ -123,12 +139,12 @@ func (p *Impl) GemmBF16ComputeWeights(m int, alpha float32, a []float32, lda int
 }
 
 // BF16PeakLoop runs iters iterations of a generated loop of independent
-// bfloat16 dot products (VDPBF16PS on AVX512_BF16) and returns the number
-// of floating-point operations it performed (two per product: 0 for
-// implementations without such an instruction on this CPU). Timing it
-// gives the CPU's peak bfloat16 rate, the yardstick for
-// GemmBF16Compute's figures. It panics if that number of operations does
-// not fit in an int.
+// bfloat16 dot products (VDPBF16PS on AVX512_BF16, BFDOT on FEAT_BF16)
+// and returns the number of floating-point operations it performed (two
+// per product: 0 for implementations without such an instruction on
+// this CPU). Timing it gives the CPU's peak bfloat16 rate, the yardstick
+// for GemmBF16Compute's figures. It panics if that number of operations
+// does not fit in an int.
 func (p *Impl) BF16PeakLoop(iters int) (flops int) {
 	if p.set.Instruments.BF16Loop == nil || iters <= 0 {
 		return 0

@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -68,12 +69,13 @@ func checkBF16(t *testing.T, what string, got []float32, ldc, m, n int, ref, bou
 }
 
 // bf16Sizes are the sizes the parity tests cross: 0 and 1, and both sides
-// of the micro-kernel's 14 rows and 32 columns (and of 16-column vectors,
-// 32-float conversion blocks and odd k).
+// of the micro-kernels' tiles (AVX-512's 14×32, NEON's 8×8), of 16-column
+// vectors, 32-float conversion blocks and odd k, and every count (0-3)
+// of pairs of k left after NEON's steps of four pairs.
 var (
-	bf16Ms = []int{1, 2, 13, 14, 15, 28, 29, 43}
-	bf16Ns = []int{1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 97}
-	bf16Ks = []int{1, 2, 3, 31, 32, 33, 64, 65, 97}
+	bf16Ms = []int{1, 2, 8, 9, 13, 14, 15, 28, 29, 43}
+	bf16Ns = []int{1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 97}
+	bf16Ks = []int{1, 2, 3, 13, 31, 32, 33, 64, 65, 97}
 )
 
 // TestGemmBF16ComputeBound holds every implementation to the error
@@ -83,7 +85,7 @@ var (
 func TestGemmBF16ComputeBound(t *testing.T) {
 	ms, ns, ks := bf16Ms, bf16Ns, bf16Ks
 	if testing.Short() {
-		ms, ns, ks = []int{1, 15, 29}, []int{1, 17, 33, 65}, []int{1, 33, 64}
+		ms, ns, ks = []int{1, 15, 29}, []int{1, 17, 33, 65}, []int{1, 3, 13, 33, 64}
 	}
 	forEachImpl(t, func(t *testing.T, p *Impl) {
 		r := newRand(33)
@@ -409,10 +411,24 @@ func TestGemmBF16ComputeAllocs(t *testing.T) {
 }
 
 // TestBF16PeakLoop checks BF16PeakLoop's count: iters times the set's
-// operations where the CPU has the instruction (avx512 with
-// AVX512_BF16, which cpuexpect requires where SIMDGPT_EXPECT_CPU says
-// so), 0 elsewhere, and its overflow panic.
+// operations where the CPU has the instruction (avx512 with AVX512_BF16,
+// neon with FEAT_BF16), 0 elsewhere, and its overflow panic. With
+// SIMDGPT_EXPECT_BF16=1 (or 0) in the environment it also fails unless
+// some implementation has (or none has) a bfloat16 dot product, so that
+// a run under an emulated CPU model shows which path the bfloat16
+// products took (CI's arm64 runs under qemu set it).
 func TestBF16PeakLoop(t *testing.T) {
+	if want := os.Getenv("SIMDGPT_EXPECT_BF16"); want != "" {
+		var have []string
+		for _, p := range Implementations() {
+			if p.set.Instruments.BF16Loop != nil {
+				have = append(have, p.Name())
+			}
+		}
+		if (want == "1") != (len(have) > 0) {
+			t.Errorf("SIMDGPT_EXPECT_BF16=%s, but the implementations with a bfloat16 dot product are %v (CPU features %v)", want, have, CPU().Features)
+		}
+	}
 	forEachImpl(t, func(t *testing.T, p *Impl) {
 		flops := p.BF16PeakLoop(10)
 		if p.set.Instruments.BF16Loop == nil {

@@ -17,12 +17,16 @@ func init() {
 }
 
 // instrumentsNEON returns the set's Instruments (its literal, setNEON, is
-// generated in sets_gen.go): the FMA loop; no read loop, and one GEMM
-// tile, so no tile to choose.
+// generated in sets_gen.go): the FMA loop, and the BFDOT loop where the
+// CPU has FEAT_BF16; no read loop, and one GEMM tile, so no tile to
+// choose.
 func instrumentsNEON(string) kernelset.Instruments {
+	bf16Loop, bf16Flops := bf16PeakNEONLoop()
 	return kernelset.Instruments{
-		FMALoop:  fmaPeakNEON,
-		FMAFlops: 24 * 4 * 2, // 24 independent FMAs of 4 lanes
+		FMALoop:   fmaPeakNEON,
+		FMAFlops:  24 * 4 * 2, // 24 independent FMAs of 4 lanes
+		BF16Loop:  bf16Loop,
+		BF16Flops: bf16Flops,
 	}
 }
 

@@ -12,11 +12,12 @@ import "fmt"
 // set encoding"):
 //
 //   - three registers, same type (fadd, fsub, fmul, fdiv, fmax, fmin,
-//     fcmge, faddp) or different types (smull, smlal, smlal2):
+//     fcmge, faddp, bfdot) or different types (smull, smlal, smlal2):
 //     base | Rm<<16 | Rn<<5 | Rd, where base fixes Q (bit 30, 1 = 128-bit
 //     or the upper halves), U (bit 29), the size (bits 22-23) and the
 //     opcode;
-//   - vector by element, single precision (fmla, fmul):
+//   - vector by element, single precision (fmla, fmul) and bfloat16
+//     pairs (bfdot, whose element is a pair of halfwords):
 //     base | L<<21 | Rm<<16 | H<<11 | Rn<<5 | Rd, where the lane index is
 //     H:L and Rm is five bits (M, bit 20, is its high bit);
 //   - two registers, miscellaneous, and across lanes (fsqrt, fcvtl,
@@ -59,6 +60,8 @@ const (
 	baseSMULL4S  = 0x0e60c000 // SMULL Vd.4S, Vn.4H, Vm.4H
 	baseSMLAL4S  = 0x0e608000 // SMLAL Vd.4S, Vn.4H, Vm.4H
 	baseSMLAL24S = 0x4e608000 // SMLAL2 Vd.4S, Vn.8H, Vm.8H
+	baseBFDOT4S  = 0x6e40fc00 // BFDOT Vd.4S, Vn.8H, Vm.8H (FEAT_BF16)
+	baseBFDOTEl  = 0x4f40f000 // BFDOT Vd.4S, Vn.8H, Vm.2H[i] (FEAT_BF16)
 )
 
 func reg5(r int) uint32 {
@@ -169,3 +172,19 @@ func widen3(base uint32, name, arr string, d, n, m int) inst {
 
 // scvtf4s converts four signed words to float32.
 func scvtf4s(d, n int) inst { return two(baseSCVTF4S, fmt.Sprintf("scvtf v%d.4s, v%d.4s", d, n), d, n) }
+
+// bfdot4s is Vd.4S += the dot products of the bfloat16 pairs of Vn.8H and
+// Vm.8H, lane by lane (FEAT_BF16).
+func bfdot4s(d, n, m int) inst {
+	in := same3(baseBFDOT4S, "bfdot", "8h", d, n, m)
+	in.text = fmt.Sprintf("bfdot v%d.4s, v%d.8h, v%d.8h", d, n, m)
+	return in
+}
+
+// bfdotElem is Vd.4S += the dot products of the bfloat16 pairs of Vn.8H
+// with the pair Vm.2H[lane] (FEAT_BF16).
+func bfdotElem(d, n, m, lane int) inst {
+	in := byElem(baseBFDOTEl, "bfdot", d, n, m, lane)
+	in.text = fmt.Sprintf("bfdot v%d.4s, v%d.8h, v%d.2h[%d]", d, n, m, lane)
+	return in
+}

@@ -12,8 +12,9 @@ import (
 )
 
 // TestEncodings checks every constructor against words produced by the
-// GNU assembler (aarch64-linux-gnu-as 2.40, disassembled with objdump),
-// including the extreme register numbers and every lane index.
+// GNU assembler (aarch64-linux-gnu-as 2.40 -march=armv8.6-a, disassembled
+// with objdump), including the extreme register numbers and every lane
+// index.
 func TestEncodings(t *testing.T) {
 	cases := []struct {
 		got  inst
@@ -59,6 +60,12 @@ func TestEncodings(t *testing.T) {
 		{sxtl24s(0, 31), 0x4f10a7e0, "sxtl2 v0.4s, v31.8h"},
 		{scvtf4s(3, 1), 0x4e21d823, "scvtf v3.4s, v1.4s"},
 		{scvtf4s(31, 17), 0x4e21da3f, "scvtf v31.4s, v17.4s"},
+		{bfdot4s(3, 1, 2), 0x6e42fc23, "bfdot v3.4s, v1.8h, v2.8h"},
+		{bfdot4s(31, 30, 17), 0x6e51ffdf, "bfdot v31.4s, v30.8h, v17.8h"},
+		{bfdotElem(3, 1, 2, 0), 0x4f42f023, "bfdot v3.4s, v1.8h, v2.2h[0]"},
+		{bfdotElem(3, 1, 2, 1), 0x4f62f023, "bfdot v3.4s, v1.8h, v2.2h[1]"},
+		{bfdotElem(3, 1, 2, 2), 0x4f42f823, "bfdot v3.4s, v1.8h, v2.2h[2]"},
+		{bfdotElem(31, 17, 30, 3), 0x4f7efa3f, "bfdot v31.4s, v17.8h, v30.2h[3]"},
 	}
 	for _, c := range cases {
 		if c.got.word != c.word || c.got.text != c.text {
@@ -85,6 +92,12 @@ func TestFieldLayout(t *testing.T) {
 				if int(w&31) != d || int(w>>5&31) != n || int(w>>16&31) != m || h<<1|l != lane ||
 					w&^(31|31<<5|31<<16|1<<11|1<<21) != baseFMLAElem {
 					t.Fatalf("fmlaElem(%d,%d,%d,%d) = %#08x", d, n, m, lane, w)
+				}
+				w = bfdotElem(d, n, m, lane).word
+				h, l = int(w>>11&1), int(w>>21&1)
+				if int(w&31) != d || int(w>>5&31) != n || int(w>>16&31) != m || h<<1|l != lane ||
+					w&^(31|31<<5|31<<16|1<<11|1<<21) != baseBFDOTEl {
+					t.Fatalf("bfdotElem(%d,%d,%d,%d) = %#08x", d, n, m, lane, w)
 				}
 			}
 		}
@@ -135,7 +148,8 @@ func TestGeneratedWordsAssemble(t *testing.T) {
 		t.Fatal(err)
 	}
 	o := filepath.Join(dir, "w.o")
-	if out, err := exec.Command(as, "-o", o, s).CombinedOutput(); err != nil {
+	// ARMv8.6-A: the bfloat16 products' BFDOT (FEAT_BF16).
+	if out, err := exec.Command(as, "-march=armv8.6-a", "-o", o, s).CombinedOutput(); err != nil {
 		t.Fatalf("as: %v\n%s", err, out)
 	}
 	out, err := exec.Command(objdump, "-d", o).Output()

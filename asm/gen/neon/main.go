@@ -3,7 +3,7 @@
 // end, so this is a small text emitter: each kernel is a Go function that
 // prints its instructions, and every instruction the Go assembler lacks
 // (vector FADD, FSUB, FMUL, FMAX, FCMGE, FADDP, FMAXV, FCVTL, by-element
-// FMLA and FMUL) is printed as WORD $0x... with its encoding computed from
+// FMLA and FMUL, and FEAT_BF16's BFDOT) is printed as WORD $0x... with its encoding computed from
 // the instruction's fields (enc.go) and the instruction in ARM syntax as a
 // comment.
 //
@@ -12,7 +12,8 @@
 //	go run ./neon -dir ../../kernels/arm64
 //
 // writes vecops_arm64.s, gemm_arm64.s, skinny_arm64.s, lowbit_arm64.s,
-// softmax_arm64.s, peak_arm64.s, optim_arm64.s, gelu_arm64.s, and the Go files
+// softmax_arm64.s, peak_arm64.s, optim_arm64.s, gelu_arm64.s,
+// bf16compute_arm64.s, and the Go files
 // gemm_kernels_arm64.go (the GEMM driver's kernel table) and
 // softmax_consts_arm64.go (the softmax's reduction constants), and for
 // each .s file the unexported Go declarations of its functions,
@@ -21,7 +22,8 @@
 // the amd64 generators; its stub and its argument size derive from it.
 //
 // Register use: R0-R7 hold pointers and counts (R0-R24 but R18 in the
-// skinny kernels, skinny.go); V0-V31 are all free in an ABI0 assembly
+// skinny kernels, skinny.go; R0-R12 in the bfloat16 kernel,
+// bf16compute.go); V0-V31 are all free in an ABI0 assembly
 // function. Lengths are in elements; every loop reads and
 // writes only the elements of the slices it was given: blocks of 16
 // floats (four vectors), then single vectors of 4, then a scalar tail.

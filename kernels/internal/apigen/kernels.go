@@ -218,7 +218,7 @@ var kernels = []kernel{
 		params:   "transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*op(A)*op(B) + beta*C with A and B rounded to bfloat16",
 		contract: "As Gemm's; each product of bfloat16 operands is summed in float32. m, n > 0, k >= 0; every matrix fits its slice with its leading dimension; C overlaps neither A nor B; C is not read when beta is 0.",
-		readme:   "C = alpha·op(A)·op(B) + beta·C with A and B rounded to bfloat16 and the products summed in float32 (Gemm's arguments), on VDPBF16PS where the CPU has AVX512_BF16, elsewhere the float32 GEMM on the rounded operands; the error bound is in the package documentation",
+		readme:   "C = alpha·op(A)·op(B) + beta·C with A and B rounded to bfloat16 and the products summed in float32 (Gemm's arguments), on VDPBF16PS where the CPU has AVX512_BF16 and on BFDOT where it has FEAT_BF16 (Arm), elsewhere the float32 GEMM on the rounded operands; the error bound is in the package documentation",
 	},
 	{
 		name:     "GemmBiasBF16Compute",
@@ -331,9 +331,9 @@ var asmKinds = []asmKind{
 	{"lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", ""},
 	{"lowbitDequantInt8", "func(groups int, w *byte, dst *float32)", both, "lowbit.DequantFunc", ""},
 
-	// bf16compute: the VDPBF16PS micro-kernel of the bfloat16 products
-	// and its packers (AVX512_BF16).
-	{"gemmBF16Kernel", "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", onAMD64, "bf16compute.Kernels.Micro", ""},
+	// bf16compute: the micro-kernel of the bfloat16 products (VDPBF16PS
+	// on AVX512_BF16, BFDOT on FEAT_BF16) and amd64's packers.
+	{"gemmBF16Kernel", "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", both, "bf16compute.Kernels.Micro", ""},
 	{"bf16PackRows", "func(dst *uint32, src *float32, lds, rows, blocks, ldd int)", onAMD64, "bf16compute.Kernels.PackRows and PackRowsHalves", ""},
 	{"bf16PackPairs", "func(dst *uint32, src *float32, lds, kp, chunks, ldd int)", onAMD64, "bf16compute.Kernels.PackPairs", ""},
 	{"bf16Transpose", "func(dst *uint32, src *uint32, lds, ldd, blocks int)", onAMD64, "bf16compute.Kernels.Transpose", ""},
@@ -363,5 +363,5 @@ var asmKinds = []asmKind{
 	// peak: the measuring loops of kernelset.Instruments.
 	{"fmaPeak", "func(n int)", both, "kernelset.Instruments.FMALoop", ""},
 	{"readAhead", "func(p *float32, n, dist int) float32", onAMD64, "kernelset.Instruments.ReadLoop", ""},
-	{"bf16Peak", "func(n int)", onAMD64, "kernelset.Instruments.BF16Loop", ""},
+	{"bf16Peak", "func(n int)", both, "kernelset.Instruments.BF16Loop", ""},
 }

@@ -3,11 +3,12 @@
 // products summed in float32.
 //
 // Driver runs them on a bfloat16 dot-product micro-kernel (VDPBF16PS on
-// AVX512_BF16). Both operands are packed once per call: op(A) into words
-// of two bfloat16 k steps, row by row (A(i, q) at a[i*rsa + q*csa]); op(B)
-// into panels of NR columns, each panel kp rows of NR words (B(q, j) at
-// panel[q*NR + j]), so that one vector of a panel row holds the pair q of
-// 16 columns. Then, as the float32 driver (package blocked) does, the
+// AVX512_BF16, BFDOT on Arm's FEAT_BF16). Both operands are packed once
+// per call: op(A) into words of two bfloat16 k steps, row by row (A(i, q)
+// at a[i*rsa + q*csa], csa = 1); op(B) into panels of NR columns, each
+// panel kp rows of NR words (B(q, j) at panel[q*NR + j]), so that one
+// vector of a panel row holds the pair q of 16 columns (AVX-512) or 4
+// (NEON). Then, as the float32 driver (package blocked) does, the
 // products run in blocks of kc pairs × nc columns (the B block in L2), a
 // sliver of MR rows of A in L1 streaming B panels past it:
 //
@@ -31,6 +32,7 @@
 package bf16compute
 
 import (
+	"fmt"
 	"sync"
 	"unsafe"
 
@@ -39,16 +41,21 @@ import (
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
-// Kernels is what an ISA provides to Driver.
+// Kernels is what an ISA provides to Driver. The packers are optional:
+// New puts Go ones (of the same contracts) in place of those left nil.
 type Kernels struct {
-	// MR and NR are the micro-kernel's tile, rows × columns (NR 32:
-	// Transpose fills panels of two halves of 16).
+	// MR and NR are the micro-kernel's tile, rows × columns. NR is a
+	// multiple of 4; the panels of B are made 16 columns at a time by
+	// PackPairs and Transpose when NR is a multiple of 16, column by
+	// column in Go otherwise.
 	MR, NR int
 	// Micro sets the full MR×NR tile C = alpha*S + beta*C (leading
 	// dimension ldc; C not read when beta is ±0) for S[i][j] the float32
 	// sum over q < kp (>= 1) of the products of the bfloat16 pairs A(i, q)
 	// = a[i*rsa + q*csa] and B(q, j) = b[q*NR + j], computed as
-	// float32(alpha*S) + float32(beta*C).
+	// float32(alpha*S) + float32(beta*C). The driver passes csa = 1 (the
+	// pairs of a row of A contiguous), and a kernel may rely on it; it
+	// reads no word of A past q = kp-1.
 	Micro func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)
 	// PackRows and PackRowsHalves write, for r < rows and q <
 	// 16*blocks, dst[r*ldd+q] = the pair (x[2q], x[2q+1]) (PackRows) or
@@ -59,8 +66,9 @@ type Kernels struct {
 	// pair (src[2q*lds+j], src[(2q+1)*lds+j]) rounded to bfloat16.
 	PackPairs func(dst *uint32, src *float32, lds, kp, chunks, ldd int)
 	// Transpose sets dst[q*ldd+r] = src[r*lds+q] for r < 16 and q <
-	// 16*blocks: 16 rows of pairs along k into a half of a B panel (ldd =
-	// NR), or 16 pairs of a transposed A's rows into its rows of pairs.
+	// 16*blocks: 16 rows of pairs along k into 16 columns of a B panel
+	// (ldd = NR), or 16 pairs of a transposed A's rows into its rows of
+	// pairs.
 	Transpose func(dst, src *uint32, lds, ldd, blocks int)
 }
 
@@ -83,8 +91,20 @@ type Driver struct {
 // kc C's traffic cost 10-15% at 1024³ and 2048³ (PERF.md, "bfloat16
 // products").
 func New(ks Kernels, c gemm.Caches) *Driver {
-	if ks.Micro == nil || ks.PackRows == nil || ks.PackRowsHalves == nil || ks.PackPairs == nil || ks.Transpose == nil || ks.MR <= 0 || ks.NR != 32 {
-		panic("bf16compute.New: incomplete kernels")
+	if ks.Micro == nil || ks.MR <= 0 || ks.NR <= 0 || ks.NR%4 != 0 {
+		panic(fmt.Sprintf("bf16compute.New: no micro-kernel, or a tile of %d×%d (NR a multiple of 4)", ks.MR, ks.NR))
+	}
+	if ks.PackRows == nil {
+		ks.PackRows = goPackRows
+	}
+	if ks.PackRowsHalves == nil {
+		ks.PackRowsHalves = goPackRowsHalves
+	}
+	if ks.PackPairs == nil {
+		ks.PackPairs = goPackPairs
+	}
+	if ks.Transpose == nil {
+		ks.Transpose = goTranspose
 	}
 	b := gemm.Model(c, ks.MR, ks.NR, ks.MR)
 	l2 := c.L2.Size
@@ -481,9 +501,14 @@ const packBand = 8
 // panels of NR columns, pstride words apart (panel p at dst[p*pstride:]),
 // as packPairs packs each with ldd = NR: the whole pairs and chunks of 16
 // columns by PackPairs, band after band of packBand pairs across all the
-// panels, then each panel's rest.
+// panels, then each panel's rest (all of it in Go, packPanelsNarrow, when
+// NR is not a multiple of 16).
 func (d *Driver) packPanels(dst []uint32, src []float32, lds, k, n, pstride int) {
 	nr := d.NR
+	if nr%16 != 0 {
+		packPanelsNarrow(dst, src, lds, k, n, nr, pstride)
+		return
+	}
 	panels := (n + nr - 1) / nr
 	full := k / 2
 	for q0 := 0; q0 < full; q0 += packBand {
@@ -548,10 +573,15 @@ func (d *Driver) transposeRows(dst, src []uint32, lds, kp, ldd int) {
 
 // transposePanels sets panel p's word q*NR+jj (panel p at dst[p*kp*NR:])
 // to src[(p*NR+jj)*lds + q] for q < kp, and to 0 for rows past n: whole
-// blocks of 16 rows × 16 words by Transpose, the rest here.
+// blocks of 16 rows × 16 words by Transpose, the rest here (all of it,
+// transposePanelsNarrow, when NR is not a multiple of 16).
 func (d *Driver) transposePanels(dst, src []uint32, lds, n, kp int) {
 	nr := d.NR
 	pstride := kp * nr
+	if nr%16 != 0 {
+		transposePanelsNarrow(dst, src, lds, n, kp, nr)
+		return
+	}
 	blocks := kp / 16
 	for j0 := 0; j0 < n; j0 += 16 {
 		panel := dst[j0/nr*pstride:][:pstride]
@@ -581,6 +611,104 @@ func (d *Driver) transposePanels(dst, src []uint32, lds, n, kp int) {
 		panel := dst[(m-nr)/nr*pstride:][:pstride]
 		for q := 0; q < kp; q++ {
 			clear(panel[q*nr+16 : q*nr+nr])
+		}
+	}
+}
+
+// packPanelsNarrow is packPanels for panels of nr columns, nr not a
+// multiple of 16, in Go: pair q of rows 2q and 2q+1 of B (the second 0
+// for an odd k) read across B's width into row q of every panel, and
+// zeros in the last panel's columns past n.
+func packPanelsNarrow(dst []uint32, src []float32, lds, k, n, nr, pstride int) {
+	kp := (k + 1) / 2
+	for q := 0; q < kp; q++ {
+		r0 := src[2*q*lds : 2*q*lds+n]
+		var r1 []float32
+		if 2*q+1 < k {
+			r1 = src[(2*q+1)*lds : (2*q+1)*lds+n]
+		}
+		for j0 := 0; j0 < n; j0 += nr {
+			row := dst[j0/nr*pstride+q*nr:][:nr]
+			w := min(nr, n-j0)
+			for jj := 0; jj < w; jj++ {
+				v := uint32(bf16(r0[j0+jj]))
+				if r1 != nil {
+					v |= uint32(bf16(r1[j0+jj])) << 16
+				}
+				row[jj] = v
+			}
+			clear(row[w:])
+		}
+	}
+}
+
+// transposePanelsNarrow is transposePanels for panels of nr columns, nr
+// not a multiple of 16, in Go: row j of src (kp words) into column j%nr
+// of panel j/nr, and zeros in the last panel's columns past n.
+func transposePanelsNarrow(dst, src []uint32, lds, n, kp, nr int) {
+	pstride := kp * nr
+	for j := 0; j < n; j++ {
+		panel := dst[j/nr*pstride:][:pstride]
+		jj := j % nr
+		for q, v := range src[j*lds : j*lds+kp] {
+			panel[q*nr+jj] = v
+		}
+	}
+	if w := n % nr; w != 0 {
+		panel := dst[n/nr*pstride:][:pstride]
+		for q := 0; q < kp; q++ {
+			clear(panel[q*nr+w : q*nr+nr])
+		}
+	}
+}
+
+// The Go packers New puts in place of those a Kernels leaves nil, with
+// the contracts of the fields.
+
+func goPackRows(dst *uint32, src *float32, lds, rows, blocks, ldd int) {
+	goPackRowsBy(dst, src, lds, rows, blocks, ldd, false)
+}
+
+func goPackRowsHalves(dst *uint32, src *float32, lds, rows, blocks, ldd int) {
+	goPackRowsBy(dst, src, lds, rows, blocks, ldd, true)
+}
+
+func goPackRowsBy(dst *uint32, src *float32, lds, rows, blocks, ldd int, halves bool) {
+	d := unsafe.Slice(dst, (rows-1)*ldd+16*blocks)
+	s := unsafe.Slice(src, (rows-1)*lds+32*blocks)
+	for r := 0; r < rows; r++ {
+		x := s[r*lds : r*lds+32*blocks]
+		out := d[r*ldd : r*ldd+16*blocks]
+		for q := range out {
+			if halves {
+				g, dd := q/16, q%16
+				out[q] = pair(x, 32*g+dd, 32*g+16+dd)
+			} else {
+				out[q] = pair(x, 2*q, 2*q+1)
+			}
+		}
+	}
+}
+
+func goPackPairs(dst *uint32, src *float32, lds, kp, chunks, ldd int) {
+	d := unsafe.Slice(dst, (kp-1)*ldd+16*chunks)
+	s := unsafe.Slice(src, (2*kp-1)*lds+16*chunks)
+	for q := 0; q < kp; q++ {
+		r0 := s[2*q*lds : 2*q*lds+16*chunks]
+		r1 := s[(2*q+1)*lds : (2*q+1)*lds+16*chunks]
+		out := d[q*ldd : q*ldd+16*chunks]
+		for j := range out {
+			out[j] = uint32(bf16(r0[j])) | uint32(bf16(r1[j]))<<16
+		}
+	}
+}
+
+func goTranspose(dst, src *uint32, lds, ldd, blocks int) {
+	d := unsafe.Slice(dst, (16*blocks-1)*ldd+16)
+	s := unsafe.Slice(src, 15*lds+16*blocks)
+	for r := 0; r < 16; r++ {
+		for q, v := range s[r*lds : r*lds+16*blocks] {
+			d[q*ldd+r] = v
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -12,11 +13,12 @@ import (
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
-// The driver's tests run it on Go kernels of a small tile (3×32), with
-// the contract of the generated ones, so that its blocking, packing,
-// edges, splitting and epilogues are tested on every platform.
-
-const testMR, testNR = 3, 32
+// The driver's tests run it on Go kernels of small tiles, with the
+// contract of the generated ones, so that its blocking, packing, edges,
+// splitting and epilogues are tested on every platform: 3×32 with every
+// packer given (Go stand-ins for the assembly ones, panels made 16
+// columns at a time), and 5×8 with none (New's Go packers, panels made
+// column by column).
 
 func words(p *uint32, n int) []uint32 { return unsafe.Slice(p, n) }
 
@@ -27,67 +29,37 @@ func halfF(w uint32, hi bool) float32 {
 	return lowbit.FromBF16(uint16(w))
 }
 
-func goMicro(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32) {
-	as := words(a, (testMR-1)*rsa+(kp-1)*csa+1)
-	bs := words(b, kp*testNR)
-	cs := unsafe.Slice(c, (testMR-1)*ldc+testNR)
-	for i := 0; i < testMR; i++ {
-		for j := 0; j < testNR; j++ {
-			var s float32
-			for q := 0; q < kp; q++ {
-				x, y := as[i*rsa+q*csa], bs[q*testNR+j]
-				s += halfF(x, false) * halfF(y, false)
-				s += halfF(x, true) * halfF(y, true)
-			}
-			v := float32(alpha * s)
-			if beta != 0 {
-				v += float32(beta * cs[i*ldc+j])
-			}
-			cs[i*ldc+j] = v
-		}
-	}
-}
-
-func goPackRows(halves bool) func(dst *uint32, src *float32, lds, rows, blocks, ldd int) {
-	return func(dst *uint32, src *float32, lds, rows, blocks, ldd int) {
-		d := words(dst, (rows-1)*ldd+16*blocks)
-		s := unsafe.Slice(src, (rows-1)*lds+32*blocks)
-		for r := 0; r < rows; r++ {
-			x := s[r*lds : r*lds+32*blocks]
-			for q := 0; q < 16*blocks; q++ {
-				if halves {
-					g, dd := q/16, q%16
-					d[r*ldd+q] = pair(x, 32*g+dd, 32*g+16+dd)
-				} else {
-					d[r*ldd+q] = pair(x, 2*q, 2*q+1)
+// goMicro returns a Go micro-kernel of the tile mr×nr that reads no word
+// of A past q = kp-1 (csa = 1).
+func goMicro(mr, nr int) func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32) {
+	return func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32) {
+		as := words(a, (mr-1)*rsa+(kp-1)*csa+1)
+		bs := words(b, kp*nr)
+		cs := unsafe.Slice(c, (mr-1)*ldc+nr)
+		for i := 0; i < mr; i++ {
+			for j := 0; j < nr; j++ {
+				var s float32
+				for q := 0; q < kp; q++ {
+					x, y := as[i*rsa+q*csa], bs[q*nr+j]
+					s += halfF(x, false) * halfF(y, false)
+					s += halfF(x, true) * halfF(y, true)
 				}
+				v := float32(alpha * s)
+				if beta != 0 {
+					v += float32(beta * cs[i*ldc+j])
+				}
+				cs[i*ldc+j] = v
 			}
 		}
 	}
 }
 
-func goPackPairs(dst *uint32, src *float32, lds, kp, chunks, ldd int) {
-	d := words(dst, (kp-1)*ldd+16*chunks)
-	s := unsafe.Slice(src, (2*kp-1)*lds+16*chunks)
-	for q := 0; q < kp; q++ {
-		for j := 0; j < 16*chunks; j++ {
-			d[q*ldd+j] = uint32(bf16(s[2*q*lds+j])) | uint32(bf16(s[(2*q+1)*lds+j]))<<16
-		}
+// testDrivers are the drivers the tests run, by name.
+func testDrivers() map[string]*Driver {
+	return map[string]*Driver{
+		"3x32": New(Kernels{MR: 3, NR: 32, Micro: goMicro(3, 32), PackRows: goPackRows, PackRowsHalves: goPackRowsHalves, PackPairs: goPackPairs, Transpose: goTranspose}, gemm.Caches{}),
+		"5x8":  New(Kernels{MR: 5, NR: 8, Micro: goMicro(5, 8)}, gemm.Caches{}),
 	}
-}
-
-func goTranspose(dst, src *uint32, lds, ldd, blocks int) {
-	d := words(dst, (16*blocks-1)*ldd+16)
-	s := words(src, 15*lds+16*blocks)
-	for r := 0; r < 16; r++ {
-		for q := 0; q < 16*blocks; q++ {
-			d[q*ldd+r] = s[r*lds+q]
-		}
-	}
-}
-
-func testDriver() *Driver {
-	return New(Kernels{MR: testMR, NR: testNR, Micro: goMicro, PackRows: goPackRows(false), PackRowsHalves: goPackRows(true), PackPairs: goPackPairs, Transpose: goTranspose}, gemm.Caches{})
 }
 
 // ints returns n integers in [-4, 4] as float32: every sum exact.
@@ -99,13 +71,18 @@ func ints(r *rand.Rand, n int) []float32 {
 	return s
 }
 
-// TestDriverExact runs the driver over shapes across its blocks (kc of
-// 1, 2 and 5 pairs, nc of one to three panels), every transpose and the
+// TestDriverExact runs each test driver over shapes across its blocks
+// (kc of 1, 2 and 5 pairs, nc of one to several panels), every transpose and the
 // weights, on one goroutine and split by rows and by columns, against
 // the exact product (integer data: every sum exact), with the bias
 // epilogue.
 func TestDriverExact(t *testing.T) {
-	d := testDriver()
+	for dname, d := range testDrivers() {
+		t.Run(dname, func(t *testing.T) { testDriverExact(t, d) })
+	}
+}
+
+func testDriverExact(t *testing.T, d *Driver) {
 	r := rand.New(rand.NewPCG(1, 2))
 	shapes := [][3]int{{1, 1, 1}, {3, 16, 2}, {4, 17, 3}, {7, 33, 64}, {10, 50, 65}, {2, 200, 70}, {300, 5, 40}, {260, 300, 257}}
 	for _, bl := range [][2]int{{1, 32}, {2, 64}, {5, 96}, {256, 4096}} {
@@ -209,5 +186,30 @@ func TestBF16Rounding(t *testing.T) {
 	}
 	if got := bf16(float32(math.NaN())); got&0x7f80 != 0x7f80 || got&0x7f == 0 {
 		t.Errorf("bf16(NaN) = %#x, want a NaN", got)
+	}
+}
+
+// TestNewRejects checks that New panics, naming itself and the tile, on
+// kernels it cannot drive.
+func TestNewRejects(t *testing.T) {
+	micro := goMicro(4, 8)
+	for _, c := range []struct {
+		name string
+		ks   Kernels
+	}{
+		{"no micro-kernel", Kernels{MR: 4, NR: 8}},
+		{"MR 0", Kernels{MR: 0, NR: 8, Micro: micro}},
+		{"NR 0", Kernels{MR: 4, NR: 0, Micro: micro}},
+		{"NR 6", Kernels{MR: 4, NR: 6, Micro: micro}},
+	} {
+		msg := func() (msg string) {
+			defer func() { msg = fmt.Sprint(recover()) }()
+			New(c.ks, gemm.Caches{})
+			return ""
+		}()
+		want := fmt.Sprintf("bf16compute.New: no micro-kernel, or a tile of %d×%d", c.ks.MR, c.ks.NR)
+		if !strings.HasPrefix(msg, want) {
+			t.Errorf("%s: panic %q, want it to start %q", c.name, msg, want)
+		}
 	}
 }

@@ -67,7 +67,7 @@ func Read() Info {
 	}{
 		{cpuid.AVX2, "AVX2"}, {cpuid.FMA3, "FMA"}, {cpuid.AVX512F, "AVX512F"},
 		{cpuid.AVX512BW, "AVX512BW"}, {cpuid.AVX512DQ, "AVX512DQ"}, {cpuid.AVX512VL, "AVX512VL"},
-		{cpuid.ASIMD, "ASIMD"},
+		{cpuid.ASIMD, "ASIMD"}, {cpuid.BF16, "BF16"},
 	} {
 		if c.Supports(f.id) {
 			info.Features = append(info.Features, f.name)

@@ -25,7 +25,7 @@ var List = []Kind{
 	{Name: "lowbitBF16Pair", Sig: "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", Arch: []string{"amd64"}, Use: "lowbit.PairKernel", Ref: ""},
 	{Name: "lowbitSplitBF16", Sig: "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", Arch: []string{"amd64"}, Use: "lowbit.SplitFunc", Ref: ""},
 	{Name: "lowbitDequantInt8", Sig: "func(groups int, w *byte, dst *float32)", Arch: []string{"amd64", "arm64"}, Use: "lowbit.DequantFunc", Ref: ""},
-	{Name: "gemmBF16Kernel", Sig: "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.Micro", Ref: ""},
+	{Name: "gemmBF16Kernel", Sig: "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "bf16compute.Kernels.Micro", Ref: ""},
 	{Name: "bf16PackRows", Sig: "func(dst *uint32, src *float32, lds, rows, blocks, ldd int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.PackRows and PackRowsHalves", Ref: ""},
 	{Name: "bf16PackPairs", Sig: "func(dst *uint32, src *float32, lds, kp, chunks, ldd int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.PackPairs", Ref: ""},
 	{Name: "bf16Transpose", Sig: "func(dst *uint32, src *uint32, lds, ldd, blocks int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.Transpose", Ref: ""},
@@ -44,5 +44,5 @@ var List = []Kind{
 	{Name: "biasGeluRow", Sig: "func(y, x, bias []float32)", Arch: []string{"amd64", "arm64"}, Use: "kernelset.Set.BiasGELU (through biasGeluAVX2 ...)", Ref: ""},
 	{Name: "fmaPeak", Sig: "func(n int)", Arch: []string{"amd64", "arm64"}, Use: "kernelset.Instruments.FMALoop", Ref: ""},
 	{Name: "readAhead", Sig: "func(p *float32, n, dist int) float32", Arch: []string{"amd64"}, Use: "kernelset.Instruments.ReadLoop", Ref: ""},
-	{Name: "bf16Peak", Sig: "func(n int)", Arch: []string{"amd64"}, Use: "kernelset.Instruments.BF16Loop", Ref: ""},
+	{Name: "bf16Peak", Sig: "func(n int)", Arch: []string{"amd64", "arm64"}, Use: "kernelset.Instruments.BF16Loop", Ref: ""},
 }
