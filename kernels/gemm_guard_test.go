@@ -23,6 +23,8 @@ func TestGemmGuardPages(t *testing.T) {
 	for _, p := range gemmNonGeneric() {
 		t.Run(p.Name(), func(t *testing.T) {
 			r := newRand(9)
+			arenas := newGuardArenas(3)
+			defer arenas.free()
 			for _, side := range []guard.Side{guard.End, guard.Start} {
 				for ti := 0; ti < 4; ti++ {
 					ta, tb := ti&1 != 0, ti&2 != 0
@@ -33,9 +35,7 @@ func TestGemmGuardPages(t *testing.T) {
 								d := tc.data(r)
 								want := append([]float32(nil), d.c...)
 								genericImpl.Gemm(ta, tb, m, n, k, 1, d.a, d.lda, d.b, d.ldb, tc.beta, want, d.ldc)
-								ga, ba := guard.Copy(d.a, side)
-								gb, bb := guard.Copy(d.b, side)
-								gc, bc := guard.Copy(d.c, side)
+								ga, gb, gc := arenas.copy(0, d.a, side), arenas.copy(1, d.b, side), arenas.copy(2, d.c, side)
 								p.Gemm(ta, tb, m, n, k, 1, ga, d.lda, gb, d.ldb, tc.beta, gc, d.ldc)
 								_, mag := gemmRef(tc, d)
 								for i := range want {
@@ -43,10 +43,6 @@ func TestGemmGuardPages(t *testing.T) {
 										t.Fatalf("%+v side %d: C[%d] = %v, want %v", tc, side, i, gc[i], want[i])
 									}
 								}
-								ga, gb, gc = nil, nil, nil
-								ba.Free()
-								bb.Free()
-								bc.Free()
 							}
 						}
 					}
@@ -104,6 +100,8 @@ func TestGemmBiasGELUGuardPages(t *testing.T) {
 	for _, p := range gemmNonGeneric() {
 		t.Run(p.Name(), func(t *testing.T) {
 			r := newRand(11)
+			arenas := newGuardArenas(5)
+			defer arenas.free()
 			for _, side := range []guard.Side{guard.End, guard.Start} {
 				for ti := 0; ti < 4; ti++ {
 					ta, tb := ti&1 != 0, ti&2 != 0
@@ -115,23 +113,13 @@ func TestGemmBiasGELUGuardPages(t *testing.T) {
 								bias := randSlice(r, n)
 								want, wantOut := make([]float32, m*n), make([]float32, m*n)
 								p.GemmBiasGELU(ta, tb, m, n, k, d.a, d.lda, d.b, d.ldb, bias, want, n, wantOut, n)
-								var bufs []*guard.Buffer
-								g := func(s []float32) []float32 {
-									gs, b := guard.Copy(s, side)
-									bufs = append(bufs, b)
-									return gs
-								}
-								ga, gb, gbias := g(d.a), g(d.b), g(bias)
-								pre, out := g(make([]float32, m*n)), g(make([]float32, m*n))
+								ga, gb, gbias := arenas.copy(0, d.a, side), arenas.copy(1, d.b, side), arenas.copy(2, bias, side)
+								pre, out := arenas.copy(3, make([]float32, m*n), side), arenas.copy(4, make([]float32, m*n), side)
 								p.GemmBiasGELU(ta, tb, m, n, k, ga, d.lda, gb, d.ldb, gbias, pre, n, out, n)
 								for i := range want {
 									if !bitsEqual(pre[i], want[i]) || !bitsEqual(out[i], wantOut[i]) {
 										t.Fatalf("%+v side %d: pre, out[%d] = %v, %v, want %v, %v", tc, side, i, pre[i], out[i], want[i], wantOut[i])
 									}
-								}
-								ga, gb, gbias, pre, out = nil, nil, nil, nil, nil
-								for _, b := range bufs {
-									b.Free()
 								}
 							}
 						}
@@ -139,5 +127,35 @@ func TestGemmBiasGELUGuardPages(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// guardArenas are the guard arenas of a test's operands, one an operand,
+// each mapped once and reused case after case (guard.Arena): a fresh
+// mapping per operand per case made the guard-page tests spend most of
+// their time in mmap and munmap.
+type guardArenas []*guard.Arena
+
+// guardArenaFloats is the size of each arena: more than any operand of
+// the guard-page tests that use them.
+const guardArenaFloats = 1 << 14
+
+func newGuardArenas(n int) guardArenas {
+	a := make(guardArenas, n)
+	for i := range a {
+		a[i] = guard.NewArena(guardArenaFloats)
+	}
+	return a
+}
+
+// copy returns a copy of src flush against arena i's guard on side; the
+// previous slice of arena i must no longer be used.
+func (a guardArenas) copy(i int, src []float32, side guard.Side) []float32 {
+	return a[i].Copy(src, side)
+}
+
+func (a guardArenas) free() {
+	for _, x := range a {
+		x.Free()
 	}
 }

@@ -77,3 +77,40 @@ func (b *Buffer) Free() {
 		b.mem = nil
 	}
 }
+
+// Arena is one mapping, unmapped pages at both ends, that places slices of
+// up to its size flush against either guard in turn (Arena.Copy): the
+// guarded slices of many cases for the price of one mapping. A slice it
+// returned must not be used after the next Copy or Free.
+type Arena struct {
+	buf Buffer
+	n   int // floats between the guards
+}
+
+// NewArena maps an arena for slices of up to n float32s.
+func NewArena(n int) *Arena {
+	s, b := Alloc(n, Start)
+	return &Arena{buf: *b, n: len(s)}
+}
+
+// Copy returns a copy of src flush against the arena's guard on side, as
+// Copy does with its own mapping. It panics if src is longer than the
+// arena.
+func (a *Arena) Copy(src []float32, side Side) []float32 {
+	n := len(src)
+	if n > a.n {
+		panic(fmt.Sprintf("guard: Arena.Copy of %d floats into an arena of %d", n, a.n))
+	}
+	page := unix.Getpagesize()
+	end := len(a.buf.mem) - page // the first byte of the guard at the end
+	off := page
+	if side == End {
+		off = end - 4*n
+	}
+	s := unsafe.Slice((*float32)(unsafe.Pointer(&a.buf.mem[off])), n)
+	copy(s, src)
+	return s
+}
+
+// Free unmaps the arena.
+func (a *Arena) Free() { a.buf.Free() }
