@@ -148,7 +148,18 @@ func WriteFileAtomic(path string, b []byte) error {
 // the model keeps no reference to it, so a file replaced or truncated
 // afterwards changes nothing, and one truncated or changed while it loads
 // is an error (the checksum, or a read that ends early).
-func Load(path string) (*Checkpoint, error) {
+func Load(path string) (*Checkpoint, error) { return load(path, true) }
+
+// LoadForInference is Load for a caller that will not resume training: a
+// checkpoint's optimizer state (the AdamW moments Save writes, twice the
+// model's size) is verified with every other byte of the file but not
+// kept, so neither its memory nor the time to fill it is spent, and
+// Checkpoint.Opt is nil. Everything else is as Load returns it, errors
+// included.
+func LoadForInference(path string) (*Checkpoint, error) { return load(path, false) }
+
+// load is Load, keeping the optimizer state when keepOpt is set.
+func load(path string, keepOpt bool) (*Checkpoint, error) {
 	// The size limit is the memory check below.
 	f, size, err := readfile.Open(path, math.MaxInt64)
 	if errors.Is(err, readfile.ErrNotRegular) {
@@ -158,10 +169,10 @@ func Load(path string) (*Checkpoint, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if err := CheckMemory(fmt.Sprintf("checkpoint %s: loading its %s", path, FormatBytes(size)), loadBytes(f, size)); err != nil {
+	if err := CheckMemory(fmt.Sprintf("checkpoint %s: loading its %s", path, FormatBytes(size)), loadBytes(f, size, keepOpt)); err != nil {
 		return nil, err
 	}
-	ck, err := decodeFrom(f, size)
+	ck, err := decodeFrom(f, size, keepOpt)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
@@ -174,11 +185,12 @@ func Load(path string) (*Checkpoint, error) {
 // twice, into maps and strings: counted as 16 times its length), and the
 // model: a float32 one's parameters and gradients, with the optimizer's
 // moments and decay mask when the file has them, or a low-bit one
-// (InferenceBytes). The model's part comes from the config in the header
+// (InferenceBytes); the moments only when keepOpt is set. The model's
+// part comes from the config in the header
 // when the tensors' bytes can hold that model. A header that does not
 // parse, or disagrees with its tensors (refused before the model is
 // allocated), counts the bytes and the parse.
-func loadBytes(r io.ReaderAt, size int64) int64 {
+func loadBytes(r io.ReaderAt, size int64, keepOpt bool) int64 {
 	file := min(size, safetensors.ChunkSize)
 	h, err := safetensors.ReadHeader(r, size)
 	if err != nil {
@@ -205,7 +217,7 @@ func loadBytes(r io.ReaderAt, size int64) int64 {
 	}
 	need += ModelBytes(cfg, false)
 	for _, e := range h.Tensors {
-		if e.Name == optMPrefix {
+		if e.Name == optMPrefix && keepOpt {
 			need += 2*4*p + p
 			break
 		}
@@ -219,7 +231,7 @@ const maxHeaderBytes = 100 << 20
 
 // decodeCheckpoint returns the checkpoint of the file b (all its bytes).
 func decodeCheckpoint(b []byte) (*Checkpoint, error) {
-	return decodeFrom(bytes.NewReader(b), int64(len(b)))
+	return decodeFrom(bytes.NewReader(b), int64(len(b)), true)
 }
 
 // decodeFrom returns the checkpoint of the file r of size bytes, read in
@@ -227,15 +239,16 @@ func decodeCheckpoint(b []byte) (*Checkpoint, error) {
 // allocated, then the tensors are read into it while the whole-file
 // checksum is verified, whose error, when it has one, is the one returned
 // (a damaged file is reported as such, whatever else is wrong with it);
-// no model is returned before every byte has been verified.
-func decodeFrom(r io.ReaderAt, size int64) (*Checkpoint, error) {
+// no model is returned before every byte has been verified. The
+// optimizer state is kept when keepOpt is set, else only verified.
+func decodeFrom(r io.ReaderAt, size int64, keepOpt bool) (*Checkpoint, error) {
 	rd, err := safetensors.NewReader(r, size)
 	if err != nil {
 		return nil, err
 	}
 	sinks := map[string]safetensors.Sink{}
 	var checks []func() error
-	ck, err := decodeHeader(rd.H, sinks, &checks)
+	ck, err := decodeHeader(rd.H, keepOpt, sinks, &checks)
 	if err != nil {
 		if cerr := rd.Finish(); cerr != nil {
 			return nil, cerr
@@ -256,8 +269,10 @@ func decodeFrom(r io.ReaderAt, size int64) (*Checkpoint, error) {
 // decodeHeader returns the checkpoint of the file whose header is h,
 // checked against its config, with its model allocated: it adds to sinks
 // what reads each tensor into the model (and the optimizer's moments),
-// and to checks what checks the weights once they are read.
-func decodeHeader(h *safetensors.Header, sinks map[string]safetensors.Sink, checks *[]func() error) (*Checkpoint, error) {
+// and to checks what checks the weights once they are read. The
+// optimizer's moments are read (and their memory asked for) only when
+// keepOpt is set; their metadata is checked either way.
+func decodeHeader(h *safetensors.Header, keepOpt bool, sinks map[string]safetensors.Sink, checks *[]func() error) (*Checkpoint, error) {
 	var err error
 	meta := h.Metadata
 	if meta[MetaFormat] != formatName {
@@ -372,7 +387,7 @@ func decodeHeader(h *safetensors.Header, sinks map[string]safetensors.Sink, chec
 		return ck, nil
 	}
 	// The model, and the optimizer's moments and decay mask.
-	need := ModelBytes(cfg, okM)
+	need := ModelBytes(cfg, okM && keepOpt)
 	if err := CheckMemory("the model "+cfg.jsonString(), need); err != nil {
 		return nil, err
 	}
@@ -384,7 +399,7 @@ func decodeHeader(h *safetensors.Header, sinks map[string]safetensors.Sink, chec
 		sinks[x.Name] = f32Sink(m.Params[x.Offset : x.Offset+x.Size()])
 	}
 	ck.Model = m
-	if okM {
+	if okM && keepOpt {
 		mv, vv := make([]float32, n), make([]float32, n)
 		sinks[optMPrefix], sinks[optVPrefix] = f32Sink(mv), f32Sink(vv)
 		opt := newAdamW(cfg.DecaySpans(), mv, vv)
