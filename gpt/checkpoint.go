@@ -186,10 +186,10 @@ func load(path string, keepOpt bool) (*Checkpoint, error) {
 // model: a float32 one's parameters and gradients, with the optimizer's
 // moments and decay mask when the file has them, or a low-bit one
 // (InferenceBytes); the moments only when keepOpt is set. The model's
-// part comes from the config in the header
-// when the tensors' bytes can hold that model. A header that does not
-// parse, or disagrees with its tensors (refused before the model is
-// allocated), counts the bytes and the parse.
+// part comes from the config in the header when the tensors' bytes can
+// hold that model. A header that does not parse, or disagrees with its
+// tensors (refused before the model is allocated), counts the bytes and
+// the parse.
 func loadBytes(r io.ReaderAt, size int64, keepOpt bool) int64 {
 	file := min(size, safetensors.ChunkSize)
 	h, err := safetensors.ReadHeader(r, size)
