@@ -1,6 +1,7 @@
 package gpt
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -140,13 +141,25 @@ func WriteFileAtomic(path string, b []byte) error {
 // checkpoint of an older version without the whole-file checksum loads
 // with Checkpoint.Warning set.
 //
-// The file is mapped into memory where the system can (else read whole
-// with one read), its checksum verified over the mapping while each
-// tensor is copied once from it into the model (whose memory the system
-// is asked to back with huge pages), which keeps no reference to the
-// file: a file replaced or truncated afterwards changes nothing, and one
-// truncated while it loads is an error.
-func Load(path string) (*Checkpoint, error) {
+// The file is read once, in file order, each tensor straight into the
+// model's memory (which the system is asked to back with huge pages) in
+// pieces whose checksum is computed while they are still in the CPU's
+// cache (safetensors.Reader): no copy of the file is made or mapped, and
+// the model keeps no reference to it, so a file replaced or truncated
+// afterwards changes nothing, and one truncated or changed while it loads
+// is an error (the checksum, or a read that ends early).
+func Load(path string) (*Checkpoint, error) { return load(path, true) }
+
+// LoadForInference is Load for a caller that will not resume training: a
+// checkpoint's optimizer state (the AdamW moments Save writes, twice the
+// model's size) is verified with every other byte of the file but not
+// kept, so neither its memory nor the time to fill it is spent, and
+// Checkpoint.Opt is nil. Everything else is as Load returns it, errors
+// included.
+func LoadForInference(path string) (*Checkpoint, error) { return load(path, false) }
+
+// load is Load, keeping the optimizer state when keepOpt is set.
+func load(path string, keepOpt bool) (*Checkpoint, error) {
 	// The size limit is the memory check below.
 	f, size, err := readfile.Open(path, math.MaxInt64)
 	if errors.Is(err, readfile.ErrNotRegular) {
@@ -156,20 +169,10 @@ func Load(path string) (*Checkpoint, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if err := CheckMemory(fmt.Sprintf("checkpoint %s: loading its %s", path, FormatBytes(size)), loadBytes(f, size)); err != nil {
+	if err := CheckMemory(fmt.Sprintf("checkpoint %s: loading its %s", path, FormatBytes(size)), loadBytes(f, size, keepOpt)); err != nil {
 		return nil, err
 	}
-	b, unmap, err := readfile.Map(f, size)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint %w", err)
-	}
-	defer unmap()
-	var ck *Checkpoint
-	err = readfile.Guard(func() error {
-		var err error
-		ck, err = decodeCheckpoint(b)
-		return err
-	})
+	ck, err := decodeFrom(f, size, keepOpt)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
@@ -177,20 +180,18 @@ func Load(path string) (*Checkpoint, error) {
 }
 
 // loadBytes estimates the memory Load takes for the checkpoint r of size
-// bytes: the file's bytes where they are read rather than mapped
-// (readfile.Maps), the parsed header (its JSON is parsed twice, into maps
-// and strings: counted as 16 times its length), and the model: a float32
-// one's parameters and gradients, with the optimizer's moments and decay
-// mask when the file has them, or a low-bit one (InferenceBytes). The
-// model's part comes from the config in the header when the tensors'
-// bytes can hold that model. A header that does not parse, or disagrees
-// with its tensors (refused before the model is allocated), counts the
-// bytes and the parse.
-func loadBytes(r io.ReaderAt, size int64) int64 {
-	var file int64
-	if !readfile.Maps {
-		file = size
-	}
+// bytes: the reader's piece of the file (safetensors.ChunkSize, or the
+// whole file when it is smaller), the parsed header (its JSON is parsed
+// twice, into maps and strings: counted as 16 times its length), and the
+// model: a float32 one's parameters and gradients, with the optimizer's
+// moments and decay mask when the file has them, or a low-bit one
+// (InferenceBytes); the moments only when keepOpt is set. The model's
+// part comes from the config in the header when the tensors' bytes can
+// hold that model. A header that does not parse, or disagrees with its
+// tensors (refused before the model is allocated), counts the bytes and
+// the parse.
+func loadBytes(r io.ReaderAt, size int64, keepOpt bool) int64 {
+	file := min(size, safetensors.ChunkSize)
 	h, err := safetensors.ReadHeader(r, size)
 	if err != nil {
 		return file + 16*min(size, maxHeaderBytes)
@@ -216,7 +217,7 @@ func loadBytes(r io.ReaderAt, size int64) int64 {
 	}
 	need += ModelBytes(cfg, false)
 	for _, e := range h.Tensors {
-		if e.Name == optMPrefix {
+		if e.Name == optMPrefix && keepOpt {
 			need += 2*4*p + p
 			break
 		}
@@ -228,34 +229,51 @@ func loadBytes(r io.ReaderAt, size int64) int64 {
 // does).
 const maxHeaderBytes = 100 << 20
 
-// decodeCheckpoint returns the checkpoint of the file b (all its bytes):
-// the whole-file checksum is verified on a goroutine of its own while the
-// header is checked and the tensors copied into the model, and its error,
-// when it has one, is the one returned (a damaged file is reported as
-// such); no model is returned before it has been verified. b may be a
-// mapping: a fault while either reads it is readfile.ErrChanged.
-func decodeCheckpoint(b []byte) (ck *Checkpoint, err error) {
-	sum := make(chan error, 1)
-	go func() { sum <- readfile.Guard(func() error { return safetensors.VerifyChecksum(b) }) }()
-	defer func() {
-		// Also when decodeVerified panics (a fault in a mapping, which
-		// the caller recovers): b is not unmapped while it is read.
-		if serr := <-sum; serr != nil {
-			ck, err = nil, serr
-		}
-	}()
-	if ck, err = decodeVerified(b); err != nil {
-		ck = nil
-	}
-	return ck, err
+// decodeCheckpoint returns the checkpoint of the file b (all its bytes).
+func decodeCheckpoint(b []byte) (*Checkpoint, error) {
+	return decodeFrom(bytes.NewReader(b), int64(len(b)), true)
 }
 
-// decodeVerified is decodeCheckpoint but for the whole-file checksum.
-func decodeVerified(b []byte) (*Checkpoint, error) {
-	h, err := safetensors.VerifyHeader(b)
+// decodeFrom returns the checkpoint of the file r of size bytes, read in
+// one pass (safetensors.Reader): the header is checked and the model
+// allocated, then the tensors are read into it while the whole-file
+// checksum is verified, whose error, when it has one, is the one returned
+// (a damaged file is reported as such, whatever else is wrong with it);
+// no model is returned before every byte has been verified. The
+// optimizer state is kept when keepOpt is set, else only verified.
+func decodeFrom(r io.ReaderAt, size int64, keepOpt bool) (*Checkpoint, error) {
+	rd, err := safetensors.NewReader(r, size)
 	if err != nil {
 		return nil, err
 	}
+	sinks := map[string]safetensors.Sink{}
+	var checks []func() error
+	ck, err := decodeHeader(rd.H, keepOpt, sinks, &checks)
+	if err != nil {
+		if cerr := rd.Finish(); cerr != nil {
+			return nil, cerr
+		}
+		return nil, err
+	}
+	if err := rd.ReadData(sinks); err != nil {
+		return nil, err
+	}
+	for _, c := range checks {
+		if err := c(); err != nil {
+			return nil, err
+		}
+	}
+	return ck, nil
+}
+
+// decodeHeader returns the checkpoint of the file whose header is h,
+// checked against its config, with its model allocated: it adds to sinks
+// what reads each tensor into the model (and the optimizer's moments),
+// and to checks what checks the weights once they are read. The
+// optimizer's moments are read (and their memory asked for) only when
+// keepOpt is set; their metadata is checked either way.
+func decodeHeader(h *safetensors.Header, keepOpt bool, sinks map[string]safetensors.Sink, checks *[]func() error) (*Checkpoint, error) {
+	var err error
 	meta := h.Metadata
 	if meta[MetaFormat] != formatName {
 		return nil, fmt.Errorf("not a TinyGPT checkpoint (metadata format %q, want %q)", meta[MetaFormat], formatName)
@@ -301,10 +319,6 @@ func decodeVerified(b []byte) (*Checkpoint, error) {
 	byName := map[string]safetensors.Entry{}
 	for _, e := range h.Tensors {
 		byName[e.Name] = e
-	}
-	tensor := func(name string) []byte {
-		e := byName[name]
-		return b[h.DataStart+e.Start : h.DataStart+e.End]
 	}
 	// Every tensor's dtype and shape against the config before the model
 	// is allocated: the file backs tensors of that size, so a model of
@@ -357,10 +371,12 @@ func decodeVerified(b []byte) (*Checkpoint, error) {
 			return nil, err
 		}
 		arena := newLowArena(cfg, wf)
-		matrix := func(name string, k, n int) (linear, error) { return lowFromFile(wf, name, k, n, tensor, arena) }
+		matrix := func(name string, k, n int) (linear, error) {
+			return lowFromFile(wf, name, k, n, arena, sinks, checks), nil
+		}
 		m, err := newInference(cfg, wf, newOptions(nil).impl,
 			func(name string, dst []float32) error {
-				copyF32(dst, tensor(name))
+				sinks[name] = f32Sink(dst)
 				return nil
 			}, matrix,
 			func(k, n int) (linear, error) { return matrix(lowHead, k, n) })
@@ -371,7 +387,7 @@ func decodeVerified(b []byte) (*Checkpoint, error) {
 		return ck, nil
 	}
 	// The model, and the optimizer's moments and decay mask.
-	need := ModelBytes(cfg, okM)
+	need := ModelBytes(cfg, okM && keepOpt)
 	if err := CheckMemory("the model "+cfg.jsonString(), need); err != nil {
 		return nil, err
 	}
@@ -380,13 +396,12 @@ func decodeVerified(b []byte) (*Checkpoint, error) {
 		return nil, err
 	}
 	for _, x := range cfg.Tensors() {
-		copyF32(m.Params[x.Offset:x.Offset+x.Size()], tensor(x.Name))
+		sinks[x.Name] = f32Sink(m.Params[x.Offset : x.Offset+x.Size()])
 	}
 	ck.Model = m
-	if okM {
+	if okM && keepOpt {
 		mv, vv := make([]float32, n), make([]float32, n)
-		copyF32(mv, tensor(optMPrefix))
-		copyF32(vv, tensor(optVPrefix))
+		sinks[optMPrefix], sinks[optVPrefix] = f32Sink(mv), f32Sink(vv)
 		opt := newAdamW(cfg.DecaySpans(), mv, vv)
 		opt.WeightDecay, opt.ClipNorm, opt.Step = ck.Train.WeightDecay, ck.Train.ClipNorm, step
 		ck.Opt = opt

@@ -3,10 +3,12 @@ package gpt
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -280,35 +282,85 @@ func TestLoadMemoryEstimate(t *testing.T) {
 	if err := os.WriteFile(noOpt, noOptBytes, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{withOpt, noOpt} {
+	for _, c := range []struct {
+		path    string
+		keepOpt bool // Load, else LoadForInference
+	}{{withOpt, true}, {withOpt, false}, {noOpt, true}, {noOpt, false}} {
+		path, name := c.path, fmt.Sprintf("%s (keepOpt %v)", filepath.Base(c.path), c.keepOpt)
+		load := LoadForInference
+		if c.keepOpt {
+			load = Load
+		}
 		f, err := os.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		st, _ := f.Stat()
-		est := loadBytes(f, st.Size())
+		est := loadBytes(f, st.Size(), c.keepOpt)
 		f.Close()
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		ck, err := Load(path)
+		ck, err := load(path)
 		runtime.ReadMemStats(&after)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if (ck.Opt != nil) != (path == withOpt) {
-			t.Fatalf("%s: optimizer state %v", path, ck.Opt != nil)
+		if (ck.Opt != nil) != (path == withOpt && c.keepOpt) {
+			t.Fatalf("%s: optimizer state %v", name, ck.Opt != nil)
 		}
 		alloc := int64(after.TotalAlloc - before.TotalAlloc)
 		// Besides what grows with the file: reading /proc/meminfo, small
 		// maps.
 		const fixed = 256 << 10
 		if est+fixed < alloc || float64(est) > 1.1*float64(alloc) {
-			t.Errorf("%s (%d bytes): estimated %d bytes, Load allocated %d", filepath.Base(path), st.Size(), est, alloc)
+			t.Errorf("%s (%d bytes): estimated %d bytes, Load allocated %d", name, st.Size(), est, alloc)
 		}
 		t.Setenv(MemoryEnv, strconv.FormatInt(est-1, 10))
-		if ck, err := Load(path); ck != nil || err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "needs about") {
-			t.Errorf("%s with %d bytes available: %v", filepath.Base(path), est-1, err)
+		if ck, err := load(path); ck != nil || err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "needs about") {
+			t.Errorf("%s with %d bytes available: %v", name, est-1, err)
 		}
 		os.Unsetenv(MemoryEnv)
+	}
+}
+
+// TestLoadForInference: LoadForInference returns Load's checkpoint but
+// for the optimizer state, which it does not keep; a byte flipped
+// anywhere, in the moments it does not keep too, is Load's error.
+func TestLoadForInference(t *testing.T) {
+	good := tinyCheckpoint(t, map[string]string{"tinygpt.run": `{"threads":1}`})
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ck.safetensors")
+	if err := os.WriteFile(path, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	full, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inf, err := LoadForInference(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Opt == nil || inf.Opt != nil {
+		t.Fatalf("optimizer state: Load %v, LoadForInference %v", full.Opt != nil, inf.Opt != nil)
+	}
+	if !slices.Equal(f32Bytes(full.Model.Params), f32Bytes(inf.Model.Params)) || full.Step != inf.Step ||
+		full.Vocab.String() != inf.Vocab.String() || fmt.Sprint(full.Extra) != fmt.Sprint(inf.Extra) || full.Train != inf.Train {
+		t.Fatal("LoadForInference's checkpoint differs from Load's")
+	}
+	for _, c := range []struct {
+		name string
+		at   int
+	}{{"header", 9}, {"first parameter", len(good) - 3*4*full.Model.Config.NumParams()}, {"first moment", len(good) - 2*4*full.Model.Config.NumParams() + 5}, {"last byte", len(good) - 1}} {
+		b := slices.Clone(good)
+		b[c.at] ^= 0x20
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, want := Load(path)
+		ck, err := LoadForInference(path)
+		if want == nil || err == nil || ck != nil || err.Error() != want.Error() || !strings.Contains(err.Error(), "checksum") {
+			t.Errorf("%s (byte %d) flipped: LoadForInference %v, Load %v", c.name, c.at, err, want)
+		}
 	}
 }

@@ -67,13 +67,17 @@ func f32Bytes(v []float32) []byte {
 	return b
 }
 
-// copyF32 sets dst from b, its len(dst) little-endian float32 values.
-func copyF32(dst []float32, b []byte) {
-	if littleEndian && len(dst) > 0 {
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), 4*len(dst)), b)
-		return
+// f32Sink is the sink that reads a tensor of len(dst) little-endian
+// float32 values into dst: straight into its memory on a little-endian
+// machine, else decoded piece by piece.
+func f32Sink(dst []float32) safetensors.Sink {
+	if littleEndian {
+		return safetensors.Sink{Dst: f32Bytes(dst)}
 	}
-	decodeF32(dst, b)
+	return safetensors.Sink{Fn: func(off int64, p []byte) error {
+		decodeF32(dst[off/4:off/4+int64(len(p)/4)], p)
+		return nil
+	}}
 }
 
 // lowMatrix is a matrix a low-bit checkpoint holds in its format: its
@@ -259,50 +263,72 @@ func (a *lowArena) int8(n, k int) *lowbit.Int8 {
 }
 
 // lowFromFile returns the matrix name of k inputs and n outputs in format
-// f from the checkpoint's tensors (checked by checkLowTensors; tensor
-// returns a tensor's bytes), in memory from a (nil: allocated on its
-// own): bf16 copied as it is, int8 with its scales put back in its
-// blocks. A padding weight that is not zero, an int8 weight of -128
-// (outside the symmetric range the kernels assume) or a scale that is
-// negative or not finite is an error.
-func lowFromFile(f Weights, name string, k, n int, tensor func(name string) []byte, a *lowArena) (linear, error) {
+// f of a checkpoint (its tensors checked by checkLowTensors), in memory
+// from a (nil: allocated on its own), and adds to sinks what reads the
+// file's tensors into it: bf16 read as it is, int8 with its scales put
+// back in its blocks. The matrix holds its weights once the sinks have
+// been given the file's bytes (safetensors.Reader.ReadData) and check
+// (added to checks) has passed. A padding weight that is not zero, an
+// int8 weight of -128 (outside the symmetric range the kernels assume)
+// or a scale that is negative or not finite is an error, of the sink or
+// of the check.
+func lowFromFile(f Weights, name string, k, n int, a *lowArena, sinks map[string]safetensors.Sink, checks *[]func() error) linear {
 	g := lowbit.Groups(k)
 	pad := g*lowbit.GroupSize - k
 	out := linear{k: k, n: n}
 	if f == WeightsBF16 {
 		out.bf = a.bf16(n, k)
 		d := out.bf.Data
-		b := tensor(name)
 		if littleEndian && len(d) > 0 {
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(&d[0])), 2*len(d)), b)
+			sinks[name] = safetensors.Sink{Dst: unsafe.Slice((*byte)(unsafe.Pointer(&d[0])), 2*len(d))}
 		} else {
-			for i := range d {
-				d[i] = binary.LittleEndian.Uint16(b[2*i:])
-			}
+			sinks[name] = safetensors.Sink{Fn: func(off int64, p []byte) error {
+				for i := range len(p) / 2 {
+					d[off/2+int64(i)] = binary.LittleEndian.Uint16(p[2*i:])
+				}
+				return nil
+			}}
 		}
 		if pad > 0 {
-			if err := checkBF16Padding(out.bf); err != nil {
-				return linear{}, fmt.Errorf("tensor %q: %v", name, err)
-			}
+			m := out.bf
+			*checks = append(*checks, func() error {
+				if err := checkBF16Padding(m); err != nil {
+					return fmt.Errorf("tensor %q: %v", name, err)
+				}
+				return nil
+			})
 		}
-		return out, nil
+		return out
 	}
 	out.i8 = a.int8(n, k)
-	q, sb := tensor(name), tensor(name+scaleSuffix)
-	for i := range out.i8.Blocks {
-		blk := &out.i8.Blocks[i]
-		s := math.Float32frombits(binary.LittleEndian.Uint32(sb[4*i:]))
-		if math.IsNaN(float64(s)) || math.IsInf(float64(s), 0) || math.Signbit(float64(s)) {
-			return linear{}, fmt.Errorf("tensor %q: scale [%d, %d] is %v; scales are finite and >= 0", name+scaleSuffix, i/g, i%g, s)
+	blocks := out.i8.Blocks
+	// The pieces are whole groups of weights and whole scales
+	// (safetensors.ChunkSize is a multiple of both).
+	sinks[name] = safetensors.Sink{Fn: func(off int64, q []byte) error {
+		first := int(off / lowbit.GroupSize)
+		for j := range len(q) / lowbit.GroupSize {
+			i := first + j
+			src := q[j*lowbit.GroupSize : (j+1)*lowbit.GroupSize]
+			copy(unsafe.Slice((*byte)(unsafe.Pointer(&blocks[i].Q[0])), lowbit.GroupSize), src)
+			if bad := checkInt8Group(src, i%g == g-1, pad); bad >= 0 {
+				return fmt.Errorf("tensor %q: weight [%d, %d] is %d: weights are in [-127, 127], padding 0", name, i/g, (i%g)*lowbit.GroupSize+bad, int8(src[bad]))
+			}
 		}
-		blk.Scale = s
-		src := q[i*lowbit.GroupSize : (i+1)*lowbit.GroupSize]
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&blk.Q[0])), lowbit.GroupSize), src)
-		if bad := checkInt8Group(src, i%g == g-1, pad); bad >= 0 {
-			return linear{}, fmt.Errorf("tensor %q: weight [%d, %d] is %d: weights are in [-127, 127], padding 0", name, i/g, (i%g)*lowbit.GroupSize+bad, int8(src[bad]))
+		return nil
+	}}
+	sinks[name+scaleSuffix] = safetensors.Sink{Fn: func(off int64, sb []byte) error {
+		first := int(off / 4)
+		for j := range len(sb) / 4 {
+			i := first + j
+			s := math.Float32frombits(binary.LittleEndian.Uint32(sb[4*j:]))
+			if math.IsNaN(float64(s)) || math.IsInf(float64(s), 0) || math.Signbit(float64(s)) {
+				return fmt.Errorf("tensor %q: scale [%d, %d] is %v; scales are finite and >= 0", name+scaleSuffix, i/g, i%g, s)
+			}
+			blocks[i].Scale = s
 		}
-	}
-	return out, nil
+		return nil
+	}}
+	return out
 }
 
 // checkInt8Group returns the index in q (a group's 32 weights) of the

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/simdgpt/simdgpt/gpt/rng"
+	"github.com/simdgpt/simdgpt/gpt/safetensors"
 	"github.com/simdgpt/simdgpt/kernels"
 	"github.com/simdgpt/simdgpt/kernels/kernelstest"
 )
@@ -395,4 +396,48 @@ func FuzzLoadGPT2LLMC(f *testing.F) {
 	small := randomGPT2(gpt2Spec{L: 1, H: 1, C: 4, V: 3, T: 2}, 2, roundBF16)
 	f.Add(writeLLMC(small, 5, 4))
 	f.Fuzz(func(t *testing.T, file []byte) { fuzzLoad(t, file, nil) })
+}
+
+// TestReadF32At: a tensor of several of readF32At's pieces reads whole
+// and exactly; a value that is not finite is refused with its index in
+// the tensor, in the first piece, a later one or the last element; a file
+// that ends inside the tensor is an unexpected EOF.
+func TestReadF32At(t *testing.T) {
+	const piece = safetensors.ChunkSize / 4
+	n := 2*piece + 3
+	vals := make([]float32, n)
+	for i := range vals {
+		vals[i] = float32(i%1000) - 0.25
+	}
+	const off = 8
+	file := func(edit func(v []float32)) []byte {
+		v := slices.Clone(vals)
+		if edit != nil {
+			edit(v)
+		}
+		return append(make([]byte, off), f32Bytes(v)...)
+	}
+	for _, c := range []struct {
+		name string
+		b    []byte
+		want string
+	}{
+		{"intact", file(nil), ""},
+		{"NaN in the first piece", file(func(v []float32) { v[7] = float32(math.NaN()) }), "tensor x: element 7 is NaN"},
+		{"+Inf in the second piece", file(func(v []float32) { v[piece+5] = float32(math.Inf(1)) }), fmt.Sprintf("tensor x: element %d is +Inf", piece+5)},
+		{"-Inf last", file(func(v []float32) { v[n-1] = float32(math.Inf(-1)) }), fmt.Sprintf("tensor x: element %d is -Inf", n-1)},
+		{"truncated in the second piece", file(nil)[:off+4*(piece+9)], "unexpected EOF"},
+	} {
+		dst := make([]float32, n)
+		err := readF32At(bytes.NewReader(c.b), off, "x", dst)
+		if c.want == "" {
+			if err != nil || !slices.Equal(dst, vals) {
+				t.Errorf("%s: %v (values equal: %v)", c.name, err, slices.Equal(dst, vals))
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
 }

@@ -341,22 +341,25 @@ func (c Config) describe() string {
 // readF32At fills dst with the len(dst) little-endian float32 values at
 // offset off of r, read straight into dst (one copy, from the file to the
 // model, on a little-endian machine), refusing values that are not
-// finite as tensorReader.read does.
+// finite as tensorReader.read does. It reads safetensors.ChunkSize bytes
+// at a time and checks each piece just read, while it is still in the
+// CPU's cache (one pass over the model's memory, not two).
 func readF32At(r io.ReaderAt, off int64, name string, dst []float32) error {
 	if !littleEndian {
 		return newTensorReader(bufferedSection(r, off, 4*int64(len(dst))), dtypeF32, 0).read(name, dst)
 	}
-	if len(dst) == 0 {
-		return nil
-	}
-	if _, err := r.ReadAt(f32Bytes(dst), off); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
+	const piece = safetensors.ChunkSize / 4
+	for lo := 0; lo < len(dst); lo += piece {
+		d := dst[lo:min(lo+piece, len(dst))]
+		if _, err := r.ReadAt(f32Bytes(d), off+4*int64(lo)); err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("tensor %s: %w", name, err)
 		}
-		return fmt.Errorf("tensor %s: %w", name, err)
-	}
-	if i := firstNonFinite(dst); i >= 0 {
-		return fmt.Errorf("tensor %s: element %d is %v", name, i, dst[i])
+		if i := firstNonFinite(d); i >= 0 {
+			return fmt.Errorf("tensor %s: element %d is %v", name, lo+i, d[i])
+		}
 	}
 	return nil
 }

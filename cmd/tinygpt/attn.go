@@ -33,9 +33,12 @@ func loadCheckpoint(p, cmd string, stderr io.Writer) (*gpt.Checkpoint, error) {
 
 // loadCheckpointFile loads the checkpoint file path (a directory there is
 // refused by gpt.Load as not a regular file), printing its warning, if
-// any, on stderr.
+// any, on stderr. The commands that call it do not resume training, so
+// the optimizer state a training checkpoint holds is verified but not
+// kept (gpt.LoadForInference): sampling from a run's checkpoint does not
+// read twice the model's size into memory.
 func loadCheckpointFile(path, cmd string, stderr io.Writer) (*gpt.Checkpoint, error) {
-	ck, err := gpt.Load(path)
+	ck, err := gpt.LoadForInference(path)
 	if err != nil {
 		return nil, err
 	}

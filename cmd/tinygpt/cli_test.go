@@ -469,6 +469,10 @@ func TestBadInputs(t *testing.T) {
 		{name: "sample llm.c decoder with a prompt", args: []string{"sample", "--checkpoint", f.g.llmcOnly, "--prompt", "hello"}, status: 1, want: []string{"--prompt needs a tokenizer that encodes", llmcTokenizer}},
 		{name: "sample not a model", args: []string{"sample", "--checkpoint", f.text}, status: 1, want: []string{f.text, "safetensors"}},
 		{name: "sample not GPT-2's layout", args: []string{"sample", "--checkpoint", f.notGPT2}, status: 1, want: []string{f.notGPT2, `tensor "foo" is not part of GPT-2's layout`}},
+		// The tokenizer is read while the model loads; the model's error
+		// is the one reported.
+		{name: "sample not GPT-2's layout, tokenizer FIFO", args: []string{"sample", "--checkpoint", f.notGPT2, "--tokenizer_dir", f.tokFIFO}, status: 1, want: []string{f.notGPT2, `tensor "foo" is not part of GPT-2's layout`},
+			after: unchanged(filepath.Join(f.tokFIFO, "encoder.json"), fs.ModeNamedPipe, 0)},
 		{name: "sample directory without a model", args: []string{"sample", "--checkpoint", f.g.tokDir}, status: 1, want: []string{f.g.tokDir + " holds neither checkpoint.safetensors"}},
 		{name: "sample top_p 0", args: []string{"sample", "--checkpoint", f.good, "--top_p", "0"}, status: 2, want: []string{"--top_p 0 must be in (0, 1]"}},
 		{name: "sample top_p NaN", args: []string{"sample", "--checkpoint", f.good, "--top_p", "NaN"}, status: 2, want: []string{"--top_p NaN"}},

@@ -138,8 +138,28 @@ func loadModel(p, tokDir, cmd string, wf weightsFlag, stderr io.Writer) (*model,
 		return nil, err
 	}
 	lm := &model{path: path}
-	if isGPT2File(path) {
-		lm.isGPT = true
+	lm.isGPT = isGPT2File(path)
+	// The tokenizer files are read and parsed on a goroutine of their own
+	// while the model loads (GPT-2's take about a tenth of a second of
+	// CPU); their result is used, and their error reported, in the order
+	// below, after the model's.
+	type found struct {
+		t   *tokenizer
+		err error
+	}
+	var tokCh chan found
+	if tokDir != "" || lm.isGPT {
+		dir := tokDir
+		if dir == "" {
+			dir = filepath.Dir(path)
+		}
+		tokCh = make(chan found, 1)
+		go func() {
+			t, err := findTokenizer(dir)
+			tokCh <- found{t, err}
+		}()
+	}
+	if lm.isGPT {
 		if lm.m, err = gpt.LoadGPT2(path, gpt.WithLoadWeights(wf.f)); err != nil {
 			return nil, err
 		}
@@ -158,7 +178,8 @@ func loadModel(p, tokDir, cmd string, wf weightsFlag, stderr io.Writer) (*model,
 		if lm.ck != nil && lm.ck.Vocab != nil {
 			return nil, usageError{fmt.Sprintf("--tokenizer_dir: %s was trained on characters and keeps its vocabulary", path)}
 		}
-		t, err := findTokenizer(tokDir)
+		f := <-tokCh
+		t, err := f.t, f.err
 		if err != nil {
 			return nil, err
 		}
@@ -168,7 +189,8 @@ func loadModel(p, tokDir, cmd string, wf weightsFlag, stderr io.Writer) (*model,
 		lm.tok = t
 	} else if lm.isGPT {
 		dir := filepath.Dir(path)
-		if lm.tok, err = findTokenizer(dir); err != nil {
+		f := <-tokCh
+		if lm.tok, err = f.t, f.err; err != nil {
 			return nil, err
 		}
 		if lm.tok == nil {

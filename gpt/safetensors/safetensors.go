@@ -334,7 +334,7 @@ func checksum(b []byte, check bool) (hl int64, at int, err error) {
 		sum := string(b[at : at+8])
 		want, _ := strconv.ParseUint(sum, 16, 32)
 		if got := fileChecksum(b, at); uint64(got) != want {
-			return 0, 0, fmt.Errorf("safetensors: the file's checksum %08x does not match the %s %s in its header (truncated or corrupted file)", got, ChecksumKey, sum)
+			return 0, 0, fileChecksumError(got, sum)
 		}
 	}
 	return hl, at, nil
@@ -351,45 +351,72 @@ func verify(b []byte, only string, check bool) (*Header, error) {
 	if at >= 0 {
 		sum = string(b[at : at+8])
 	}
-	h, err := parseHeader(b[8:8+hl], int64(len(b)), only)
+	h, want, err := checkHeader(b[8:8+hl], int64(len(b)), only, at >= 0, sum)
 	if err != nil {
 		return nil, err
 	}
-	data := b[8+hl:]
+	if at < 0 {
+		if got := crc32.Checksum(b[8+hl:], castagnoli); got != want {
+			return nil, dataChecksumError(got, want)
+		}
+	}
+	return h, nil
+}
+
+// checkHeader parses and checks hdr, the header of a file of size bytes,
+// as verify does after the whole-file checksum: whole tells whether the
+// header holds that checksum (its digits sum). For a file without it, it
+// returns the data section's checksum its header states (DataChecksumKey),
+// which the caller verifies.
+func checkHeader(hdr []byte, size int64, only string, whole bool, sum string) (*Header, uint32, error) {
+	h, err := parseHeader(hdr, size, only)
+	if err != nil {
+		return nil, 0, err
+	}
 	// parseHeader leaves no overlaps: the tensors cover the data exactly
 	// when each starts where the one before it ends and the last ends at
 	// the end.
 	pos := int64(0)
 	for _, e := range h.Tensors {
 		if DTypeSize(e.DType) == 0 {
-			return nil, fmt.Errorf("safetensors: tensor %q has dtype %q, which this package does not read", e.Name, e.DType)
+			return nil, 0, fmt.Errorf("safetensors: tensor %q has dtype %q, which this package does not read", e.Name, e.DType)
 		}
 		if e.Start != pos {
-			return nil, fmt.Errorf("safetensors: tensor %q: data_offsets [%d, %d] do not follow the previous tensor (at %d) (corrupted file)", e.Name, e.Start, e.End, pos)
+			return nil, 0, fmt.Errorf("safetensors: tensor %q: data_offsets [%d, %d] do not follow the previous tensor (at %d) (corrupted file)", e.Name, e.Start, e.End, pos)
 		}
 		pos = e.End
 	}
-	if pos != int64(len(data)) {
-		return nil, fmt.Errorf("safetensors: the tensors cover %d of the %d data bytes (corrupted file)", pos, len(data))
+	if pos != h.DataLen {
+		return nil, 0, fmt.Errorf("safetensors: the tensors cover %d of the %d data bytes (corrupted file)", pos, h.DataLen)
 	}
 	meta := h.Metadata
-	if c, ok := meta[ChecksumKey]; ok != (at >= 0) || (ok && c != sum) {
-		return nil, fmt.Errorf("safetensors: the header's %s is not in the form Encode writes (corrupted file?)", ChecksumKey)
+	if c, ok := meta[ChecksumKey]; ok != whole || (ok && c != sum) {
+		return nil, 0, fmt.Errorf("safetensors: the header's %s is not in the form Encode writes (corrupted file?)", ChecksumKey)
 	}
-	if at < 0 {
-		c, ok := meta[DataChecksumKey]
-		if !ok {
-			return nil, fmt.Errorf("safetensors: the header has no checksum (%s), so damage cannot be told apart (corrupted file, or not written by this package)", ChecksumKey)
-		}
-		want, err := strconv.ParseUint(c, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("safetensors: bad %s %q", DataChecksumKey, c)
-		}
-		if got := crc32.Checksum(data, castagnoli); uint64(got) != want {
-			return nil, fmt.Errorf("safetensors: data checksum %d does not match the header's %d (corrupted file)", got, want)
-		}
+	if whole {
+		return h, 0, nil
 	}
-	return h, nil
+	c, ok := meta[DataChecksumKey]
+	if !ok {
+		return nil, 0, fmt.Errorf("safetensors: the header has no checksum (%s), so damage cannot be told apart (corrupted file, or not written by this package)", ChecksumKey)
+	}
+	want, err := strconv.ParseUint(c, 10, 32)
+	if err != nil {
+		return nil, 0, fmt.Errorf("safetensors: bad %s %q", DataChecksumKey, c)
+	}
+	return h, uint32(want), nil
+}
+
+// dataChecksumError is the error of a data section whose checksum got is
+// not the want its header states (DataChecksumKey).
+func dataChecksumError(got, want uint32) error {
+	return fmt.Errorf("safetensors: data checksum %d does not match the header's %d (corrupted file)", got, want)
+}
+
+// fileChecksumError is the error of a file whose checksum got is not the
+// one its header holds (digits sum).
+func fileChecksumError(got uint32, sum string) error {
+	return fmt.Errorf("safetensors: the file's checksum %08x does not match the %s %s in its header (truncated or corrupted file)", got, ChecksumKey, sum)
 }
 
 // Header is a safetensors file's header, checked: every tensor's bytes lie
