@@ -334,6 +334,7 @@ var asmKinds = []asmKind{
 	// bf16compute: the VDPBF16PS micro-kernel of the bfloat16 products
 	// and its packers (AVX512_BF16).
 	{"gemmBF16Kernel", "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", onAMD64, "bf16compute.Kernels.Micro", ""},
+	{"gemmBF16PrefetchKernel", "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32, pf *float32, pfs int)", onAMD64, "bf16compute.Kernels.MicroPrefetch", ""},
 	{"bf16PackRows", "func(dst *uint32, src *float32, lds, rows, blocks, ldd int)", onAMD64, "bf16compute.Kernels.PackRows and PackRowsHalves", ""},
 	{"bf16PackPairs", "func(dst *uint32, src *float32, lds, kp, chunks, ldd int)", onAMD64, "bf16compute.Kernels.PackPairs", ""},
 	{"bf16Transpose", "func(dst *uint32, src *uint32, lds, ldd, blocks int)", onAMD64, "bf16compute.Kernels.Transpose", ""},

@@ -86,8 +86,22 @@ func goTranspose(dst, src *uint32, lds, ldd, blocks int) {
 	}
 }
 
-func testDriver() *Driver {
-	return New(Kernels{MR: testMR, NR: testNR, Micro: goMicro, PackRows: goPackRows(false), PackRowsHalves: goPackRows(true), PackPairs: goPackPairs, Transpose: goTranspose}, gemm.Caches{})
+// goMicroPrefetch is goMicro; a prefetch has no effect on the results.
+func goMicroPrefetch(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32, pf *float32, pfs int) {
+	if pf == nil || pfs <= 0 {
+		panic("goMicroPrefetch: no source to prefetch")
+	}
+	goMicro(kp, a, rsa, csa, b, c, ldc, alpha, beta)
+}
+
+// testDriver returns the driver on the Go kernels, with MicroPrefetch
+// (B packed panel by panel in the loops) when fused.
+func testDriver(fused bool) *Driver {
+	ks := Kernels{MR: testMR, NR: testNR, Micro: goMicro, PackRows: goPackRows(false), PackRowsHalves: goPackRows(true), PackPairs: goPackPairs, Transpose: goTranspose}
+	if fused {
+		ks.MicroPrefetch = goMicroPrefetch
+	}
+	return New(ks, gemm.Caches{})
 }
 
 // ints returns n integers in [-4, 4] as float32: every sum exact.
@@ -103,84 +117,90 @@ func ints(r *rand.Rand, n int) []float32 {
 // 1, 2 and 5 pairs, nc of one to three panels), every transpose and the
 // weights, on one goroutine and split by rows and by columns, against
 // the exact product (integer data: every sum exact), with the bias
-// epilogue.
+// epilogue; B packed before the loops and, with MicroPrefetch, panel by
+// panel inside them.
 func TestDriverExact(t *testing.T) {
-	d := testDriver()
 	r := rand.New(rand.NewPCG(1, 2))
 	shapes := [][3]int{{1, 1, 1}, {3, 16, 2}, {4, 17, 3}, {7, 33, 64}, {10, 50, 65}, {2, 200, 70}, {300, 5, 40}, {260, 300, 257}}
-	for _, bl := range [][2]int{{1, 32}, {2, 64}, {5, 96}, {256, 4096}} {
-		d.SetBlocking(bl[0], bl[1])
-		for _, s := range shapes {
-			m, n, k := s[0], s[1], s[2]
-			for _, procs := range []int{1, 2} {
-				old := runtime.GOMAXPROCS(procs)
-				for ti := 0; ti < 5; ti++ {
-					ta, tb, weights := ti&1 != 0, ti&2 != 0, ti == 4
-					name := fmt.Sprintf("kc=%d nc=%d m=%d n=%d k=%d procs=%d transA=%v transB=%v weights=%v", bl[0], bl[1], m, n, k, procs, ta, tb, weights)
-					a, b := ints(r, m*k), ints(r, k*n)
-					lda, ldb := k+1, n+3
-					if ta {
-						lda = m + 2
-					}
-					if tb {
-						ldb = k + 1
-					}
-					ap := make([]float32, max(m, k)*lda)
-					bp := make([]float32, max(n, k)*ldb)
-					at := func(i, p int) float32 { return a[i*k+p] }
-					bt := func(p, j int) float32 { return b[p*n+j] }
-					for i := 0; i < m; i++ {
-						for p := 0; p < k; p++ {
-							if ta {
-								ap[p*lda+i] = at(i, p)
-							} else {
-								ap[i*lda+p] = at(i, p)
-							}
+	for _, fl := range []struct {
+		fused  bool
+		blocks [][2]int
+	}{{false, [][2]int{{1, 32}, {2, 64}, {5, 96}, {256, 4096}}}, {true, [][2]int{{1, 32}, {2, 64}, {5, 96}, {7, 64}, {256, 4096}}}} {
+		d := testDriver(fl.fused)
+		for _, bl := range fl.blocks {
+			d.SetBlocking(bl[0], bl[1])
+			for _, s := range shapes {
+				m, n, k := s[0], s[1], s[2]
+				for _, procs := range []int{1, 2} {
+					old := runtime.GOMAXPROCS(procs)
+					for ti := 0; ti < 5; ti++ {
+						ta, tb, weights := ti&1 != 0, ti&2 != 0, ti == 4
+						name := fmt.Sprintf("fused=%v kc=%d nc=%d m=%d n=%d k=%d procs=%d transA=%v transB=%v weights=%v", fl.fused, bl[0], bl[1], m, n, k, procs, ta, tb, weights)
+						a, b := ints(r, m*k), ints(r, k*n)
+						lda, ldb := k+1, n+3
+						if ta {
+							lda = m + 2
 						}
-					}
-					for p := 0; p < k; p++ {
-						for j := 0; j < n; j++ {
-							if tb {
-								bp[j*ldb+p] = bt(p, j)
-							} else {
-								bp[p*ldb+j] = bt(p, j)
-							}
+						if tb {
+							ldb = k + 1
 						}
-					}
-					ldc := n + 1
-					c := ints(r, m*ldc)
-					c0 := append([]float32(nil), c...)
-					bias := ints(r, n)
-					switch {
-					case weights:
-						w := lowbit.BF16FromKN(b, k, n)
-						d.GemmWeights(m, 2, ap, lda, w, -1, c, ldc)
-					case ti == 3:
-						d.GemmEpilogue(ta, tb, m, n, k, ap, lda, bp, ldb, c, ldc, Epilogue{Fn: addBias, Vec: bias})
-					default:
-						d.Gemm(ta, tb, m, n, k, 2, ap, lda, bp, ldb, -1, c, ldc)
-					}
-					for i := 0; i < m; i++ {
-						for j := 0; j < ldc; j++ {
-							want := c0[i*ldc+j]
-							if j < n {
-								var s float32
-								for p := 0; p < k; p++ {
-									s += at(i, p) * bt(p, j)
-								}
-								if ti == 3 {
-									want = s + bias[j]
+						ap := make([]float32, max(m, k)*lda)
+						bp := make([]float32, max(n, k)*ldb)
+						at := func(i, p int) float32 { return a[i*k+p] }
+						bt := func(p, j int) float32 { return b[p*n+j] }
+						for i := 0; i < m; i++ {
+							for p := 0; p < k; p++ {
+								if ta {
+									ap[p*lda+i] = at(i, p)
 								} else {
-									want = 2*s - want
+									ap[i*lda+p] = at(i, p)
 								}
 							}
-							if got := c[i*ldc+j]; got != want {
-								t.Fatalf("%s: C[%d][%d] = %v, want %v", name, i, j, got, want)
+						}
+						for p := 0; p < k; p++ {
+							for j := 0; j < n; j++ {
+								if tb {
+									bp[j*ldb+p] = bt(p, j)
+								} else {
+									bp[p*ldb+j] = bt(p, j)
+								}
+							}
+						}
+						ldc := n + 1
+						c := ints(r, m*ldc)
+						c0 := append([]float32(nil), c...)
+						bias := ints(r, n)
+						switch {
+						case weights:
+							w := lowbit.BF16FromKN(b, k, n)
+							d.GemmWeights(m, 2, ap, lda, w, -1, c, ldc)
+						case ti == 3:
+							d.GemmEpilogue(ta, tb, m, n, k, ap, lda, bp, ldb, c, ldc, Epilogue{Fn: addBias, Vec: bias})
+						default:
+							d.Gemm(ta, tb, m, n, k, 2, ap, lda, bp, ldb, -1, c, ldc)
+						}
+						for i := 0; i < m; i++ {
+							for j := 0; j < ldc; j++ {
+								want := c0[i*ldc+j]
+								if j < n {
+									var s float32
+									for p := 0; p < k; p++ {
+										s += at(i, p) * bt(p, j)
+									}
+									if ti == 3 {
+										want = s + bias[j]
+									} else {
+										want = 2*s - want
+									}
+								}
+								if got := c[i*ldc+j]; got != want {
+									t.Fatalf("%s: C[%d][%d] = %v, want %v", name, i, j, got, want)
+								}
 							}
 						}
 					}
+					runtime.GOMAXPROCS(old)
 				}
-				runtime.GOMAXPROCS(old)
 			}
 		}
 	}
