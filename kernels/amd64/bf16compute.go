@@ -21,6 +21,7 @@ var bf16DriverAVX512 = func() *bf16compute.Driver {
 	return bf16compute.New(bf16compute.Kernels{
 		MR: 14, NR: 32,
 		Micro:          gemmBF16Kernel14x32AVX512,
+		MicroPrefetch:  gemmBF16PrefetchKernel14x32AVX512,
 		PackRows:       bf16PackRowsAVX512,
 		PackRowsHalves: bf16PackRowsHalvesAVX512,
 		PackPairs:      bf16PackPairsAVX512,

@@ -554,6 +554,530 @@ gemmBF16Kernel14x32AVX512_nobeta:
 	VZEROUPPER
 	RET
 
+// func gemmBF16PrefetchKernel14x32AVX512(kp int, a *uint32, rsa int, csa int, b *uint32, c *float32, ldc int, alpha float32, beta float32, pf *float32, pfs int)
+// Requires: AVX, AVX512F, AVX512_BF16, MMX+
+TEXT ·gemmBF16PrefetchKernel14x32AVX512(SB), NOSPLIT, $0-80
+	MOVQ       rsa+16(FP), AX
+	SHLQ       $0x02, AX
+	LEAQ       (AX)(AX*2), CX
+	LEAQ       (AX)(AX*4), DX
+	MOVQ       a+8(FP), BX
+	LEAQ       (BX)(DX*1), SI
+	LEAQ       (SI)(DX*1), DX
+	MOVQ       csa+24(FP), DI
+	SHLQ       $0x02, DI
+	MOVQ       b+32(FP), R8
+	MOVQ       kp+0(FP), R9
+	MOVQ       c+40(FP), R10
+	MOVQ       ldc+48(FP), R11
+	SHLQ       $0x02, R11
+	MOVQ       R10, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	PREFETCHT0 (R12)
+	PREFETCHT0 64(R12)
+	ADDQ       R11, R12
+	VPXORD     Z0, Z0, Z0
+	VPXORD     Z1, Z1, Z1
+	VPXORD     Z2, Z2, Z2
+	VPXORD     Z3, Z3, Z3
+	VPXORD     Z4, Z4, Z4
+	VPXORD     Z5, Z5, Z5
+	VPXORD     Z6, Z6, Z6
+	VPXORD     Z7, Z7, Z7
+	VPXORD     Z8, Z8, Z8
+	VPXORD     Z9, Z9, Z9
+	VPXORD     Z10, Z10, Z10
+	VPXORD     Z11, Z11, Z11
+	VPXORD     Z12, Z12, Z12
+	VPXORD     Z13, Z13, Z13
+	VPXORD     Z14, Z14, Z14
+	VPXORD     Z15, Z15, Z15
+	VPXORD     Z16, Z16, Z16
+	VPXORD     Z17, Z17, Z17
+	VPXORD     Z18, Z18, Z18
+	VPXORD     Z19, Z19, Z19
+	VPXORD     Z20, Z20, Z20
+	VPXORD     Z21, Z21, Z21
+	VPXORD     Z22, Z22, Z22
+	VPXORD     Z23, Z23, Z23
+	VPXORD     Z24, Z24, Z24
+	VPXORD     Z25, Z25, Z25
+	VPXORD     Z26, Z26, Z26
+	VPXORD     Z27, Z27, Z27
+	MOVQ       pf+64(FP), R12
+	MOVQ       pfs+72(FP), R13
+	SHLQ       $0x02, R13
+
+gemmBF16PrefetchKernel14x32AVX512_loop:
+	PREFETCHT1   (R12)
+	PREFETCHT1   64(R12)
+	PREFETCHT1   (R12)(R13*1)
+	PREFETCHT1   64(R12)(R13*1)
+	LEAQ         (R12)(R13*2), R12
+	VMOVUPS      (R8), Z28
+	VMOVUPS      64(R8), Z29
+	VPBROADCASTD (BX), Z30
+
+	// VDPBF16PS Z28, Z30, Z0
+	BYTE $0x62
+	BYTE $0x92
+	BYTE $0x0e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z29, Z30, Z1
+	BYTE         $0x62
+	BYTE         $0x92
+	BYTE         $0x0e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xcd
+	VPBROADCASTD (BX)(AX*1), Z31
+
+	// VDPBF16PS Z28, Z31, Z2
+	BYTE $0x62
+	BYTE $0x92
+	BYTE $0x06
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z29, Z31, Z3
+	BYTE         $0x62
+	BYTE         $0x92
+	BYTE         $0x06
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xdd
+	VPBROADCASTD (BX)(AX*2), Z30
+
+	// VDPBF16PS Z28, Z30, Z4
+	BYTE $0x62
+	BYTE $0x92
+	BYTE $0x0e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xe4
+
+	// VDPBF16PS Z29, Z30, Z5
+	BYTE         $0x62
+	BYTE         $0x92
+	BYTE         $0x0e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xed
+	VPBROADCASTD (BX)(CX*1), Z31
+
+	// VDPBF16PS Z28, Z31, Z6
+	BYTE $0x62
+	BYTE $0x92
+	BYTE $0x06
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xf4
+
+	// VDPBF16PS Z29, Z31, Z7
+	BYTE         $0x62
+	BYTE         $0x92
+	BYTE         $0x06
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xfd
+	VPBROADCASTD (BX)(AX*4), Z30
+
+	// VDPBF16PS Z28, Z30, Z8
+	BYTE $0x62
+	BYTE $0x12
+	BYTE $0x0e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z29, Z30, Z9
+	BYTE         $0x62
+	BYTE         $0x12
+	BYTE         $0x0e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xcd
+	VPBROADCASTD (SI), Z31
+
+	// VDPBF16PS Z28, Z31, Z10
+	BYTE $0x62
+	BYTE $0x12
+	BYTE $0x06
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z29, Z31, Z11
+	BYTE         $0x62
+	BYTE         $0x12
+	BYTE         $0x06
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xdd
+	VPBROADCASTD (SI)(AX*1), Z30
+
+	// VDPBF16PS Z28, Z30, Z12
+	BYTE $0x62
+	BYTE $0x12
+	BYTE $0x0e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xe4
+
+	// VDPBF16PS Z29, Z30, Z13
+	BYTE         $0x62
+	BYTE         $0x12
+	BYTE         $0x0e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xed
+	VPBROADCASTD (SI)(AX*2), Z31
+
+	// VDPBF16PS Z28, Z31, Z14
+	BYTE $0x62
+	BYTE $0x12
+	BYTE $0x06
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xf4
+
+	// VDPBF16PS Z29, Z31, Z15
+	BYTE         $0x62
+	BYTE         $0x12
+	BYTE         $0x06
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xfd
+	VPBROADCASTD (SI)(CX*1), Z30
+
+	// VDPBF16PS Z28, Z30, Z16
+	BYTE $0x62
+	BYTE $0x82
+	BYTE $0x0e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z29, Z30, Z17
+	BYTE         $0x62
+	BYTE         $0x82
+	BYTE         $0x0e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xcd
+	VPBROADCASTD (SI)(AX*4), Z31
+
+	// VDPBF16PS Z28, Z31, Z18
+	BYTE $0x62
+	BYTE $0x82
+	BYTE $0x06
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z29, Z31, Z19
+	BYTE         $0x62
+	BYTE         $0x82
+	BYTE         $0x06
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xdd
+	VPBROADCASTD (DX), Z30
+
+	// VDPBF16PS Z28, Z30, Z20
+	BYTE $0x62
+	BYTE $0x82
+	BYTE $0x0e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xe4
+
+	// VDPBF16PS Z29, Z30, Z21
+	BYTE         $0x62
+	BYTE         $0x82
+	BYTE         $0x0e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xed
+	VPBROADCASTD (DX)(AX*1), Z31
+
+	// VDPBF16PS Z28, Z31, Z22
+	BYTE $0x62
+	BYTE $0x82
+	BYTE $0x06
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xf4
+
+	// VDPBF16PS Z29, Z31, Z23
+	BYTE         $0x62
+	BYTE         $0x82
+	BYTE         $0x06
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xfd
+	VPBROADCASTD (DX)(AX*2), Z30
+
+	// VDPBF16PS Z28, Z30, Z24
+	BYTE $0x62
+	BYTE $0x02
+	BYTE $0x0e
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xc4
+
+	// VDPBF16PS Z29, Z30, Z25
+	BYTE         $0x62
+	BYTE         $0x02
+	BYTE         $0x0e
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xcd
+	VPBROADCASTD (DX)(CX*1), Z31
+
+	// VDPBF16PS Z28, Z31, Z26
+	BYTE $0x62
+	BYTE $0x02
+	BYTE $0x06
+	BYTE $0x40
+	BYTE $0x52
+	BYTE $0xd4
+
+	// VDPBF16PS Z29, Z31, Z27
+	BYTE         $0x62
+	BYTE         $0x02
+	BYTE         $0x06
+	BYTE         $0x40
+	BYTE         $0x52
+	BYTE         $0xdd
+	ADDQ         DI, BX
+	ADDQ         DI, SI
+	ADDQ         DI, DX
+	ADDQ         $0x00000080, R8
+	DECQ         R9
+	JNZ          gemmBF16PrefetchKernel14x32AVX512_loop
+	VBROADCASTSS alpha+56(FP), Z28
+	MOVL         beta+60(FP), AX
+	VBROADCASTSS beta+60(FP), Z29
+	VMULPS       Z28, Z0, Z0
+	VMULPS       Z28, Z1, Z1
+	VMULPS       Z28, Z2, Z2
+	VMULPS       Z28, Z3, Z3
+	VMULPS       Z28, Z4, Z4
+	VMULPS       Z28, Z5, Z5
+	VMULPS       Z28, Z6, Z6
+	VMULPS       Z28, Z7, Z7
+	VMULPS       Z28, Z8, Z8
+	VMULPS       Z28, Z9, Z9
+	VMULPS       Z28, Z10, Z10
+	VMULPS       Z28, Z11, Z11
+	VMULPS       Z28, Z12, Z12
+	VMULPS       Z28, Z13, Z13
+	VMULPS       Z28, Z14, Z14
+	VMULPS       Z28, Z15, Z15
+	VMULPS       Z28, Z16, Z16
+	VMULPS       Z28, Z17, Z17
+	VMULPS       Z28, Z18, Z18
+	VMULPS       Z28, Z19, Z19
+	VMULPS       Z28, Z20, Z20
+	VMULPS       Z28, Z21, Z21
+	VMULPS       Z28, Z22, Z22
+	VMULPS       Z28, Z23, Z23
+	VMULPS       Z28, Z24, Z24
+	VMULPS       Z28, Z25, Z25
+	VMULPS       Z28, Z26, Z26
+	VMULPS       Z28, Z27, Z27
+	ANDL         $0x7fffffff, AX
+	JZ           gemmBF16PrefetchKernel14x32AVX512_nobeta
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z0, Z0
+	VMOVUPS      Z0, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z1, Z1
+	VMOVUPS      Z1, 64(R10)
+	ADDQ         R11, R10
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z2, Z2
+	VMOVUPS      Z2, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z3, Z3
+	VMOVUPS      Z3, 64(R10)
+	ADDQ         R11, R10
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z4, Z4
+	VMOVUPS      Z4, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z5, Z5
+	VMOVUPS      Z5, 64(R10)
+	ADDQ         R11, R10
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z6, Z6
+	VMOVUPS      Z6, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z7, Z7
+	VMOVUPS      Z7, 64(R10)
+	ADDQ         R11, R10
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z8, Z8
+	VMOVUPS      Z8, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z9, Z9
+	VMOVUPS      Z9, 64(R10)
+	ADDQ         R11, R10
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z10, Z10
+	VMOVUPS      Z10, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z11, Z11
+	VMOVUPS      Z11, 64(R10)
+	ADDQ         R11, R10
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z12, Z12
+	VMOVUPS      Z12, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z13, Z13
+	VMOVUPS      Z13, 64(R10)
+	ADDQ         R11, R10
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z14, Z14
+	VMOVUPS      Z14, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z15, Z15
+	VMOVUPS      Z15, 64(R10)
+	ADDQ         R11, R10
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z16, Z16
+	VMOVUPS      Z16, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z17, Z17
+	VMOVUPS      Z17, 64(R10)
+	ADDQ         R11, R10
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z18, Z18
+	VMOVUPS      Z18, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z19, Z19
+	VMOVUPS      Z19, 64(R10)
+	ADDQ         R11, R10
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z20, Z20
+	VMOVUPS      Z20, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z21, Z21
+	VMOVUPS      Z21, 64(R10)
+	ADDQ         R11, R10
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z22, Z22
+	VMOVUPS      Z22, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z23, Z23
+	VMOVUPS      Z23, 64(R10)
+	ADDQ         R11, R10
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z24, Z24
+	VMOVUPS      Z24, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z25, Z25
+	VMOVUPS      Z25, 64(R10)
+	ADDQ         R11, R10
+	VMULPS       (R10), Z29, Z30
+	VADDPS       Z30, Z26, Z26
+	VMOVUPS      Z26, (R10)
+	VMULPS       64(R10), Z29, Z31
+	VADDPS       Z31, Z27, Z27
+	VMOVUPS      Z27, 64(R10)
+	ADDQ         R11, R10
+	VZEROUPPER
+	RET
+
+gemmBF16PrefetchKernel14x32AVX512_nobeta:
+	VMOVUPS Z0, (R10)
+	VMOVUPS Z1, 64(R10)
+	ADDQ    R11, R10
+	VMOVUPS Z2, (R10)
+	VMOVUPS Z3, 64(R10)
+	ADDQ    R11, R10
+	VMOVUPS Z4, (R10)
+	VMOVUPS Z5, 64(R10)
+	ADDQ    R11, R10
+	VMOVUPS Z6, (R10)
+	VMOVUPS Z7, 64(R10)
+	ADDQ    R11, R10
+	VMOVUPS Z8, (R10)
+	VMOVUPS Z9, 64(R10)
+	ADDQ    R11, R10
+	VMOVUPS Z10, (R10)
+	VMOVUPS Z11, 64(R10)
+	ADDQ    R11, R10
+	VMOVUPS Z12, (R10)
+	VMOVUPS Z13, 64(R10)
+	ADDQ    R11, R10
+	VMOVUPS Z14, (R10)
+	VMOVUPS Z15, 64(R10)
+	ADDQ    R11, R10
+	VMOVUPS Z16, (R10)
+	VMOVUPS Z17, 64(R10)
+	ADDQ    R11, R10
+	VMOVUPS Z18, (R10)
+	VMOVUPS Z19, 64(R10)
+	ADDQ    R11, R10
+	VMOVUPS Z20, (R10)
+	VMOVUPS Z21, 64(R10)
+	ADDQ    R11, R10
+	VMOVUPS Z22, (R10)
+	VMOVUPS Z23, 64(R10)
+	ADDQ    R11, R10
+	VMOVUPS Z24, (R10)
+	VMOVUPS Z25, 64(R10)
+	ADDQ    R11, R10
+	VMOVUPS Z26, (R10)
+	VMOVUPS Z27, 64(R10)
+	ADDQ    R11, R10
+	VZEROUPPER
+	RET
+
 // func bf16PackRowsAVX512(dst *uint32, src *float32, lds int, rows int, blocks int, ldd int)
 // Requires: AVX, AVX512F, AVX512_BF16
 TEXT ·bf16PackRowsAVX512(SB), NOSPLIT, $0-48

@@ -13,6 +13,15 @@ package amd64
 //go:noescape
 func gemmBF16Kernel14x32AVX512(kp int, a *uint32, rsa int, csa int, b *uint32, c *float32, ldc int, alpha float32, beta float32)
 
+// gemmBF16PrefetchKernel14x32AVX512 sets the 14×32 tile C = alpha*S + beta*C (leading dimension ldc), C not read when beta
+// is ±0, where S[i][j] is the float32 sum over q < kp (>= 1) of the products of the two bfloat16 of
+// A(i, q) = a[i*rsa + q*csa] and B(q, j) = b[32*q + j], in order of q, by VDPBF16PS (denormals
+// counted as 0 and flushed to 0). C = alpha*S + beta*C is computed as float32(alpha*S) +
+// float32(beta*C). At step q it prefetches into L2 the 128 bytes at pf + 2q*pfs and at pf + (2q+1)*pfs (floats). Requires AVX-512F and AVX512_BF16. Arguments are not checked.
+//
+//go:noescape
+func gemmBF16PrefetchKernel14x32AVX512(kp int, a *uint32, rsa int, csa int, b *uint32, c *float32, ldc int, alpha float32, beta float32, pf *float32, pfs int)
+
 // bf16PackRowsAVX512 writes, for r < rows (>= 1) and q < 16*blocks (blocks >= 1), the word dst[r*ldd+q]
 // = x[2q] | x[2q+1]<<16 of the bfloat16 (VCVTNE2PS2BF16: to nearest even, denormals counted as 0) of
 // the floats x = src[r*lds:]. Requires AVX-512F, AVX512BW and AVX512_BF16. Arguments are not checked.

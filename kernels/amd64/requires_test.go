@@ -28,7 +28,7 @@ func TestRequires(t *testing.T) {
 		bf16[f] = true
 	}
 	gatedBF16 := map[string]bool{"lowbitBF16Pair1AVX512": true, "lowbitSplitBF16AVX512": true,
-		"gemmBF16Kernel14x32AVX512": true, "bf16PackRowsAVX512": true, "bf16PackRowsHalvesAVX512": true,
+		"gemmBF16Kernel14x32AVX512": true, "gemmBF16PrefetchKernel14x32AVX512": true, "bf16PackRowsAVX512": true, "bf16PackRowsHalvesAVX512": true,
 		"bf16PackPairsAVX512": true, "bf16PeakAVX512": true}
 	files, err := filepath.Glob("*_amd64.s")
 	if err != nil || len(files) == 0 {

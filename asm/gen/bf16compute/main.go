@@ -42,7 +42,8 @@ func main() {
 	log.SetFlags(0)
 	ConstraintExpr("amd64,!purego")
 	interleaveTable()
-	microKernel()
+	microKernel(false)
+	microKernel(true)
 	packRows("bf16PackRowsAVX512", false)
 	packRows("bf16PackRowsHalvesAVX512", true)
 	packPairs()
@@ -90,15 +91,25 @@ func rowAddr(bases []reg.GPVirtual, rs, rs3 reg.GPVirtual, i int) Mem {
 	}
 }
 
-// microKernel generates gemmBF16Kernel14x32AVX512.
-func microKernel() {
-	name := fmt.Sprintf("gemmBF16Kernel%dx%dAVX512", mr, 16*nv)
-	x86.Func(name, "gemmBF16Kernel",
+// microKernel generates gemmBF16Kernel14x32AVX512, or with prefetch
+// gemmBF16PrefetchKernel14x32AVX512: the same tile, and at step q the
+// prefetch into L2 (PREFETCHT1: the source is larger than L1) of the
+// lines at pf + 2q*pfs and pf + (2q+1)*pfs floats and
+// the lines after them, the pair q of the next B panel's source (32
+// floats of two rows of B), so that the driver packs that panel from
+// the caches while the tile's arithmetic hides the trip from memory.
+func microKernel(prefetch bool) {
+	kind, extra := "gemmBF16Kernel", ""
+	if prefetch {
+		kind, extra = "gemmBF16PrefetchKernel", " At step q it prefetches into L2 the 128 bytes at pf + 2q*pfs and at pf + (2q+1)*pfs (floats)."
+	}
+	name := fmt.Sprintf("%s%dx%dAVX512", kind, mr, 16*nv)
+	x86.Func(name, kind,
 		fmt.Sprintf("%s sets the %d×%d tile C = alpha*S + beta*C (leading dimension ldc), C not read when beta", name, mr, 16*nv),
 		"is ±0, where S[i][j] is the float32 sum over q < kp (>= 1) of the products of the two bfloat16 of",
 		fmt.Sprintf("A(i, q) = a[i*rsa + q*csa] and B(q, j) = b[%d*q + j], in order of q, by VDPBF16PS (denormals", 16*nv),
 		"counted as 0 and flushed to 0). C = alpha*S + beta*C is computed as float32(alpha*S) +",
-		"float32(beta*C). Requires AVX-512F and AVX512_BF16. Arguments are not checked.")
+		"float32(beta*C)."+extra+" Requires AVX-512F and AVX512_BF16. Arguments are not checked.")
 	rs := x86.Arg("rsa")
 	SHLQ(U8(2), rs)
 	rs3 := GP64()
@@ -135,9 +146,22 @@ func microKernel() {
 			VPXORD(accReg(i, v), accReg(i, v), accReg(i, v))
 		}
 	}
+	var pf, pfs reg.GPVirtual
+	if prefetch {
+		pf = x86.Arg("pf")
+		pfs = x86.Arg("pfs")
+		SHLQ(U8(2), pfs)
+	}
 	bv := []reg.VecPhysical{reg.Z28, reg.Z29}
 	bc := []reg.VecPhysical{reg.Z30, reg.Z31}
 	Label(name + "_loop")
+	if prefetch {
+		PREFETCHT1(Mem{Base: pf})
+		PREFETCHT1(Mem{Base: pf, Disp: 64})
+		PREFETCHT1(Mem{Base: pf, Index: pfs, Scale: 1})
+		PREFETCHT1(Mem{Base: pf, Index: pfs, Scale: 1, Disp: 64})
+		LEAQ(Mem{Base: pf, Index: pfs, Scale: 2}, pf)
+	}
 	for v := 0; v < nv; v++ {
 		VMOVUPS(Mem{Base: b, Disp: 64 * v}, bv[v])
 	}

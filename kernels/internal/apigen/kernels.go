@@ -331,9 +331,10 @@ var asmKinds = []asmKind{
 	{"lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", ""},
 	{"lowbitDequantInt8", "func(groups int, w *byte, dst *float32)", both, "lowbit.DequantFunc", ""},
 
-	// bf16compute: the micro-kernel of the bfloat16 products (VDPBF16PS
+	// bf16compute: the micro-kernels of the bfloat16 products (VDPBF16PS
 	// on AVX512_BF16, BFDOT on FEAT_BF16) and amd64's packers.
 	{"gemmBF16Kernel", "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", both, "bf16compute.Kernels.Micro", ""},
+	{"gemmBF16PrefetchKernel", "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32, pf *float32, pfs int)", onAMD64, "bf16compute.Kernels.MicroPrefetch", ""},
 	{"bf16PackRows", "func(dst *uint32, src *float32, lds, rows, blocks, ldd int)", onAMD64, "bf16compute.Kernels.PackRows and PackRowsHalves", ""},
 	{"bf16PackPairs", "func(dst *uint32, src *float32, lds, kp, chunks, ldd int)", onAMD64, "bf16compute.Kernels.PackPairs", ""},
 	{"bf16Transpose", "func(dst *uint32, src *uint32, lds, ldd, blocks int)", onAMD64, "bf16compute.Kernels.Transpose", ""},

@@ -19,6 +19,15 @@
 //	        micro-kernel on one MR×NR tile
 //	      epilogue (last pc only) on the sliver's MR×nc of C
 //
+// On one goroutine, with a micro-kernel that prefetches (MicroPrefetch)
+// and blocks of at most fusedMaxKC pairs, the packing moves inside these
+// loops: B's panels are packed by the
+// first sliver of each block just before its tile on them, A's slivers
+// on the first block of columns just before their first tile, and each
+// tile prefetches what is packed next (the next panel's source on the
+// first sliver, else the next sliver's rows of A), so that the trip from
+// memory overlaps the arithmetic instead of preceding it.
+//
 // Large products are split by rows of C (whole slivers), or by column
 // panels when C has few rows, between goroutines after the packing; each
 // element is computed by the same sequence of operations in any part, so
@@ -57,6 +66,13 @@ type Kernels struct {
 	// pairs of a row of A contiguous), and a kernel may rely on it; it
 	// reads no word of A past q = kp-1.
 	Micro func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)
+	// MicroPrefetch, optional, is Micro that also prefetches, at step q,
+	// the NR floats from pf + 2q*pfs and from pf + (2q+1)*pfs (the pair q
+	// of the next B panel's source). With it, a one-part product with
+	// blocks of at most fusedMaxKC pairs packs A's slivers and (B not
+	// transposed) B's panels inside the loops, from lines the tile before
+	// fetched (see run).
+	MicroPrefetch func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32, pf *float32, pfs int)
 	// PackRows and PackRowsHalves write, for r < rows and q <
 	// 16*blocks, dst[r*ldd+q] = the pair (x[2q], x[2q+1]) (PackRows) or
 	// (x[32g+d], x[32g+16+d]) for q = 16g+d (PackRowsHalves) of x =
@@ -233,6 +249,15 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 	}
 }
 
+// fusedMaxKC is the longest block of k (pairs) whose operands are packed
+// inside the loops. A tile prefetches 256 bytes a pair; against packing
+// before the loops, on Zen 5 in one-process comparisons, 512³ and
+// 2048×1152×384 (256 and 192 pairs) ran 1.02-1.04× and 1.017-1.020×
+// (three each), 1024³ and 2048³ (512 and 1024 pairs, 128 and 256 KiB
+// prefetched a tile) 0.99-1.01× and 0.98-1.00×
+// (perf/gemm-bf16-tiles-zen5-2026-11-27).
+const fusedMaxKC = 256
+
 // parallelMinFlops is the size (2mnk) below which a product stays on the
 // calling goroutine, as the float32 driver's.
 const parallelMinFlops = 1 << 26
@@ -247,6 +272,15 @@ func (d *Driver) gemm(transA, transB bool, m, n, k int, alpha float32, a []float
 	}
 	wk := getWork()
 	defer putWork(wk)
+	workers := parallel.Budget()
+	if 2*float64(m)*float64(n)*float64(k) < parallelMinFlops {
+		workers = 1
+	}
+	// One part with MicroPrefetch packs A sliver by sliver and B panel
+	// by panel inside the loops (see run) when its blocks of k are short
+	// enough (fusedMaxKC).
+	blocks := (kp + d.kc - 1) / d.kc
+	fused := d.MicroPrefetch != nil && workers == 1 && (kp+blocks-1)/blocks <= fusedMaxKC
 
 	// A: rows of words, astride apart (rsa = astride, csa = 1). Every
 	// sliver of MR rows is read whole, so the rows are padded to a
@@ -266,7 +300,9 @@ func (d *Driver) gemm(transA, transB bool, m, n, k int, alpha float32, a []float
 		d.transposeRows(wk.a, wk.t, mt, kp, astride)
 	} else {
 		wk.a = grow(wk.a, mpad*astride)
-		if w != nil {
+		if fused {
+			// Packed sliver by sliver in run.
+		} else if w != nil {
 			d.packRows(wk.a, a, lda, m, k, astride, true)
 		} else {
 			d.packRows(wk.a, a, lda, m, k, astride, false)
@@ -277,7 +313,10 @@ func (d *Driver) gemm(transA, transB bool, m, n, k int, alpha float32, a []float
 	panels := (n + nr - 1) / nr
 	pstride := kp * nr
 	wk.b = grow(wk.b, panels*pstride)
+	fuseB := fused && w == nil && !transB
 	switch {
+	case fuseB:
+		// Packed panel by panel in run.
 	case w != nil:
 		// W's rows are pairs along k already (by halves of its groups).
 		words := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(w.Data))), len(w.Data)/2)
@@ -295,8 +334,14 @@ func (d *Driver) gemm(transA, transB bool, m, n, k int, alpha float32, a []float
 	t := &wk.task
 	*t = task{d: d, m: m, n: n, kp: kp, a: wk.a, rsa: rsa, csa: csa, b: wk.b, pstride: pstride,
 		alpha: alpha, beta: beta, c: c, ldc: ldc, e: e}
-	workers := parallel.Budget()
-	if workers > 1 && 2*float64(m)*float64(n)*float64(k) >= parallelMinFlops {
+	t.k = k
+	if fuseB {
+		t.bsrc, t.ldb = b, ldb
+	}
+	if fused && !transA {
+		t.asrc, t.lda, t.halves = a, lda, w != nil
+	}
+	if workers > 1 {
 		slivers := mpad / mr
 		if slivers >= 2*workers {
 			t.byRows, t.units = true, slivers
@@ -341,6 +386,12 @@ type task struct {
 	ldc         int
 	e           Epilogue
 	tiles       [][]float32
+	k           int
+	// bsrc is B (ldb) when its panels are packed in run, asrc A (lda,
+	// pairs by halves of groups of 32 when halves) when its slivers are.
+	bsrc, asrc []float32
+	ldb, lda   int
+	halves     bool
 
 	parts, units int
 	byRows       bool
@@ -377,10 +428,28 @@ func (t *task) run(tile []float32, i0, i1, j0, j1 int) {
 			last := pc+kc == t.kp
 			for ir := i0; ir < i1; ir += mr {
 				rows := min(mr, i1-ir)
+				if t.asrc != nil && jc == j0 && pc == 0 {
+					t.d.packRows(t.a[ir*t.rsa:], t.asrc[ir*t.lda:], t.lda, rows, t.k, t.rsa, t.halves)
+				}
 				ap := &t.a[ir*t.rsa+pc*t.csa]
 				for jr := jc; jr < jc+nc; jr += nr {
 					cols := min(nr, jc+nc-jr)
 					bp := &t.b[jr/nr*t.pstride+pc*nr]
+					// The first sliver's tiles prefetch the next B panel's
+					// source, the others (on the first block) the next
+					// sliver's A.
+					var pf *float32
+					pfs := 0
+					if t.bsrc != nil && ir == i0 {
+						t.packPanel(jr, pc, kc)
+						pf, pfs = t.nextPanelSource(jr, jc, nc, pc, kc), t.ldb
+					} else if t.asrc != nil && jc == j0 && pc == 0 {
+						pf, pfs = t.nextSliverSource(ir, (jr-jc)/nr, kc), 32
+					}
+					if rows == mr && cols == nr && pf != nil {
+						d.MicroPrefetch(kc, ap, t.rsa, t.csa, bp, &t.c[ir*t.ldc+jr], t.ldc, t.alpha, beta, pf, pfs)
+						continue
+					}
 					if rows == mr && cols == nr {
 						d.Micro(kc, ap, t.rsa, t.csa, bp, &t.c[ir*t.ldc+jr], t.ldc, t.alpha, beta)
 						continue
@@ -394,6 +463,51 @@ func (t *task) run(tile []float32, i0, i1, j0, j1 int) {
 			}
 		}
 	}
+}
+
+// packPanel packs pairs pc to pc+kc of the panel of B at column jr, as
+// packPanels does.
+func (t *task) packPanel(jr, pc, kc int) {
+	nr := t.d.NR
+	w := min(nr, t.n-jr)
+	dst := t.b[jr/nr*t.pstride : (jr/nr+1)*t.pstride]
+	full, chunks := min(pc+kc, t.k/2), w/16
+	if full > pc && chunks > 0 {
+		_ = t.bsrc[(2*full-1)*t.ldb+jr+chunks*16-1]
+		_ = dst[(full-1)*nr+chunks*16-1]
+		t.d.PackPairs(&dst[pc*nr], &t.bsrc[2*pc*t.ldb+jr], t.ldb, full-pc, chunks, nr)
+	}
+	packPairsTail(dst, t.bsrc[jr:], t.ldb, t.k, w, nr, pc, pc+kc)
+}
+
+// nextSliverSource returns where the tile jt of the sliver at row ir
+// prefetches the next sliver's rows of A, 64·kc floats a tile from its
+// first row on, or nil past them.
+func (t *task) nextSliverSource(ir, jt, kc int) *float32 {
+	i := ir + t.d.MR
+	if i >= t.m {
+		return nil
+	}
+	o := i*t.lda + jt*64*kc
+	if o >= min(i+t.d.MR, t.m)*t.lda || o >= len(t.asrc) {
+		return nil
+	}
+	return &t.asrc[o]
+}
+
+// nextPanelSource returns B's element that starts the next panel packPanel
+// packs after the panel at jr in the block of columns jc to jc+nc and
+// pairs pc to pc+kc (the panel itself after the last).
+func (t *task) nextPanelSource(jr, jc, nc, pc, kc int) *float32 {
+	switch {
+	case jr+t.d.NR < jc+nc:
+		return &t.bsrc[2*pc*t.ldb+jr+t.d.NR]
+	case pc+kc < t.kp:
+		return &t.bsrc[2*(pc+kc)*t.ldb+jc]
+	case jc+nc < t.n:
+		return &t.bsrc[jc+nc]
+	}
+	return &t.bsrc[2*pc*t.ldb+jr]
 }
 
 // storeTile sets C[i][j] = float32(alpha*S[i][j]) + float32(beta*C[i][j])
@@ -485,7 +599,7 @@ func (d *Driver) packPairs(dst []uint32, src []float32, lds, k, w, ldd int) {
 		_ = dst[(full-1)*ldd+chunks*16-1]
 		d.PackPairs(&dst[0], &src[0], lds, full, chunks, ldd)
 	}
-	packPairsTail(dst, src, lds, k, w, ldd)
+	packPairsTail(dst, src, lds, k, w, ldd, 0, (k+1)/2)
 }
 
 // packBand is the pairs of k that packPanels packs into every panel
@@ -526,17 +640,16 @@ func (d *Driver) packPanels(dst []uint32, src []float32, lds, k, n, pstride int)
 	}
 	for p := 0; p < panels; p++ {
 		j0 := p * nr
-		packPairsTail(dst[p*pstride:(p+1)*pstride], src[j0:], lds, k, min(nr, n-j0), nr)
+		packPairsTail(dst[p*pstride:(p+1)*pstride], src[j0:], lds, k, min(nr, n-j0), nr, 0, (k+1)/2)
 	}
 }
 
-// packPairsTail packs what packPairs leaves to Go: for q < kp, the
-// columns from 16*(w/16) on (all of them in the last row of an odd k),
-// and zeros for w <= j < ldd.
-func packPairsTail(dst []uint32, src []float32, lds, k, w, ldd int) {
+// packPairsTail packs what packPairs leaves to Go: for q0 <= q < q1
+// (q1 <= ceil(k/2)), the columns from 16*(w/16) on (all of them in the
+// last row of an odd k), and zeros for w <= j < ldd.
+func packPairsTail(dst []uint32, src []float32, lds, k, w, ldd, q0, q1 int) {
 	full, chunks := k/2, w/16
-	kp := (k + 1) / 2
-	for q := 0; q < kp; q++ {
+	for q := q0; q < q1; q++ {
 		row := dst[q*ldd : q*ldd+ldd]
 		j0 := chunks * 16
 		if q == full {

@@ -54,11 +54,26 @@ func goMicro(mr, nr int) func(kp int, a *uint32, rsa, csa int, b *uint32, c *flo
 	}
 }
 
-// testDrivers are the drivers the tests run, by name.
+// goMicroPrefetch returns goMicro(mr, nr) as a MicroPrefetch: a prefetch
+// has no effect on the results, but the driver must give it a source.
+func goMicroPrefetch(mr, nr int) func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32, pf *float32, pfs int) {
+	micro := goMicro(mr, nr)
+	return func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32, pf *float32, pfs int) {
+		if pf == nil || pfs <= 0 {
+			panic("goMicroPrefetch: no source to prefetch")
+		}
+		micro(kp, a, rsa, csa, b, c, ldc, alpha, beta)
+	}
+}
+
+// testDrivers are the drivers the tests run, by name: "3x32 fused" packs
+// B panel by panel and A sliver by sliver inside the blocked loops
+// (MicroPrefetch).
 func testDrivers() map[string]*Driver {
 	return map[string]*Driver{
-		"3x32": New(Kernels{MR: 3, NR: 32, Micro: goMicro(3, 32), PackRows: goPackRows, PackRowsHalves: goPackRowsHalves, PackPairs: goPackPairs, Transpose: goTranspose}, gemm.Caches{}),
-		"5x8":  New(Kernels{MR: 5, NR: 8, Micro: goMicro(5, 8)}, gemm.Caches{}),
+		"3x32":       New(Kernels{MR: 3, NR: 32, Micro: goMicro(3, 32), PackRows: goPackRows, PackRowsHalves: goPackRowsHalves, PackPairs: goPackPairs, Transpose: goTranspose}, gemm.Caches{}),
+		"3x32 fused": New(Kernels{MR: 3, NR: 32, Micro: goMicro(3, 32), MicroPrefetch: goMicroPrefetch(3, 32), PackRows: goPackRows, PackRowsHalves: goPackRowsHalves, PackPairs: goPackPairs, Transpose: goTranspose}, gemm.Caches{}),
+		"5x8":        New(Kernels{MR: 5, NR: 8, Micro: goMicro(5, 8)}, gemm.Caches{}),
 	}
 }
 
@@ -85,7 +100,7 @@ func TestDriverExact(t *testing.T) {
 func testDriverExact(t *testing.T, d *Driver) {
 	r := rand.New(rand.NewPCG(1, 2))
 	shapes := [][3]int{{1, 1, 1}, {3, 16, 2}, {4, 17, 3}, {7, 33, 64}, {10, 50, 65}, {2, 200, 70}, {300, 5, 40}, {260, 300, 257}}
-	for _, bl := range [][2]int{{1, 32}, {2, 64}, {5, 96}, {256, 4096}} {
+	for _, bl := range [][2]int{{1, 32}, {2, 64}, {5, 96}, {7, 64}, {256, 4096}} {
 		d.SetBlocking(bl[0], bl[1])
 		for _, s := range shapes {
 			m, n, k := s[0], s[1], s[2]

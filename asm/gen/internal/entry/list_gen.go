@@ -26,6 +26,7 @@ var List = []Kind{
 	{Name: "lowbitSplitBF16", Sig: "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", Arch: []string{"amd64"}, Use: "lowbit.SplitFunc", Ref: ""},
 	{Name: "lowbitDequantInt8", Sig: "func(groups int, w *byte, dst *float32)", Arch: []string{"amd64", "arm64"}, Use: "lowbit.DequantFunc", Ref: ""},
 	{Name: "gemmBF16Kernel", Sig: "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "bf16compute.Kernels.Micro", Ref: ""},
+	{Name: "gemmBF16PrefetchKernel", Sig: "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32, pf *float32, pfs int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.MicroPrefetch", Ref: ""},
 	{Name: "bf16PackRows", Sig: "func(dst *uint32, src *float32, lds, rows, blocks, ldd int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.PackRows and PackRowsHalves", Ref: ""},
 	{Name: "bf16PackPairs", Sig: "func(dst *uint32, src *float32, lds, kp, chunks, ldd int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.PackPairs", Ref: ""},
 	{Name: "bf16Transpose", Sig: "func(dst *uint32, src *uint32, lds, ldd, blocks int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.Transpose", Ref: ""},
