@@ -40,11 +40,17 @@ type StreamFunc func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c 
 
 // Skinny is an ISA's skinny kernels: Dots[r-1], Axpys[r-1] and Stream[r-1]
 // take r rows. Stream may be empty (axpys then reads every b), and its
-// kernels must give exactly the results of Axpys's.
+// kernels must give exactly the results of Axpys's. When WideAxpys is not
+// 0, the axpys kernels of WideAxpys rows and more read b themselves
+// however large it is (they hold wide enough blocks of C and prefetch b
+// far enough ahead to stream it from memory): the driver takes the rows
+// of a product whose b the stream kernels would read WideAxpys or more
+// at a time on those, and only the rest on the stream kernels.
 type Skinny struct {
-	Dots   []DotsFunc
-	Axpys  []AxpysFunc
-	Stream []StreamFunc
+	Dots      []DotsFunc
+	Axpys     []AxpysFunc
+	Stream    []StreamFunc
+	WideAxpys int
 }
 
 // WithSkinny sets the driver's skinny kernels, which its Gemv and its
@@ -238,7 +244,7 @@ func (g *Driver) skinnyCols(p *skinnyArgs, j0, j1 int) {
 			i0 += r
 			continue
 		}
-		if g.streams(p, n) {
+		if (g.skinny.WideAxpys == 0 || p.m-i0 < g.skinny.WideAxpys) && g.streams(p, n) {
 			i0 += g.streamRows(p, i0, j0, j1)
 			continue
 		}
