@@ -9,6 +9,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	weights "github.com/simdgpt/simdgpt/kernels/lowbit"
+
 	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
 )
 
@@ -225,4 +227,60 @@ func threadCPU() (int64, bool) {
 		return 0, false
 	}
 	return ts.Nano(), true
+}
+
+// BenchmarkInt8Decode measures the products over Int8 weights (the
+// avx512 set's lowbit kernels) as decoding several sequences at once
+// meets them: the four matrices of each of 12 GPT-2 small blocks (N×K
+// 2304×768, 768×768, 3072×768, 768×3072; 96 MB) and the output
+// projection (50257×768, 43 MB), in turn, from memory, for m = 1 and 8
+// rows of A. The bytes are the weights'; cpu-ms/op is the thread's CPU
+// time (run with -cpu 1).
+func BenchmarkInt8Decode(b *testing.B) {
+	if !hasAVX512 {
+		b.Skip("no AVX-512")
+	}
+	shapes := [][2]int{{2304, 768}, {768, 768}, {3072, 768}, {768, 3072}}
+	var mats []*weights.Int8
+	bytes := 0
+	for range 12 {
+		for _, sh := range shapes {
+			w := weights.NewInt8(sh[0], sh[1])
+			for i := range w.Blocks {
+				w.Blocks[i].Scale = 0.01
+				for q := range w.Blocks[i].Q {
+					w.Blocks[i].Q[q] = int8(i + q)
+				}
+			}
+			mats = append(mats, w)
+			bytes += 36 * len(w.Blocks)
+		}
+	}
+	head := weights.NewInt8(50257, 768)
+	for i := range head.Blocks {
+		head.Blocks[i].Scale = 0.01
+	}
+	for _, m := range []int{1, 8} {
+		a := make([]float32, m*3072)
+		for i := range a {
+			a[i] = float32(i%9) - 4
+		}
+		c := make([]float32, m*50257)
+		b.Run(fmt.Sprintf("blocks/m=%d", m), func(b *testing.B) {
+			b.SetBytes(int64(bytes))
+			defer reportThreadCPU(b)()
+			for i := 0; i < b.N; i++ {
+				for _, w := range mats {
+					lowbitAVX512.GemmInt8(m, 1, a, w.K, w, 0, c, w.N)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("head/m=%d", m), func(b *testing.B) {
+			b.SetBytes(int64(36 * len(head.Blocks)))
+			defer reportThreadCPU(b)()
+			for i := 0; i < b.N; i++ {
+				lowbitAVX512.GemmInt8(m, 1, a, 768, head, 0, c, 50257)
+			}
+		})
+	}
 }
