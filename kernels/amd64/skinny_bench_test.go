@@ -54,6 +54,8 @@ func BenchmarkSmallM(b *testing.B) {
 							rule = r
 						}
 						set.g.SetSmallM(max, max)
+						set.g.SetSmallMGap(max > 0)
+						defer set.g.SetSmallMGap(false)
 						defer set.g.SetSmallM(rule[0], rule[1])
 						b.SetBytes(int64(4 * bsz))
 						for i := 0; i < b.N; i++ {
@@ -149,7 +151,7 @@ func BenchmarkSmallMDecode(b *testing.B) {
 		if !set.ok {
 			continue
 		}
-		for _, m := range []int{1, 4, 8} {
+		for _, m := range []int{1, 4, 6, 8} {
 			a := make([]float32, m*3072)
 			c := make([]float32, m*50257)
 			for _, path := range []string{"skinny", "axpys", "blocked"} {
@@ -163,13 +165,16 @@ func BenchmarkSmallMDecode(b *testing.B) {
 						set.g.SetSmallM(0, 0)
 					case "axpys":
 						set.g.SetSmallM(16, 16)
+						set.g.SetSmallMGap(true)
 						set.g.SetStream(1<<62, 1)
 					default:
 						set.g.SetSmallM(16, 16)
+						set.g.SetSmallMGap(true)
 					}
 				}
 				reset := func() {
 					set.g.SetSmallM(rule[0], rule[1])
+					set.g.SetSmallMGap(false)
 					set.g.SetStream(1<<18, 4096)
 				}
 				b.Run(fmt.Sprintf("%s/blocks/m=%d/%s", set.name, m, path), func(b *testing.B) {

@@ -83,6 +83,12 @@ func (g *Driver) SetStream(minElems, cols int) {
 // computes. SmallM's rule is SetSmallM(4, 16).
 func (g *Driver) SetSmallM(m, mTransB int) { g.smallM, g.smallMTransB = m, mTransB }
 
+// SetSmallMGap sets whether the skinny kernels also take the m that
+// SmallM leaves to the blocked path between the stream kernels' rows and
+// the multiples of Skinny.WideAxpys (false, the default: they do not),
+// for tests and tuning; it must not run while the driver computes.
+func (g *Driver) SetSmallMGap(take bool) { g.smallMGap = take }
+
 // skinnyArgs is one skinny product, C (m×n) = alpha*op(A)·op(B) + beta*C,
 // in the terms of the kernels: dots reads w = b (n rows of k, ldb) and
 // x = a (m rows of k, rsa); axpys reads a(i,p) = a[i*rsa+p*csa] and b (k
@@ -156,10 +162,17 @@ func (g *Driver) Gemv(trans bool, m, n int, alpha float32, a []float32, lda int,
 // products"): with B k×n the skinny path is faster up to m = 4 and
 // slower at m = 8 and 12 on most shapes; with B n×k (the output
 // projection, 768×50257) it is faster at every m up to 16. An ISA
-// package may set another rule for its drivers (SetSmallM).
+// package may set another rule for its drivers (SetSmallM). With wide
+// axpys kernels (Skinny.WideAxpys), B k×n takes the skinny path only for
+// m up to the stream kernels' rows or a multiple of WideAxpys: between
+// them the stream kernels would read a large B twice, slower than the
+// blocked path (BenchmarkSmallMDecode in kernels/amd64).
 func (g *Driver) SmallM(transB bool, m int) bool {
 	if transB {
 		return m <= g.smallMTransB
+	}
+	if w := g.skinny.WideAxpys; w > 0 && !g.smallMGap && m > len(g.skinny.Stream) && m%w != 0 {
+		return false
 	}
 	return m <= g.smallM
 }
