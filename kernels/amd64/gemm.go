@@ -87,8 +87,15 @@ var drivers = func() map[string]map[string]*gemm.Driver {
 // take on the skinny kernels with B k×n and with B n×k. The AVX2
 // micro-kernel has 6 rows of 16 columns, and the skinny kernels beat it
 // up to m = 8 on every GPT-2 shape measured (PERF.md, "Small-M
-// products").
-var smallM = map[string][2]int{"avx2": {8, 16}}
+// products"). On AVX-512 the 8-row axpys kernel (8×48 columns of C in
+// registers, b prefetched) streams GPT-2's block matrices from memory
+// faster than the blocked GEMM packs and multiplies them
+// (BenchmarkSmallMDecode: 14–18 against 24–27 ms for the 48 matrices of
+// GPT-2 small's blocks at m = 8, Zen 5), so the avx512 set takes m up
+// to 8 there too, but for m = 5 to 7, which the driver leaves to the
+// blocked path (gemm.Driver.SmallM: the stream kernels would read such a
+// B twice, 34 against 23 ms at m = 6).
+var smallM = map[string][2]int{"avx2": {8, 16}, "avx512": {8, 16}}
 
 // The drivers the sets use on this CPU.
 var (

@@ -1216,6 +1216,708 @@ skinnyDots4AVX2_done:
 	VZEROUPPER
 	RET
 
+// func skinnyDots5AVX2(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·skinnyDots5AVX2(SB), NOSPLIT, $0-72
+	MOVQ w+16(FP), AX
+	MOVQ ldw+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ c+48(FP), DX
+
+skinnyDots5AVX2_rows1:
+	CMPQ   rows+0(FP), $0x00000001
+	JB     skinnyDots5AVX2_done
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   AX, BX
+	IMUL3Q $0x00000010, CX, SI
+	ADDQ   BX, SI
+	MOVQ   x+32(FP), DI
+	MOVQ   ldx+40(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (R8)(R8*2), R9
+	LEAQ   (DI)(R8*4), R10
+	MOVQ   k+8(FP), R11
+
+skinnyDots5AVX2_b1_k:
+	CMPQ        R11, $0x00000008
+	JB          skinnyDots5AVX2_b1_tail
+	PREFETCHT0  (SI)
+	VMOVUPS     (BX), Y5
+	VMOVUPS     (DI), Y6
+	VFMADD231PS Y5, Y6, Y0
+	VMOVUPS     (DI)(R8*1), Y6
+	VFMADD231PS Y5, Y6, Y1
+	VMOVUPS     (DI)(R8*2), Y6
+	VFMADD231PS Y5, Y6, Y2
+	VMOVUPS     (DI)(R9*1), Y6
+	VFMADD231PS Y5, Y6, Y3
+	VMOVUPS     (R10), Y6
+	VFMADD231PS Y5, Y6, Y4
+	ADDQ        $0x00000020, BX
+	ADDQ        $0x00000020, DI
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x00000020, SI
+	SUBQ        $0x00000008, R11
+	JMP         skinnyDots5AVX2_b1_k
+
+skinnyDots5AVX2_b1_tail:
+	TESTQ       R11, R11
+	JZ          skinnyDots5AVX2_b1_reduce
+	LEAQ        skinnyMaskAVX2<>+0(SB), R12
+	MOVQ        $0x00000008, R13
+	SUBQ        R11, R13
+	VMOVDQU     (R12)(R13*4), Y5
+	PREFETCHT0  (SI)
+	VMASKMOVPS  (BX), Y5, Y6
+	VMASKMOVPS  (DI), Y5, Y7
+	VFMADD231PS Y6, Y7, Y0
+	VMASKMOVPS  (DI)(R8*1), Y5, Y7
+	VFMADD231PS Y6, Y7, Y1
+	VMASKMOVPS  (DI)(R8*2), Y5, Y7
+	VFMADD231PS Y6, Y7, Y2
+	VMASKMOVPS  (DI)(R9*1), Y5, Y7
+	VFMADD231PS Y6, Y7, Y3
+	VMASKMOVPS  (R10), Y5, Y5
+	VFMADD231PS Y6, Y5, Y4
+
+skinnyDots5AVX2_b1_reduce:
+	VEXTRACTF128 $0x01, Y0, X5
+	VADDPS       X5, X0, X0
+	VMOVHLPS     X0, X0, X5
+	VADDPS       X5, X0, X0
+	VMOVSHDUP    X0, X5
+	VADDSS       X5, X0, X0
+	VEXTRACTF128 $0x01, Y1, X5
+	VADDPS       X5, X1, X1
+	VMOVHLPS     X1, X1, X5
+	VADDPS       X5, X1, X1
+	VMOVSHDUP    X1, X5
+	VADDSS       X5, X1, X1
+	VEXTRACTF128 $0x01, Y2, X5
+	VADDPS       X5, X2, X2
+	VMOVHLPS     X2, X2, X5
+	VADDPS       X5, X2, X2
+	VMOVSHDUP    X2, X5
+	VADDSS       X5, X2, X2
+	VEXTRACTF128 $0x01, Y3, X5
+	VADDPS       X5, X3, X3
+	VMOVHLPS     X3, X3, X5
+	VADDPS       X5, X3, X3
+	VMOVSHDUP    X3, X5
+	VADDSS       X5, X3, X3
+	VEXTRACTF128 $0x01, Y4, X5
+	VADDPS       X5, X4, X4
+	VMOVHLPS     X4, X4, X5
+	VADDPS       X5, X4, X4
+	VMOVSHDUP    X4, X5
+	VADDSS       X5, X4, X4
+	VMOVSS       alpha+64(FP), X5
+	VMULSS       X5, X0, X0
+	VMULSS       X5, X1, X1
+	VMULSS       X5, X2, X2
+	VMULSS       X5, X3, X3
+	VMULSS       X5, X4, X4
+	MOVQ         ldc+56(FP), BX
+	SHLQ         $0x02, BX
+	MOVL         beta+68(FP), SI
+	ANDL         $0x7fffffff, SI
+	JZ           skinnyDots5AVX2_b1_beta0
+	VMOVSS       beta+68(FP), X5
+	MOVQ         DX, SI
+	VFMADD231SS  (SI), X5, X0
+	VMOVSS       X0, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X5, X1
+	VMOVSS       X1, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X5, X2
+	VMOVSS       X2, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X5, X3
+	VMOVSS       X3, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X5, X4
+	VMOVSS       X4, (SI)
+	JMP          skinnyDots5AVX2_b1_stored
+
+skinnyDots5AVX2_b1_beta0:
+	MOVQ   DX, SI
+	VMOVSS X0, (SI)
+	ADDQ   BX, SI
+	VMOVSS X1, (SI)
+	ADDQ   BX, SI
+	VMOVSS X2, (SI)
+	ADDQ   BX, SI
+	VMOVSS X3, (SI)
+	ADDQ   BX, SI
+	VMOVSS X4, (SI)
+
+skinnyDots5AVX2_b1_stored:
+	ADDQ CX, AX
+	ADDQ $0x00000004, DX
+	SUBQ $0x00000001, rows+0(FP)
+	JMP  skinnyDots5AVX2_rows1
+
+skinnyDots5AVX2_done:
+	VZEROUPPER
+	RET
+
+// func skinnyDots6AVX2(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·skinnyDots6AVX2(SB), NOSPLIT, $0-72
+	MOVQ w+16(FP), AX
+	MOVQ ldw+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ c+48(FP), DX
+
+skinnyDots6AVX2_rows1:
+	CMPQ   rows+0(FP), $0x00000001
+	JB     skinnyDots6AVX2_done
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	MOVQ   AX, BX
+	IMUL3Q $0x00000010, CX, SI
+	ADDQ   BX, SI
+	MOVQ   x+32(FP), DI
+	MOVQ   ldx+40(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (R8)(R8*2), R9
+	LEAQ   (DI)(R8*4), R10
+	MOVQ   k+8(FP), R11
+
+skinnyDots6AVX2_b1_k:
+	CMPQ        R11, $0x00000008
+	JB          skinnyDots6AVX2_b1_tail
+	PREFETCHT0  (SI)
+	VMOVUPS     (BX), Y6
+	VMOVUPS     (DI), Y7
+	VFMADD231PS Y6, Y7, Y0
+	VMOVUPS     (DI)(R8*1), Y7
+	VFMADD231PS Y6, Y7, Y1
+	VMOVUPS     (DI)(R8*2), Y7
+	VFMADD231PS Y6, Y7, Y2
+	VMOVUPS     (DI)(R9*1), Y7
+	VFMADD231PS Y6, Y7, Y3
+	VMOVUPS     (R10), Y7
+	VFMADD231PS Y6, Y7, Y4
+	VMOVUPS     (R10)(R8*1), Y7
+	VFMADD231PS Y6, Y7, Y5
+	ADDQ        $0x00000020, BX
+	ADDQ        $0x00000020, DI
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x00000020, SI
+	SUBQ        $0x00000008, R11
+	JMP         skinnyDots6AVX2_b1_k
+
+skinnyDots6AVX2_b1_tail:
+	TESTQ       R11, R11
+	JZ          skinnyDots6AVX2_b1_reduce
+	LEAQ        skinnyMaskAVX2<>+0(SB), R12
+	MOVQ        $0x00000008, R13
+	SUBQ        R11, R13
+	VMOVDQU     (R12)(R13*4), Y6
+	PREFETCHT0  (SI)
+	VMASKMOVPS  (BX), Y6, Y7
+	VMASKMOVPS  (DI), Y6, Y8
+	VFMADD231PS Y7, Y8, Y0
+	VMASKMOVPS  (DI)(R8*1), Y6, Y8
+	VFMADD231PS Y7, Y8, Y1
+	VMASKMOVPS  (DI)(R8*2), Y6, Y8
+	VFMADD231PS Y7, Y8, Y2
+	VMASKMOVPS  (DI)(R9*1), Y6, Y8
+	VFMADD231PS Y7, Y8, Y3
+	VMASKMOVPS  (R10), Y6, Y8
+	VFMADD231PS Y7, Y8, Y4
+	VMASKMOVPS  (R10)(R8*1), Y6, Y6
+	VFMADD231PS Y7, Y6, Y5
+
+skinnyDots6AVX2_b1_reduce:
+	VEXTRACTF128 $0x01, Y0, X6
+	VADDPS       X6, X0, X0
+	VMOVHLPS     X0, X0, X6
+	VADDPS       X6, X0, X0
+	VMOVSHDUP    X0, X6
+	VADDSS       X6, X0, X0
+	VEXTRACTF128 $0x01, Y1, X6
+	VADDPS       X6, X1, X1
+	VMOVHLPS     X1, X1, X6
+	VADDPS       X6, X1, X1
+	VMOVSHDUP    X1, X6
+	VADDSS       X6, X1, X1
+	VEXTRACTF128 $0x01, Y2, X6
+	VADDPS       X6, X2, X2
+	VMOVHLPS     X2, X2, X6
+	VADDPS       X6, X2, X2
+	VMOVSHDUP    X2, X6
+	VADDSS       X6, X2, X2
+	VEXTRACTF128 $0x01, Y3, X6
+	VADDPS       X6, X3, X3
+	VMOVHLPS     X3, X3, X6
+	VADDPS       X6, X3, X3
+	VMOVSHDUP    X3, X6
+	VADDSS       X6, X3, X3
+	VEXTRACTF128 $0x01, Y4, X6
+	VADDPS       X6, X4, X4
+	VMOVHLPS     X4, X4, X6
+	VADDPS       X6, X4, X4
+	VMOVSHDUP    X4, X6
+	VADDSS       X6, X4, X4
+	VEXTRACTF128 $0x01, Y5, X6
+	VADDPS       X6, X5, X5
+	VMOVHLPS     X5, X5, X6
+	VADDPS       X6, X5, X5
+	VMOVSHDUP    X5, X6
+	VADDSS       X6, X5, X5
+	VMOVSS       alpha+64(FP), X6
+	VMULSS       X6, X0, X0
+	VMULSS       X6, X1, X1
+	VMULSS       X6, X2, X2
+	VMULSS       X6, X3, X3
+	VMULSS       X6, X4, X4
+	VMULSS       X6, X5, X5
+	MOVQ         ldc+56(FP), BX
+	SHLQ         $0x02, BX
+	MOVL         beta+68(FP), SI
+	ANDL         $0x7fffffff, SI
+	JZ           skinnyDots6AVX2_b1_beta0
+	VMOVSS       beta+68(FP), X6
+	MOVQ         DX, SI
+	VFMADD231SS  (SI), X6, X0
+	VMOVSS       X0, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X6, X1
+	VMOVSS       X1, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X6, X2
+	VMOVSS       X2, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X6, X3
+	VMOVSS       X3, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X6, X4
+	VMOVSS       X4, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X6, X5
+	VMOVSS       X5, (SI)
+	JMP          skinnyDots6AVX2_b1_stored
+
+skinnyDots6AVX2_b1_beta0:
+	MOVQ   DX, SI
+	VMOVSS X0, (SI)
+	ADDQ   BX, SI
+	VMOVSS X1, (SI)
+	ADDQ   BX, SI
+	VMOVSS X2, (SI)
+	ADDQ   BX, SI
+	VMOVSS X3, (SI)
+	ADDQ   BX, SI
+	VMOVSS X4, (SI)
+	ADDQ   BX, SI
+	VMOVSS X5, (SI)
+
+skinnyDots6AVX2_b1_stored:
+	ADDQ CX, AX
+	ADDQ $0x00000004, DX
+	SUBQ $0x00000001, rows+0(FP)
+	JMP  skinnyDots6AVX2_rows1
+
+skinnyDots6AVX2_done:
+	VZEROUPPER
+	RET
+
+// func skinnyDots7AVX2(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·skinnyDots7AVX2(SB), NOSPLIT, $0-72
+	MOVQ w+16(FP), AX
+	MOVQ ldw+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ c+48(FP), DX
+
+skinnyDots7AVX2_rows1:
+	CMPQ   rows+0(FP), $0x00000001
+	JB     skinnyDots7AVX2_done
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	MOVQ   AX, BX
+	IMUL3Q $0x00000010, CX, SI
+	ADDQ   BX, SI
+	MOVQ   x+32(FP), DI
+	MOVQ   ldx+40(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (R8)(R8*2), R9
+	LEAQ   (DI)(R8*4), R10
+	MOVQ   k+8(FP), R11
+
+skinnyDots7AVX2_b1_k:
+	CMPQ        R11, $0x00000008
+	JB          skinnyDots7AVX2_b1_tail
+	PREFETCHT0  (SI)
+	VMOVUPS     (BX), Y7
+	VMOVUPS     (DI), Y8
+	VFMADD231PS Y7, Y8, Y0
+	VMOVUPS     (DI)(R8*1), Y8
+	VFMADD231PS Y7, Y8, Y1
+	VMOVUPS     (DI)(R8*2), Y8
+	VFMADD231PS Y7, Y8, Y2
+	VMOVUPS     (DI)(R9*1), Y8
+	VFMADD231PS Y7, Y8, Y3
+	VMOVUPS     (R10), Y8
+	VFMADD231PS Y7, Y8, Y4
+	VMOVUPS     (R10)(R8*1), Y8
+	VFMADD231PS Y7, Y8, Y5
+	VMOVUPS     (R10)(R8*2), Y8
+	VFMADD231PS Y7, Y8, Y6
+	ADDQ        $0x00000020, BX
+	ADDQ        $0x00000020, DI
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x00000020, SI
+	SUBQ        $0x00000008, R11
+	JMP         skinnyDots7AVX2_b1_k
+
+skinnyDots7AVX2_b1_tail:
+	TESTQ       R11, R11
+	JZ          skinnyDots7AVX2_b1_reduce
+	LEAQ        skinnyMaskAVX2<>+0(SB), R12
+	MOVQ        $0x00000008, R13
+	SUBQ        R11, R13
+	VMOVDQU     (R12)(R13*4), Y7
+	PREFETCHT0  (SI)
+	VMASKMOVPS  (BX), Y7, Y8
+	VMASKMOVPS  (DI), Y7, Y9
+	VFMADD231PS Y8, Y9, Y0
+	VMASKMOVPS  (DI)(R8*1), Y7, Y9
+	VFMADD231PS Y8, Y9, Y1
+	VMASKMOVPS  (DI)(R8*2), Y7, Y9
+	VFMADD231PS Y8, Y9, Y2
+	VMASKMOVPS  (DI)(R9*1), Y7, Y9
+	VFMADD231PS Y8, Y9, Y3
+	VMASKMOVPS  (R10), Y7, Y9
+	VFMADD231PS Y8, Y9, Y4
+	VMASKMOVPS  (R10)(R8*1), Y7, Y9
+	VFMADD231PS Y8, Y9, Y5
+	VMASKMOVPS  (R10)(R8*2), Y7, Y7
+	VFMADD231PS Y8, Y7, Y6
+
+skinnyDots7AVX2_b1_reduce:
+	VEXTRACTF128 $0x01, Y0, X7
+	VADDPS       X7, X0, X0
+	VMOVHLPS     X0, X0, X7
+	VADDPS       X7, X0, X0
+	VMOVSHDUP    X0, X7
+	VADDSS       X7, X0, X0
+	VEXTRACTF128 $0x01, Y1, X7
+	VADDPS       X7, X1, X1
+	VMOVHLPS     X1, X1, X7
+	VADDPS       X7, X1, X1
+	VMOVSHDUP    X1, X7
+	VADDSS       X7, X1, X1
+	VEXTRACTF128 $0x01, Y2, X7
+	VADDPS       X7, X2, X2
+	VMOVHLPS     X2, X2, X7
+	VADDPS       X7, X2, X2
+	VMOVSHDUP    X2, X7
+	VADDSS       X7, X2, X2
+	VEXTRACTF128 $0x01, Y3, X7
+	VADDPS       X7, X3, X3
+	VMOVHLPS     X3, X3, X7
+	VADDPS       X7, X3, X3
+	VMOVSHDUP    X3, X7
+	VADDSS       X7, X3, X3
+	VEXTRACTF128 $0x01, Y4, X7
+	VADDPS       X7, X4, X4
+	VMOVHLPS     X4, X4, X7
+	VADDPS       X7, X4, X4
+	VMOVSHDUP    X4, X7
+	VADDSS       X7, X4, X4
+	VEXTRACTF128 $0x01, Y5, X7
+	VADDPS       X7, X5, X5
+	VMOVHLPS     X5, X5, X7
+	VADDPS       X7, X5, X5
+	VMOVSHDUP    X5, X7
+	VADDSS       X7, X5, X5
+	VEXTRACTF128 $0x01, Y6, X7
+	VADDPS       X7, X6, X6
+	VMOVHLPS     X6, X6, X7
+	VADDPS       X7, X6, X6
+	VMOVSHDUP    X6, X7
+	VADDSS       X7, X6, X6
+	VMOVSS       alpha+64(FP), X7
+	VMULSS       X7, X0, X0
+	VMULSS       X7, X1, X1
+	VMULSS       X7, X2, X2
+	VMULSS       X7, X3, X3
+	VMULSS       X7, X4, X4
+	VMULSS       X7, X5, X5
+	VMULSS       X7, X6, X6
+	MOVQ         ldc+56(FP), BX
+	SHLQ         $0x02, BX
+	MOVL         beta+68(FP), SI
+	ANDL         $0x7fffffff, SI
+	JZ           skinnyDots7AVX2_b1_beta0
+	VMOVSS       beta+68(FP), X7
+	MOVQ         DX, SI
+	VFMADD231SS  (SI), X7, X0
+	VMOVSS       X0, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X7, X1
+	VMOVSS       X1, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X7, X2
+	VMOVSS       X2, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X7, X3
+	VMOVSS       X3, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X7, X4
+	VMOVSS       X4, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X7, X5
+	VMOVSS       X5, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X7, X6
+	VMOVSS       X6, (SI)
+	JMP          skinnyDots7AVX2_b1_stored
+
+skinnyDots7AVX2_b1_beta0:
+	MOVQ   DX, SI
+	VMOVSS X0, (SI)
+	ADDQ   BX, SI
+	VMOVSS X1, (SI)
+	ADDQ   BX, SI
+	VMOVSS X2, (SI)
+	ADDQ   BX, SI
+	VMOVSS X3, (SI)
+	ADDQ   BX, SI
+	VMOVSS X4, (SI)
+	ADDQ   BX, SI
+	VMOVSS X5, (SI)
+	ADDQ   BX, SI
+	VMOVSS X6, (SI)
+
+skinnyDots7AVX2_b1_stored:
+	ADDQ CX, AX
+	ADDQ $0x00000004, DX
+	SUBQ $0x00000001, rows+0(FP)
+	JMP  skinnyDots7AVX2_rows1
+
+skinnyDots7AVX2_done:
+	VZEROUPPER
+	RET
+
+// func skinnyDots8AVX2(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, FMA3, MMX+
+TEXT ·skinnyDots8AVX2(SB), NOSPLIT, $0-72
+	MOVQ w+16(FP), AX
+	MOVQ ldw+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ c+48(FP), DX
+
+skinnyDots8AVX2_rows1:
+	CMPQ   rows+0(FP), $0x00000001
+	JB     skinnyDots8AVX2_done
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	MOVQ   AX, BX
+	IMUL3Q $0x00000010, CX, SI
+	ADDQ   BX, SI
+	MOVQ   x+32(FP), DI
+	MOVQ   ldx+40(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (R8)(R8*2), R9
+	LEAQ   (DI)(R8*4), R10
+	MOVQ   k+8(FP), R11
+
+skinnyDots8AVX2_b1_k:
+	CMPQ        R11, $0x00000008
+	JB          skinnyDots8AVX2_b1_tail
+	PREFETCHT0  (SI)
+	VMOVUPS     (BX), Y8
+	VMOVUPS     (DI), Y9
+	VFMADD231PS Y8, Y9, Y0
+	VMOVUPS     (DI)(R8*1), Y9
+	VFMADD231PS Y8, Y9, Y1
+	VMOVUPS     (DI)(R8*2), Y9
+	VFMADD231PS Y8, Y9, Y2
+	VMOVUPS     (DI)(R9*1), Y9
+	VFMADD231PS Y8, Y9, Y3
+	VMOVUPS     (R10), Y9
+	VFMADD231PS Y8, Y9, Y4
+	VMOVUPS     (R10)(R8*1), Y9
+	VFMADD231PS Y8, Y9, Y5
+	VMOVUPS     (R10)(R8*2), Y9
+	VFMADD231PS Y8, Y9, Y6
+	VMOVUPS     (R10)(R9*1), Y9
+	VFMADD231PS Y8, Y9, Y7
+	ADDQ        $0x00000020, BX
+	ADDQ        $0x00000020, DI
+	ADDQ        $0x00000020, R10
+	ADDQ        $0x00000020, SI
+	SUBQ        $0x00000008, R11
+	JMP         skinnyDots8AVX2_b1_k
+
+skinnyDots8AVX2_b1_tail:
+	TESTQ       R11, R11
+	JZ          skinnyDots8AVX2_b1_reduce
+	LEAQ        skinnyMaskAVX2<>+0(SB), R12
+	MOVQ        $0x00000008, R13
+	SUBQ        R11, R13
+	VMOVDQU     (R12)(R13*4), Y8
+	PREFETCHT0  (SI)
+	VMASKMOVPS  (BX), Y8, Y9
+	VMASKMOVPS  (DI), Y8, Y10
+	VFMADD231PS Y9, Y10, Y0
+	VMASKMOVPS  (DI)(R8*1), Y8, Y10
+	VFMADD231PS Y9, Y10, Y1
+	VMASKMOVPS  (DI)(R8*2), Y8, Y10
+	VFMADD231PS Y9, Y10, Y2
+	VMASKMOVPS  (DI)(R9*1), Y8, Y10
+	VFMADD231PS Y9, Y10, Y3
+	VMASKMOVPS  (R10), Y8, Y10
+	VFMADD231PS Y9, Y10, Y4
+	VMASKMOVPS  (R10)(R8*1), Y8, Y10
+	VFMADD231PS Y9, Y10, Y5
+	VMASKMOVPS  (R10)(R8*2), Y8, Y10
+	VFMADD231PS Y9, Y10, Y6
+	VMASKMOVPS  (R10)(R9*1), Y8, Y8
+	VFMADD231PS Y9, Y8, Y7
+
+skinnyDots8AVX2_b1_reduce:
+	VEXTRACTF128 $0x01, Y0, X8
+	VADDPS       X8, X0, X0
+	VMOVHLPS     X0, X0, X8
+	VADDPS       X8, X0, X0
+	VMOVSHDUP    X0, X8
+	VADDSS       X8, X0, X0
+	VEXTRACTF128 $0x01, Y1, X8
+	VADDPS       X8, X1, X1
+	VMOVHLPS     X1, X1, X8
+	VADDPS       X8, X1, X1
+	VMOVSHDUP    X1, X8
+	VADDSS       X8, X1, X1
+	VEXTRACTF128 $0x01, Y2, X8
+	VADDPS       X8, X2, X2
+	VMOVHLPS     X2, X2, X8
+	VADDPS       X8, X2, X2
+	VMOVSHDUP    X2, X8
+	VADDSS       X8, X2, X2
+	VEXTRACTF128 $0x01, Y3, X8
+	VADDPS       X8, X3, X3
+	VMOVHLPS     X3, X3, X8
+	VADDPS       X8, X3, X3
+	VMOVSHDUP    X3, X8
+	VADDSS       X8, X3, X3
+	VEXTRACTF128 $0x01, Y4, X8
+	VADDPS       X8, X4, X4
+	VMOVHLPS     X4, X4, X8
+	VADDPS       X8, X4, X4
+	VMOVSHDUP    X4, X8
+	VADDSS       X8, X4, X4
+	VEXTRACTF128 $0x01, Y5, X8
+	VADDPS       X8, X5, X5
+	VMOVHLPS     X5, X5, X8
+	VADDPS       X8, X5, X5
+	VMOVSHDUP    X5, X8
+	VADDSS       X8, X5, X5
+	VEXTRACTF128 $0x01, Y6, X8
+	VADDPS       X8, X6, X6
+	VMOVHLPS     X6, X6, X8
+	VADDPS       X8, X6, X6
+	VMOVSHDUP    X6, X8
+	VADDSS       X8, X6, X6
+	VEXTRACTF128 $0x01, Y7, X8
+	VADDPS       X8, X7, X7
+	VMOVHLPS     X7, X7, X8
+	VADDPS       X8, X7, X7
+	VMOVSHDUP    X7, X8
+	VADDSS       X8, X7, X7
+	VMOVSS       alpha+64(FP), X8
+	VMULSS       X8, X0, X0
+	VMULSS       X8, X1, X1
+	VMULSS       X8, X2, X2
+	VMULSS       X8, X3, X3
+	VMULSS       X8, X4, X4
+	VMULSS       X8, X5, X5
+	VMULSS       X8, X6, X6
+	VMULSS       X8, X7, X7
+	MOVQ         ldc+56(FP), BX
+	SHLQ         $0x02, BX
+	MOVL         beta+68(FP), SI
+	ANDL         $0x7fffffff, SI
+	JZ           skinnyDots8AVX2_b1_beta0
+	VMOVSS       beta+68(FP), X8
+	MOVQ         DX, SI
+	VFMADD231SS  (SI), X8, X0
+	VMOVSS       X0, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X8, X1
+	VMOVSS       X1, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X8, X2
+	VMOVSS       X2, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X8, X3
+	VMOVSS       X3, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X8, X4
+	VMOVSS       X4, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X8, X5
+	VMOVSS       X5, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X8, X6
+	VMOVSS       X6, (SI)
+	ADDQ         BX, SI
+	VFMADD231SS  (SI), X8, X7
+	VMOVSS       X7, (SI)
+	JMP          skinnyDots8AVX2_b1_stored
+
+skinnyDots8AVX2_b1_beta0:
+	MOVQ   DX, SI
+	VMOVSS X0, (SI)
+	ADDQ   BX, SI
+	VMOVSS X1, (SI)
+	ADDQ   BX, SI
+	VMOVSS X2, (SI)
+	ADDQ   BX, SI
+	VMOVSS X3, (SI)
+	ADDQ   BX, SI
+	VMOVSS X4, (SI)
+	ADDQ   BX, SI
+	VMOVSS X5, (SI)
+	ADDQ   BX, SI
+	VMOVSS X6, (SI)
+	ADDQ   BX, SI
+	VMOVSS X7, (SI)
+
+skinnyDots8AVX2_b1_stored:
+	ADDQ CX, AX
+	ADDQ $0x00000004, DX
+	SUBQ $0x00000001, rows+0(FP)
+	JMP  skinnyDots8AVX2_rows1
+
+skinnyDots8AVX2_done:
+	VZEROUPPER
+	RET
+
 // func skinnyAxpys1AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, FMA3
 TEXT ·skinnyAxpys1AVX2(SB), NOSPLIT, $0-80
@@ -3054,9 +3756,6 @@ skinnyAxpys7AVX2_done:
 // func skinnyAxpys8AVX2(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, FMA3
 TEXT ·skinnyAxpys8AVX2(SB), NOSPLIT, $0-80
-	MOVQ b+40(FP), AX
-	MOVQ c+56(FP), CX
-
 skinnyAxpys8AVX2_cols1:
 	CMPQ   n+8(FP), $0x00000008
 	JB     skinnyAxpys8AVX2_tail
@@ -3068,40 +3767,40 @@ skinnyAxpys8AVX2_cols1:
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
-	MOVQ   a+16(FP), DX
-	MOVQ   rsa+24(FP), BX
-	SHLQ   $0x02, BX
-	MOVQ   csa+32(FP), SI
-	SHLQ   $0x02, SI
-	LEAQ   (BX)(BX*2), DI
-	LEAQ   (DX)(BX*4), R8
-	MOVQ   AX, R9
-	MOVQ   ldb+48(FP), R10
-	SHLQ   $0x02, R10
-	MOVQ   k+0(FP), R11
+	MOVQ   a+16(FP), AX
+	MOVQ   rsa+24(FP), CX
+	SHLQ   $0x02, CX
+	MOVQ   csa+32(FP), DX
+	SHLQ   $0x02, DX
+	LEAQ   (CX)(CX*2), BX
+	LEAQ   (AX)(CX*4), SI
+	MOVQ   b+40(FP), DI
+	MOVQ   ldb+48(FP), R8
+	SHLQ   $0x02, R8
+	MOVQ   k+0(FP), R9
 
 skinnyAxpys8AVX2_b1_k:
-	VMOVUPS      (R9), Y8
-	VBROADCASTSS (DX), Y9
+	VMOVUPS      (DI), Y8
+	VBROADCASTSS (AX), Y9
 	VFMADD231PS  Y8, Y9, Y0
-	VBROADCASTSS (DX)(BX*1), Y9
+	VBROADCASTSS (AX)(CX*1), Y9
 	VFMADD231PS  Y8, Y9, Y1
-	VBROADCASTSS (DX)(BX*2), Y9
+	VBROADCASTSS (AX)(CX*2), Y9
 	VFMADD231PS  Y8, Y9, Y2
-	VBROADCASTSS (DX)(DI*1), Y9
+	VBROADCASTSS (AX)(BX*1), Y9
 	VFMADD231PS  Y8, Y9, Y3
-	VBROADCASTSS (DX)(BX*4), Y9
+	VBROADCASTSS (AX)(CX*4), Y9
 	VFMADD231PS  Y8, Y9, Y4
-	VBROADCASTSS (R8)(BX*1), Y9
+	VBROADCASTSS (SI)(CX*1), Y9
 	VFMADD231PS  Y8, Y9, Y5
-	VBROADCASTSS (R8)(BX*2), Y9
+	VBROADCASTSS (SI)(CX*2), Y9
 	VFMADD231PS  Y8, Y9, Y6
-	VBROADCASTSS (R8)(DI*1), Y9
+	VBROADCASTSS (SI)(BX*1), Y9
 	VFMADD231PS  Y8, Y9, Y7
-	ADDQ         R10, R9
-	ADDQ         SI, DX
-	ADDQ         SI, R8
-	DECQ         R11
+	ADDQ         R8, DI
+	ADDQ         DX, AX
+	ADDQ         DX, SI
+	DECQ         R9
 	JNZ          skinnyAxpys8AVX2_b1_k
 	VBROADCASTSS alpha+72(FP), Y8
 	VMULPS       Y8, Y0, Y0
@@ -3112,70 +3811,70 @@ skinnyAxpys8AVX2_b1_k:
 	VMULPS       Y8, Y5, Y5
 	VMULPS       Y8, Y6, Y6
 	VMULPS       Y8, Y7, Y7
-	MOVQ         ldc+64(FP), DX
-	SHLQ         $0x02, DX
-	MOVL         beta+76(FP), BX
-	ANDL         $0x7fffffff, BX
+	MOVQ         ldc+64(FP), AX
+	SHLQ         $0x02, AX
+	MOVL         beta+76(FP), CX
+	ANDL         $0x7fffffff, CX
 	JZ           skinnyAxpys8AVX2_b1_beta0
 	VBROADCASTSS beta+76(FP), Y8
-	MOVQ         CX, BX
-	VFMADD231PS  (BX), Y8, Y0
-	VMOVUPS      Y0, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Y8, Y1
-	VMOVUPS      Y1, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Y8, Y2
-	VMOVUPS      Y2, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Y8, Y3
-	VMOVUPS      Y3, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Y8, Y4
-	VMOVUPS      Y4, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Y8, Y5
-	VMOVUPS      Y5, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Y8, Y6
-	VMOVUPS      Y6, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Y8, Y7
-	VMOVUPS      Y7, (BX)
+	MOVQ         c+56(FP), CX
+	VFMADD231PS  (CX), Y8, Y0
+	VMOVUPS      Y0, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Y8, Y1
+	VMOVUPS      Y1, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Y8, Y2
+	VMOVUPS      Y2, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Y8, Y3
+	VMOVUPS      Y3, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Y8, Y4
+	VMOVUPS      Y4, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Y8, Y5
+	VMOVUPS      Y5, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Y8, Y6
+	VMOVUPS      Y6, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Y8, Y7
+	VMOVUPS      Y7, (CX)
 	JMP          skinnyAxpys8AVX2_b1_stored
 
 skinnyAxpys8AVX2_b1_beta0:
-	MOVQ    CX, BX
-	VMOVUPS Y0, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Y1, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Y2, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Y3, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Y4, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Y5, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Y6, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Y7, (BX)
+	MOVQ    c+56(FP), CX
+	VMOVUPS Y0, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Y1, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Y2, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Y3, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Y4, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Y5, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Y6, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Y7, (CX)
 
 skinnyAxpys8AVX2_b1_stored:
-	ADDQ $0x00000020, AX
-	ADDQ $0x00000020, CX
+	ADDQ $0x00000020, b+40(FP)
+	ADDQ $0x00000020, c+56(FP)
 	SUBQ $0x00000008, n+8(FP)
 	JMP  skinnyAxpys8AVX2_cols1
 
 skinnyAxpys8AVX2_tail:
-	MOVQ    n+8(FP), DX
-	TESTQ   DX, DX
+	MOVQ    n+8(FP), AX
+	TESTQ   AX, AX
 	JZ      skinnyAxpys8AVX2_done
-	LEAQ    skinnyMaskAVX2<>+0(SB), BX
-	MOVQ    $0x00000008, SI
-	SUBQ    DX, SI
-	VMOVDQU (BX)(SI*4), Y0
+	LEAQ    skinnyMaskAVX2<>+0(SB), CX
+	MOVQ    $0x00000008, DX
+	SUBQ    AX, DX
+	VMOVDQU (CX)(DX*4), Y0
 	VXORPS  Y1, Y1, Y1
 	VXORPS  Y2, Y2, Y2
 	VXORPS  Y3, Y3, Y3
@@ -3184,39 +3883,40 @@ skinnyAxpys8AVX2_tail:
 	VXORPS  Y6, Y6, Y6
 	VXORPS  Y7, Y7, Y7
 	VXORPS  Y8, Y8, Y8
-	MOVQ    a+16(FP), DX
-	MOVQ    rsa+24(FP), BX
-	SHLQ    $0x02, BX
-	MOVQ    csa+32(FP), SI
-	SHLQ    $0x02, SI
-	LEAQ    (BX)(BX*2), DI
-	LEAQ    (DX)(BX*4), R8
-	MOVQ    ldb+48(FP), R9
-	SHLQ    $0x02, R9
-	MOVQ    k+0(FP), R10
+	MOVQ    a+16(FP), AX
+	MOVQ    rsa+24(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    csa+32(FP), DX
+	SHLQ    $0x02, DX
+	LEAQ    (CX)(CX*2), BX
+	LEAQ    (AX)(CX*4), SI
+	MOVQ    b+40(FP), DI
+	MOVQ    ldb+48(FP), R8
+	SHLQ    $0x02, R8
+	MOVQ    k+0(FP), R9
 
 skinnyAxpys8AVX2_bt_k:
-	VMASKMOVPS   (AX), Y0, Y9
-	VBROADCASTSS (DX), Y10
+	VMASKMOVPS   (DI), Y0, Y9
+	VBROADCASTSS (AX), Y10
 	VFMADD231PS  Y9, Y10, Y1
-	VBROADCASTSS (DX)(BX*1), Y10
+	VBROADCASTSS (AX)(CX*1), Y10
 	VFMADD231PS  Y9, Y10, Y2
-	VBROADCASTSS (DX)(BX*2), Y10
+	VBROADCASTSS (AX)(CX*2), Y10
 	VFMADD231PS  Y9, Y10, Y3
-	VBROADCASTSS (DX)(DI*1), Y10
+	VBROADCASTSS (AX)(BX*1), Y10
 	VFMADD231PS  Y9, Y10, Y4
-	VBROADCASTSS (DX)(BX*4), Y10
+	VBROADCASTSS (AX)(CX*4), Y10
 	VFMADD231PS  Y9, Y10, Y5
-	VBROADCASTSS (R8)(BX*1), Y10
+	VBROADCASTSS (SI)(CX*1), Y10
 	VFMADD231PS  Y9, Y10, Y6
-	VBROADCASTSS (R8)(BX*2), Y10
+	VBROADCASTSS (SI)(CX*2), Y10
 	VFMADD231PS  Y9, Y10, Y7
-	VBROADCASTSS (R8)(DI*1), Y10
+	VBROADCASTSS (SI)(BX*1), Y10
 	VFMADD231PS  Y9, Y10, Y8
-	ADDQ         R9, AX
-	ADDQ         SI, DX
-	ADDQ         SI, R8
-	DECQ         R10
+	ADDQ         R8, DI
+	ADDQ         DX, AX
+	ADDQ         DX, SI
+	DECQ         R9
 	JNZ          skinnyAxpys8AVX2_bt_k
 	VBROADCASTSS alpha+72(FP), Y9
 	VMULPS       Y9, Y1, Y1
@@ -3229,10 +3929,11 @@ skinnyAxpys8AVX2_bt_k:
 	VMULPS       Y9, Y8, Y8
 	MOVQ         ldc+64(FP), AX
 	SHLQ         $0x02, AX
-	MOVL         beta+76(FP), DX
-	ANDL         $0x7fffffff, DX
+	MOVL         beta+76(FP), CX
+	ANDL         $0x7fffffff, CX
 	JZ           skinnyAxpys8AVX2_bt_beta0
 	VBROADCASTSS beta+76(FP), Y9
+	MOVQ         c+56(FP), CX
 	VMASKMOVPS   (CX), Y0, Y10
 	VFMADD231PS  Y10, Y9, Y1
 	VMASKMOVPS   Y1, Y0, (CX)
@@ -3267,6 +3968,7 @@ skinnyAxpys8AVX2_bt_k:
 	JMP          skinnyAxpys8AVX2_bt_stored
 
 skinnyAxpys8AVX2_bt_beta0:
+	MOVQ       c+56(FP), CX
 	VMASKMOVPS Y1, Y0, (CX)
 	ADDQ       AX, CX
 	VMASKMOVPS Y2, Y0, (CX)
@@ -7282,6 +7984,2208 @@ skinnyDots4AVX512_done:
 	VZEROUPPER
 	RET
 
+// func skinnyDots5AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, AVX512F, FMA3, MMX+
+TEXT ·skinnyDots5AVX512(SB), NOSPLIT, $0-72
+	MOVQ w+16(FP), AX
+	MOVQ ldw+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ c+48(FP), DX
+
+skinnyDots5AVX512_rows4:
+	CMPQ   rows+0(FP), $0x00000004
+	JB     skinnyDots5AVX512_rows1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	MOVQ   AX, BX
+	LEAQ   (CX)(CX*2), SI
+	IMUL3Q $0x00000010, CX, DI
+	ADDQ   BX, DI
+	MOVQ   x+32(FP), R8
+	MOVQ   ldx+40(FP), R9
+	SHLQ   $0x02, R9
+	LEAQ   (R9)(R9*2), R10
+	LEAQ   (R8)(R9*4), R11
+	MOVQ   k+8(FP), R12
+
+skinnyDots5AVX512_b4_k:
+	CMPQ        R12, $0x00000010
+	JB          skinnyDots5AVX512_b4_tail
+	PREFETCHT0  (DI)
+	PREFETCHT0  (DI)(CX*1)
+	PREFETCHT0  (DI)(CX*2)
+	PREFETCHT0  (DI)(SI*1)
+	VMOVUPS     (BX), Z20
+	VMOVUPS     (BX)(CX*1), Z21
+	VMOVUPS     (BX)(CX*2), Z22
+	VMOVUPS     (BX)(SI*1), Z23
+	VMOVUPS     (R8), Z24
+	VFMADD231PS Z20, Z24, Z0
+	VFMADD231PS Z21, Z24, Z5
+	VFMADD231PS Z22, Z24, Z10
+	VFMADD231PS Z23, Z24, Z15
+	VMOVUPS     (R8)(R9*1), Z24
+	VFMADD231PS Z20, Z24, Z1
+	VFMADD231PS Z21, Z24, Z6
+	VFMADD231PS Z22, Z24, Z11
+	VFMADD231PS Z23, Z24, Z16
+	VMOVUPS     (R8)(R9*2), Z24
+	VFMADD231PS Z20, Z24, Z2
+	VFMADD231PS Z21, Z24, Z7
+	VFMADD231PS Z22, Z24, Z12
+	VFMADD231PS Z23, Z24, Z17
+	VMOVUPS     (R8)(R10*1), Z24
+	VFMADD231PS Z20, Z24, Z3
+	VFMADD231PS Z21, Z24, Z8
+	VFMADD231PS Z22, Z24, Z13
+	VFMADD231PS Z23, Z24, Z18
+	VMOVUPS     (R11), Z24
+	VFMADD231PS Z20, Z24, Z4
+	VFMADD231PS Z21, Z24, Z9
+	VFMADD231PS Z22, Z24, Z14
+	VFMADD231PS Z23, Z24, Z19
+	ADDQ        $0x00000040, BX
+	ADDQ        $0x00000040, R8
+	ADDQ        $0x00000040, R11
+	ADDQ        $0x00000040, DI
+	SUBQ        $0x00000010, R12
+	JMP         skinnyDots5AVX512_b4_k
+
+skinnyDots5AVX512_b4_tail:
+	TESTQ       R12, R12
+	JZ          skinnyDots5AVX512_b4_reduce
+	LEAQ        skinnyMaskAVX512<>+0(SB), R13
+	KMOVW       (R13)(R12*2), K1
+	PREFETCHT0  (DI)
+	PREFETCHT0  (DI)(CX*1)
+	PREFETCHT0  (DI)(CX*2)
+	PREFETCHT0  (DI)(SI*1)
+	VMOVUPS.Z   (BX), K1, Z20
+	VMOVUPS.Z   (BX)(CX*1), K1, Z21
+	VMOVUPS.Z   (BX)(CX*2), K1, Z22
+	VMOVUPS.Z   (BX)(SI*1), K1, Z23
+	VMOVUPS.Z   (R8), K1, Z24
+	VFMADD231PS Z20, Z24, Z0
+	VFMADD231PS Z21, Z24, Z5
+	VFMADD231PS Z22, Z24, Z10
+	VFMADD231PS Z23, Z24, Z15
+	VMOVUPS.Z   (R8)(R9*1), K1, Z24
+	VFMADD231PS Z20, Z24, Z1
+	VFMADD231PS Z21, Z24, Z6
+	VFMADD231PS Z22, Z24, Z11
+	VFMADD231PS Z23, Z24, Z16
+	VMOVUPS.Z   (R8)(R9*2), K1, Z24
+	VFMADD231PS Z20, Z24, Z2
+	VFMADD231PS Z21, Z24, Z7
+	VFMADD231PS Z22, Z24, Z12
+	VFMADD231PS Z23, Z24, Z17
+	VMOVUPS.Z   (R8)(R10*1), K1, Z24
+	VFMADD231PS Z20, Z24, Z3
+	VFMADD231PS Z21, Z24, Z8
+	VFMADD231PS Z22, Z24, Z13
+	VFMADD231PS Z23, Z24, Z18
+	VMOVUPS.Z   (R11), K1, Z24
+	VFMADD231PS Z20, Z24, Z4
+	VFMADD231PS Z21, Z24, Z9
+	VFMADD231PS Z22, Z24, Z14
+	VFMADD231PS Z23, Z24, Z19
+
+skinnyDots5AVX512_b4_reduce:
+	VSHUFF32X4  $0x4e, Z0, Z0, Z20
+	VSHUFF32X4  $0x4e, Z1, Z1, Z21
+	VSHUFF32X4  $0x4e, Z2, Z2, Z22
+	VSHUFF32X4  $0x4e, Z3, Z3, Z23
+	VADDPS      Z20, Z0, Z0
+	VADDPS      Z21, Z1, Z1
+	VADDPS      Z22, Z2, Z2
+	VADDPS      Z23, Z3, Z3
+	VSHUFF32X4  $0xb1, Z0, Z0, Z20
+	VSHUFF32X4  $0xb1, Z1, Z1, Z21
+	VSHUFF32X4  $0xb1, Z2, Z2, Z22
+	VSHUFF32X4  $0xb1, Z3, Z3, Z23
+	VADDPS      Z20, Z0, Z0
+	VADDPS      Z21, Z1, Z1
+	VADDPS      Z22, Z2, Z2
+	VADDPS      Z23, Z3, Z3
+	VPERMILPS   $0x4e, Z0, Z20
+	VPERMILPS   $0x4e, Z1, Z21
+	VPERMILPS   $0x4e, Z2, Z22
+	VPERMILPS   $0x4e, Z3, Z23
+	VADDPS      Z20, Z0, Z0
+	VADDPS      Z21, Z1, Z1
+	VADDPS      Z22, Z2, Z2
+	VADDPS      Z23, Z3, Z3
+	VPERMILPS   $0xb1, Z0, Z20
+	VPERMILPS   $0xb1, Z1, Z21
+	VPERMILPS   $0xb1, Z2, Z22
+	VPERMILPS   $0xb1, Z3, Z23
+	VADDPS      Z20, Z0, Z0
+	VADDPS      Z21, Z1, Z1
+	VADDPS      Z22, Z2, Z2
+	VADDPS      Z23, Z3, Z3
+	VSHUFF32X4  $0x4e, Z4, Z4, Z20
+	VSHUFF32X4  $0x4e, Z5, Z5, Z21
+	VSHUFF32X4  $0x4e, Z6, Z6, Z22
+	VSHUFF32X4  $0x4e, Z7, Z7, Z23
+	VADDPS      Z20, Z4, Z4
+	VADDPS      Z21, Z5, Z5
+	VADDPS      Z22, Z6, Z6
+	VADDPS      Z23, Z7, Z7
+	VSHUFF32X4  $0xb1, Z4, Z4, Z20
+	VSHUFF32X4  $0xb1, Z5, Z5, Z21
+	VSHUFF32X4  $0xb1, Z6, Z6, Z22
+	VSHUFF32X4  $0xb1, Z7, Z7, Z23
+	VADDPS      Z20, Z4, Z4
+	VADDPS      Z21, Z5, Z5
+	VADDPS      Z22, Z6, Z6
+	VADDPS      Z23, Z7, Z7
+	VPERMILPS   $0x4e, Z4, Z20
+	VPERMILPS   $0x4e, Z5, Z21
+	VPERMILPS   $0x4e, Z6, Z22
+	VPERMILPS   $0x4e, Z7, Z23
+	VADDPS      Z20, Z4, Z4
+	VADDPS      Z21, Z5, Z5
+	VADDPS      Z22, Z6, Z6
+	VADDPS      Z23, Z7, Z7
+	VPERMILPS   $0xb1, Z4, Z20
+	VPERMILPS   $0xb1, Z5, Z21
+	VPERMILPS   $0xb1, Z6, Z22
+	VPERMILPS   $0xb1, Z7, Z23
+	VADDPS      Z20, Z4, Z4
+	VADDPS      Z21, Z5, Z5
+	VADDPS      Z22, Z6, Z6
+	VADDPS      Z23, Z7, Z7
+	VSHUFF32X4  $0x4e, Z8, Z8, Z20
+	VSHUFF32X4  $0x4e, Z9, Z9, Z21
+	VSHUFF32X4  $0x4e, Z10, Z10, Z22
+	VSHUFF32X4  $0x4e, Z11, Z11, Z23
+	VADDPS      Z20, Z8, Z8
+	VADDPS      Z21, Z9, Z9
+	VADDPS      Z22, Z10, Z10
+	VADDPS      Z23, Z11, Z11
+	VSHUFF32X4  $0xb1, Z8, Z8, Z20
+	VSHUFF32X4  $0xb1, Z9, Z9, Z21
+	VSHUFF32X4  $0xb1, Z10, Z10, Z22
+	VSHUFF32X4  $0xb1, Z11, Z11, Z23
+	VADDPS      Z20, Z8, Z8
+	VADDPS      Z21, Z9, Z9
+	VADDPS      Z22, Z10, Z10
+	VADDPS      Z23, Z11, Z11
+	VPERMILPS   $0x4e, Z8, Z20
+	VPERMILPS   $0x4e, Z9, Z21
+	VPERMILPS   $0x4e, Z10, Z22
+	VPERMILPS   $0x4e, Z11, Z23
+	VADDPS      Z20, Z8, Z8
+	VADDPS      Z21, Z9, Z9
+	VADDPS      Z22, Z10, Z10
+	VADDPS      Z23, Z11, Z11
+	VPERMILPS   $0xb1, Z8, Z20
+	VPERMILPS   $0xb1, Z9, Z21
+	VPERMILPS   $0xb1, Z10, Z22
+	VPERMILPS   $0xb1, Z11, Z23
+	VADDPS      Z20, Z8, Z8
+	VADDPS      Z21, Z9, Z9
+	VADDPS      Z22, Z10, Z10
+	VADDPS      Z23, Z11, Z11
+	VSHUFF32X4  $0x4e, Z12, Z12, Z20
+	VSHUFF32X4  $0x4e, Z13, Z13, Z21
+	VSHUFF32X4  $0x4e, Z14, Z14, Z22
+	VSHUFF32X4  $0x4e, Z15, Z15, Z23
+	VADDPS      Z20, Z12, Z12
+	VADDPS      Z21, Z13, Z13
+	VADDPS      Z22, Z14, Z14
+	VADDPS      Z23, Z15, Z15
+	VSHUFF32X4  $0xb1, Z12, Z12, Z20
+	VSHUFF32X4  $0xb1, Z13, Z13, Z21
+	VSHUFF32X4  $0xb1, Z14, Z14, Z22
+	VSHUFF32X4  $0xb1, Z15, Z15, Z23
+	VADDPS      Z20, Z12, Z12
+	VADDPS      Z21, Z13, Z13
+	VADDPS      Z22, Z14, Z14
+	VADDPS      Z23, Z15, Z15
+	VPERMILPS   $0x4e, Z12, Z20
+	VPERMILPS   $0x4e, Z13, Z21
+	VPERMILPS   $0x4e, Z14, Z22
+	VPERMILPS   $0x4e, Z15, Z23
+	VADDPS      Z20, Z12, Z12
+	VADDPS      Z21, Z13, Z13
+	VADDPS      Z22, Z14, Z14
+	VADDPS      Z23, Z15, Z15
+	VPERMILPS   $0xb1, Z12, Z20
+	VPERMILPS   $0xb1, Z13, Z21
+	VPERMILPS   $0xb1, Z14, Z22
+	VPERMILPS   $0xb1, Z15, Z23
+	VADDPS      Z20, Z12, Z12
+	VADDPS      Z21, Z13, Z13
+	VADDPS      Z22, Z14, Z14
+	VADDPS      Z23, Z15, Z15
+	VSHUFF32X4  $0x4e, Z16, Z16, Z20
+	VSHUFF32X4  $0x4e, Z17, Z17, Z21
+	VSHUFF32X4  $0x4e, Z18, Z18, Z22
+	VSHUFF32X4  $0x4e, Z19, Z19, Z23
+	VADDPS      Z20, Z16, Z16
+	VADDPS      Z21, Z17, Z17
+	VADDPS      Z22, Z18, Z18
+	VADDPS      Z23, Z19, Z19
+	VSHUFF32X4  $0xb1, Z16, Z16, Z20
+	VSHUFF32X4  $0xb1, Z17, Z17, Z21
+	VSHUFF32X4  $0xb1, Z18, Z18, Z22
+	VSHUFF32X4  $0xb1, Z19, Z19, Z23
+	VADDPS      Z20, Z16, Z16
+	VADDPS      Z21, Z17, Z17
+	VADDPS      Z22, Z18, Z18
+	VADDPS      Z23, Z19, Z19
+	VPERMILPS   $0x4e, Z16, Z20
+	VPERMILPS   $0x4e, Z17, Z21
+	VPERMILPS   $0x4e, Z18, Z22
+	VPERMILPS   $0x4e, Z19, Z23
+	VADDPS      Z20, Z16, Z16
+	VADDPS      Z21, Z17, Z17
+	VADDPS      Z22, Z18, Z18
+	VADDPS      Z23, Z19, Z19
+	VPERMILPS   $0xb1, Z16, Z20
+	VPERMILPS   $0xb1, Z17, Z21
+	VPERMILPS   $0xb1, Z18, Z22
+	VPERMILPS   $0xb1, Z19, Z23
+	VADDPS      Z20, Z16, Z16
+	VADDPS      Z21, Z17, Z17
+	VADDPS      Z22, Z18, Z18
+	VADDPS      Z23, Z19, Z19
+	VMOVSS      alpha+64(FP), X20
+	VMULSS      X20, X0, X0
+	VMULSS      X20, X1, X1
+	VMULSS      X20, X2, X2
+	VMULSS      X20, X3, X3
+	VMULSS      X20, X4, X4
+	VMULSS      X20, X5, X5
+	VMULSS      X20, X6, X6
+	VMULSS      X20, X7, X7
+	VMULSS      X20, X8, X8
+	VMULSS      X20, X9, X9
+	VMULSS      X20, X10, X10
+	VMULSS      X20, X11, X11
+	VMULSS      X20, X12, X12
+	VMULSS      X20, X13, X13
+	VMULSS      X20, X14, X14
+	VMULSS      X20, X15, X15
+	VMULSS      X20, X16, X16
+	VMULSS      X20, X17, X17
+	VMULSS      X20, X18, X18
+	VMULSS      X20, X19, X19
+	MOVQ        ldc+56(FP), BX
+	SHLQ        $0x02, BX
+	MOVL        beta+68(FP), SI
+	ANDL        $0x7fffffff, SI
+	JZ          skinnyDots5AVX512_b4_beta0
+	VMOVSS      beta+68(FP), X20
+	MOVQ        DX, SI
+	VFMADD231SS (SI), X20, X0
+	VMOVSS      X0, (SI)
+	VFMADD231SS 4(SI), X20, X5
+	VMOVSS      X5, 4(SI)
+	VFMADD231SS 8(SI), X20, X10
+	VMOVSS      X10, 8(SI)
+	VFMADD231SS 12(SI), X20, X15
+	VMOVSS      X15, 12(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X20, X1
+	VMOVSS      X1, (SI)
+	VFMADD231SS 4(SI), X20, X6
+	VMOVSS      X6, 4(SI)
+	VFMADD231SS 8(SI), X20, X11
+	VMOVSS      X11, 8(SI)
+	VFMADD231SS 12(SI), X20, X16
+	VMOVSS      X16, 12(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X20, X2
+	VMOVSS      X2, (SI)
+	VFMADD231SS 4(SI), X20, X7
+	VMOVSS      X7, 4(SI)
+	VFMADD231SS 8(SI), X20, X12
+	VMOVSS      X12, 8(SI)
+	VFMADD231SS 12(SI), X20, X17
+	VMOVSS      X17, 12(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X20, X3
+	VMOVSS      X3, (SI)
+	VFMADD231SS 4(SI), X20, X8
+	VMOVSS      X8, 4(SI)
+	VFMADD231SS 8(SI), X20, X13
+	VMOVSS      X13, 8(SI)
+	VFMADD231SS 12(SI), X20, X18
+	VMOVSS      X18, 12(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X20, X4
+	VMOVSS      X4, (SI)
+	VFMADD231SS 4(SI), X20, X9
+	VMOVSS      X9, 4(SI)
+	VFMADD231SS 8(SI), X20, X14
+	VMOVSS      X14, 8(SI)
+	VFMADD231SS 12(SI), X20, X19
+	VMOVSS      X19, 12(SI)
+	JMP         skinnyDots5AVX512_b4_stored
+
+skinnyDots5AVX512_b4_beta0:
+	MOVQ   DX, SI
+	VMOVSS X0, (SI)
+	VMOVSS X5, 4(SI)
+	VMOVSS X10, 8(SI)
+	VMOVSS X15, 12(SI)
+	ADDQ   BX, SI
+	VMOVSS X1, (SI)
+	VMOVSS X6, 4(SI)
+	VMOVSS X11, 8(SI)
+	VMOVSS X16, 12(SI)
+	ADDQ   BX, SI
+	VMOVSS X2, (SI)
+	VMOVSS X7, 4(SI)
+	VMOVSS X12, 8(SI)
+	VMOVSS X17, 12(SI)
+	ADDQ   BX, SI
+	VMOVSS X3, (SI)
+	VMOVSS X8, 4(SI)
+	VMOVSS X13, 8(SI)
+	VMOVSS X18, 12(SI)
+	ADDQ   BX, SI
+	VMOVSS X4, (SI)
+	VMOVSS X9, 4(SI)
+	VMOVSS X14, 8(SI)
+	VMOVSS X19, 12(SI)
+
+skinnyDots5AVX512_b4_stored:
+	ADDQ CX, AX
+	ADDQ CX, AX
+	ADDQ CX, AX
+	ADDQ CX, AX
+	ADDQ $0x00000010, DX
+	SUBQ $0x00000004, rows+0(FP)
+	JMP  skinnyDots5AVX512_rows4
+
+skinnyDots5AVX512_rows1:
+	CMPQ   rows+0(FP), $0x00000001
+	JB     skinnyDots5AVX512_done
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	MOVQ   AX, BX
+	MOVQ   x+32(FP), SI
+	MOVQ   ldx+40(FP), DI
+	SHLQ   $0x02, DI
+	LEAQ   (DI)(DI*2), R8
+	LEAQ   (SI)(DI*4), R9
+	MOVQ   k+8(FP), R10
+
+skinnyDots5AVX512_b1_k:
+	CMPQ        R10, $0x00000010
+	JB          skinnyDots5AVX512_b1_tail
+	VMOVUPS     (BX), Z0
+	VMOVUPS     (SI), Z1
+	VFMADD231PS Z0, Z1, Z25
+	VMOVUPS     (SI)(DI*1), Z1
+	VFMADD231PS Z0, Z1, Z26
+	VMOVUPS     (SI)(DI*2), Z1
+	VFMADD231PS Z0, Z1, Z27
+	VMOVUPS     (SI)(R8*1), Z1
+	VFMADD231PS Z0, Z1, Z28
+	VMOVUPS     (R9), Z1
+	VFMADD231PS Z0, Z1, Z29
+	ADDQ        $0x00000040, BX
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, R9
+	SUBQ        $0x00000010, R10
+	JMP         skinnyDots5AVX512_b1_k
+
+skinnyDots5AVX512_b1_tail:
+	TESTQ       R10, R10
+	JZ          skinnyDots5AVX512_b1_reduce
+	LEAQ        skinnyMaskAVX512<>+0(SB), R11
+	KMOVW       (R11)(R10*2), K1
+	VMOVUPS.Z   (BX), K1, Z0
+	VMOVUPS.Z   (SI), K1, Z1
+	VFMADD231PS Z0, Z1, Z25
+	VMOVUPS.Z   (SI)(DI*1), K1, Z1
+	VFMADD231PS Z0, Z1, Z26
+	VMOVUPS.Z   (SI)(DI*2), K1, Z1
+	VFMADD231PS Z0, Z1, Z27
+	VMOVUPS.Z   (SI)(R8*1), K1, Z1
+	VFMADD231PS Z0, Z1, Z28
+	VMOVUPS.Z   (R9), K1, Z1
+	VFMADD231PS Z0, Z1, Z29
+
+skinnyDots5AVX512_b1_reduce:
+	VSHUFF32X4  $0x4e, Z25, Z25, Z0
+	VSHUFF32X4  $0x4e, Z26, Z26, Z1
+	VSHUFF32X4  $0x4e, Z27, Z27, Z2
+	VSHUFF32X4  $0x4e, Z28, Z28, Z3
+	VADDPS      Z0, Z25, Z25
+	VADDPS      Z1, Z26, Z26
+	VADDPS      Z2, Z27, Z27
+	VADDPS      Z3, Z28, Z28
+	VSHUFF32X4  $0xb1, Z25, Z25, Z0
+	VSHUFF32X4  $0xb1, Z26, Z26, Z1
+	VSHUFF32X4  $0xb1, Z27, Z27, Z2
+	VSHUFF32X4  $0xb1, Z28, Z28, Z3
+	VADDPS      Z0, Z25, Z25
+	VADDPS      Z1, Z26, Z26
+	VADDPS      Z2, Z27, Z27
+	VADDPS      Z3, Z28, Z28
+	VPERMILPS   $0x4e, Z25, Z0
+	VPERMILPS   $0x4e, Z26, Z1
+	VPERMILPS   $0x4e, Z27, Z2
+	VPERMILPS   $0x4e, Z28, Z3
+	VADDPS      Z0, Z25, Z25
+	VADDPS      Z1, Z26, Z26
+	VADDPS      Z2, Z27, Z27
+	VADDPS      Z3, Z28, Z28
+	VPERMILPS   $0xb1, Z25, Z0
+	VPERMILPS   $0xb1, Z26, Z1
+	VPERMILPS   $0xb1, Z27, Z2
+	VPERMILPS   $0xb1, Z28, Z3
+	VADDPS      Z0, Z25, Z25
+	VADDPS      Z1, Z26, Z26
+	VADDPS      Z2, Z27, Z27
+	VADDPS      Z3, Z28, Z28
+	VSHUFF32X4  $0x4e, Z29, Z29, Z0
+	VADDPS      Z0, Z29, Z29
+	VSHUFF32X4  $0xb1, Z29, Z29, Z0
+	VADDPS      Z0, Z29, Z29
+	VPERMILPS   $0x4e, Z29, Z0
+	VADDPS      Z0, Z29, Z29
+	VPERMILPS   $0xb1, Z29, Z0
+	VADDPS      Z0, Z29, Z29
+	VMOVSS      alpha+64(FP), X0
+	VMULSS      X0, X25, X25
+	VMULSS      X0, X26, X26
+	VMULSS      X0, X27, X27
+	VMULSS      X0, X28, X28
+	VMULSS      X0, X29, X29
+	MOVQ        ldc+56(FP), BX
+	SHLQ        $0x02, BX
+	MOVL        beta+68(FP), SI
+	ANDL        $0x7fffffff, SI
+	JZ          skinnyDots5AVX512_b1_beta0
+	VMOVSS      beta+68(FP), X0
+	MOVQ        DX, SI
+	VFMADD231SS (SI), X0, X25
+	VMOVSS      X25, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X26
+	VMOVSS      X26, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X27
+	VMOVSS      X27, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X28
+	VMOVSS      X28, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X29
+	VMOVSS      X29, (SI)
+	JMP         skinnyDots5AVX512_b1_stored
+
+skinnyDots5AVX512_b1_beta0:
+	MOVQ   DX, SI
+	VMOVSS X25, (SI)
+	ADDQ   BX, SI
+	VMOVSS X26, (SI)
+	ADDQ   BX, SI
+	VMOVSS X27, (SI)
+	ADDQ   BX, SI
+	VMOVSS X28, (SI)
+	ADDQ   BX, SI
+	VMOVSS X29, (SI)
+
+skinnyDots5AVX512_b1_stored:
+	ADDQ CX, AX
+	ADDQ $0x00000004, DX
+	SUBQ $0x00000001, rows+0(FP)
+	JMP  skinnyDots5AVX512_rows1
+
+skinnyDots5AVX512_done:
+	VZEROUPPER
+	RET
+
+// func skinnyDots6AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, AVX512F, FMA3, MMX+
+TEXT ·skinnyDots6AVX512(SB), NOSPLIT, $0-72
+	MOVQ w+16(FP), AX
+	MOVQ ldw+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ c+48(FP), DX
+
+skinnyDots6AVX512_rows3:
+	CMPQ   rows+0(FP), $0x00000003
+	JB     skinnyDots6AVX512_rows1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	MOVQ   AX, BX
+	LEAQ   (CX)(CX*2), SI
+	IMUL3Q $0x00000010, CX, SI
+	ADDQ   BX, SI
+	MOVQ   x+32(FP), DI
+	MOVQ   ldx+40(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (R8)(R8*2), R9
+	LEAQ   (DI)(R8*4), R10
+	MOVQ   k+8(FP), R11
+
+skinnyDots6AVX512_b3_k:
+	CMPQ        R11, $0x00000010
+	JB          skinnyDots6AVX512_b3_tail
+	PREFETCHT0  (SI)
+	PREFETCHT0  (SI)(CX*1)
+	PREFETCHT0  (SI)(CX*2)
+	VMOVUPS     (BX), Z18
+	VMOVUPS     (BX)(CX*1), Z19
+	VMOVUPS     (BX)(CX*2), Z20
+	VMOVUPS     (DI), Z21
+	VFMADD231PS Z18, Z21, Z0
+	VFMADD231PS Z19, Z21, Z6
+	VFMADD231PS Z20, Z21, Z12
+	VMOVUPS     (DI)(R8*1), Z21
+	VFMADD231PS Z18, Z21, Z1
+	VFMADD231PS Z19, Z21, Z7
+	VFMADD231PS Z20, Z21, Z13
+	VMOVUPS     (DI)(R8*2), Z21
+	VFMADD231PS Z18, Z21, Z2
+	VFMADD231PS Z19, Z21, Z8
+	VFMADD231PS Z20, Z21, Z14
+	VMOVUPS     (DI)(R9*1), Z21
+	VFMADD231PS Z18, Z21, Z3
+	VFMADD231PS Z19, Z21, Z9
+	VFMADD231PS Z20, Z21, Z15
+	VMOVUPS     (R10), Z21
+	VFMADD231PS Z18, Z21, Z4
+	VFMADD231PS Z19, Z21, Z10
+	VFMADD231PS Z20, Z21, Z16
+	VMOVUPS     (R10)(R8*1), Z21
+	VFMADD231PS Z18, Z21, Z5
+	VFMADD231PS Z19, Z21, Z11
+	VFMADD231PS Z20, Z21, Z17
+	ADDQ        $0x00000040, BX
+	ADDQ        $0x00000040, DI
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000010, R11
+	JMP         skinnyDots6AVX512_b3_k
+
+skinnyDots6AVX512_b3_tail:
+	TESTQ       R11, R11
+	JZ          skinnyDots6AVX512_b3_reduce
+	LEAQ        skinnyMaskAVX512<>+0(SB), R12
+	KMOVW       (R12)(R11*2), K1
+	PREFETCHT0  (SI)
+	PREFETCHT0  (SI)(CX*1)
+	PREFETCHT0  (SI)(CX*2)
+	VMOVUPS.Z   (BX), K1, Z18
+	VMOVUPS.Z   (BX)(CX*1), K1, Z19
+	VMOVUPS.Z   (BX)(CX*2), K1, Z20
+	VMOVUPS.Z   (DI), K1, Z21
+	VFMADD231PS Z18, Z21, Z0
+	VFMADD231PS Z19, Z21, Z6
+	VFMADD231PS Z20, Z21, Z12
+	VMOVUPS.Z   (DI)(R8*1), K1, Z21
+	VFMADD231PS Z18, Z21, Z1
+	VFMADD231PS Z19, Z21, Z7
+	VFMADD231PS Z20, Z21, Z13
+	VMOVUPS.Z   (DI)(R8*2), K1, Z21
+	VFMADD231PS Z18, Z21, Z2
+	VFMADD231PS Z19, Z21, Z8
+	VFMADD231PS Z20, Z21, Z14
+	VMOVUPS.Z   (DI)(R9*1), K1, Z21
+	VFMADD231PS Z18, Z21, Z3
+	VFMADD231PS Z19, Z21, Z9
+	VFMADD231PS Z20, Z21, Z15
+	VMOVUPS.Z   (R10), K1, Z21
+	VFMADD231PS Z18, Z21, Z4
+	VFMADD231PS Z19, Z21, Z10
+	VFMADD231PS Z20, Z21, Z16
+	VMOVUPS.Z   (R10)(R8*1), K1, Z21
+	VFMADD231PS Z18, Z21, Z5
+	VFMADD231PS Z19, Z21, Z11
+	VFMADD231PS Z20, Z21, Z17
+
+skinnyDots6AVX512_b3_reduce:
+	VSHUFF32X4  $0x4e, Z0, Z0, Z18
+	VSHUFF32X4  $0x4e, Z1, Z1, Z19
+	VSHUFF32X4  $0x4e, Z2, Z2, Z20
+	VSHUFF32X4  $0x4e, Z3, Z3, Z21
+	VADDPS      Z18, Z0, Z0
+	VADDPS      Z19, Z1, Z1
+	VADDPS      Z20, Z2, Z2
+	VADDPS      Z21, Z3, Z3
+	VSHUFF32X4  $0xb1, Z0, Z0, Z18
+	VSHUFF32X4  $0xb1, Z1, Z1, Z19
+	VSHUFF32X4  $0xb1, Z2, Z2, Z20
+	VSHUFF32X4  $0xb1, Z3, Z3, Z21
+	VADDPS      Z18, Z0, Z0
+	VADDPS      Z19, Z1, Z1
+	VADDPS      Z20, Z2, Z2
+	VADDPS      Z21, Z3, Z3
+	VPERMILPS   $0x4e, Z0, Z18
+	VPERMILPS   $0x4e, Z1, Z19
+	VPERMILPS   $0x4e, Z2, Z20
+	VPERMILPS   $0x4e, Z3, Z21
+	VADDPS      Z18, Z0, Z0
+	VADDPS      Z19, Z1, Z1
+	VADDPS      Z20, Z2, Z2
+	VADDPS      Z21, Z3, Z3
+	VPERMILPS   $0xb1, Z0, Z18
+	VPERMILPS   $0xb1, Z1, Z19
+	VPERMILPS   $0xb1, Z2, Z20
+	VPERMILPS   $0xb1, Z3, Z21
+	VADDPS      Z18, Z0, Z0
+	VADDPS      Z19, Z1, Z1
+	VADDPS      Z20, Z2, Z2
+	VADDPS      Z21, Z3, Z3
+	VSHUFF32X4  $0x4e, Z4, Z4, Z18
+	VSHUFF32X4  $0x4e, Z5, Z5, Z19
+	VSHUFF32X4  $0x4e, Z6, Z6, Z20
+	VSHUFF32X4  $0x4e, Z7, Z7, Z21
+	VADDPS      Z18, Z4, Z4
+	VADDPS      Z19, Z5, Z5
+	VADDPS      Z20, Z6, Z6
+	VADDPS      Z21, Z7, Z7
+	VSHUFF32X4  $0xb1, Z4, Z4, Z18
+	VSHUFF32X4  $0xb1, Z5, Z5, Z19
+	VSHUFF32X4  $0xb1, Z6, Z6, Z20
+	VSHUFF32X4  $0xb1, Z7, Z7, Z21
+	VADDPS      Z18, Z4, Z4
+	VADDPS      Z19, Z5, Z5
+	VADDPS      Z20, Z6, Z6
+	VADDPS      Z21, Z7, Z7
+	VPERMILPS   $0x4e, Z4, Z18
+	VPERMILPS   $0x4e, Z5, Z19
+	VPERMILPS   $0x4e, Z6, Z20
+	VPERMILPS   $0x4e, Z7, Z21
+	VADDPS      Z18, Z4, Z4
+	VADDPS      Z19, Z5, Z5
+	VADDPS      Z20, Z6, Z6
+	VADDPS      Z21, Z7, Z7
+	VPERMILPS   $0xb1, Z4, Z18
+	VPERMILPS   $0xb1, Z5, Z19
+	VPERMILPS   $0xb1, Z6, Z20
+	VPERMILPS   $0xb1, Z7, Z21
+	VADDPS      Z18, Z4, Z4
+	VADDPS      Z19, Z5, Z5
+	VADDPS      Z20, Z6, Z6
+	VADDPS      Z21, Z7, Z7
+	VSHUFF32X4  $0x4e, Z8, Z8, Z18
+	VSHUFF32X4  $0x4e, Z9, Z9, Z19
+	VSHUFF32X4  $0x4e, Z10, Z10, Z20
+	VSHUFF32X4  $0x4e, Z11, Z11, Z21
+	VADDPS      Z18, Z8, Z8
+	VADDPS      Z19, Z9, Z9
+	VADDPS      Z20, Z10, Z10
+	VADDPS      Z21, Z11, Z11
+	VSHUFF32X4  $0xb1, Z8, Z8, Z18
+	VSHUFF32X4  $0xb1, Z9, Z9, Z19
+	VSHUFF32X4  $0xb1, Z10, Z10, Z20
+	VSHUFF32X4  $0xb1, Z11, Z11, Z21
+	VADDPS      Z18, Z8, Z8
+	VADDPS      Z19, Z9, Z9
+	VADDPS      Z20, Z10, Z10
+	VADDPS      Z21, Z11, Z11
+	VPERMILPS   $0x4e, Z8, Z18
+	VPERMILPS   $0x4e, Z9, Z19
+	VPERMILPS   $0x4e, Z10, Z20
+	VPERMILPS   $0x4e, Z11, Z21
+	VADDPS      Z18, Z8, Z8
+	VADDPS      Z19, Z9, Z9
+	VADDPS      Z20, Z10, Z10
+	VADDPS      Z21, Z11, Z11
+	VPERMILPS   $0xb1, Z8, Z18
+	VPERMILPS   $0xb1, Z9, Z19
+	VPERMILPS   $0xb1, Z10, Z20
+	VPERMILPS   $0xb1, Z11, Z21
+	VADDPS      Z18, Z8, Z8
+	VADDPS      Z19, Z9, Z9
+	VADDPS      Z20, Z10, Z10
+	VADDPS      Z21, Z11, Z11
+	VSHUFF32X4  $0x4e, Z12, Z12, Z18
+	VSHUFF32X4  $0x4e, Z13, Z13, Z19
+	VSHUFF32X4  $0x4e, Z14, Z14, Z20
+	VSHUFF32X4  $0x4e, Z15, Z15, Z21
+	VADDPS      Z18, Z12, Z12
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z14, Z14
+	VADDPS      Z21, Z15, Z15
+	VSHUFF32X4  $0xb1, Z12, Z12, Z18
+	VSHUFF32X4  $0xb1, Z13, Z13, Z19
+	VSHUFF32X4  $0xb1, Z14, Z14, Z20
+	VSHUFF32X4  $0xb1, Z15, Z15, Z21
+	VADDPS      Z18, Z12, Z12
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z14, Z14
+	VADDPS      Z21, Z15, Z15
+	VPERMILPS   $0x4e, Z12, Z18
+	VPERMILPS   $0x4e, Z13, Z19
+	VPERMILPS   $0x4e, Z14, Z20
+	VPERMILPS   $0x4e, Z15, Z21
+	VADDPS      Z18, Z12, Z12
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z14, Z14
+	VADDPS      Z21, Z15, Z15
+	VPERMILPS   $0xb1, Z12, Z18
+	VPERMILPS   $0xb1, Z13, Z19
+	VPERMILPS   $0xb1, Z14, Z20
+	VPERMILPS   $0xb1, Z15, Z21
+	VADDPS      Z18, Z12, Z12
+	VADDPS      Z19, Z13, Z13
+	VADDPS      Z20, Z14, Z14
+	VADDPS      Z21, Z15, Z15
+	VSHUFF32X4  $0x4e, Z16, Z16, Z18
+	VSHUFF32X4  $0x4e, Z17, Z17, Z19
+	VADDPS      Z18, Z16, Z16
+	VADDPS      Z19, Z17, Z17
+	VSHUFF32X4  $0xb1, Z16, Z16, Z18
+	VSHUFF32X4  $0xb1, Z17, Z17, Z19
+	VADDPS      Z18, Z16, Z16
+	VADDPS      Z19, Z17, Z17
+	VPERMILPS   $0x4e, Z16, Z18
+	VPERMILPS   $0x4e, Z17, Z19
+	VADDPS      Z18, Z16, Z16
+	VADDPS      Z19, Z17, Z17
+	VPERMILPS   $0xb1, Z16, Z18
+	VPERMILPS   $0xb1, Z17, Z19
+	VADDPS      Z18, Z16, Z16
+	VADDPS      Z19, Z17, Z17
+	VMOVSS      alpha+64(FP), X18
+	VMULSS      X18, X0, X0
+	VMULSS      X18, X1, X1
+	VMULSS      X18, X2, X2
+	VMULSS      X18, X3, X3
+	VMULSS      X18, X4, X4
+	VMULSS      X18, X5, X5
+	VMULSS      X18, X6, X6
+	VMULSS      X18, X7, X7
+	VMULSS      X18, X8, X8
+	VMULSS      X18, X9, X9
+	VMULSS      X18, X10, X10
+	VMULSS      X18, X11, X11
+	VMULSS      X18, X12, X12
+	VMULSS      X18, X13, X13
+	VMULSS      X18, X14, X14
+	VMULSS      X18, X15, X15
+	VMULSS      X18, X16, X16
+	VMULSS      X18, X17, X17
+	MOVQ        ldc+56(FP), BX
+	SHLQ        $0x02, BX
+	MOVL        beta+68(FP), SI
+	ANDL        $0x7fffffff, SI
+	JZ          skinnyDots6AVX512_b3_beta0
+	VMOVSS      beta+68(FP), X18
+	MOVQ        DX, SI
+	VFMADD231SS (SI), X18, X0
+	VMOVSS      X0, (SI)
+	VFMADD231SS 4(SI), X18, X6
+	VMOVSS      X6, 4(SI)
+	VFMADD231SS 8(SI), X18, X12
+	VMOVSS      X12, 8(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X18, X1
+	VMOVSS      X1, (SI)
+	VFMADD231SS 4(SI), X18, X7
+	VMOVSS      X7, 4(SI)
+	VFMADD231SS 8(SI), X18, X13
+	VMOVSS      X13, 8(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X18, X2
+	VMOVSS      X2, (SI)
+	VFMADD231SS 4(SI), X18, X8
+	VMOVSS      X8, 4(SI)
+	VFMADD231SS 8(SI), X18, X14
+	VMOVSS      X14, 8(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X18, X3
+	VMOVSS      X3, (SI)
+	VFMADD231SS 4(SI), X18, X9
+	VMOVSS      X9, 4(SI)
+	VFMADD231SS 8(SI), X18, X15
+	VMOVSS      X15, 8(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X18, X4
+	VMOVSS      X4, (SI)
+	VFMADD231SS 4(SI), X18, X10
+	VMOVSS      X10, 4(SI)
+	VFMADD231SS 8(SI), X18, X16
+	VMOVSS      X16, 8(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X18, X5
+	VMOVSS      X5, (SI)
+	VFMADD231SS 4(SI), X18, X11
+	VMOVSS      X11, 4(SI)
+	VFMADD231SS 8(SI), X18, X17
+	VMOVSS      X17, 8(SI)
+	JMP         skinnyDots6AVX512_b3_stored
+
+skinnyDots6AVX512_b3_beta0:
+	MOVQ   DX, SI
+	VMOVSS X0, (SI)
+	VMOVSS X6, 4(SI)
+	VMOVSS X12, 8(SI)
+	ADDQ   BX, SI
+	VMOVSS X1, (SI)
+	VMOVSS X7, 4(SI)
+	VMOVSS X13, 8(SI)
+	ADDQ   BX, SI
+	VMOVSS X2, (SI)
+	VMOVSS X8, 4(SI)
+	VMOVSS X14, 8(SI)
+	ADDQ   BX, SI
+	VMOVSS X3, (SI)
+	VMOVSS X9, 4(SI)
+	VMOVSS X15, 8(SI)
+	ADDQ   BX, SI
+	VMOVSS X4, (SI)
+	VMOVSS X10, 4(SI)
+	VMOVSS X16, 8(SI)
+	ADDQ   BX, SI
+	VMOVSS X5, (SI)
+	VMOVSS X11, 4(SI)
+	VMOVSS X17, 8(SI)
+
+skinnyDots6AVX512_b3_stored:
+	ADDQ CX, AX
+	ADDQ CX, AX
+	ADDQ CX, AX
+	ADDQ $0x0000000c, DX
+	SUBQ $0x00000003, rows+0(FP)
+	JMP  skinnyDots6AVX512_rows3
+
+skinnyDots6AVX512_rows1:
+	CMPQ   rows+0(FP), $0x00000001
+	JB     skinnyDots6AVX512_done
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	MOVQ   AX, BX
+	MOVQ   x+32(FP), SI
+	MOVQ   ldx+40(FP), DI
+	SHLQ   $0x02, DI
+	LEAQ   (DI)(DI*2), R8
+	LEAQ   (SI)(DI*4), R9
+	MOVQ   k+8(FP), R10
+
+skinnyDots6AVX512_b1_k:
+	CMPQ        R10, $0x00000010
+	JB          skinnyDots6AVX512_b1_tail
+	VMOVUPS     (BX), Z0
+	VMOVUPS     (SI), Z1
+	VFMADD231PS Z0, Z1, Z22
+	VMOVUPS     (SI)(DI*1), Z1
+	VFMADD231PS Z0, Z1, Z23
+	VMOVUPS     (SI)(DI*2), Z1
+	VFMADD231PS Z0, Z1, Z24
+	VMOVUPS     (SI)(R8*1), Z1
+	VFMADD231PS Z0, Z1, Z25
+	VMOVUPS     (R9), Z1
+	VFMADD231PS Z0, Z1, Z26
+	VMOVUPS     (R9)(DI*1), Z1
+	VFMADD231PS Z0, Z1, Z27
+	ADDQ        $0x00000040, BX
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, R9
+	SUBQ        $0x00000010, R10
+	JMP         skinnyDots6AVX512_b1_k
+
+skinnyDots6AVX512_b1_tail:
+	TESTQ       R10, R10
+	JZ          skinnyDots6AVX512_b1_reduce
+	LEAQ        skinnyMaskAVX512<>+0(SB), R11
+	KMOVW       (R11)(R10*2), K1
+	VMOVUPS.Z   (BX), K1, Z0
+	VMOVUPS.Z   (SI), K1, Z1
+	VFMADD231PS Z0, Z1, Z22
+	VMOVUPS.Z   (SI)(DI*1), K1, Z1
+	VFMADD231PS Z0, Z1, Z23
+	VMOVUPS.Z   (SI)(DI*2), K1, Z1
+	VFMADD231PS Z0, Z1, Z24
+	VMOVUPS.Z   (SI)(R8*1), K1, Z1
+	VFMADD231PS Z0, Z1, Z25
+	VMOVUPS.Z   (R9), K1, Z1
+	VFMADD231PS Z0, Z1, Z26
+	VMOVUPS.Z   (R9)(DI*1), K1, Z1
+	VFMADD231PS Z0, Z1, Z27
+
+skinnyDots6AVX512_b1_reduce:
+	VSHUFF32X4  $0x4e, Z22, Z22, Z0
+	VSHUFF32X4  $0x4e, Z23, Z23, Z1
+	VSHUFF32X4  $0x4e, Z24, Z24, Z2
+	VSHUFF32X4  $0x4e, Z25, Z25, Z3
+	VADDPS      Z0, Z22, Z22
+	VADDPS      Z1, Z23, Z23
+	VADDPS      Z2, Z24, Z24
+	VADDPS      Z3, Z25, Z25
+	VSHUFF32X4  $0xb1, Z22, Z22, Z0
+	VSHUFF32X4  $0xb1, Z23, Z23, Z1
+	VSHUFF32X4  $0xb1, Z24, Z24, Z2
+	VSHUFF32X4  $0xb1, Z25, Z25, Z3
+	VADDPS      Z0, Z22, Z22
+	VADDPS      Z1, Z23, Z23
+	VADDPS      Z2, Z24, Z24
+	VADDPS      Z3, Z25, Z25
+	VPERMILPS   $0x4e, Z22, Z0
+	VPERMILPS   $0x4e, Z23, Z1
+	VPERMILPS   $0x4e, Z24, Z2
+	VPERMILPS   $0x4e, Z25, Z3
+	VADDPS      Z0, Z22, Z22
+	VADDPS      Z1, Z23, Z23
+	VADDPS      Z2, Z24, Z24
+	VADDPS      Z3, Z25, Z25
+	VPERMILPS   $0xb1, Z22, Z0
+	VPERMILPS   $0xb1, Z23, Z1
+	VPERMILPS   $0xb1, Z24, Z2
+	VPERMILPS   $0xb1, Z25, Z3
+	VADDPS      Z0, Z22, Z22
+	VADDPS      Z1, Z23, Z23
+	VADDPS      Z2, Z24, Z24
+	VADDPS      Z3, Z25, Z25
+	VSHUFF32X4  $0x4e, Z26, Z26, Z0
+	VSHUFF32X4  $0x4e, Z27, Z27, Z1
+	VADDPS      Z0, Z26, Z26
+	VADDPS      Z1, Z27, Z27
+	VSHUFF32X4  $0xb1, Z26, Z26, Z0
+	VSHUFF32X4  $0xb1, Z27, Z27, Z1
+	VADDPS      Z0, Z26, Z26
+	VADDPS      Z1, Z27, Z27
+	VPERMILPS   $0x4e, Z26, Z0
+	VPERMILPS   $0x4e, Z27, Z1
+	VADDPS      Z0, Z26, Z26
+	VADDPS      Z1, Z27, Z27
+	VPERMILPS   $0xb1, Z26, Z0
+	VPERMILPS   $0xb1, Z27, Z1
+	VADDPS      Z0, Z26, Z26
+	VADDPS      Z1, Z27, Z27
+	VMOVSS      alpha+64(FP), X0
+	VMULSS      X0, X22, X22
+	VMULSS      X0, X23, X23
+	VMULSS      X0, X24, X24
+	VMULSS      X0, X25, X25
+	VMULSS      X0, X26, X26
+	VMULSS      X0, X27, X27
+	MOVQ        ldc+56(FP), BX
+	SHLQ        $0x02, BX
+	MOVL        beta+68(FP), SI
+	ANDL        $0x7fffffff, SI
+	JZ          skinnyDots6AVX512_b1_beta0
+	VMOVSS      beta+68(FP), X0
+	MOVQ        DX, SI
+	VFMADD231SS (SI), X0, X22
+	VMOVSS      X22, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X23
+	VMOVSS      X23, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X24
+	VMOVSS      X24, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X25
+	VMOVSS      X25, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X26
+	VMOVSS      X26, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X27
+	VMOVSS      X27, (SI)
+	JMP         skinnyDots6AVX512_b1_stored
+
+skinnyDots6AVX512_b1_beta0:
+	MOVQ   DX, SI
+	VMOVSS X22, (SI)
+	ADDQ   BX, SI
+	VMOVSS X23, (SI)
+	ADDQ   BX, SI
+	VMOVSS X24, (SI)
+	ADDQ   BX, SI
+	VMOVSS X25, (SI)
+	ADDQ   BX, SI
+	VMOVSS X26, (SI)
+	ADDQ   BX, SI
+	VMOVSS X27, (SI)
+
+skinnyDots6AVX512_b1_stored:
+	ADDQ CX, AX
+	ADDQ $0x00000004, DX
+	SUBQ $0x00000001, rows+0(FP)
+	JMP  skinnyDots6AVX512_rows1
+
+skinnyDots6AVX512_done:
+	VZEROUPPER
+	RET
+
+// func skinnyDots7AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, AVX512F, FMA3, MMX+
+TEXT ·skinnyDots7AVX512(SB), NOSPLIT, $0-72
+	MOVQ w+16(FP), AX
+	MOVQ ldw+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ c+48(FP), DX
+
+skinnyDots7AVX512_rows3:
+	CMPQ   rows+0(FP), $0x00000003
+	JB     skinnyDots7AVX512_rows1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	MOVQ   AX, BX
+	LEAQ   (CX)(CX*2), SI
+	IMUL3Q $0x00000010, CX, SI
+	ADDQ   BX, SI
+	MOVQ   x+32(FP), DI
+	MOVQ   ldx+40(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (R8)(R8*2), R9
+	LEAQ   (DI)(R8*4), R10
+	MOVQ   k+8(FP), R11
+
+skinnyDots7AVX512_b3_k:
+	CMPQ        R11, $0x00000010
+	JB          skinnyDots7AVX512_b3_tail
+	PREFETCHT0  (SI)
+	PREFETCHT0  (SI)(CX*1)
+	PREFETCHT0  (SI)(CX*2)
+	VMOVUPS     (BX), Z21
+	VMOVUPS     (BX)(CX*1), Z22
+	VMOVUPS     (BX)(CX*2), Z23
+	VMOVUPS     (DI), Z24
+	VFMADD231PS Z21, Z24, Z0
+	VFMADD231PS Z22, Z24, Z7
+	VFMADD231PS Z23, Z24, Z14
+	VMOVUPS     (DI)(R8*1), Z24
+	VFMADD231PS Z21, Z24, Z1
+	VFMADD231PS Z22, Z24, Z8
+	VFMADD231PS Z23, Z24, Z15
+	VMOVUPS     (DI)(R8*2), Z24
+	VFMADD231PS Z21, Z24, Z2
+	VFMADD231PS Z22, Z24, Z9
+	VFMADD231PS Z23, Z24, Z16
+	VMOVUPS     (DI)(R9*1), Z24
+	VFMADD231PS Z21, Z24, Z3
+	VFMADD231PS Z22, Z24, Z10
+	VFMADD231PS Z23, Z24, Z17
+	VMOVUPS     (R10), Z24
+	VFMADD231PS Z21, Z24, Z4
+	VFMADD231PS Z22, Z24, Z11
+	VFMADD231PS Z23, Z24, Z18
+	VMOVUPS     (R10)(R8*1), Z24
+	VFMADD231PS Z21, Z24, Z5
+	VFMADD231PS Z22, Z24, Z12
+	VFMADD231PS Z23, Z24, Z19
+	VMOVUPS     (R10)(R8*2), Z24
+	VFMADD231PS Z21, Z24, Z6
+	VFMADD231PS Z22, Z24, Z13
+	VFMADD231PS Z23, Z24, Z20
+	ADDQ        $0x00000040, BX
+	ADDQ        $0x00000040, DI
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000010, R11
+	JMP         skinnyDots7AVX512_b3_k
+
+skinnyDots7AVX512_b3_tail:
+	TESTQ       R11, R11
+	JZ          skinnyDots7AVX512_b3_reduce
+	LEAQ        skinnyMaskAVX512<>+0(SB), R12
+	KMOVW       (R12)(R11*2), K1
+	PREFETCHT0  (SI)
+	PREFETCHT0  (SI)(CX*1)
+	PREFETCHT0  (SI)(CX*2)
+	VMOVUPS.Z   (BX), K1, Z21
+	VMOVUPS.Z   (BX)(CX*1), K1, Z22
+	VMOVUPS.Z   (BX)(CX*2), K1, Z23
+	VMOVUPS.Z   (DI), K1, Z24
+	VFMADD231PS Z21, Z24, Z0
+	VFMADD231PS Z22, Z24, Z7
+	VFMADD231PS Z23, Z24, Z14
+	VMOVUPS.Z   (DI)(R8*1), K1, Z24
+	VFMADD231PS Z21, Z24, Z1
+	VFMADD231PS Z22, Z24, Z8
+	VFMADD231PS Z23, Z24, Z15
+	VMOVUPS.Z   (DI)(R8*2), K1, Z24
+	VFMADD231PS Z21, Z24, Z2
+	VFMADD231PS Z22, Z24, Z9
+	VFMADD231PS Z23, Z24, Z16
+	VMOVUPS.Z   (DI)(R9*1), K1, Z24
+	VFMADD231PS Z21, Z24, Z3
+	VFMADD231PS Z22, Z24, Z10
+	VFMADD231PS Z23, Z24, Z17
+	VMOVUPS.Z   (R10), K1, Z24
+	VFMADD231PS Z21, Z24, Z4
+	VFMADD231PS Z22, Z24, Z11
+	VFMADD231PS Z23, Z24, Z18
+	VMOVUPS.Z   (R10)(R8*1), K1, Z24
+	VFMADD231PS Z21, Z24, Z5
+	VFMADD231PS Z22, Z24, Z12
+	VFMADD231PS Z23, Z24, Z19
+	VMOVUPS.Z   (R10)(R8*2), K1, Z24
+	VFMADD231PS Z21, Z24, Z6
+	VFMADD231PS Z22, Z24, Z13
+	VFMADD231PS Z23, Z24, Z20
+
+skinnyDots7AVX512_b3_reduce:
+	VSHUFF32X4  $0x4e, Z0, Z0, Z21
+	VSHUFF32X4  $0x4e, Z1, Z1, Z22
+	VSHUFF32X4  $0x4e, Z2, Z2, Z23
+	VSHUFF32X4  $0x4e, Z3, Z3, Z24
+	VADDPS      Z21, Z0, Z0
+	VADDPS      Z22, Z1, Z1
+	VADDPS      Z23, Z2, Z2
+	VADDPS      Z24, Z3, Z3
+	VSHUFF32X4  $0xb1, Z0, Z0, Z21
+	VSHUFF32X4  $0xb1, Z1, Z1, Z22
+	VSHUFF32X4  $0xb1, Z2, Z2, Z23
+	VSHUFF32X4  $0xb1, Z3, Z3, Z24
+	VADDPS      Z21, Z0, Z0
+	VADDPS      Z22, Z1, Z1
+	VADDPS      Z23, Z2, Z2
+	VADDPS      Z24, Z3, Z3
+	VPERMILPS   $0x4e, Z0, Z21
+	VPERMILPS   $0x4e, Z1, Z22
+	VPERMILPS   $0x4e, Z2, Z23
+	VPERMILPS   $0x4e, Z3, Z24
+	VADDPS      Z21, Z0, Z0
+	VADDPS      Z22, Z1, Z1
+	VADDPS      Z23, Z2, Z2
+	VADDPS      Z24, Z3, Z3
+	VPERMILPS   $0xb1, Z0, Z21
+	VPERMILPS   $0xb1, Z1, Z22
+	VPERMILPS   $0xb1, Z2, Z23
+	VPERMILPS   $0xb1, Z3, Z24
+	VADDPS      Z21, Z0, Z0
+	VADDPS      Z22, Z1, Z1
+	VADDPS      Z23, Z2, Z2
+	VADDPS      Z24, Z3, Z3
+	VSHUFF32X4  $0x4e, Z4, Z4, Z21
+	VSHUFF32X4  $0x4e, Z5, Z5, Z22
+	VSHUFF32X4  $0x4e, Z6, Z6, Z23
+	VSHUFF32X4  $0x4e, Z7, Z7, Z24
+	VADDPS      Z21, Z4, Z4
+	VADDPS      Z22, Z5, Z5
+	VADDPS      Z23, Z6, Z6
+	VADDPS      Z24, Z7, Z7
+	VSHUFF32X4  $0xb1, Z4, Z4, Z21
+	VSHUFF32X4  $0xb1, Z5, Z5, Z22
+	VSHUFF32X4  $0xb1, Z6, Z6, Z23
+	VSHUFF32X4  $0xb1, Z7, Z7, Z24
+	VADDPS      Z21, Z4, Z4
+	VADDPS      Z22, Z5, Z5
+	VADDPS      Z23, Z6, Z6
+	VADDPS      Z24, Z7, Z7
+	VPERMILPS   $0x4e, Z4, Z21
+	VPERMILPS   $0x4e, Z5, Z22
+	VPERMILPS   $0x4e, Z6, Z23
+	VPERMILPS   $0x4e, Z7, Z24
+	VADDPS      Z21, Z4, Z4
+	VADDPS      Z22, Z5, Z5
+	VADDPS      Z23, Z6, Z6
+	VADDPS      Z24, Z7, Z7
+	VPERMILPS   $0xb1, Z4, Z21
+	VPERMILPS   $0xb1, Z5, Z22
+	VPERMILPS   $0xb1, Z6, Z23
+	VPERMILPS   $0xb1, Z7, Z24
+	VADDPS      Z21, Z4, Z4
+	VADDPS      Z22, Z5, Z5
+	VADDPS      Z23, Z6, Z6
+	VADDPS      Z24, Z7, Z7
+	VSHUFF32X4  $0x4e, Z8, Z8, Z21
+	VSHUFF32X4  $0x4e, Z9, Z9, Z22
+	VSHUFF32X4  $0x4e, Z10, Z10, Z23
+	VSHUFF32X4  $0x4e, Z11, Z11, Z24
+	VADDPS      Z21, Z8, Z8
+	VADDPS      Z22, Z9, Z9
+	VADDPS      Z23, Z10, Z10
+	VADDPS      Z24, Z11, Z11
+	VSHUFF32X4  $0xb1, Z8, Z8, Z21
+	VSHUFF32X4  $0xb1, Z9, Z9, Z22
+	VSHUFF32X4  $0xb1, Z10, Z10, Z23
+	VSHUFF32X4  $0xb1, Z11, Z11, Z24
+	VADDPS      Z21, Z8, Z8
+	VADDPS      Z22, Z9, Z9
+	VADDPS      Z23, Z10, Z10
+	VADDPS      Z24, Z11, Z11
+	VPERMILPS   $0x4e, Z8, Z21
+	VPERMILPS   $0x4e, Z9, Z22
+	VPERMILPS   $0x4e, Z10, Z23
+	VPERMILPS   $0x4e, Z11, Z24
+	VADDPS      Z21, Z8, Z8
+	VADDPS      Z22, Z9, Z9
+	VADDPS      Z23, Z10, Z10
+	VADDPS      Z24, Z11, Z11
+	VPERMILPS   $0xb1, Z8, Z21
+	VPERMILPS   $0xb1, Z9, Z22
+	VPERMILPS   $0xb1, Z10, Z23
+	VPERMILPS   $0xb1, Z11, Z24
+	VADDPS      Z21, Z8, Z8
+	VADDPS      Z22, Z9, Z9
+	VADDPS      Z23, Z10, Z10
+	VADDPS      Z24, Z11, Z11
+	VSHUFF32X4  $0x4e, Z12, Z12, Z21
+	VSHUFF32X4  $0x4e, Z13, Z13, Z22
+	VSHUFF32X4  $0x4e, Z14, Z14, Z23
+	VSHUFF32X4  $0x4e, Z15, Z15, Z24
+	VADDPS      Z21, Z12, Z12
+	VADDPS      Z22, Z13, Z13
+	VADDPS      Z23, Z14, Z14
+	VADDPS      Z24, Z15, Z15
+	VSHUFF32X4  $0xb1, Z12, Z12, Z21
+	VSHUFF32X4  $0xb1, Z13, Z13, Z22
+	VSHUFF32X4  $0xb1, Z14, Z14, Z23
+	VSHUFF32X4  $0xb1, Z15, Z15, Z24
+	VADDPS      Z21, Z12, Z12
+	VADDPS      Z22, Z13, Z13
+	VADDPS      Z23, Z14, Z14
+	VADDPS      Z24, Z15, Z15
+	VPERMILPS   $0x4e, Z12, Z21
+	VPERMILPS   $0x4e, Z13, Z22
+	VPERMILPS   $0x4e, Z14, Z23
+	VPERMILPS   $0x4e, Z15, Z24
+	VADDPS      Z21, Z12, Z12
+	VADDPS      Z22, Z13, Z13
+	VADDPS      Z23, Z14, Z14
+	VADDPS      Z24, Z15, Z15
+	VPERMILPS   $0xb1, Z12, Z21
+	VPERMILPS   $0xb1, Z13, Z22
+	VPERMILPS   $0xb1, Z14, Z23
+	VPERMILPS   $0xb1, Z15, Z24
+	VADDPS      Z21, Z12, Z12
+	VADDPS      Z22, Z13, Z13
+	VADDPS      Z23, Z14, Z14
+	VADDPS      Z24, Z15, Z15
+	VSHUFF32X4  $0x4e, Z16, Z16, Z21
+	VSHUFF32X4  $0x4e, Z17, Z17, Z22
+	VSHUFF32X4  $0x4e, Z18, Z18, Z23
+	VSHUFF32X4  $0x4e, Z19, Z19, Z24
+	VADDPS      Z21, Z16, Z16
+	VADDPS      Z22, Z17, Z17
+	VADDPS      Z23, Z18, Z18
+	VADDPS      Z24, Z19, Z19
+	VSHUFF32X4  $0xb1, Z16, Z16, Z21
+	VSHUFF32X4  $0xb1, Z17, Z17, Z22
+	VSHUFF32X4  $0xb1, Z18, Z18, Z23
+	VSHUFF32X4  $0xb1, Z19, Z19, Z24
+	VADDPS      Z21, Z16, Z16
+	VADDPS      Z22, Z17, Z17
+	VADDPS      Z23, Z18, Z18
+	VADDPS      Z24, Z19, Z19
+	VPERMILPS   $0x4e, Z16, Z21
+	VPERMILPS   $0x4e, Z17, Z22
+	VPERMILPS   $0x4e, Z18, Z23
+	VPERMILPS   $0x4e, Z19, Z24
+	VADDPS      Z21, Z16, Z16
+	VADDPS      Z22, Z17, Z17
+	VADDPS      Z23, Z18, Z18
+	VADDPS      Z24, Z19, Z19
+	VPERMILPS   $0xb1, Z16, Z21
+	VPERMILPS   $0xb1, Z17, Z22
+	VPERMILPS   $0xb1, Z18, Z23
+	VPERMILPS   $0xb1, Z19, Z24
+	VADDPS      Z21, Z16, Z16
+	VADDPS      Z22, Z17, Z17
+	VADDPS      Z23, Z18, Z18
+	VADDPS      Z24, Z19, Z19
+	VSHUFF32X4  $0x4e, Z20, Z20, Z21
+	VADDPS      Z21, Z20, Z20
+	VSHUFF32X4  $0xb1, Z20, Z20, Z21
+	VADDPS      Z21, Z20, Z20
+	VPERMILPS   $0x4e, Z20, Z21
+	VADDPS      Z21, Z20, Z20
+	VPERMILPS   $0xb1, Z20, Z21
+	VADDPS      Z21, Z20, Z20
+	VMOVSS      alpha+64(FP), X21
+	VMULSS      X21, X0, X0
+	VMULSS      X21, X1, X1
+	VMULSS      X21, X2, X2
+	VMULSS      X21, X3, X3
+	VMULSS      X21, X4, X4
+	VMULSS      X21, X5, X5
+	VMULSS      X21, X6, X6
+	VMULSS      X21, X7, X7
+	VMULSS      X21, X8, X8
+	VMULSS      X21, X9, X9
+	VMULSS      X21, X10, X10
+	VMULSS      X21, X11, X11
+	VMULSS      X21, X12, X12
+	VMULSS      X21, X13, X13
+	VMULSS      X21, X14, X14
+	VMULSS      X21, X15, X15
+	VMULSS      X21, X16, X16
+	VMULSS      X21, X17, X17
+	VMULSS      X21, X18, X18
+	VMULSS      X21, X19, X19
+	VMULSS      X21, X20, X20
+	MOVQ        ldc+56(FP), BX
+	SHLQ        $0x02, BX
+	MOVL        beta+68(FP), SI
+	ANDL        $0x7fffffff, SI
+	JZ          skinnyDots7AVX512_b3_beta0
+	VMOVSS      beta+68(FP), X21
+	MOVQ        DX, SI
+	VFMADD231SS (SI), X21, X0
+	VMOVSS      X0, (SI)
+	VFMADD231SS 4(SI), X21, X7
+	VMOVSS      X7, 4(SI)
+	VFMADD231SS 8(SI), X21, X14
+	VMOVSS      X14, 8(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X21, X1
+	VMOVSS      X1, (SI)
+	VFMADD231SS 4(SI), X21, X8
+	VMOVSS      X8, 4(SI)
+	VFMADD231SS 8(SI), X21, X15
+	VMOVSS      X15, 8(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X21, X2
+	VMOVSS      X2, (SI)
+	VFMADD231SS 4(SI), X21, X9
+	VMOVSS      X9, 4(SI)
+	VFMADD231SS 8(SI), X21, X16
+	VMOVSS      X16, 8(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X21, X3
+	VMOVSS      X3, (SI)
+	VFMADD231SS 4(SI), X21, X10
+	VMOVSS      X10, 4(SI)
+	VFMADD231SS 8(SI), X21, X17
+	VMOVSS      X17, 8(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X21, X4
+	VMOVSS      X4, (SI)
+	VFMADD231SS 4(SI), X21, X11
+	VMOVSS      X11, 4(SI)
+	VFMADD231SS 8(SI), X21, X18
+	VMOVSS      X18, 8(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X21, X5
+	VMOVSS      X5, (SI)
+	VFMADD231SS 4(SI), X21, X12
+	VMOVSS      X12, 4(SI)
+	VFMADD231SS 8(SI), X21, X19
+	VMOVSS      X19, 8(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X21, X6
+	VMOVSS      X6, (SI)
+	VFMADD231SS 4(SI), X21, X13
+	VMOVSS      X13, 4(SI)
+	VFMADD231SS 8(SI), X21, X20
+	VMOVSS      X20, 8(SI)
+	JMP         skinnyDots7AVX512_b3_stored
+
+skinnyDots7AVX512_b3_beta0:
+	MOVQ   DX, SI
+	VMOVSS X0, (SI)
+	VMOVSS X7, 4(SI)
+	VMOVSS X14, 8(SI)
+	ADDQ   BX, SI
+	VMOVSS X1, (SI)
+	VMOVSS X8, 4(SI)
+	VMOVSS X15, 8(SI)
+	ADDQ   BX, SI
+	VMOVSS X2, (SI)
+	VMOVSS X9, 4(SI)
+	VMOVSS X16, 8(SI)
+	ADDQ   BX, SI
+	VMOVSS X3, (SI)
+	VMOVSS X10, 4(SI)
+	VMOVSS X17, 8(SI)
+	ADDQ   BX, SI
+	VMOVSS X4, (SI)
+	VMOVSS X11, 4(SI)
+	VMOVSS X18, 8(SI)
+	ADDQ   BX, SI
+	VMOVSS X5, (SI)
+	VMOVSS X12, 4(SI)
+	VMOVSS X19, 8(SI)
+	ADDQ   BX, SI
+	VMOVSS X6, (SI)
+	VMOVSS X13, 4(SI)
+	VMOVSS X20, 8(SI)
+
+skinnyDots7AVX512_b3_stored:
+	ADDQ CX, AX
+	ADDQ CX, AX
+	ADDQ CX, AX
+	ADDQ $0x0000000c, DX
+	SUBQ $0x00000003, rows+0(FP)
+	JMP  skinnyDots7AVX512_rows3
+
+skinnyDots7AVX512_rows1:
+	CMPQ   rows+0(FP), $0x00000001
+	JB     skinnyDots7AVX512_done
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	VPXORD Z29, Z29, Z29
+	VPXORD Z30, Z30, Z30
+	VPXORD Z31, Z31, Z31
+	MOVQ   AX, BX
+	MOVQ   x+32(FP), SI
+	MOVQ   ldx+40(FP), DI
+	SHLQ   $0x02, DI
+	LEAQ   (DI)(DI*2), R8
+	LEAQ   (SI)(DI*4), R9
+	MOVQ   k+8(FP), R10
+
+skinnyDots7AVX512_b1_k:
+	CMPQ        R10, $0x00000010
+	JB          skinnyDots7AVX512_b1_tail
+	VMOVUPS     (BX), Z0
+	VMOVUPS     (SI), Z1
+	VFMADD231PS Z0, Z1, Z25
+	VMOVUPS     (SI)(DI*1), Z1
+	VFMADD231PS Z0, Z1, Z26
+	VMOVUPS     (SI)(DI*2), Z1
+	VFMADD231PS Z0, Z1, Z27
+	VMOVUPS     (SI)(R8*1), Z1
+	VFMADD231PS Z0, Z1, Z28
+	VMOVUPS     (R9), Z1
+	VFMADD231PS Z0, Z1, Z29
+	VMOVUPS     (R9)(DI*1), Z1
+	VFMADD231PS Z0, Z1, Z30
+	VMOVUPS     (R9)(DI*2), Z1
+	VFMADD231PS Z0, Z1, Z31
+	ADDQ        $0x00000040, BX
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, R9
+	SUBQ        $0x00000010, R10
+	JMP         skinnyDots7AVX512_b1_k
+
+skinnyDots7AVX512_b1_tail:
+	TESTQ       R10, R10
+	JZ          skinnyDots7AVX512_b1_reduce
+	LEAQ        skinnyMaskAVX512<>+0(SB), R11
+	KMOVW       (R11)(R10*2), K1
+	VMOVUPS.Z   (BX), K1, Z0
+	VMOVUPS.Z   (SI), K1, Z1
+	VFMADD231PS Z0, Z1, Z25
+	VMOVUPS.Z   (SI)(DI*1), K1, Z1
+	VFMADD231PS Z0, Z1, Z26
+	VMOVUPS.Z   (SI)(DI*2), K1, Z1
+	VFMADD231PS Z0, Z1, Z27
+	VMOVUPS.Z   (SI)(R8*1), K1, Z1
+	VFMADD231PS Z0, Z1, Z28
+	VMOVUPS.Z   (R9), K1, Z1
+	VFMADD231PS Z0, Z1, Z29
+	VMOVUPS.Z   (R9)(DI*1), K1, Z1
+	VFMADD231PS Z0, Z1, Z30
+	VMOVUPS.Z   (R9)(DI*2), K1, Z1
+	VFMADD231PS Z0, Z1, Z31
+
+skinnyDots7AVX512_b1_reduce:
+	VSHUFF32X4  $0x4e, Z25, Z25, Z0
+	VSHUFF32X4  $0x4e, Z26, Z26, Z1
+	VSHUFF32X4  $0x4e, Z27, Z27, Z2
+	VSHUFF32X4  $0x4e, Z28, Z28, Z3
+	VADDPS      Z0, Z25, Z25
+	VADDPS      Z1, Z26, Z26
+	VADDPS      Z2, Z27, Z27
+	VADDPS      Z3, Z28, Z28
+	VSHUFF32X4  $0xb1, Z25, Z25, Z0
+	VSHUFF32X4  $0xb1, Z26, Z26, Z1
+	VSHUFF32X4  $0xb1, Z27, Z27, Z2
+	VSHUFF32X4  $0xb1, Z28, Z28, Z3
+	VADDPS      Z0, Z25, Z25
+	VADDPS      Z1, Z26, Z26
+	VADDPS      Z2, Z27, Z27
+	VADDPS      Z3, Z28, Z28
+	VPERMILPS   $0x4e, Z25, Z0
+	VPERMILPS   $0x4e, Z26, Z1
+	VPERMILPS   $0x4e, Z27, Z2
+	VPERMILPS   $0x4e, Z28, Z3
+	VADDPS      Z0, Z25, Z25
+	VADDPS      Z1, Z26, Z26
+	VADDPS      Z2, Z27, Z27
+	VADDPS      Z3, Z28, Z28
+	VPERMILPS   $0xb1, Z25, Z0
+	VPERMILPS   $0xb1, Z26, Z1
+	VPERMILPS   $0xb1, Z27, Z2
+	VPERMILPS   $0xb1, Z28, Z3
+	VADDPS      Z0, Z25, Z25
+	VADDPS      Z1, Z26, Z26
+	VADDPS      Z2, Z27, Z27
+	VADDPS      Z3, Z28, Z28
+	VSHUFF32X4  $0x4e, Z29, Z29, Z0
+	VSHUFF32X4  $0x4e, Z30, Z30, Z1
+	VSHUFF32X4  $0x4e, Z31, Z31, Z2
+	VADDPS      Z0, Z29, Z29
+	VADDPS      Z1, Z30, Z30
+	VADDPS      Z2, Z31, Z31
+	VSHUFF32X4  $0xb1, Z29, Z29, Z0
+	VSHUFF32X4  $0xb1, Z30, Z30, Z1
+	VSHUFF32X4  $0xb1, Z31, Z31, Z2
+	VADDPS      Z0, Z29, Z29
+	VADDPS      Z1, Z30, Z30
+	VADDPS      Z2, Z31, Z31
+	VPERMILPS   $0x4e, Z29, Z0
+	VPERMILPS   $0x4e, Z30, Z1
+	VPERMILPS   $0x4e, Z31, Z2
+	VADDPS      Z0, Z29, Z29
+	VADDPS      Z1, Z30, Z30
+	VADDPS      Z2, Z31, Z31
+	VPERMILPS   $0xb1, Z29, Z0
+	VPERMILPS   $0xb1, Z30, Z1
+	VPERMILPS   $0xb1, Z31, Z2
+	VADDPS      Z0, Z29, Z29
+	VADDPS      Z1, Z30, Z30
+	VADDPS      Z2, Z31, Z31
+	VMOVSS      alpha+64(FP), X0
+	VMULSS      X0, X25, X25
+	VMULSS      X0, X26, X26
+	VMULSS      X0, X27, X27
+	VMULSS      X0, X28, X28
+	VMULSS      X0, X29, X29
+	VMULSS      X0, X30, X30
+	VMULSS      X0, X31, X31
+	MOVQ        ldc+56(FP), BX
+	SHLQ        $0x02, BX
+	MOVL        beta+68(FP), SI
+	ANDL        $0x7fffffff, SI
+	JZ          skinnyDots7AVX512_b1_beta0
+	VMOVSS      beta+68(FP), X0
+	MOVQ        DX, SI
+	VFMADD231SS (SI), X0, X25
+	VMOVSS      X25, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X26
+	VMOVSS      X26, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X27
+	VMOVSS      X27, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X28
+	VMOVSS      X28, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X29
+	VMOVSS      X29, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X30
+	VMOVSS      X30, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X31
+	VMOVSS      X31, (SI)
+	JMP         skinnyDots7AVX512_b1_stored
+
+skinnyDots7AVX512_b1_beta0:
+	MOVQ   DX, SI
+	VMOVSS X25, (SI)
+	ADDQ   BX, SI
+	VMOVSS X26, (SI)
+	ADDQ   BX, SI
+	VMOVSS X27, (SI)
+	ADDQ   BX, SI
+	VMOVSS X28, (SI)
+	ADDQ   BX, SI
+	VMOVSS X29, (SI)
+	ADDQ   BX, SI
+	VMOVSS X30, (SI)
+	ADDQ   BX, SI
+	VMOVSS X31, (SI)
+
+skinnyDots7AVX512_b1_stored:
+	ADDQ CX, AX
+	ADDQ $0x00000004, DX
+	SUBQ $0x00000001, rows+0(FP)
+	JMP  skinnyDots7AVX512_rows1
+
+skinnyDots7AVX512_done:
+	VZEROUPPER
+	RET
+
+// func skinnyDots8AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+// Requires: AVX, AVX512F, FMA3, MMX+
+TEXT ·skinnyDots8AVX512(SB), NOSPLIT, $0-72
+	MOVQ w+16(FP), AX
+	MOVQ ldw+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ c+48(FP), DX
+
+skinnyDots8AVX512_rows2:
+	CMPQ   rows+0(FP), $0x00000002
+	JB     skinnyDots8AVX512_rows1
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ   AX, BX
+	IMUL3Q $0x00000010, CX, SI
+	ADDQ   BX, SI
+	MOVQ   x+32(FP), DI
+	MOVQ   ldx+40(FP), R8
+	SHLQ   $0x02, R8
+	LEAQ   (R8)(R8*2), R9
+	LEAQ   (DI)(R8*4), R10
+	MOVQ   k+8(FP), R11
+
+skinnyDots8AVX512_b2_k:
+	CMPQ        R11, $0x00000010
+	JB          skinnyDots8AVX512_b2_tail
+	PREFETCHT0  (SI)
+	PREFETCHT0  (SI)(CX*1)
+	VMOVUPS     (BX), Z16
+	VMOVUPS     (BX)(CX*1), Z17
+	VMOVUPS     (DI), Z18
+	VFMADD231PS Z16, Z18, Z0
+	VFMADD231PS Z17, Z18, Z8
+	VMOVUPS     (DI)(R8*1), Z18
+	VFMADD231PS Z16, Z18, Z1
+	VFMADD231PS Z17, Z18, Z9
+	VMOVUPS     (DI)(R8*2), Z18
+	VFMADD231PS Z16, Z18, Z2
+	VFMADD231PS Z17, Z18, Z10
+	VMOVUPS     (DI)(R9*1), Z18
+	VFMADD231PS Z16, Z18, Z3
+	VFMADD231PS Z17, Z18, Z11
+	VMOVUPS     (R10), Z18
+	VFMADD231PS Z16, Z18, Z4
+	VFMADD231PS Z17, Z18, Z12
+	VMOVUPS     (R10)(R8*1), Z18
+	VFMADD231PS Z16, Z18, Z5
+	VFMADD231PS Z17, Z18, Z13
+	VMOVUPS     (R10)(R8*2), Z18
+	VFMADD231PS Z16, Z18, Z6
+	VFMADD231PS Z17, Z18, Z14
+	VMOVUPS     (R10)(R9*1), Z18
+	VFMADD231PS Z16, Z18, Z7
+	VFMADD231PS Z17, Z18, Z15
+	ADDQ        $0x00000040, BX
+	ADDQ        $0x00000040, DI
+	ADDQ        $0x00000040, R10
+	ADDQ        $0x00000040, SI
+	SUBQ        $0x00000010, R11
+	JMP         skinnyDots8AVX512_b2_k
+
+skinnyDots8AVX512_b2_tail:
+	TESTQ       R11, R11
+	JZ          skinnyDots8AVX512_b2_reduce
+	LEAQ        skinnyMaskAVX512<>+0(SB), R12
+	KMOVW       (R12)(R11*2), K1
+	PREFETCHT0  (SI)
+	PREFETCHT0  (SI)(CX*1)
+	VMOVUPS.Z   (BX), K1, Z16
+	VMOVUPS.Z   (BX)(CX*1), K1, Z17
+	VMOVUPS.Z   (DI), K1, Z18
+	VFMADD231PS Z16, Z18, Z0
+	VFMADD231PS Z17, Z18, Z8
+	VMOVUPS.Z   (DI)(R8*1), K1, Z18
+	VFMADD231PS Z16, Z18, Z1
+	VFMADD231PS Z17, Z18, Z9
+	VMOVUPS.Z   (DI)(R8*2), K1, Z18
+	VFMADD231PS Z16, Z18, Z2
+	VFMADD231PS Z17, Z18, Z10
+	VMOVUPS.Z   (DI)(R9*1), K1, Z18
+	VFMADD231PS Z16, Z18, Z3
+	VFMADD231PS Z17, Z18, Z11
+	VMOVUPS.Z   (R10), K1, Z18
+	VFMADD231PS Z16, Z18, Z4
+	VFMADD231PS Z17, Z18, Z12
+	VMOVUPS.Z   (R10)(R8*1), K1, Z18
+	VFMADD231PS Z16, Z18, Z5
+	VFMADD231PS Z17, Z18, Z13
+	VMOVUPS.Z   (R10)(R8*2), K1, Z18
+	VFMADD231PS Z16, Z18, Z6
+	VFMADD231PS Z17, Z18, Z14
+	VMOVUPS.Z   (R10)(R9*1), K1, Z18
+	VFMADD231PS Z16, Z18, Z7
+	VFMADD231PS Z17, Z18, Z15
+
+skinnyDots8AVX512_b2_reduce:
+	VSHUFF32X4  $0x4e, Z0, Z0, Z16
+	VSHUFF32X4  $0x4e, Z1, Z1, Z17
+	VSHUFF32X4  $0x4e, Z2, Z2, Z18
+	VSHUFF32X4  $0x4e, Z3, Z3, Z27
+	VADDPS      Z16, Z0, Z0
+	VADDPS      Z17, Z1, Z1
+	VADDPS      Z18, Z2, Z2
+	VADDPS      Z27, Z3, Z3
+	VSHUFF32X4  $0xb1, Z0, Z0, Z16
+	VSHUFF32X4  $0xb1, Z1, Z1, Z17
+	VSHUFF32X4  $0xb1, Z2, Z2, Z18
+	VSHUFF32X4  $0xb1, Z3, Z3, Z27
+	VADDPS      Z16, Z0, Z0
+	VADDPS      Z17, Z1, Z1
+	VADDPS      Z18, Z2, Z2
+	VADDPS      Z27, Z3, Z3
+	VPERMILPS   $0x4e, Z0, Z16
+	VPERMILPS   $0x4e, Z1, Z17
+	VPERMILPS   $0x4e, Z2, Z18
+	VPERMILPS   $0x4e, Z3, Z27
+	VADDPS      Z16, Z0, Z0
+	VADDPS      Z17, Z1, Z1
+	VADDPS      Z18, Z2, Z2
+	VADDPS      Z27, Z3, Z3
+	VPERMILPS   $0xb1, Z0, Z16
+	VPERMILPS   $0xb1, Z1, Z17
+	VPERMILPS   $0xb1, Z2, Z18
+	VPERMILPS   $0xb1, Z3, Z27
+	VADDPS      Z16, Z0, Z0
+	VADDPS      Z17, Z1, Z1
+	VADDPS      Z18, Z2, Z2
+	VADDPS      Z27, Z3, Z3
+	VSHUFF32X4  $0x4e, Z4, Z4, Z16
+	VSHUFF32X4  $0x4e, Z5, Z5, Z17
+	VSHUFF32X4  $0x4e, Z6, Z6, Z18
+	VSHUFF32X4  $0x4e, Z7, Z7, Z27
+	VADDPS      Z16, Z4, Z4
+	VADDPS      Z17, Z5, Z5
+	VADDPS      Z18, Z6, Z6
+	VADDPS      Z27, Z7, Z7
+	VSHUFF32X4  $0xb1, Z4, Z4, Z16
+	VSHUFF32X4  $0xb1, Z5, Z5, Z17
+	VSHUFF32X4  $0xb1, Z6, Z6, Z18
+	VSHUFF32X4  $0xb1, Z7, Z7, Z27
+	VADDPS      Z16, Z4, Z4
+	VADDPS      Z17, Z5, Z5
+	VADDPS      Z18, Z6, Z6
+	VADDPS      Z27, Z7, Z7
+	VPERMILPS   $0x4e, Z4, Z16
+	VPERMILPS   $0x4e, Z5, Z17
+	VPERMILPS   $0x4e, Z6, Z18
+	VPERMILPS   $0x4e, Z7, Z27
+	VADDPS      Z16, Z4, Z4
+	VADDPS      Z17, Z5, Z5
+	VADDPS      Z18, Z6, Z6
+	VADDPS      Z27, Z7, Z7
+	VPERMILPS   $0xb1, Z4, Z16
+	VPERMILPS   $0xb1, Z5, Z17
+	VPERMILPS   $0xb1, Z6, Z18
+	VPERMILPS   $0xb1, Z7, Z27
+	VADDPS      Z16, Z4, Z4
+	VADDPS      Z17, Z5, Z5
+	VADDPS      Z18, Z6, Z6
+	VADDPS      Z27, Z7, Z7
+	VSHUFF32X4  $0x4e, Z8, Z8, Z16
+	VSHUFF32X4  $0x4e, Z9, Z9, Z17
+	VSHUFF32X4  $0x4e, Z10, Z10, Z18
+	VSHUFF32X4  $0x4e, Z11, Z11, Z27
+	VADDPS      Z16, Z8, Z8
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z10, Z10
+	VADDPS      Z27, Z11, Z11
+	VSHUFF32X4  $0xb1, Z8, Z8, Z16
+	VSHUFF32X4  $0xb1, Z9, Z9, Z17
+	VSHUFF32X4  $0xb1, Z10, Z10, Z18
+	VSHUFF32X4  $0xb1, Z11, Z11, Z27
+	VADDPS      Z16, Z8, Z8
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z10, Z10
+	VADDPS      Z27, Z11, Z11
+	VPERMILPS   $0x4e, Z8, Z16
+	VPERMILPS   $0x4e, Z9, Z17
+	VPERMILPS   $0x4e, Z10, Z18
+	VPERMILPS   $0x4e, Z11, Z27
+	VADDPS      Z16, Z8, Z8
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z10, Z10
+	VADDPS      Z27, Z11, Z11
+	VPERMILPS   $0xb1, Z8, Z16
+	VPERMILPS   $0xb1, Z9, Z17
+	VPERMILPS   $0xb1, Z10, Z18
+	VPERMILPS   $0xb1, Z11, Z27
+	VADDPS      Z16, Z8, Z8
+	VADDPS      Z17, Z9, Z9
+	VADDPS      Z18, Z10, Z10
+	VADDPS      Z27, Z11, Z11
+	VSHUFF32X4  $0x4e, Z12, Z12, Z16
+	VSHUFF32X4  $0x4e, Z13, Z13, Z17
+	VSHUFF32X4  $0x4e, Z14, Z14, Z18
+	VSHUFF32X4  $0x4e, Z15, Z15, Z27
+	VADDPS      Z16, Z12, Z12
+	VADDPS      Z17, Z13, Z13
+	VADDPS      Z18, Z14, Z14
+	VADDPS      Z27, Z15, Z15
+	VSHUFF32X4  $0xb1, Z12, Z12, Z16
+	VSHUFF32X4  $0xb1, Z13, Z13, Z17
+	VSHUFF32X4  $0xb1, Z14, Z14, Z18
+	VSHUFF32X4  $0xb1, Z15, Z15, Z27
+	VADDPS      Z16, Z12, Z12
+	VADDPS      Z17, Z13, Z13
+	VADDPS      Z18, Z14, Z14
+	VADDPS      Z27, Z15, Z15
+	VPERMILPS   $0x4e, Z12, Z16
+	VPERMILPS   $0x4e, Z13, Z17
+	VPERMILPS   $0x4e, Z14, Z18
+	VPERMILPS   $0x4e, Z15, Z27
+	VADDPS      Z16, Z12, Z12
+	VADDPS      Z17, Z13, Z13
+	VADDPS      Z18, Z14, Z14
+	VADDPS      Z27, Z15, Z15
+	VPERMILPS   $0xb1, Z12, Z16
+	VPERMILPS   $0xb1, Z13, Z17
+	VPERMILPS   $0xb1, Z14, Z18
+	VPERMILPS   $0xb1, Z15, Z27
+	VADDPS      Z16, Z12, Z12
+	VADDPS      Z17, Z13, Z13
+	VADDPS      Z18, Z14, Z14
+	VADDPS      Z27, Z15, Z15
+	VMOVSS      alpha+64(FP), X16
+	VMULSS      X16, X0, X0
+	VMULSS      X16, X1, X1
+	VMULSS      X16, X2, X2
+	VMULSS      X16, X3, X3
+	VMULSS      X16, X4, X4
+	VMULSS      X16, X5, X5
+	VMULSS      X16, X6, X6
+	VMULSS      X16, X7, X7
+	VMULSS      X16, X8, X8
+	VMULSS      X16, X9, X9
+	VMULSS      X16, X10, X10
+	VMULSS      X16, X11, X11
+	VMULSS      X16, X12, X12
+	VMULSS      X16, X13, X13
+	VMULSS      X16, X14, X14
+	VMULSS      X16, X15, X15
+	MOVQ        ldc+56(FP), BX
+	SHLQ        $0x02, BX
+	MOVL        beta+68(FP), SI
+	ANDL        $0x7fffffff, SI
+	JZ          skinnyDots8AVX512_b2_beta0
+	VMOVSS      beta+68(FP), X16
+	MOVQ        DX, SI
+	VFMADD231SS (SI), X16, X0
+	VMOVSS      X0, (SI)
+	VFMADD231SS 4(SI), X16, X8
+	VMOVSS      X8, 4(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X16, X1
+	VMOVSS      X1, (SI)
+	VFMADD231SS 4(SI), X16, X9
+	VMOVSS      X9, 4(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X16, X2
+	VMOVSS      X2, (SI)
+	VFMADD231SS 4(SI), X16, X10
+	VMOVSS      X10, 4(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X16, X3
+	VMOVSS      X3, (SI)
+	VFMADD231SS 4(SI), X16, X11
+	VMOVSS      X11, 4(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X16, X4
+	VMOVSS      X4, (SI)
+	VFMADD231SS 4(SI), X16, X12
+	VMOVSS      X12, 4(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X16, X5
+	VMOVSS      X5, (SI)
+	VFMADD231SS 4(SI), X16, X13
+	VMOVSS      X13, 4(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X16, X6
+	VMOVSS      X6, (SI)
+	VFMADD231SS 4(SI), X16, X14
+	VMOVSS      X14, 4(SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X16, X7
+	VMOVSS      X7, (SI)
+	VFMADD231SS 4(SI), X16, X15
+	VMOVSS      X15, 4(SI)
+	JMP         skinnyDots8AVX512_b2_stored
+
+skinnyDots8AVX512_b2_beta0:
+	MOVQ   DX, SI
+	VMOVSS X0, (SI)
+	VMOVSS X8, 4(SI)
+	ADDQ   BX, SI
+	VMOVSS X1, (SI)
+	VMOVSS X9, 4(SI)
+	ADDQ   BX, SI
+	VMOVSS X2, (SI)
+	VMOVSS X10, 4(SI)
+	ADDQ   BX, SI
+	VMOVSS X3, (SI)
+	VMOVSS X11, 4(SI)
+	ADDQ   BX, SI
+	VMOVSS X4, (SI)
+	VMOVSS X12, 4(SI)
+	ADDQ   BX, SI
+	VMOVSS X5, (SI)
+	VMOVSS X13, 4(SI)
+	ADDQ   BX, SI
+	VMOVSS X6, (SI)
+	VMOVSS X14, 4(SI)
+	ADDQ   BX, SI
+	VMOVSS X7, (SI)
+	VMOVSS X15, 4(SI)
+
+skinnyDots8AVX512_b2_stored:
+	ADDQ CX, AX
+	ADDQ CX, AX
+	ADDQ $0x00000008, DX
+	SUBQ $0x00000002, rows+0(FP)
+	JMP  skinnyDots8AVX512_rows2
+
+skinnyDots8AVX512_rows1:
+	CMPQ   rows+0(FP), $0x00000001
+	JB     skinnyDots8AVX512_done
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	MOVQ   AX, BX
+	MOVQ   x+32(FP), SI
+	MOVQ   ldx+40(FP), DI
+	SHLQ   $0x02, DI
+	LEAQ   (DI)(DI*2), R8
+	LEAQ   (SI)(DI*4), R9
+	MOVQ   k+8(FP), R10
+
+skinnyDots8AVX512_b1_k:
+	CMPQ        R10, $0x00000010
+	JB          skinnyDots8AVX512_b1_tail
+	VMOVUPS     (BX), Z0
+	VMOVUPS     (SI), Z1
+	VFMADD231PS Z0, Z1, Z19
+	VMOVUPS     (SI)(DI*1), Z1
+	VFMADD231PS Z0, Z1, Z20
+	VMOVUPS     (SI)(DI*2), Z1
+	VFMADD231PS Z0, Z1, Z21
+	VMOVUPS     (SI)(R8*1), Z1
+	VFMADD231PS Z0, Z1, Z22
+	VMOVUPS     (R9), Z1
+	VFMADD231PS Z0, Z1, Z23
+	VMOVUPS     (R9)(DI*1), Z1
+	VFMADD231PS Z0, Z1, Z24
+	VMOVUPS     (R9)(DI*2), Z1
+	VFMADD231PS Z0, Z1, Z25
+	VMOVUPS     (R9)(R8*1), Z1
+	VFMADD231PS Z0, Z1, Z26
+	ADDQ        $0x00000040, BX
+	ADDQ        $0x00000040, SI
+	ADDQ        $0x00000040, R9
+	SUBQ        $0x00000010, R10
+	JMP         skinnyDots8AVX512_b1_k
+
+skinnyDots8AVX512_b1_tail:
+	TESTQ       R10, R10
+	JZ          skinnyDots8AVX512_b1_reduce
+	LEAQ        skinnyMaskAVX512<>+0(SB), R11
+	KMOVW       (R11)(R10*2), K1
+	VMOVUPS.Z   (BX), K1, Z0
+	VMOVUPS.Z   (SI), K1, Z1
+	VFMADD231PS Z0, Z1, Z19
+	VMOVUPS.Z   (SI)(DI*1), K1, Z1
+	VFMADD231PS Z0, Z1, Z20
+	VMOVUPS.Z   (SI)(DI*2), K1, Z1
+	VFMADD231PS Z0, Z1, Z21
+	VMOVUPS.Z   (SI)(R8*1), K1, Z1
+	VFMADD231PS Z0, Z1, Z22
+	VMOVUPS.Z   (R9), K1, Z1
+	VFMADD231PS Z0, Z1, Z23
+	VMOVUPS.Z   (R9)(DI*1), K1, Z1
+	VFMADD231PS Z0, Z1, Z24
+	VMOVUPS.Z   (R9)(DI*2), K1, Z1
+	VFMADD231PS Z0, Z1, Z25
+	VMOVUPS.Z   (R9)(R8*1), K1, Z1
+	VFMADD231PS Z0, Z1, Z26
+
+skinnyDots8AVX512_b1_reduce:
+	VSHUFF32X4  $0x4e, Z19, Z19, Z0
+	VSHUFF32X4  $0x4e, Z20, Z20, Z1
+	VSHUFF32X4  $0x4e, Z21, Z21, Z2
+	VSHUFF32X4  $0x4e, Z22, Z22, Z3
+	VADDPS      Z0, Z19, Z19
+	VADDPS      Z1, Z20, Z20
+	VADDPS      Z2, Z21, Z21
+	VADDPS      Z3, Z22, Z22
+	VSHUFF32X4  $0xb1, Z19, Z19, Z0
+	VSHUFF32X4  $0xb1, Z20, Z20, Z1
+	VSHUFF32X4  $0xb1, Z21, Z21, Z2
+	VSHUFF32X4  $0xb1, Z22, Z22, Z3
+	VADDPS      Z0, Z19, Z19
+	VADDPS      Z1, Z20, Z20
+	VADDPS      Z2, Z21, Z21
+	VADDPS      Z3, Z22, Z22
+	VPERMILPS   $0x4e, Z19, Z0
+	VPERMILPS   $0x4e, Z20, Z1
+	VPERMILPS   $0x4e, Z21, Z2
+	VPERMILPS   $0x4e, Z22, Z3
+	VADDPS      Z0, Z19, Z19
+	VADDPS      Z1, Z20, Z20
+	VADDPS      Z2, Z21, Z21
+	VADDPS      Z3, Z22, Z22
+	VPERMILPS   $0xb1, Z19, Z0
+	VPERMILPS   $0xb1, Z20, Z1
+	VPERMILPS   $0xb1, Z21, Z2
+	VPERMILPS   $0xb1, Z22, Z3
+	VADDPS      Z0, Z19, Z19
+	VADDPS      Z1, Z20, Z20
+	VADDPS      Z2, Z21, Z21
+	VADDPS      Z3, Z22, Z22
+	VSHUFF32X4  $0x4e, Z23, Z23, Z0
+	VSHUFF32X4  $0x4e, Z24, Z24, Z1
+	VSHUFF32X4  $0x4e, Z25, Z25, Z2
+	VSHUFF32X4  $0x4e, Z26, Z26, Z3
+	VADDPS      Z0, Z23, Z23
+	VADDPS      Z1, Z24, Z24
+	VADDPS      Z2, Z25, Z25
+	VADDPS      Z3, Z26, Z26
+	VSHUFF32X4  $0xb1, Z23, Z23, Z0
+	VSHUFF32X4  $0xb1, Z24, Z24, Z1
+	VSHUFF32X4  $0xb1, Z25, Z25, Z2
+	VSHUFF32X4  $0xb1, Z26, Z26, Z3
+	VADDPS      Z0, Z23, Z23
+	VADDPS      Z1, Z24, Z24
+	VADDPS      Z2, Z25, Z25
+	VADDPS      Z3, Z26, Z26
+	VPERMILPS   $0x4e, Z23, Z0
+	VPERMILPS   $0x4e, Z24, Z1
+	VPERMILPS   $0x4e, Z25, Z2
+	VPERMILPS   $0x4e, Z26, Z3
+	VADDPS      Z0, Z23, Z23
+	VADDPS      Z1, Z24, Z24
+	VADDPS      Z2, Z25, Z25
+	VADDPS      Z3, Z26, Z26
+	VPERMILPS   $0xb1, Z23, Z0
+	VPERMILPS   $0xb1, Z24, Z1
+	VPERMILPS   $0xb1, Z25, Z2
+	VPERMILPS   $0xb1, Z26, Z3
+	VADDPS      Z0, Z23, Z23
+	VADDPS      Z1, Z24, Z24
+	VADDPS      Z2, Z25, Z25
+	VADDPS      Z3, Z26, Z26
+	VMOVSS      alpha+64(FP), X0
+	VMULSS      X0, X19, X19
+	VMULSS      X0, X20, X20
+	VMULSS      X0, X21, X21
+	VMULSS      X0, X22, X22
+	VMULSS      X0, X23, X23
+	VMULSS      X0, X24, X24
+	VMULSS      X0, X25, X25
+	VMULSS      X0, X26, X26
+	MOVQ        ldc+56(FP), BX
+	SHLQ        $0x02, BX
+	MOVL        beta+68(FP), SI
+	ANDL        $0x7fffffff, SI
+	JZ          skinnyDots8AVX512_b1_beta0
+	VMOVSS      beta+68(FP), X0
+	MOVQ        DX, SI
+	VFMADD231SS (SI), X0, X19
+	VMOVSS      X19, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X20
+	VMOVSS      X20, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X21
+	VMOVSS      X21, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X22
+	VMOVSS      X22, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X23
+	VMOVSS      X23, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X24
+	VMOVSS      X24, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X25
+	VMOVSS      X25, (SI)
+	ADDQ        BX, SI
+	VFMADD231SS (SI), X0, X26
+	VMOVSS      X26, (SI)
+	JMP         skinnyDots8AVX512_b1_stored
+
+skinnyDots8AVX512_b1_beta0:
+	MOVQ   DX, SI
+	VMOVSS X19, (SI)
+	ADDQ   BX, SI
+	VMOVSS X20, (SI)
+	ADDQ   BX, SI
+	VMOVSS X21, (SI)
+	ADDQ   BX, SI
+	VMOVSS X22, (SI)
+	ADDQ   BX, SI
+	VMOVSS X23, (SI)
+	ADDQ   BX, SI
+	VMOVSS X24, (SI)
+	ADDQ   BX, SI
+	VMOVSS X25, (SI)
+	ADDQ   BX, SI
+	VMOVSS X26, (SI)
+
+skinnyDots8AVX512_b1_stored:
+	ADDQ CX, AX
+	ADDQ $0x00000004, DX
+	SUBQ $0x00000001, rows+0(FP)
+	JMP  skinnyDots8AVX512_rows1
+
+skinnyDots8AVX512_done:
+	VZEROUPPER
+	RET
+
 // func skinnyAxpys1AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
 // Requires: AVX, AVX512F
 TEXT ·skinnyAxpys1AVX512(SB), NOSPLIT, $0-80
@@ -9439,234 +12343,456 @@ skinnyAxpys7AVX512_done:
 	RET
 
 // func skinnyAxpys8AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·skinnyAxpys8AVX512(SB), NOSPLIT, $0-80
-	MOVQ b+40(FP), AX
-	MOVQ c+56(FP), CX
+skinnyAxpys8AVX512_cols3:
+	CMPQ    n+8(FP), $0x00000030
+	JB      skinnyAxpys8AVX512_cols1
+	VPXORD  Z29, Z29, Z29
+	VMOVAPS Z29, Z0
+	VMOVAPS Z29, Z1
+	VMOVAPS Z29, Z2
+	VMOVAPS Z29, Z3
+	VMOVAPS Z29, Z4
+	VMOVAPS Z29, Z5
+	VMOVAPS Z29, Z6
+	VMOVAPS Z29, Z7
+	VMOVAPS Z29, Z8
+	VMOVAPS Z29, Z9
+	VMOVAPS Z29, Z10
+	VMOVAPS Z29, Z11
+	VMOVAPS Z29, Z12
+	VMOVAPS Z29, Z13
+	VMOVAPS Z29, Z14
+	VMOVAPS Z29, Z15
+	VMOVAPS Z29, Z16
+	VMOVAPS Z29, Z17
+	VMOVAPS Z29, Z18
+	VMOVAPS Z29, Z19
+	VMOVAPS Z29, Z20
+	VMOVAPS Z29, Z21
+	VMOVAPS Z29, Z22
+	VMOVAPS Z29, Z23
+	MOVQ    a+16(FP), AX
+	MOVQ    rsa+24(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    csa+32(FP), DX
+	SHLQ    $0x02, DX
+	LEAQ    (CX)(CX*2), BX
+	LEAQ    (AX)(CX*4), SI
+	MOVQ    b+40(FP), DI
+	MOVQ    ldb+48(FP), R8
+	SHLQ    $0x02, R8
+	IMUL3Q  $0x00000020, R8, R9
+	ADDQ    DI, R9
+	MOVQ    k+0(FP), R10
+
+skinnyAxpys8AVX512_b3_k:
+	PREFETCHT0   (R9)
+	PREFETCHT0   64(R9)
+	PREFETCHT0   128(R9)
+	ADDQ         R8, R9
+	VMOVUPS      (DI), Z24
+	VMOVUPS      64(DI), Z25
+	VMOVUPS      128(DI), Z26
+	VBROADCASTSS (AX), Z27
+	VFMADD231PS  Z24, Z27, Z0
+	VFMADD231PS  Z25, Z27, Z1
+	VFMADD231PS  Z26, Z27, Z2
+	VBROADCASTSS (AX)(CX*1), Z27
+	VFMADD231PS  Z24, Z27, Z3
+	VFMADD231PS  Z25, Z27, Z4
+	VFMADD231PS  Z26, Z27, Z5
+	VBROADCASTSS (AX)(CX*2), Z27
+	VFMADD231PS  Z24, Z27, Z6
+	VFMADD231PS  Z25, Z27, Z7
+	VFMADD231PS  Z26, Z27, Z8
+	VBROADCASTSS (AX)(BX*1), Z27
+	VFMADD231PS  Z24, Z27, Z9
+	VFMADD231PS  Z25, Z27, Z10
+	VFMADD231PS  Z26, Z27, Z11
+	VBROADCASTSS (AX)(CX*4), Z27
+	VFMADD231PS  Z24, Z27, Z12
+	VFMADD231PS  Z25, Z27, Z13
+	VFMADD231PS  Z26, Z27, Z14
+	VBROADCASTSS (SI)(CX*1), Z27
+	VFMADD231PS  Z24, Z27, Z15
+	VFMADD231PS  Z25, Z27, Z16
+	VFMADD231PS  Z26, Z27, Z17
+	VBROADCASTSS (SI)(CX*2), Z27
+	VFMADD231PS  Z24, Z27, Z18
+	VFMADD231PS  Z25, Z27, Z19
+	VFMADD231PS  Z26, Z27, Z20
+	VBROADCASTSS (SI)(BX*1), Z27
+	VFMADD231PS  Z24, Z27, Z21
+	VFMADD231PS  Z25, Z27, Z22
+	VFMADD231PS  Z26, Z27, Z23
+	ADDQ         R8, DI
+	ADDQ         DX, AX
+	ADDQ         DX, SI
+	DECQ         R10
+	JNZ          skinnyAxpys8AVX512_b3_k
+	VBROADCASTSS alpha+72(FP), Z30
+	VMULPS       Z30, Z0, Z0
+	VMULPS       Z30, Z1, Z1
+	VMULPS       Z30, Z2, Z2
+	VMULPS       Z30, Z3, Z3
+	VMULPS       Z30, Z4, Z4
+	VMULPS       Z30, Z5, Z5
+	VMULPS       Z30, Z6, Z6
+	VMULPS       Z30, Z7, Z7
+	VMULPS       Z30, Z8, Z8
+	VMULPS       Z30, Z9, Z9
+	VMULPS       Z30, Z10, Z10
+	VMULPS       Z30, Z11, Z11
+	VMULPS       Z30, Z12, Z12
+	VMULPS       Z30, Z13, Z13
+	VMULPS       Z30, Z14, Z14
+	VMULPS       Z30, Z15, Z15
+	VMULPS       Z30, Z16, Z16
+	VMULPS       Z30, Z17, Z17
+	VMULPS       Z30, Z18, Z18
+	VMULPS       Z30, Z19, Z19
+	VMULPS       Z30, Z20, Z20
+	VMULPS       Z30, Z21, Z21
+	VMULPS       Z30, Z22, Z22
+	VMULPS       Z30, Z23, Z23
+	MOVQ         ldc+64(FP), AX
+	SHLQ         $0x02, AX
+	MOVL         beta+76(FP), CX
+	ANDL         $0x7fffffff, CX
+	JZ           skinnyAxpys8AVX512_b3_beta0
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ         c+56(FP), CX
+	VFMADD231PS  (CX), Z31, Z0
+	VMOVUPS      Z0, (CX)
+	VFMADD231PS  64(CX), Z31, Z1
+	VMOVUPS      Z1, 64(CX)
+	VFMADD231PS  128(CX), Z31, Z2
+	VMOVUPS      Z2, 128(CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z3
+	VMOVUPS      Z3, (CX)
+	VFMADD231PS  64(CX), Z31, Z4
+	VMOVUPS      Z4, 64(CX)
+	VFMADD231PS  128(CX), Z31, Z5
+	VMOVUPS      Z5, 128(CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z6
+	VMOVUPS      Z6, (CX)
+	VFMADD231PS  64(CX), Z31, Z7
+	VMOVUPS      Z7, 64(CX)
+	VFMADD231PS  128(CX), Z31, Z8
+	VMOVUPS      Z8, 128(CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z9
+	VMOVUPS      Z9, (CX)
+	VFMADD231PS  64(CX), Z31, Z10
+	VMOVUPS      Z10, 64(CX)
+	VFMADD231PS  128(CX), Z31, Z11
+	VMOVUPS      Z11, 128(CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z12
+	VMOVUPS      Z12, (CX)
+	VFMADD231PS  64(CX), Z31, Z13
+	VMOVUPS      Z13, 64(CX)
+	VFMADD231PS  128(CX), Z31, Z14
+	VMOVUPS      Z14, 128(CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z15
+	VMOVUPS      Z15, (CX)
+	VFMADD231PS  64(CX), Z31, Z16
+	VMOVUPS      Z16, 64(CX)
+	VFMADD231PS  128(CX), Z31, Z17
+	VMOVUPS      Z17, 128(CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z18
+	VMOVUPS      Z18, (CX)
+	VFMADD231PS  64(CX), Z31, Z19
+	VMOVUPS      Z19, 64(CX)
+	VFMADD231PS  128(CX), Z31, Z20
+	VMOVUPS      Z20, 128(CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z21
+	VMOVUPS      Z21, (CX)
+	VFMADD231PS  64(CX), Z31, Z22
+	VMOVUPS      Z22, 64(CX)
+	VFMADD231PS  128(CX), Z31, Z23
+	VMOVUPS      Z23, 128(CX)
+	JMP          skinnyAxpys8AVX512_b3_stored
+
+skinnyAxpys8AVX512_b3_beta0:
+	MOVQ    c+56(FP), CX
+	VMOVUPS Z0, (CX)
+	VMOVUPS Z1, 64(CX)
+	VMOVUPS Z2, 128(CX)
+	ADDQ    AX, CX
+	VMOVUPS Z3, (CX)
+	VMOVUPS Z4, 64(CX)
+	VMOVUPS Z5, 128(CX)
+	ADDQ    AX, CX
+	VMOVUPS Z6, (CX)
+	VMOVUPS Z7, 64(CX)
+	VMOVUPS Z8, 128(CX)
+	ADDQ    AX, CX
+	VMOVUPS Z9, (CX)
+	VMOVUPS Z10, 64(CX)
+	VMOVUPS Z11, 128(CX)
+	ADDQ    AX, CX
+	VMOVUPS Z12, (CX)
+	VMOVUPS Z13, 64(CX)
+	VMOVUPS Z14, 128(CX)
+	ADDQ    AX, CX
+	VMOVUPS Z15, (CX)
+	VMOVUPS Z16, 64(CX)
+	VMOVUPS Z17, 128(CX)
+	ADDQ    AX, CX
+	VMOVUPS Z18, (CX)
+	VMOVUPS Z19, 64(CX)
+	VMOVUPS Z20, 128(CX)
+	ADDQ    AX, CX
+	VMOVUPS Z21, (CX)
+	VMOVUPS Z22, 64(CX)
+	VMOVUPS Z23, 128(CX)
+
+skinnyAxpys8AVX512_b3_stored:
+	ADDQ $0x000000c0, b+40(FP)
+	ADDQ $0x000000c0, c+56(FP)
+	SUBQ $0x00000030, n+8(FP)
+	JMP  skinnyAxpys8AVX512_cols3
 
 skinnyAxpys8AVX512_cols1:
-	CMPQ   n+8(FP), $0x00000010
-	JB     skinnyAxpys8AVX512_tail
-	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
-	VPXORD Z6, Z6, Z6
-	VPXORD Z7, Z7, Z7
-	MOVQ   a+16(FP), DX
-	MOVQ   rsa+24(FP), BX
-	SHLQ   $0x02, BX
-	MOVQ   csa+32(FP), SI
-	SHLQ   $0x02, SI
-	LEAQ   (BX)(BX*2), DI
-	LEAQ   (DX)(BX*4), R8
-	MOVQ   AX, R9
-	MOVQ   ldb+48(FP), R10
-	SHLQ   $0x02, R10
-	MOVQ   k+0(FP), R11
+	CMPQ    n+8(FP), $0x00000010
+	JB      skinnyAxpys8AVX512_tail
+	VPXORD  Z29, Z29, Z29
+	VMOVAPS Z29, Z0
+	VMOVAPS Z29, Z1
+	VMOVAPS Z29, Z2
+	VMOVAPS Z29, Z3
+	VMOVAPS Z29, Z4
+	VMOVAPS Z29, Z5
+	VMOVAPS Z29, Z6
+	VMOVAPS Z29, Z7
+	MOVQ    a+16(FP), AX
+	MOVQ    rsa+24(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    csa+32(FP), DX
+	SHLQ    $0x02, DX
+	LEAQ    (CX)(CX*2), BX
+	LEAQ    (AX)(CX*4), SI
+	MOVQ    b+40(FP), DI
+	MOVQ    ldb+48(FP), R8
+	SHLQ    $0x02, R8
+	IMUL3Q  $0x00000020, R8, R9
+	ADDQ    DI, R9
+	MOVQ    k+0(FP), R10
 
 skinnyAxpys8AVX512_b1_k:
-	VMOVUPS      (R9), Z8
-	VBROADCASTSS (DX), Z9
+	PREFETCHT0   (R9)
+	ADDQ         R8, R9
+	VMOVUPS      (DI), Z8
+	VBROADCASTSS (AX), Z9
 	VFMADD231PS  Z8, Z9, Z0
-	VBROADCASTSS (DX)(BX*1), Z9
+	VBROADCASTSS (AX)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z1
-	VBROADCASTSS (DX)(BX*2), Z9
+	VBROADCASTSS (AX)(CX*2), Z9
 	VFMADD231PS  Z8, Z9, Z2
-	VBROADCASTSS (DX)(DI*1), Z9
+	VBROADCASTSS (AX)(BX*1), Z9
 	VFMADD231PS  Z8, Z9, Z3
-	VBROADCASTSS (DX)(BX*4), Z9
+	VBROADCASTSS (AX)(CX*4), Z9
 	VFMADD231PS  Z8, Z9, Z4
-	VBROADCASTSS (R8)(BX*1), Z9
+	VBROADCASTSS (SI)(CX*1), Z9
 	VFMADD231PS  Z8, Z9, Z5
-	VBROADCASTSS (R8)(BX*2), Z9
+	VBROADCASTSS (SI)(CX*2), Z9
 	VFMADD231PS  Z8, Z9, Z6
-	VBROADCASTSS (R8)(DI*1), Z9
+	VBROADCASTSS (SI)(BX*1), Z9
 	VFMADD231PS  Z8, Z9, Z7
-	ADDQ         R10, R9
-	ADDQ         SI, DX
-	ADDQ         SI, R8
-	DECQ         R11
+	ADDQ         R8, DI
+	ADDQ         DX, AX
+	ADDQ         DX, SI
+	DECQ         R10
 	JNZ          skinnyAxpys8AVX512_b1_k
-	VBROADCASTSS alpha+72(FP), Z8
-	VMULPS       Z8, Z0, Z0
-	VMULPS       Z8, Z1, Z1
-	VMULPS       Z8, Z2, Z2
-	VMULPS       Z8, Z3, Z3
-	VMULPS       Z8, Z4, Z4
-	VMULPS       Z8, Z5, Z5
-	VMULPS       Z8, Z6, Z6
-	VMULPS       Z8, Z7, Z7
-	MOVQ         ldc+64(FP), DX
-	SHLQ         $0x02, DX
-	MOVL         beta+76(FP), BX
-	ANDL         $0x7fffffff, BX
+	VBROADCASTSS alpha+72(FP), Z30
+	VMULPS       Z30, Z0, Z0
+	VMULPS       Z30, Z1, Z1
+	VMULPS       Z30, Z2, Z2
+	VMULPS       Z30, Z3, Z3
+	VMULPS       Z30, Z4, Z4
+	VMULPS       Z30, Z5, Z5
+	VMULPS       Z30, Z6, Z6
+	VMULPS       Z30, Z7, Z7
+	MOVQ         ldc+64(FP), AX
+	SHLQ         $0x02, AX
+	MOVL         beta+76(FP), CX
+	ANDL         $0x7fffffff, CX
 	JZ           skinnyAxpys8AVX512_b1_beta0
-	VBROADCASTSS beta+76(FP), Z8
-	MOVQ         CX, BX
-	VFMADD231PS  (BX), Z8, Z0
-	VMOVUPS      Z0, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Z8, Z1
-	VMOVUPS      Z1, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Z8, Z2
-	VMOVUPS      Z2, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Z8, Z3
-	VMOVUPS      Z3, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Z8, Z4
-	VMOVUPS      Z4, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Z8, Z5
-	VMOVUPS      Z5, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Z8, Z6
-	VMOVUPS      Z6, (BX)
-	ADDQ         DX, BX
-	VFMADD231PS  (BX), Z8, Z7
-	VMOVUPS      Z7, (BX)
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ         c+56(FP), CX
+	VFMADD231PS  (CX), Z31, Z0
+	VMOVUPS      Z0, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z1
+	VMOVUPS      Z1, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z2
+	VMOVUPS      Z2, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z3
+	VMOVUPS      Z3, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z4
+	VMOVUPS      Z4, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z5
+	VMOVUPS      Z5, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z6
+	VMOVUPS      Z6, (CX)
+	ADDQ         AX, CX
+	VFMADD231PS  (CX), Z31, Z7
+	VMOVUPS      Z7, (CX)
 	JMP          skinnyAxpys8AVX512_b1_stored
 
 skinnyAxpys8AVX512_b1_beta0:
-	MOVQ    CX, BX
-	VMOVUPS Z0, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Z1, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Z2, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Z3, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Z4, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Z5, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Z6, (BX)
-	ADDQ    DX, BX
-	VMOVUPS Z7, (BX)
+	MOVQ    c+56(FP), CX
+	VMOVUPS Z0, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Z1, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Z2, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Z3, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Z4, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Z5, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Z6, (CX)
+	ADDQ    AX, CX
+	VMOVUPS Z7, (CX)
 
 skinnyAxpys8AVX512_b1_stored:
-	ADDQ $0x00000040, AX
-	ADDQ $0x00000040, CX
+	ADDQ $0x00000040, b+40(FP)
+	ADDQ $0x00000040, c+56(FP)
 	SUBQ $0x00000010, n+8(FP)
 	JMP  skinnyAxpys8AVX512_cols1
 
 skinnyAxpys8AVX512_tail:
-	MOVQ   n+8(FP), DX
-	TESTQ  DX, DX
-	JZ     skinnyAxpys8AVX512_done
-	LEAQ   skinnyMaskAVX512<>+0(SB), BX
-	KMOVW  (BX)(DX*2), K1
-	VPXORD Z10, Z10, Z10
-	VPXORD Z11, Z11, Z11
-	VPXORD Z12, Z12, Z12
-	VPXORD Z13, Z13, Z13
-	VPXORD Z14, Z14, Z14
-	VPXORD Z15, Z15, Z15
-	VPXORD Z16, Z16, Z16
-	VPXORD Z17, Z17, Z17
-	MOVQ   a+16(FP), DX
-	MOVQ   rsa+24(FP), BX
-	SHLQ   $0x02, BX
-	MOVQ   csa+32(FP), SI
-	SHLQ   $0x02, SI
-	LEAQ   (BX)(BX*2), DI
-	LEAQ   (DX)(BX*4), R8
-	MOVQ   ldb+48(FP), R9
-	SHLQ   $0x02, R9
-	MOVQ   k+0(FP), R10
+	MOVQ    n+8(FP), AX
+	TESTQ   AX, AX
+	JZ      skinnyAxpys8AVX512_done
+	LEAQ    skinnyMaskAVX512<>+0(SB), CX
+	KMOVW   (CX)(AX*2), K1
+	VPXORD  Z29, Z29, Z29
+	VMOVAPS Z29, Z0
+	VMOVAPS Z29, Z1
+	VMOVAPS Z29, Z2
+	VMOVAPS Z29, Z3
+	VMOVAPS Z29, Z4
+	VMOVAPS Z29, Z5
+	VMOVAPS Z29, Z6
+	VMOVAPS Z29, Z7
+	MOVQ    a+16(FP), AX
+	MOVQ    rsa+24(FP), CX
+	SHLQ    $0x02, CX
+	MOVQ    csa+32(FP), DX
+	SHLQ    $0x02, DX
+	LEAQ    (CX)(CX*2), BX
+	LEAQ    (AX)(CX*4), SI
+	MOVQ    b+40(FP), DI
+	MOVQ    ldb+48(FP), R8
+	SHLQ    $0x02, R8
+	MOVQ    k+0(FP), R9
 
 skinnyAxpys8AVX512_bt_k:
-	VMOVUPS.Z    (AX), K1, Z0
-	VBROADCASTSS (DX), Z1
-	VFMADD231PS  Z0, Z1, Z10
-	VBROADCASTSS (DX)(BX*1), Z1
-	VFMADD231PS  Z0, Z1, Z11
-	VBROADCASTSS (DX)(BX*2), Z1
-	VFMADD231PS  Z0, Z1, Z12
-	VBROADCASTSS (DX)(DI*1), Z1
-	VFMADD231PS  Z0, Z1, Z13
-	VBROADCASTSS (DX)(BX*4), Z1
-	VFMADD231PS  Z0, Z1, Z14
-	VBROADCASTSS (R8)(BX*1), Z1
-	VFMADD231PS  Z0, Z1, Z15
-	VBROADCASTSS (R8)(BX*2), Z1
-	VFMADD231PS  Z0, Z1, Z16
-	VBROADCASTSS (R8)(DI*1), Z1
-	VFMADD231PS  Z0, Z1, Z17
-	ADDQ         R9, AX
-	ADDQ         SI, DX
-	ADDQ         SI, R8
-	DECQ         R10
+	VMOVUPS.Z    (DI), K1, Z8
+	VBROADCASTSS (AX), Z9
+	VFMADD231PS  Z8, Z9, Z0
+	VBROADCASTSS (AX)(CX*1), Z9
+	VFMADD231PS  Z8, Z9, Z1
+	VBROADCASTSS (AX)(CX*2), Z9
+	VFMADD231PS  Z8, Z9, Z2
+	VBROADCASTSS (AX)(BX*1), Z9
+	VFMADD231PS  Z8, Z9, Z3
+	VBROADCASTSS (AX)(CX*4), Z9
+	VFMADD231PS  Z8, Z9, Z4
+	VBROADCASTSS (SI)(CX*1), Z9
+	VFMADD231PS  Z8, Z9, Z5
+	VBROADCASTSS (SI)(CX*2), Z9
+	VFMADD231PS  Z8, Z9, Z6
+	VBROADCASTSS (SI)(BX*1), Z9
+	VFMADD231PS  Z8, Z9, Z7
+	ADDQ         R8, DI
+	ADDQ         DX, AX
+	ADDQ         DX, SI
+	DECQ         R9
 	JNZ          skinnyAxpys8AVX512_bt_k
-	VBROADCASTSS alpha+72(FP), Z0
-	VMULPS       Z0, Z10, Z10
-	VMULPS       Z0, Z11, Z11
-	VMULPS       Z0, Z12, Z12
-	VMULPS       Z0, Z13, Z13
-	VMULPS       Z0, Z14, Z14
-	VMULPS       Z0, Z15, Z15
-	VMULPS       Z0, Z16, Z16
-	VMULPS       Z0, Z17, Z17
+	VBROADCASTSS alpha+72(FP), Z30
+	VMULPS       Z30, Z0, Z0
+	VMULPS       Z30, Z1, Z1
+	VMULPS       Z30, Z2, Z2
+	VMULPS       Z30, Z3, Z3
+	VMULPS       Z30, Z4, Z4
+	VMULPS       Z30, Z5, Z5
+	VMULPS       Z30, Z6, Z6
+	VMULPS       Z30, Z7, Z7
 	MOVQ         ldc+64(FP), AX
 	SHLQ         $0x02, AX
-	MOVL         beta+76(FP), DX
-	ANDL         $0x7fffffff, DX
+	MOVL         beta+76(FP), CX
+	ANDL         $0x7fffffff, CX
 	JZ           skinnyAxpys8AVX512_bt_beta0
-	VBROADCASTSS beta+76(FP), Z0
-	VMOVUPS.Z    (CX), K1, Z1
-	VFMADD231PS  Z1, Z0, Z10
-	VMOVUPS      Z10, K1, (CX)
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ         c+56(FP), CX
+	VMOVUPS.Z    (CX), K1, Z8
+	VFMADD231PS  Z8, Z31, Z0
+	VMOVUPS      Z0, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z1
-	VFMADD231PS  Z1, Z0, Z11
-	VMOVUPS      Z11, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z8
+	VFMADD231PS  Z8, Z31, Z1
+	VMOVUPS      Z1, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z1
-	VFMADD231PS  Z1, Z0, Z12
-	VMOVUPS      Z12, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z8
+	VFMADD231PS  Z8, Z31, Z2
+	VMOVUPS      Z2, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z1
-	VFMADD231PS  Z1, Z0, Z13
-	VMOVUPS      Z13, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z8
+	VFMADD231PS  Z8, Z31, Z3
+	VMOVUPS      Z3, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z1
-	VFMADD231PS  Z1, Z0, Z14
-	VMOVUPS      Z14, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z8
+	VFMADD231PS  Z8, Z31, Z4
+	VMOVUPS      Z4, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z1
-	VFMADD231PS  Z1, Z0, Z15
-	VMOVUPS      Z15, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z8
+	VFMADD231PS  Z8, Z31, Z5
+	VMOVUPS      Z5, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z1
-	VFMADD231PS  Z1, Z0, Z16
-	VMOVUPS      Z16, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z8
+	VFMADD231PS  Z8, Z31, Z6
+	VMOVUPS      Z6, K1, (CX)
 	ADDQ         AX, CX
-	VMOVUPS.Z    (CX), K1, Z1
-	VFMADD231PS  Z1, Z0, Z17
-	VMOVUPS      Z17, K1, (CX)
+	VMOVUPS.Z    (CX), K1, Z8
+	VFMADD231PS  Z8, Z31, Z7
+	VMOVUPS      Z7, K1, (CX)
 	JMP          skinnyAxpys8AVX512_bt_stored
 
 skinnyAxpys8AVX512_bt_beta0:
-	VMOVUPS Z10, K1, (CX)
+	MOVQ    c+56(FP), CX
+	VMOVUPS Z0, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z11, K1, (CX)
+	VMOVUPS Z1, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z12, K1, (CX)
+	VMOVUPS Z2, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z13, K1, (CX)
+	VMOVUPS Z3, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z14, K1, (CX)
+	VMOVUPS Z4, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z15, K1, (CX)
+	VMOVUPS Z5, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z16, K1, (CX)
+	VMOVUPS Z6, K1, (CX)
 	ADDQ    AX, CX
-	VMOVUPS Z17, K1, (CX)
+	VMOVUPS Z7, K1, (CX)
 
 skinnyAxpys8AVX512_bt_stored:
 skinnyAxpys8AVX512_done:

@@ -32,6 +32,34 @@ func skinnyDots3AVX2(rows int, k int, w *float32, ldw int, x *float32, ldx int, 
 //go:noescape
 func skinnyDots4AVX2(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
 
+// skinnyDots5AVX2 sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]
+// for i < 5, j < rows (rows, k >= 1), not reading c when beta is ±0.
+// Rows of w go 1 at a time, then one at a time. Requires AVX2 and FMA.
+//
+//go:noescape
+func skinnyDots5AVX2(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+
+// skinnyDots6AVX2 sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]
+// for i < 6, j < rows (rows, k >= 1), not reading c when beta is ±0.
+// Rows of w go 1 at a time, then one at a time. Requires AVX2 and FMA.
+//
+//go:noescape
+func skinnyDots6AVX2(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+
+// skinnyDots7AVX2 sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]
+// for i < 7, j < rows (rows, k >= 1), not reading c when beta is ±0.
+// Rows of w go 1 at a time, then one at a time. Requires AVX2 and FMA.
+//
+//go:noescape
+func skinnyDots7AVX2(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+
+// skinnyDots8AVX2 sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]
+// for i < 8, j < rows (rows, k >= 1), not reading c when beta is ±0.
+// Rows of w go 1 at a time, then one at a time. Requires AVX2 and FMA.
+//
+//go:noescape
+func skinnyDots8AVX2(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+
 // skinnyAxpys1AVX2 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 1, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
 // Columns go [8 4 2 1] vectors at a time, then a masked one. Requires AVX2 and FMA.
@@ -148,6 +176,34 @@ func skinnyDots3AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int
 //go:noescape
 func skinnyDots4AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
 
+// skinnyDots5AVX512 sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]
+// for i < 5, j < rows (rows, k >= 1), not reading c when beta is ±0.
+// Rows of w go 4 at a time, then one at a time. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func skinnyDots5AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+
+// skinnyDots6AVX512 sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]
+// for i < 6, j < rows (rows, k >= 1), not reading c when beta is ±0.
+// Rows of w go 3 at a time, then one at a time. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func skinnyDots6AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+
+// skinnyDots7AVX512 sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]
+// for i < 7, j < rows (rows, k >= 1), not reading c when beta is ±0.
+// Rows of w go 3 at a time, then one at a time. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func skinnyDots7AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+
+// skinnyDots8AVX512 sets c[i*ldc+j] = alpha*dot(x[i*ldx:][:k], w[j*ldw:][:k]) + beta*c[i*ldc+j]
+// for i < 8, j < rows (rows, k >= 1), not reading c when beta is ±0.
+// Rows of w go 2 at a time, then one at a time. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func skinnyDots8AVX512(rows int, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha float32, beta float32)
+
 // skinnyAxpys1AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 1, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
 // Columns go [8 4 2 1] vectors at a time, then a masked one. Requires AVX-512F, DQ and BW.
@@ -199,7 +255,7 @@ func skinnyAxpys7AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, 
 
 // skinnyAxpys8AVX512 sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]
 // for i < 8, j < n, p < k (k, n >= 1), not reading c when beta is ±0.
-// Columns go [1] vectors at a time, then a masked one. Requires AVX-512F, DQ and BW.
+// Columns go [3 1] vectors at a time, then a masked one. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func skinnyAxpys8AVX512(k int, n int, a *float32, rsa int, csa int, b *float32, ldb int, c *float32, ldc int, alpha float32, beta float32)

@@ -182,3 +182,83 @@ func TestStreamDriver(t *testing.T) {
 		}()
 	}
 }
+
+// TestSmallMRule checks the sets' small-M rules (smallM, with the avx512
+// set's wide 8-row axpys kernel): which m of op(A) take the skinny path,
+// with B k×n and n×k.
+func TestSmallMRule(t *testing.T) {
+	for _, tc := range []struct {
+		set     string
+		g       *gemm.Driver
+		skinny  []int // m with B k×n on the skinny path, of 1..17
+		skinnyT int   // the largest m with B n×k on it
+	}{
+		{"avx512", gemmAVX512, []int{1, 2, 3, 4, 8}, 16},
+		{"avx2", gemmAVX2, []int{1, 2, 3, 4, 5, 6, 7, 8}, 16},
+	} {
+		for m := 1; m <= 17; m++ {
+			want := false
+			for _, s := range tc.skinny {
+				want = want || s == m
+			}
+			if got := tc.g.SmallM(false, m); got != want {
+				t.Errorf("%s: SmallM(false, %d) = %v, want %v", tc.set, m, got, want)
+			}
+			if got := tc.g.SmallM(true, m); got != (m <= tc.skinnyT) {
+				t.Errorf("%s: SmallM(true, %d) = %v, want %v", tc.set, m, got, m <= tc.skinnyT)
+			}
+		}
+	}
+}
+
+// TestSmallMRowsAlone checks that on the skinny path each row of C comes
+// out bitwise as it does computed alone (m = 1), for every m the rule
+// sends there, both layouts of B, B large enough for the stream kernels
+// and the wide axpys kernel, and odd sizes: decoding several sequences
+// at once then gives each the logits it gets alone.
+func TestSmallMRowsAlone(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for _, set := range []struct {
+		name string
+		g    *gemm.Driver
+		ok   bool
+	}{{"avx2", gemmAVX2, hasAVX2}, {"avx512", gemmAVX512, hasAVX512}} {
+		if !set.ok {
+			continue
+		}
+		for _, sh := range [][2]int{{37, 101}, {768, 517}, {333, 1601}} {
+			k, n := sh[0], sh[1]
+			b := make([]float32, k*n+1)
+			for i := range b {
+				b[i] = rnd.Float32()*2 - 1
+			}
+			for _, transB := range []bool{false, true} {
+				ldb := n
+				if transB {
+					ldb = k
+				}
+				for m := 1; m <= 16; m++ {
+					if !set.g.SmallM(transB, m) {
+						continue
+					}
+					lda := k + 3
+					a := make([]float32, m*lda+1)
+					for i := range a {
+						a[i] = rnd.Float32()*2 - 1
+					}
+					c := make([]float32, m*n)
+					set.g.Gemm(false, transB, m, n, k, 1, a[1:], lda, b[1:], ldb, 0, c, n)
+					one := make([]float32, n)
+					for i := 0; i < m; i++ {
+						set.g.Gemm(false, transB, 1, n, k, 1, a[1+i*lda:], lda, b[1:], ldb, 0, one, n)
+						for j := range one {
+							if math.Float32bits(one[j]) != math.Float32bits(c[i*n+j]) {
+								t.Fatalf("%s k=%d n=%d transB=%v m=%d: C[%d][%d] = %v, alone %v", set.name, k, n, transB, m, i, j, c[i*n+j], one[j])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -79,11 +79,16 @@ func rowsAtOnce(s *x86.ISA, f *format, r int) int {
 }
 
 // aheadBlocks is how many blocks of rows ahead a kernel prefetches: two
-// for the one-row int8 kernel of AVX2 (which both sets decode with), one
-// otherwise, as measured in PERF.md ("GEMV with 16- and 8-bit weights").
+// for the one-row int8 kernel of AVX2 (which both sets decode with) and
+// for the 8-row AVX-512 int8 kernel (BenchmarkInt8Decode: 15.8 against
+// 19.2 ms for GPT-2 small's matrices at m = 8, Zen 5), one otherwise, as
+// measured in PERF.md ("GEMV with 16- and 8-bit weights").
 // Prefetches more than one block ahead go to L2 (PREFETCHT2).
 func aheadBlocks(s *x86.ISA, f *format, r int) int {
 	if f == int8 && r == 1 && !s.Is512() {
+		return 2
+	}
+	if f == int8 && s.Is512() && r > int8XFirst {
 		return 2
 	}
 	return 1
@@ -359,6 +364,12 @@ func finish(s *x86.ISA, f *format, r, R int, name string, acc [][]reg.VecVirtual
 	Label(name + "_stored")
 }
 
+// int8XFirst is the largest r of the AVX-512 int8 kernels that read x
+// once for each row of W (see int8Body): the 8-row kernel, which decodes
+// 8 sequences at once, reads it once for its R rows (avo's allocator
+// places no more registers for fewer rows of x and more of W).
+const int8XFirst = 7
+
 // int8Body adds one Int8 group of each of the R rows of W times the r
 // int16 rows of x into the accumulators: the group's 32 weights
 // sign-extended to int16 (VPMOVSXBW), multiplied by x's and added in
@@ -366,7 +377,32 @@ func finish(s *x86.ISA, f *format, r, R int, name string, acc [][]reg.VecVirtual
 // lanes converted to float32 and multiplied by the group's scale into the
 // accumulator (one FMA). The integer sums are exact: |q| <= 127 and
 // |x| <= 32767 bound a lane by 4·127·32767 < 2³¹.
+//
+// The AVX-512 kernels of more than int8XFirst rows of x hold the R rows'
+// weights and scales in registers and read each vector of x once for all
+// R rows (the others read x once for each row of W, and the scale once
+// for each product); every accumulator takes the same operations in the
+// same order either way.
 func int8Body(s *x86.ISA, r, R int, wAt, xAt func(j, disp int) Mem, acc [][]reg.VecVirtual) {
+	if s.Is512() && r > int8XFirst {
+		w, scale := make([]reg.VecVirtual, R), make([]reg.VecVirtual, R)
+		for j := range w {
+			w[j], scale[j] = ZMM(), ZMM()
+			VPMOVSXBW(wAt(j, 4), w[j])
+			VBROADCASTSS(wAt(j, 0), scale[j])
+		}
+		for i := 0; i < r; i++ {
+			x := ZMM()
+			VMOVDQU32(xAt(i, 0), x)
+			for j := 0; j < R; j++ {
+				t := ZMM()
+				VPMADDWD(x, w[j], t)
+				VCVTDQ2PS(t, t)
+				VFMADD231PS(scale[j], t, acc[j][i])
+			}
+		}
+		return
+	}
 	for j := 0; j < R; j++ {
 		if s.Is512() {
 			w := ZMM()

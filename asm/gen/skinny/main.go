@@ -47,14 +47,21 @@ const maxR = 8
 // registers (16 YMM, 32 ZMM) and avo's register allocator.
 func dotsRows(s *x86.ISA, r int) int {
 	if s.Is512() {
-		return map[int]int{1: 8, 2: 8, 3: 8, 4: 4}[r]
+		return map[int]int{1: 8, 2: 8, 3: 8, 4: 4, 5: 4, 6: 3, 7: 3, 8: 2}[r]
 	}
-	return map[int]int{1: 8, 2: 6, 3: 3, 4: 2}[r]
+	return map[int]int{1: 8, 2: 6, 3: 3, 4: 2, 5: 1, 6: 1, 7: 1, 8: 1}[r]
 }
 
 // dotsMax is the largest r of the dots kernels (x rows addressed from one
-// pointer: 0, 1, 2, 3 times ldx).
-const dotsMax = 4
+// pointer per four rows: 0, 1, 2, 3 times ldx).
+const dotsMax = 8
+
+// dotsWFirst is the largest r whose dots kernels hold the r vectors of x
+// and read the R rows of w one vector at a time; from r = dotsWFirst+1 on
+// they hold the R vectors of w and read x's rows a vector at a time (R·r
+// accumulators, R vectors of w and one of x fit the registers, and each
+// load of x feeds R FMAs, each of w r).
+const dotsWFirst = 4
 
 // axpysVecs returns V, the vectors of columns an axpys kernel of r rows
 // takes at once: r·V accumulators, V vectors of b and a broadcast fit the
@@ -62,7 +69,7 @@ const dotsMax = 4
 // them.
 func axpysVecs(s *x86.ISA, r int) int {
 	if s.Is512() {
-		return []int{0, 8, 8, 6, 4, 3, 2, 2, 1}[r]
+		return []int{0, 8, 8, 6, 4, 3, 2, 2, 3}[r]
 	}
 	return []int{0, 8, 4, 3, 2, 2, 2, 1, 1}[r]
 }
@@ -106,7 +113,11 @@ func dots(s *x86.ISA, r int) {
 	cp := x86.Arg("c")
 	rows := x86.Addr(Param("rows"))
 	R := dotsRows(s, r)
-	for _, blk := range []int{R, 1} {
+	blocks := []int{R, 1}
+	if R == 1 {
+		blocks = blocks[1:]
+	}
+	for _, blk := range blocks {
 		loop := fmt.Sprintf("%s_rows%d", name, blk)
 		next := name + "_rows1"
 		if blk == 1 {
@@ -115,7 +126,7 @@ func dots(s *x86.ISA, r int) {
 		Label(loop)
 		CMPQ(rows, U32(blk))
 		JB(LabelRef(next))
-		dotsBlock(s, r, blk, fmt.Sprintf("%s_b%d", name, blk), wrow, ldw, cp)
+		dotsBlock(s, r, blk, r > dotsWFirst && blk == R, fmt.Sprintf("%s_b%d", name, blk), wrow, ldw, cp)
 		// Next block of rows.
 		for q := 0; q < blk; q++ {
 			ADDQ(ldw, wrow)
@@ -129,8 +140,17 @@ func dots(s *x86.ISA, r int) {
 	RET()
 }
 
-// dotsBlock computes the r×R block of c at cp from R rows of w at wrow.
-func dotsBlock(s *x86.ISA, r, R int, name string, wrow, ldw, cp reg.GPVirtual) {
+// dotsAhead is how many rows of w ahead of the rows it reads a dots
+// kernel of more than dotsWFirst rows of x prefetches (PREFETCHT0, the
+// same cache line of each row of the block that many rows on): such a
+// kernel computes long enough on each line of w that the hardware's
+// prefetchers, which follow the few rows it reads at once, fall behind
+// memory's latency.
+const dotsAhead = 16
+
+// dotsBlock computes the r×R block of c at cp from R rows of w at wrow,
+// prefetching (pf) the rows dotsAhead rows on.
+func dotsBlock(s *x86.ISA, r, R int, pf bool, name string, wrow, ldw, cp reg.GPVirtual) {
 	acc := make([][]reg.VecVirtual, R) // acc[j][i]: row j of w, row i of x
 	for j := range acc {
 		acc[j] = s.Zeros(r)
@@ -153,8 +173,17 @@ func dotsBlock(s *x86.ISA, r, R int, name string, wrow, ldw, cp reg.GPVirtual) {
 		}
 		return x86.RowAt(p0, ldw, ldw3, j, 0)
 	}
+	var pfp reg.GPVirtual
+	if pf {
+		if R > 4 {
+			panic("dots: prefetching blocks of more than 4 rows")
+		}
+		pfp = GP64()
+		IMUL3Q(U32(dotsAhead), ldw, pfp)
+		ADDQ(p0, pfp)
+	}
 	xp := x86.Arg("x")
-	var ldx, ldx3 reg.GPVirtual
+	var ldx, ldx3, xp4 reg.GPVirtual
 	if r > 1 {
 		ldx = x86.Arg("ldx")
 		SHLQ(U8(2), ldx)
@@ -163,21 +192,45 @@ func dotsBlock(s *x86.ISA, r, R int, name string, wrow, ldw, cp reg.GPVirtual) {
 		ldx3 = GP64()
 		LEAQ(Mem{Base: ldx, Index: ldx, Scale: 2}, ldx3)
 	}
+	if r > 4 {
+		xp4 = GP64()
+		LEAQ(Mem{Base: xp, Index: ldx, Scale: 4}, xp4)
+	}
 	xAt := func(i int) Mem {
-		switch i {
-		case 0:
-			return Mem{Base: xp}
-		case 1:
-			return Mem{Base: xp, Index: ldx, Scale: 1}
-		case 2:
-			return Mem{Base: xp, Index: ldx, Scale: 2}
+		if i >= 4 {
+			return x86.RowAt(xp4, ldx, ldx3, i-4, 0)
 		}
-		return Mem{Base: xp, Index: ldx3, Scale: 1}
+		return x86.RowAt(xp, ldx, ldx3, i, 0)
+	}
+	advance := func(bytes int) {
+		for _, p := range []reg.GPVirtual{p0, p4, xp, xp4, pfp} {
+			if p != nil {
+				ADDQ(U32(bytes), p)
+			}
+		}
 	}
 	kc := x86.Arg("k")
 	// step emits one vector of k, disp bytes on from the pointers.
 	step := func(t *x86.Tail, disp int) {
 		at := func(m Mem) Mem { m.Disp += disp; return m }
+		if pfp != nil {
+			for j := 0; j < R; j++ {
+				PREFETCHT0(at(x86.RowAt(pfp, ldw, ldw3, j, 0)))
+			}
+		}
+		if r > dotsWFirst {
+			wv := make([]reg.VecVirtual, R)
+			for j := range wv {
+				wv[j] = s.Load(at(wAt(j)), t)
+			}
+			for i := 0; i < r; i++ {
+				xv := s.Load(at(xAt(i)), t)
+				for j := 0; j < R; j++ {
+					VFMADD231PS(wv[j], xv, acc[j][i])
+				}
+			}
+			return
+		}
 		xv := make([]reg.VecVirtual, r)
 		for i := range xv {
 			xv[i] = s.Load(at(xAt(i)), t)
@@ -203,11 +256,7 @@ func dotsBlock(s *x86.ISA, r, R int, name string, wrow, ldw, cp reg.GPVirtual) {
 		JB(LabelRef(name + "_k"))
 		step(nil, 0)
 		step(nil, s.Bytes())
-		ADDQ(U32(2*s.Bytes()), p0)
-		if p4 != nil {
-			ADDQ(U32(2*s.Bytes()), p4)
-		}
-		ADDQ(U32(2*s.Bytes()), xp)
+		advance(2 * s.Bytes())
 		SUBQ(U32(2*s.Lanes), kc)
 		JMP(LabelRef(name + "_k2"))
 	}
@@ -215,11 +264,7 @@ func dotsBlock(s *x86.ISA, r, R int, name string, wrow, ldw, cp reg.GPVirtual) {
 	CMPQ(kc, U32(s.Lanes))
 	JB(LabelRef(name + "_tail"))
 	step(nil, 0)
-	ADDQ(U32(s.Bytes()), p0)
-	if p4 != nil {
-		ADDQ(U32(s.Bytes()), p4)
-	}
-	ADDQ(U32(s.Bytes()), xp)
+	advance(s.Bytes())
 	SUBQ(U32(s.Lanes), kc)
 	JMP(LabelRef(name + "_k"))
 	Label(name + "_tail")
@@ -294,8 +339,12 @@ func axpys(s *x86.ISA, r int) {
 		fmt.Sprintf("%s sets c[i*ldc+j] = alpha*Σ_p a[i*rsa+p*csa]*b[p*ldb+j] + beta*c[i*ldc+j]", name),
 		fmt.Sprintf("for i < %d, j < n, p < k (k, n >= 1), not reading c when beta is ±0.", r),
 		fmt.Sprintf("Columns go %v vectors at a time, then a masked one. Requires %s.", axpysBlocks(r, V), s.Req))
-	b0 := x86.Arg("b")
-	c0 := x86.Arg("c")
+	// The column blocks' pointers: in registers, or, for the most rows
+	// (whose blocks need every general register), in the arguments.
+	var b0, c0 Op = x86.Addr(Param("b")), x86.Addr(Param("c"))
+	if r < maxR {
+		b0, c0 = x86.Arg("b"), x86.Arg("c")
+	}
 	n := x86.Addr(Param("n"))
 	blocks := axpysBlocks(r, V)
 	for bi, blk := range blocks {
@@ -341,12 +390,51 @@ func axpysBlocks(r, V int) []int {
 	return blocks
 }
 
+// vecReg is a vector register, virtual or physical.
+type vecReg interface {
+	reg.Register
+	reg.Vec
+}
+
+// axpysAhead is how many rows of b ahead the axpys kernel of the most
+// rows prefetches.
+const axpysAhead = 32
+
+// zmm are the vector registers by number, for kernels that place their
+// own.
+var zmm = []reg.VecPhysical{
+	reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
+	reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
+	reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
+	reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31,
+}
+
 // axpysBlock computes the r×V vectors of c at c0 (the lanes of t when t is
 // not nil, V = 1) from the k rows of b at b0.
-func axpysBlock(s *x86.ISA, r, V int, t *x86.Tail, name string, b0, c0 reg.GPVirtual) {
-	acc := make([][]reg.VecVirtual, r)
+func axpysBlock(s *x86.ISA, r, V int, t *x86.Tail, name string, b0, c0 Op) {
+	// phys: every vector register of the kernel placed by hand (the r·V
+	// accumulators from Z0 on, then the V vectors of b, the broadcast,
+	// and zero, alpha and beta in Z29 to Z31), for the kernel of the most
+	// rows, where avo's allocator fails.
+	phys := s.Is512() && r == maxR
+	acc := make([][]vecReg, r)
+	var zero vecReg
+	if phys {
+		zero = zmm[29]
+		VPXORD(zero, zero, zero)
+	}
 	for i := range acc {
-		acc[i] = s.Zeros(V)
+		acc[i] = make([]vecReg, V)
+		if phys {
+			for u := range acc[i] {
+				acc[i][u] = zmm[i*V+u]
+				VMOVAPS(zero, acc[i][u])
+			}
+			continue
+		}
+		for u, v := range s.Zeros(V) {
+			acc[i][u] = v
+		}
 	}
 	ap := x86.Arg("a")
 	rsa := x86.Arg("rsa")
@@ -388,8 +476,23 @@ func axpysBlock(s *x86.ISA, r, V int, t *x86.Tail, name string, b0, c0 reg.GPVir
 	MOVQ(b0, bp)
 	ldb := x86.Arg("ldb")
 	SHLQ(U8(2), ldb)
+	var pf reg.GPVirtual
+	if phys && t == nil {
+		pf = GP64()
+		IMUL3Q(U32(axpysAhead), ldb, pf)
+		ADDQ(bp, pf)
+	}
 	kc := x86.Arg("k")
 	Label(name + "_k")
+	if pf != nil {
+		// The same lines of b axpysAhead rows on: this kernel computes
+		// long enough on each row's few lines that the hardware's
+		// prefetchers, following the column block down b, fall behind.
+		for u := 0; u < V; u++ {
+			PREFETCHT0(s.At(pf, u))
+		}
+		ADDQ(ldb, pf)
+	}
 	if r == 1 && t == nil {
 		av := s.Vec()
 		VBROADCASTSS(aAt(0), av)
@@ -397,12 +500,24 @@ func axpysBlock(s *x86.ISA, r, V int, t *x86.Tail, name string, b0, c0 reg.GPVir
 			VFMADD231PS(s.At(bp, u), av, acc[0][u])
 		}
 	} else {
-		bv := make([]reg.VecVirtual, V)
+		bv := make([]vecReg, V)
 		for u := range bv {
+			if phys {
+				bv[u] = zmm[r*V+u]
+				if t == nil {
+					VMOVUPS(s.At(bp, u), bv[u])
+				} else {
+					VMOVUPS_Z(s.At(bp, u), t.K, bv[u])
+				}
+				continue
+			}
 			bv[u] = s.Load(s.At(bp, u), t)
 		}
 		for i := 0; i < r; i++ {
-			av := s.Vec()
+			var av vecReg = s.Vec()
+			if phys {
+				av = zmm[r*V+V]
+			}
 			VBROADCASTSS(aAt(i), av)
 			for u := 0; u < V; u++ {
 				VFMADD231PS(bv[u], av, acc[i][u])
@@ -418,7 +533,10 @@ func axpysBlock(s *x86.ISA, r, V int, t *x86.Tail, name string, b0, c0 reg.GPVir
 	JNZ(LabelRef(name + "_k"))
 
 	// c = alpha*acc (+ beta*c when beta is not ±0).
-	alpha := s.Vec()
+	var alpha vecReg = s.Vec()
+	if phys {
+		alpha = zmm[30]
+	}
 	VBROADCASTSS(x86.Addr(Param("alpha")), alpha)
 	for i := range acc {
 		for _, v := range acc[i] {
@@ -428,9 +546,12 @@ func axpysBlock(s *x86.ISA, r, V int, t *x86.Tail, name string, b0, c0 reg.GPVir
 	ldc := x86.Arg("ldc")
 	SHLQ(U8(2), ldc)
 	store := func(withBeta bool) {
-		var beta reg.VecVirtual
+		var beta vecReg
 		if withBeta {
 			beta = s.Vec()
+			if phys {
+				beta = zmm[31]
+			}
 			VBROADCASTSS(x86.Addr(Param("beta")), beta)
 		}
 		row := GP64()
@@ -444,11 +565,24 @@ func axpysBlock(s *x86.ISA, r, V int, t *x86.Tail, name string, b0, c0 reg.GPVir
 					if t == nil {
 						VFMADD231PS(s.At(row, u), beta, v)
 					} else {
-						cv := s.Load(s.At(row, u), t)
+						var cv vecReg
+						if phys {
+							cv = zmm[r*V]
+							VMOVUPS_Z(s.At(row, u), t.K, cv)
+						} else {
+							cv = s.Load(s.At(row, u), t)
+						}
 						VFMADD231PS(cv, beta, v)
 					}
 				}
-				s.Store(v, s.At(row, u), t)
+				switch {
+				case t == nil:
+					VMOVUPS(v, s.At(row, u))
+				case phys:
+					VMOVUPS(v, t.K, s.At(row, u))
+				default:
+					s.Store(v.(reg.VecVirtual), s.At(row, u), t)
+				}
 			}
 		}
 	}

@@ -143,6 +143,9 @@ type Driver struct {
 	// smallM and smallMTransB are the largest m of op(A) the skinny
 	// kernels take (SmallM).
 	smallM, smallMTransB int
+	// smallMGap: the skinny kernels also take the m between the stream
+	// kernels' rows and the multiples of skinny.WideAxpys (SetSmallMGap).
+	smallMGap bool
 	// streamMin and streamCols choose and block the stream kernels
 	// (SetStream).
 	streamMin, streamCols int

@@ -40,11 +40,17 @@ type StreamFunc func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c 
 
 // Skinny is an ISA's skinny kernels: Dots[r-1], Axpys[r-1] and Stream[r-1]
 // take r rows. Stream may be empty (axpys then reads every b), and its
-// kernels must give exactly the results of Axpys's.
+// kernels must give exactly the results of Axpys's. When WideAxpys is not
+// 0, the axpys kernels of WideAxpys rows and more read b themselves
+// however large it is (they hold wide enough blocks of C and prefetch b
+// far enough ahead to stream it from memory): the driver takes the rows
+// of a product whose b the stream kernels would read WideAxpys or more
+// at a time on those, and only the rest on the stream kernels.
 type Skinny struct {
-	Dots   []DotsFunc
-	Axpys  []AxpysFunc
-	Stream []StreamFunc
+	Dots      []DotsFunc
+	Axpys     []AxpysFunc
+	Stream    []StreamFunc
+	WideAxpys int
 }
 
 // WithSkinny sets the driver's skinny kernels, which its Gemv and its
@@ -76,6 +82,12 @@ func (g *Driver) SetStream(minElems, cols int) {
 // k×n and n×k, for tests and tuning; it must not run while the driver
 // computes. SmallM's rule is SetSmallM(4, 16).
 func (g *Driver) SetSmallM(m, mTransB int) { g.smallM, g.smallMTransB = m, mTransB }
+
+// SetSmallMGap sets whether the skinny kernels also take the m that
+// SmallM leaves to the blocked path between the stream kernels' rows and
+// the multiples of Skinny.WideAxpys (false, the default: they do not),
+// for tests and tuning; it must not run while the driver computes.
+func (g *Driver) SetSmallMGap(take bool) { g.smallMGap = take }
 
 // skinnyArgs is one skinny product, C (m×n) = alpha*op(A)·op(B) + beta*C,
 // in the terms of the kernels: dots reads w = b (n rows of k, ldb) and
@@ -150,10 +162,17 @@ func (g *Driver) Gemv(trans bool, m, n int, alpha float32, a []float32, lda int,
 // products"): with B k×n the skinny path is faster up to m = 4 and
 // slower at m = 8 and 12 on most shapes; with B n×k (the output
 // projection, 768×50257) it is faster at every m up to 16. An ISA
-// package may set another rule for its drivers (SetSmallM).
+// package may set another rule for its drivers (SetSmallM). With wide
+// axpys kernels (Skinny.WideAxpys), B k×n takes the skinny path only for
+// m up to the stream kernels' rows or a multiple of WideAxpys: between
+// them the stream kernels would read a large B twice, slower than the
+// blocked path (BenchmarkSmallMDecode in kernels/amd64).
 func (g *Driver) SmallM(transB bool, m int) bool {
 	if transB {
 		return m <= g.smallMTransB
+	}
+	if w := g.skinny.WideAxpys; w > 0 && !g.smallMGap && m > len(g.skinny.Stream) && m%w != 0 {
+		return false
 	}
 	return m <= g.smallM
 }
@@ -238,7 +257,7 @@ func (g *Driver) skinnyCols(p *skinnyArgs, j0, j1 int) {
 			i0 += r
 			continue
 		}
-		if g.streams(p, n) {
+		if (g.skinny.WideAxpys == 0 || p.m-i0 < g.skinny.WideAxpys) && g.streams(p, n) {
 			i0 += g.streamRows(p, i0, j0, j1)
 			continue
 		}
