@@ -48,11 +48,13 @@ type options struct {
 	// PyTorch's step runs under torch.autocast for bf16.
 	precision gpt.Precision
 
-	// -decode: greedy decoding of a GPT-2-shaped model instead of training.
-	decode bool
-	ctxs   []int  // prompt lengths
-	tokens int    // timed decoded tokens per side, round, context and thread count
-	model  string // a GPT-2 checkpoint both sides load ("": random weights)
+	// -decode: greedy decoding of a GPT-2-shaped model instead of training;
+	// -prefill: processing a prompt from an empty context.
+	decode  bool
+	prefill bool
+	ctxs    []int  // prompt lengths (-ctx of -decode, -prompt of -prefill)
+	tokens  int    // timed decoded tokens per side, round, context and thread count
+	model   string // a GPT-2 checkpoint both sides load ("": random weights)
 	// weights is the format of simdgpt's matrices (gpt.Model.WithWeights);
 	// PyTorch's are torchWeights(weights).
 	weights gpt.Weights
@@ -81,8 +83,14 @@ a prompt of that many tokens, then -tokens timed tokens; it prints
 tokens/s, GB/s of weights read and the ratio. -weights bf16 or int8
 converts simdgpt's matrices (PyTorch's to bf16 with either). -check then
 compares the logits after the prompt and the first greedy tokens (with
-low-bit weights within looser bounds). Flags of one mode only are refused
-in the other.
+low-bit weights within looser bounds).
+
+With -prefill it instead times prompt processing (the logits after each
+-prompt length, from an empty context) on the same model and file, simdgpt
+with -weights and -precision, PyTorch in fp32, under bf16 autocast
+(-precision bf16 on f32 weights) or with bf16 matrices (bf16 and int8
+weights); -check compares the logits after each prompt and the next greedy
+token. Flags of one mode only are refused in the others.
 
 flags:
 `
@@ -110,15 +118,17 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.noTorch, "no-torch", false, "measure simdgpt alone")
 	fs.StringVar(&o.python, "python", defaultPython(), "the Python 3 interpreter with torch")
 	fs.StringVar(&o.ompWait, "omp-wait-policy", "PASSIVE", "OMP_WAIT_POLICY for PyTorch (\"\" leaves the environment's): Debian's torch runs GNU OpenMP threads and OpenBLAS' own, and OpenMP's default spin-waiting made its two-thread steps 2-10x slower here")
-	fs.StringVar(&o.script, "script", "", "path of the PyTorch script (default: bench/torch/train_gpt.py, with -decode gpt2_decode.py, of the module, found from the working directory)")
+	fs.StringVar(&o.script, "script", "", "path of the PyTorch script (default: bench/torch/train_gpt.py, with -decode or -prefill gpt2_decode.py, of the module, found from the working directory)")
 	fs.Float64Var(&o.lr, "lr", 1e-3, fmt.Sprintf("peak learning rate, above 0 and at most %g (the schedule is gpt.DefaultTrainConfig's)", maxLR))
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the weights and the data")
 	fs.BoolVar(&o.decode, "decode", false, "compare greedy decoding (GPT-2 shapes, key/value cache) instead of training")
+	fs.BoolVar(&o.prefill, "prefill", false, "compare prompt processing (GPT-2 shapes: the logits after a prompt, from an empty context) instead of training")
+	prompts := fs.String("prompt", "256,512", fmt.Sprintf("-prefill: comma-separated prompt lengths, each at most %d and within the model's block (GPT-2's 1024)", gpt.MaxBlockSize))
 	ctxs := fs.String("ctx", "64,512", fmt.Sprintf("-decode: comma-separated prompt lengths (the context decoding starts from), each at most %d and with -tokens within the model's block (GPT-2's 1024)", gpt.MaxBlockSize))
 	fs.IntVar(&o.tokens, "tokens", 32, fmt.Sprintf("-decode: timed decoded tokens per side in each round, context and thread count, 1 to %d; -rounds × contexts × thread counts × -tokens at most the same", maxTimedSteps))
 	fs.StringVar(&o.model, "model", "", "-decode: a GPT-2 checkpoint (model.safetensors or llm.c gpt2_*.bin) instead of random GPT-2-shaped weights")
-	precision := fs.String("precision", "f32", "training: arithmetic of the matrix products, f32 or bf16 (simdgpt: gpt.TrainConfig.Precision; PyTorch: the step under torch.autocast(\"cpu\", torch.bfloat16)); -check then holds simdgpt's bf16 step to gpt's bf16 bounds against PyTorch's float32 step")
-	weights := fs.String("weights", "f32", "-decode: format of simdgpt's weight matrices, f32, bf16 or int8 (gpt.Model.WithWeights); PyTorch's are fp32 with f32 and bf16 with bf16 and int8 (eager PyTorch has no int8 peer worth comparing)")
+	precision := fs.String("precision", "f32", "training and -prefill: arithmetic of the matrix products, f32 or bf16 (simdgpt: gpt.TrainConfig.Precision, gpt.Model.SetPrecision; PyTorch: the step, or with f32 weights the prompt, under torch.autocast(\"cpu\", torch.bfloat16)); training's -check then holds simdgpt's bf16 step to gpt's bf16 bounds against PyTorch's float32 step")
+	weights := fs.String("weights", "f32", "-decode and -prefill: format of simdgpt's weight matrices, f32, bf16 or int8 (gpt.Model.WithWeights); PyTorch's are fp32 with f32 and bf16 with bf16 and int8 (eager PyTorch has no int8 peer worth comparing)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -132,11 +142,21 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	if err := checkModeFlags(fs, o.decode); err != nil {
+	mode := "training"
+	switch {
+	case o.decode:
+		mode = "-decode"
+	case o.prefill:
+		mode = "-prefill"
+	}
+	if err := checkModeFlags(fs, mode); err != nil {
 		return o, err
 	}
 	if o.decode {
 		return parseDecode(o, *layers, *vocab, *ctxs, *threads, *weights)
+	}
+	if o.prefill {
+		return parsePrefill(o, *layers, *vocab, *prompts, *threads, *weights, *precision)
 	}
 	var err error
 	if o.precision, err = gpt.ParsePrecision(*precision); err != nil {
