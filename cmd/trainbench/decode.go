@@ -554,7 +554,7 @@ func lowTokensCheck(tp *torchProc, prompt, mine []int32, path string, vocab int)
 }
 
 // int8PeerLine says, with -weights int8, what PyTorch runs instead.
-const int8PeerLine = "torch: no int8 peer (eager PyTorch has no int8 CPU matmul for this model worth comparing): torch decodes with bf16 matrices against simdgpt's int8"
+const int8PeerLine = "torch: no int8 peer (eager PyTorch has no int8 CPU matmul for this model worth comparing): torch runs bf16 matrices against simdgpt's int8"
 
 // weightsName describes matrices in format f for the model line.
 func weightsName(f gpt.Weights) string {
