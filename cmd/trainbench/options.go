@@ -103,12 +103,12 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(io.Discard) // a bad flag is reported in one line below
 	fs.Usage = func() {}
 	config := fs.String("config", "a", "model and batch preset: a (4 layers, 4 heads, width 128, block 64, batch 12, vocab 65) or b (6 layers, 6 heads, width 384, block 256, batch 8, vocab 65); the shape flags change it")
-	layers := fs.Int("layers", 0, fmt.Sprintf("transformer blocks, at most %d (0: the preset's)", gpt.MaxLayers))
+	layers := fs.Int("layers", 0, fmt.Sprintf("transformer blocks, at most %d (0: the preset's; with -decode and -prefill GPT-2's 12)", gpt.MaxLayers))
 	heads := fs.Int("heads", 0, fmt.Sprintf("attention heads, at most %d, dividing -width (0: the preset's)", gpt.MaxHeads))
 	width := fs.Int("width", 0, fmt.Sprintf("model width C, at most %d (0: the preset's)", gpt.MaxWidth))
 	block := fs.Int("block", 0, fmt.Sprintf("tokens per sequence T, at most %d (the validation part of the token stream; 0: the preset's)", maxTrainBlock))
 	batch := fs.Int("batch", 0, fmt.Sprintf("sequences per step B, at most %d (0: the preset's)", gpt.MaxBatch))
-	vocab := fs.Int("vocab", 0, fmt.Sprintf("vocabulary size, at most %d (0: the preset's; with -decode GPT-2's 50257)", gpt.MaxVocab))
+	vocab := fs.Int("vocab", 0, fmt.Sprintf("vocabulary size, at most %d (0: the preset's; with -decode and -prefill GPT-2's 50257)", gpt.MaxVocab))
 	fs.IntVar(&o.steps, "steps", 10, fmt.Sprintf("timed steps per side in each round, 1 to %d; -rounds × thread counts × (-steps + 1) at most the same", maxTimedSteps))
 	fs.IntVar(&o.rounds, "rounds", 5, fmt.Sprintf("interleaved rounds at each thread count, 1 to %d", maxTimedSteps))
 	threads := fs.String("threads", "1,2", fmt.Sprintf("comma-separated thread counts, 1 to %d each: simdgpt's GOMAXPROCS and PyTorch's set_num_threads of each row", gpt.MaxThreads))
@@ -126,7 +126,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	prompts := fs.String("prompt", "256,512", fmt.Sprintf("-prefill: comma-separated prompt lengths, each at most %d and within the model's block (GPT-2's 1024)", gpt.MaxBlockSize))
 	ctxs := fs.String("ctx", "64,512", fmt.Sprintf("-decode: comma-separated prompt lengths (the context decoding starts from), each at most %d and with -tokens within the model's block (GPT-2's 1024)", gpt.MaxBlockSize))
 	fs.IntVar(&o.tokens, "tokens", 32, fmt.Sprintf("-decode: timed decoded tokens per side in each round, context and thread count, 1 to %d; -rounds × contexts × thread counts × -tokens at most the same", maxTimedSteps))
-	fs.StringVar(&o.model, "model", "", "-decode: a GPT-2 checkpoint (model.safetensors or llm.c gpt2_*.bin) instead of random GPT-2-shaped weights")
+	fs.StringVar(&o.model, "model", "", "-decode and -prefill: a GPT-2 checkpoint (model.safetensors or llm.c gpt2_*.bin) instead of random GPT-2-shaped weights")
 	precision := fs.String("precision", "f32", "training and -prefill: arithmetic of the matrix products, f32 or bf16 (simdgpt: gpt.TrainConfig.Precision, gpt.Model.SetPrecision; PyTorch: the step, or with f32 weights the prompt, under torch.autocast(\"cpu\", torch.bfloat16)); training's -check then holds simdgpt's bf16 step to gpt's bf16 bounds against PyTorch's float32 step")
 	weights := fs.String("weights", "f32", "-decode and -prefill: format of simdgpt's weight matrices, f32, bf16 or int8 (gpt.Model.WithWeights); PyTorch's are fp32 with f32 and bf16 with bf16 and int8 (eager PyTorch has no int8 peer worth comparing)")
 	if err := fs.Parse(args); err != nil {
