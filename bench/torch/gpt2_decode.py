@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""GPT-2 greedy decoding with a key/value cache in eager PyTorch (fp32, or
-bf16 weight matrices), the peer of simdgpt's gpt.Sampler for
-cmd/trainbench -decode.
+"""GPT-2 greedy decoding and prompt processing with a key/value cache in
+eager PyTorch (fp32, bf16 weight matrices, or fp32 weights under bf16
+autocast), the peer of simdgpt's gpt.Sampler for cmd/trainbench -decode
+and -prefill.
 
 The checkpoint is read by gpt2_logits.py's reader (Hugging Face
 model.safetensors or llm.c gpt2_*.bin), so this side and simdgpt load the
@@ -27,6 +28,15 @@ attention, the key/value cache and GELU stay float32, as do the logits
 written and compared (the head's product is rounded to bf16 before it is
 converted back). The default, --dtype fp32, is fp32 throughout.
 
+--autocast (with --dtype fp32 only) runs every forward pass under
+torch.autocast("cpu", dtype=torch.bfloat16), as a PyTorch user turns bf16
+compute on for a float32 model: the weights stay float32 and autocast
+converts the operands of each matrix product (the projections, attention's
+Q·Kᵀ and P·V, the LM head) to bf16 on every call, its outputs bf16; the ops
+autocast keeps in float32 (LayerNorm) and the residual sums (float32 +
+bf16 promotes to float32) stay float32. The logits written are the head's
+bf16 product converted to float32.
+
 Modes:
   --serve   a line protocol on stdin/stdout (see bench/torch/README.md):
             "threads K" (answers "ok K"); "decode N T1,T2,..." prefills the
@@ -34,6 +44,9 @@ Modes:
             each timed from feeding the previous token to having the next
             (answers "ms M1 ... MN tokens K0 ... KN": K0 is the token after
             the prompt, Ki the one decoded in the i-th timed step);
+            "prefill N T1,T2,..." processes the prompt T1,T2,... from an
+            empty context N times, each timed (answers "ms M1 ... MN cpu
+            C1 ... CN": wall and process CPU milliseconds of each);
             "logits T1,T2,... FILE" writes the logits of the token after
             the prompt to FILE (the rest of the line) as little-endian
             float32 (answers "ok V");
@@ -57,8 +70,9 @@ class Decoder:
     """GPT-2 with a key/value cache; weights are views of the arrays read
     (with bf16, the matrices are converted copies)."""
 
-    def __init__(self, torch, cfg, w, dtype="fp32"):
+    def __init__(self, torch, cfg, w, dtype="fp32", autocast=False):
         self.torch, self.F = torch, torch.nn.functional
+        self.autocast = autocast
         self.V, self.T, self.L, self.H, self.C = cfg["V"], cfg["T"], cfg["L"], cfg["H"], cfg["C"]
         self.eps, self.D = cfg["eps"], self.C // self.H
         self.bf16 = dtype == "bf16"
@@ -95,7 +109,14 @@ class Decoder:
 
     def forward(self, tokens):
         """Feeds tokens at the next positions; returns the logits [V] of the
-        token after the last."""
+        token after the last (float32), under bf16 autocast with
+        --autocast."""
+        if self.autocast:
+            with self.torch.autocast("cpu", dtype=self.torch.bfloat16):
+                return self.forward_(tokens).float()
+        return self.forward_(tokens)
+
+    def forward_(self, tokens):
         torch, F, H, D, C = self.torch, self.F, self.H, self.D, self.C
 
         if self.bf16:
@@ -131,6 +152,17 @@ class Decoder:
         self.pos = 0
         return self.forward(tokens)
 
+    def time_prefill(self, prompt, n):
+        """Processes prompt from an empty context n times; returns the wall
+        and process CPU milliseconds of each."""
+        ms, cpu = [], []
+        for _ in range(n):
+            t0, c0 = time.perf_counter(), time.process_time()
+            self.prefill(prompt)
+            cpu.append(1000 * (time.process_time() - c0))
+            ms.append(1000 * (time.perf_counter() - t0))
+        return ms, cpu
+
     def decode(self, prompt, n):
         """Greedy: the token after prompt, then n more, each timed."""
         tok = int(self.prefill(prompt).argmax())
@@ -155,7 +187,8 @@ def parse_tokens(s, V):
 
 def serve(torch, dec):
     blas = "openblas" if blas_thread_setter() else "other"
-    print("ready %d blas=%s dtype=%s" % (dec.params, blas, "bf16" if dec.bf16 else "fp32"), flush=True)
+    print("ready %d blas=%s dtype=%s compute=%s" % (dec.params, blas, "bf16" if dec.bf16 else "fp32",
+                                                  "autocast-bf16" if dec.autocast else "dtype"), flush=True)
     for line in sys.stdin:
         f = line.split()
         if not f:
@@ -171,6 +204,9 @@ def serve(torch, dec):
             elif f[0] == "decode" and len(f) == 3 and f[1].isdigit():
                 ms, toks = dec.decode(parse_tokens(f[2], dec.V), int(f[1]))
                 print("ms " + " ".join("%.4f" % t for t in ms) + " tokens " + " ".join(map(str, toks)), flush=True)
+            elif f[0] == "prefill" and len(f) == 3 and f[1].isdigit() and int(f[1]) >= 1:
+                ms, cpu = dec.time_prefill(parse_tokens(f[2], dec.V), int(f[1]))
+                print("ms " + " ".join("%.4f" % t for t in ms) + " cpu " + " ".join("%.4f" % t for t in cpu), flush=True)
             elif f[0] == "logits" and len(f) == 3:
                 lg = dec.prefill(parse_tokens(f[1], dec.V))
                 a = array.array("f", lg.tolist())
@@ -191,8 +227,12 @@ def main(argv):
     ap.add_argument("--heads", type=int, help="the number of heads (else config.json or GPT-2's table)")
     ap.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32",
                     help="the weight matrices and their products: fp32, or bf16 (the four projections and the LM head)")
+    ap.add_argument("--autocast", action="store_true",
+                    help="with --dtype fp32: every forward pass under torch.autocast(\"cpu\", torch.bfloat16)")
     ap.add_argument("--serve", action="store_true", required=True, help="line protocol on stdin/stdout")
     a = ap.parse_args(argv)
+    if a.autocast and a.dtype != "fp32":
+        ap.error("--autocast runs float32 weights in bf16 compute: it takes --dtype fp32")
     # cmd/trainbench stops this process itself: Ctrl-C at a terminal
     # reaches the whole process group and must not end it with a traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -208,7 +248,7 @@ def main(argv):
         return 3
     set_threads(torch, 1)
     with torch.inference_mode():
-        dec = Decoder(torch, cfg, w, a.dtype)
+        dec = Decoder(torch, cfg, w, a.dtype, a.autocast)
         del w  # with bf16, the float32 matrices are no longer needed
         serve(torch, dec)
     return 0

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -99,42 +100,48 @@ func torchDType(f gpt.Weights) string {
 	return "fp32"
 }
 
-// trainOnlyFlags and decodeOnlyFlags are the flags of one mode only.
-var (
-	trainOnlyFlags  = []string{"precision", "config", "heads", "width", "block", "batch", "steps", "torch-threads", "lr"}
-	decodeOnlyFlags = []string{"ctx", "tokens", "model", "weights"}
-)
+// modeFlags are the flags of some modes only, each with the modes that
+// take it (a mode is "training", "-decode" or "-prefill"); every other
+// flag is taken by all.
+var modeFlags = map[string][]string{
+	"config": {"training"}, "heads": {"training"}, "width": {"training"}, "block": {"training"},
+	"batch": {"training"}, "steps": {"training"}, "torch-threads": {"training"}, "lr": {"training"},
+	"precision": {"training", "-prefill"},
+	"ctx":       {"-decode"}, "tokens": {"-decode"},
+	"model": {"-decode", "-prefill"}, "weights": {"-decode", "-prefill"},
+	"prompt": {"-prefill"},
+}
 
-// checkModeFlags refuses a flag set on the command line that the mode
-// (decode or training) does not use.
-func checkModeFlags(fs *flag.FlagSet, decode bool) error {
-	other, mode := decodeOnlyFlags, "-decode"
-	if decode {
-		other, mode = trainOnlyFlags, "training (without -decode)"
-	}
+// checkModeFlags refuses a flag set on the command line that mode does
+// not take, and -decode with -prefill.
+func checkModeFlags(fs *flag.FlagSet, mode string) error {
 	var err error
+	decode, prefill := false, false
 	fs.Visit(func(f *flag.Flag) {
-		for _, n := range other {
-			if f.Name == n && err == nil {
-				if decode {
-					err = usageError{fmt.Sprintf("-%s is a flag of %s, not of -decode", n, mode)}
-				} else {
-					err = usageError{fmt.Sprintf("-%s is a flag of %s only", n, mode)}
-				}
-			}
+		decode = decode || f.Name == "decode" && f.Value.String() == "true"
+		prefill = prefill || f.Name == "prefill" && f.Value.String() == "true"
+		modes, ok := modeFlags[f.Name]
+		if !ok || slices.Contains(modes, mode) || err != nil {
+			return
 		}
+		what := modes[0]
+		if what == "training" {
+			what = "training (without -decode or -prefill)"
+		}
+		for _, m := range modes[1:] {
+			what += " and " + m
+		}
+		err = usageError{fmt.Sprintf("-%s is a flag of %s only, not of %s", f.Name, what, mode)}
 	})
+	if decode && prefill {
+		return usageError{"-decode and -prefill: one mode at a time"}
+	}
 	return err
 }
 
-// parseDecode finishes parseOptions for -decode: the model's shape (GPT-2
-// 124M's, with layers and vocab when not 0), the contexts, the counts and
-// the weights' format.
-func parseDecode(o options, layers, vocab int, ctxs, threads, weights string) (options, error) {
-	var err error
-	if o.weights, err = gpt.ParseWeights(weights); err != nil {
-		return o, usageError{fmt.Sprintf("-weights %q: want f32, bf16 or int8", weights)}
-	}
+// gpt2Shape sets o's model to GPT-2 124M's shape, with layers and vocab
+// when not 0 (for -decode and -prefill).
+func gpt2Shape(o options, layers, vocab int) (options, error) {
 	o.name = "gpt2"
 	o.cfg = gpt.Config{Vocab: gpt2Vocab, BlockSize: gpt2Block, Layers: gpt2Layers, Heads: gpt2Heads, Width: gpt2Width, TieEmbeddings: true}
 	if err := checkRange("layers", layers, 0, gpt.MaxLayers, " (0 keeps GPT-2 124M's)"); err != nil {
@@ -154,6 +161,20 @@ func parseDecode(o options, layers, vocab int, ctxs, threads, weights string) (o
 	}
 	if err := o.cfg.CheckLimits(); err != nil {
 		return o, usageError{err.Error()}
+	}
+	return o, nil
+}
+
+// parseDecode finishes parseOptions for -decode: the model's shape (GPT-2
+// 124M's, with layers and vocab when not 0), the contexts, the counts and
+// the weights' format.
+func parseDecode(o options, layers, vocab int, ctxs, threads, weights string) (options, error) {
+	var err error
+	if o.weights, err = gpt.ParseWeights(weights); err != nil {
+		return o, usageError{fmt.Sprintf("-weights %q: want f32, bf16 or int8", weights)}
+	}
+	if o, err = gpt2Shape(o, layers, vocab); err != nil {
+		return o, err
 	}
 	if err := checkRange("tokens", o.tokens, 1, maxTimedSteps, ""); err != nil {
 		return o, err
@@ -533,7 +554,7 @@ func lowTokensCheck(tp *torchProc, prompt, mine []int32, path string, vocab int)
 }
 
 // int8PeerLine says, with -weights int8, what PyTorch runs instead.
-const int8PeerLine = "torch: no int8 peer (eager PyTorch has no int8 CPU matmul for this model worth comparing): torch decodes with bf16 matrices against simdgpt's int8"
+const int8PeerLine = "torch: no int8 peer (eager PyTorch has no int8 CPU matmul for this model worth comparing): torch runs bf16 matrices against simdgpt's int8"
 
 // weightsName describes matrices in format f for the model line.
 func weightsName(f gpt.Weights) string {

@@ -70,13 +70,13 @@ func TestParseDecodeOptions(t *testing.T) {
 		{args: []string{"-decode", "-model", "m", "-layers", "2"}, err: "-model's file has its own shape"},
 		{args: []string{"-decode", "-threads", "0"}, err: `"0" is not a thread count`},
 		{args: []string{"-decode", "-threads", ""}, err: "-threads: no thread count"},
-		{args: []string{"-decode", "-steps", "3"}, err: "-steps is a flag of training (without -decode), not of -decode"},
+		{args: []string{"-decode", "-steps", "3"}, err: "-steps is a flag of training (without -decode or -prefill) only, not of -decode"},
 		{args: []string{"-decode", "-config", "b"}, err: "-config is a flag of training"},
 		{args: []string{"-decode", "-torch-threads", "4"}, err: "-torch-threads is a flag of training"},
 		{args: []string{"-ctx", "64"}, err: "-ctx is a flag of -decode only"},
-		{args: []string{"-model", "m"}, err: "-model is a flag of -decode only"},
-		{args: []string{"-weights", "bf16"}, err: "-weights is a flag of -decode only"},
-		{args: []string{"-config", "b", "-weights", "f32"}, err: "-weights is a flag of -decode only"},
+		{args: []string{"-model", "m"}, err: "-model is a flag of -decode and -prefill only, not of training"},
+		{args: []string{"-weights", "bf16"}, err: "-weights is a flag of -decode and -prefill only, not of training"},
+		{args: []string{"-config", "b", "-weights", "f32"}, err: "-weights is a flag of -decode and -prefill only, not of training"},
 		{args: []string{"-decode", "extra"}, err: `unexpected argument "extra"`},
 	} {
 		var stderr bytes.Buffer
@@ -255,7 +255,7 @@ func TestRunDecodeBadInputs(t *testing.T) {
 		{with("-ctx", "x"), 2, `"x" is not a prompt length`},
 		{with("-steps", "3"), 2, "-steps is a flag of training"},
 		{with("-weights", "fp16"), 2, `-weights "fp16": want f32, bf16 or int8`},
-		{[]string{"-weights", "bf16", "-no-torch", "-steps", "1"}, 2, "-weights is a flag of -decode only"},
+		{[]string{"-weights", "bf16", "-no-torch", "-steps", "1"}, 2, "-weights is a flag of -decode and -prefill only, not of training"},
 	} {
 		oneLine(t, tc.args, tc.status, tc.msg)
 	}

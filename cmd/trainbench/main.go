@@ -62,6 +62,24 @@
 // below PyTorch's largest logit at every step, and PyTorch's own choice at
 // 5 or more of the 9.
 //
+// With -prefill it compares prompt processing instead, on the same GPT-2
+// shapes and file as -decode: for each -prompt length (random tokens), the
+// logits of the token after a prompt from an empty context (gpt.Sampler's
+// Logits against gpt2_decode.py's "prefill"), one timed prompt a side per
+// round, at each thread count, after one untimed prompt of each length.
+// -weights and -precision (gpt.Model.WithWeights and SetPrecision) choose
+// simdgpt's matrices and arithmetic; PyTorch runs fp32, fp32 weights under
+// torch.autocast("cpu", torch.bfloat16) for -precision bf16 on float32
+// weights, and bf16 matrices for bf16 and int8 weights (OMP_NUM_THREADS
+// and OPENBLAS_NUM_THREADS set to the largest thread count as well). The
+// table gives wall ms, tokens/s and tokens per CPU-second (each side's
+// process CPU time) and simdgpt's speed: over wall times with a 95%
+// confidence interval, and per round over CPU times. -prefill -check first
+// requires the logits after each prompt to agree within -decode -check's
+// bounds (bf16 compute on float32 weights within bf16 weights' 2.5%) and
+// the next greedy token to agree (the same in float32, else within twice
+// the bound of PyTorch's largest logit).
+//
 // A flag outside its limit (stated in -h: thread counts at most 1024,
 // gpt.MaxThreads; the model's sizes within gpt's limits; -steps, -rounds
 // and -tokens, and the steps or timed tokens a side they multiply to, at
@@ -86,6 +104,7 @@
 //	go run ./cmd/trainbench -config a -steps 3 -rounds 1 -check -require-torch
 //	go run ./cmd/trainbench -decode -ctx 64,512 -tokens 32 -rounds 5 -threads 1,2
 //	go run ./cmd/trainbench -decode -weights int8 -ctx 64,512 -tokens 32 -rounds 5 -threads 1,2
+//	go run ./cmd/trainbench -prefill -precision bf16 -prompt 256,512 -rounds 5 -threads 1 -check
 package main
 
 import (
@@ -158,6 +177,9 @@ func compare(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	if o.decode {
 		return compareDecode(ctx, o, stdout, stderr)
+	}
+	if o.prefill {
+		return comparePrefill(ctx, o, stdout, stderr)
 	}
 	if err := checkMemory(o); err != nil {
 		return err

@@ -58,7 +58,7 @@ func TestParseOptions(t *testing.T) {
 		{args: []string{"-rounds", "1048577"}, err: "-rounds 1048577: want 1 to 1048576"},
 		{args: []string{"-rounds", "9223372036854775807"}, err: "-rounds 9223372036854775807: want 1 to 1048576"},
 		{args: []string{"-precision", "fp16"}, err: `-precision: precision "fp16" is not one of f32, bf16`},
-		{args: []string{"-decode", "-precision", "bf16"}, err: "-precision is a flag of training (without -decode), not of -decode"},
+		{args: []string{"-decode", "-precision", "bf16"}, err: "-precision is a flag of training (without -decode or -prefill) and -prefill only, not of -decode"},
 		{args: []string{"-lr", "0"}, err: "-lr 0: want a learning rate above 0 (as a float32) and at most 1"},
 		{args: []string{"-lr", "1e-50"}, err: "-lr 1e-50: want a learning rate above 0 (as a float32)"},
 		{args: []string{"-lr", "1.0000001"}, err: "-lr 1.0000001: want a learning rate above 0 (as a float32) and at most 1"},

@@ -48,11 +48,13 @@ type options struct {
 	// PyTorch's step runs under torch.autocast for bf16.
 	precision gpt.Precision
 
-	// -decode: greedy decoding of a GPT-2-shaped model instead of training.
-	decode bool
-	ctxs   []int  // prompt lengths
-	tokens int    // timed decoded tokens per side, round, context and thread count
-	model  string // a GPT-2 checkpoint both sides load ("": random weights)
+	// -decode: greedy decoding of a GPT-2-shaped model instead of training;
+	// -prefill: processing a prompt from an empty context.
+	decode  bool
+	prefill bool
+	ctxs    []int  // prompt lengths (-ctx of -decode, -prompt of -prefill)
+	tokens  int    // timed decoded tokens per side, round, context and thread count
+	model   string // a GPT-2 checkpoint both sides load ("": random weights)
 	// weights is the format of simdgpt's matrices (gpt.Model.WithWeights);
 	// PyTorch's are torchWeights(weights).
 	weights gpt.Weights
@@ -81,8 +83,14 @@ a prompt of that many tokens, then -tokens timed tokens; it prints
 tokens/s, GB/s of weights read and the ratio. -weights bf16 or int8
 converts simdgpt's matrices (PyTorch's to bf16 with either). -check then
 compares the logits after the prompt and the first greedy tokens (with
-low-bit weights within looser bounds). Flags of one mode only are refused
-in the other.
+low-bit weights within looser bounds).
+
+With -prefill it instead times prompt processing (the logits after each
+-prompt length, from an empty context) on the same model and file, simdgpt
+with -weights and -precision, PyTorch in fp32, under bf16 autocast
+(-precision bf16 on f32 weights) or with bf16 matrices (bf16 and int8
+weights); -check compares the logits after each prompt and the next greedy
+token. Flags of one mode only are refused in the others.
 
 flags:
 `
@@ -95,12 +103,12 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(io.Discard) // a bad flag is reported in one line below
 	fs.Usage = func() {}
 	config := fs.String("config", "a", "model and batch preset: a (4 layers, 4 heads, width 128, block 64, batch 12, vocab 65) or b (6 layers, 6 heads, width 384, block 256, batch 8, vocab 65); the shape flags change it")
-	layers := fs.Int("layers", 0, fmt.Sprintf("transformer blocks, at most %d (0: the preset's)", gpt.MaxLayers))
+	layers := fs.Int("layers", 0, fmt.Sprintf("transformer blocks, at most %d (0: the preset's; with -decode and -prefill GPT-2's 12)", gpt.MaxLayers))
 	heads := fs.Int("heads", 0, fmt.Sprintf("attention heads, at most %d, dividing -width (0: the preset's)", gpt.MaxHeads))
 	width := fs.Int("width", 0, fmt.Sprintf("model width C, at most %d (0: the preset's)", gpt.MaxWidth))
 	block := fs.Int("block", 0, fmt.Sprintf("tokens per sequence T, at most %d (the validation part of the token stream; 0: the preset's)", maxTrainBlock))
 	batch := fs.Int("batch", 0, fmt.Sprintf("sequences per step B, at most %d (0: the preset's)", gpt.MaxBatch))
-	vocab := fs.Int("vocab", 0, fmt.Sprintf("vocabulary size, at most %d (0: the preset's; with -decode GPT-2's 50257)", gpt.MaxVocab))
+	vocab := fs.Int("vocab", 0, fmt.Sprintf("vocabulary size, at most %d (0: the preset's; with -decode and -prefill GPT-2's 50257)", gpt.MaxVocab))
 	fs.IntVar(&o.steps, "steps", 10, fmt.Sprintf("timed steps per side in each round, 1 to %d; -rounds × thread counts × (-steps + 1) at most the same", maxTimedSteps))
 	fs.IntVar(&o.rounds, "rounds", 5, fmt.Sprintf("interleaved rounds at each thread count, 1 to %d", maxTimedSteps))
 	threads := fs.String("threads", "1,2", fmt.Sprintf("comma-separated thread counts, 1 to %d each: simdgpt's GOMAXPROCS and PyTorch's set_num_threads of each row", gpt.MaxThreads))
@@ -110,15 +118,17 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.noTorch, "no-torch", false, "measure simdgpt alone")
 	fs.StringVar(&o.python, "python", defaultPython(), "the Python 3 interpreter with torch")
 	fs.StringVar(&o.ompWait, "omp-wait-policy", "PASSIVE", "OMP_WAIT_POLICY for PyTorch (\"\" leaves the environment's): Debian's torch runs GNU OpenMP threads and OpenBLAS' own, and OpenMP's default spin-waiting made its two-thread steps 2-10x slower here")
-	fs.StringVar(&o.script, "script", "", "path of the PyTorch script (default: bench/torch/train_gpt.py, with -decode gpt2_decode.py, of the module, found from the working directory)")
+	fs.StringVar(&o.script, "script", "", "path of the PyTorch script (default: bench/torch/train_gpt.py, with -decode or -prefill gpt2_decode.py, of the module, found from the working directory)")
 	fs.Float64Var(&o.lr, "lr", 1e-3, fmt.Sprintf("peak learning rate, above 0 and at most %g (the schedule is gpt.DefaultTrainConfig's)", maxLR))
 	fs.Uint64Var(&o.seed, "seed", 1, "seed of the weights and the data")
 	fs.BoolVar(&o.decode, "decode", false, "compare greedy decoding (GPT-2 shapes, key/value cache) instead of training")
+	fs.BoolVar(&o.prefill, "prefill", false, "compare prompt processing (GPT-2 shapes: the logits after a prompt, from an empty context) instead of training")
+	prompts := fs.String("prompt", "256,512", fmt.Sprintf("-prefill: comma-separated prompt lengths, each at most %d and within the model's block (GPT-2's 1024)", gpt.MaxBlockSize))
 	ctxs := fs.String("ctx", "64,512", fmt.Sprintf("-decode: comma-separated prompt lengths (the context decoding starts from), each at most %d and with -tokens within the model's block (GPT-2's 1024)", gpt.MaxBlockSize))
 	fs.IntVar(&o.tokens, "tokens", 32, fmt.Sprintf("-decode: timed decoded tokens per side in each round, context and thread count, 1 to %d; -rounds × contexts × thread counts × -tokens at most the same", maxTimedSteps))
-	fs.StringVar(&o.model, "model", "", "-decode: a GPT-2 checkpoint (model.safetensors or llm.c gpt2_*.bin) instead of random GPT-2-shaped weights")
-	precision := fs.String("precision", "f32", "training: arithmetic of the matrix products, f32 or bf16 (simdgpt: gpt.TrainConfig.Precision; PyTorch: the step under torch.autocast(\"cpu\", torch.bfloat16)); -check then holds simdgpt's bf16 step to gpt's bf16 bounds against PyTorch's float32 step")
-	weights := fs.String("weights", "f32", "-decode: format of simdgpt's weight matrices, f32, bf16 or int8 (gpt.Model.WithWeights); PyTorch's are fp32 with f32 and bf16 with bf16 and int8 (eager PyTorch has no int8 peer worth comparing)")
+	fs.StringVar(&o.model, "model", "", "-decode and -prefill: a GPT-2 checkpoint (model.safetensors or llm.c gpt2_*.bin) instead of random GPT-2-shaped weights")
+	precision := fs.String("precision", "f32", "training and -prefill: arithmetic of the matrix products, f32 or bf16 (simdgpt: gpt.TrainConfig.Precision, gpt.Model.SetPrecision; PyTorch: the step, or with f32 weights the prompt, under torch.autocast(\"cpu\", torch.bfloat16)); training's -check then holds simdgpt's bf16 step to gpt's bf16 bounds against PyTorch's float32 step")
+	weights := fs.String("weights", "f32", "-decode and -prefill: format of simdgpt's weight matrices, f32, bf16 or int8 (gpt.Model.WithWeights); PyTorch's are fp32 with f32 and bf16 with bf16 and int8 (eager PyTorch has no int8 peer worth comparing)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -132,11 +142,21 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if fs.NArg() > 0 {
 		return o, usageError{fmt.Sprintf("unexpected argument %q", fs.Arg(0))}
 	}
-	if err := checkModeFlags(fs, o.decode); err != nil {
+	mode := "training"
+	switch {
+	case o.decode:
+		mode = "-decode"
+	case o.prefill:
+		mode = "-prefill"
+	}
+	if err := checkModeFlags(fs, mode); err != nil {
 		return o, err
 	}
 	if o.decode {
 		return parseDecode(o, *layers, *vocab, *ctxs, *threads, *weights)
+	}
+	if o.prefill {
+		return parsePrefill(o, *layers, *vocab, *prompts, *threads, *weights, *precision)
 	}
 	var err error
 	if o.precision, err = gpt.ParsePrecision(*precision); err != nil {

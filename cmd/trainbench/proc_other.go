@@ -2,7 +2,10 @@
 
 package main
 
-import "os/exec"
+import (
+	"os/exec"
+	"time"
+)
 
 // ownGroup leaves cmd as it is where there are no process groups: its
 // cancellation kills the process it started.
@@ -15,3 +18,7 @@ func killGroup(cmd *exec.Cmd) error {
 	}
 	return cmd.Process.Kill()
 }
+
+// processCPU is 0 where getrusage is not there: CPU times are not
+// measured.
+func processCPU() time.Duration { return 0 }
