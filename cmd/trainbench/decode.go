@@ -596,6 +596,69 @@ func findTorch(ctx context.Context, o options, name string, stdout io.Writer) (s
 	return script, version, err
 }
 
+// peerRun is what -decode and -prefill set up before their rounds: a
+// temporary directory (the caller removes it), the weights file both
+// sides load (-model, or random weights written there) and where it came
+// from, the PyTorch peer's script and version (empty without PyTorch),
+// and the model read from the file in -weights' format.
+type peerRun struct {
+	dir, path, source, script, version string
+	m                                  *gpt.Model
+}
+
+// newPeerRun sets up a peer run; on an error it leaves no directory.
+func newPeerRun(ctx context.Context, o options, stdout io.Writer) (pr *peerRun, err error) {
+	dir, err := os.MkdirTemp("", "trainbench")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	script, version, err := findTorch(ctx, o, "gpt2_decode.py", stdout)
+	if err != nil {
+		return nil, err
+	}
+	path, source := o.model, "-model "+o.model
+	if path == "" {
+		if path, err = writeGPT2(dir, o.cfg, o.seed); err != nil {
+			return nil, err
+		}
+		source = fmt.Sprintf("random weights (seed %d) in a safetensors file both sides load", o.seed)
+	}
+	m, err := gpt.LoadGPT2(path)
+	if err != nil {
+		return nil, err
+	}
+	if m, err = m.WithWeights(o.weights); err != nil {
+		return nil, err
+	}
+	if o.weights != gpt.WeightsF32 {
+		// The float32 model just converted is garbage: collect it and
+		// return its memory to the OS now, so that neither the collection
+		// nor the scavenger's release of it runs among the timed tokens.
+		debug.FreeOSMemory()
+	}
+	return &peerRun{dir: dir, path: path, source: source, script: script, version: version, m: m}, nil
+}
+
+// randomPrompts returns a prompt of each of o.ctxs' lengths, of tokens
+// below vocab drawn from o.seed and the length.
+func randomPrompts(o options, vocab int) map[int][]int32 {
+	prompts := map[int][]int32{}
+	for _, c := range o.ctxs {
+		r := rng.New(o.seed ^ uint64(c)<<20)
+		p := make([]int32, c)
+		for i := range p {
+			p[i] = int32(r.Intn(vocab))
+		}
+		prompts[c] = p
+	}
+	return prompts
+}
+
 // compareDecode is compare for -decode.
 func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (err error) {
 	if o.model == "" {
@@ -604,50 +667,19 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 			return err
 		}
 	}
-	dir, err := os.MkdirTemp("", "trainbench")
+	pr, err := newPeerRun(ctx, o, stdout)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	script, version, err := findTorch(ctx, o, "gpt2_decode.py", stdout)
-	if err != nil {
-		return err
-	}
-	path, source := o.model, "-model "+o.model
-	if path == "" {
-		if path, err = writeGPT2(dir, o.cfg, o.seed); err != nil {
-			return err
-		}
-		source = fmt.Sprintf("random weights (seed %d) in a safetensors file both sides load", o.seed)
-	}
-	m, err := gpt.LoadGPT2(path)
-	if err != nil {
-		return err
-	}
-	if m, err = m.WithWeights(o.weights); err != nil {
-		return err
-	}
-	if o.weights != gpt.WeightsF32 {
-		// The float32 model just converted is garbage: collect it and
-		// return its memory to the OS now, so that neither the collection
-		// nor the scavenger's release of it runs among the timed tokens.
-		debug.FreeOSMemory()
-	}
+	defer os.RemoveAll(pr.dir)
+	dir, path, source, script, version, m := pr.dir, pr.path, pr.source, pr.script, pr.version, pr.m
 	cfg := m.Config
 	for _, c := range o.ctxs {
 		if c+o.tokens > cfg.BlockSize {
 			return fmt.Errorf("-ctx %d and -tokens %d: the context would grow to %d tokens, beyond the model's %d", c, o.tokens, c+o.tokens, cfg.BlockSize)
 		}
 	}
-	prompts := map[int][]int32{}
-	for _, c := range o.ctxs {
-		r := rng.New(o.seed ^ uint64(c)<<20)
-		p := make([]int32, c)
-		for i := range p {
-			p[i] = int32(r.Intn(cfg.Vocab))
-		}
-		prompts[c] = p
-	}
+	prompts := randomPrompts(o, cfg.Vocab)
 
 	impl := kernels.Default()
 	cpu := kernels.CPU().Name

@@ -9,14 +9,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/simdgpt/simdgpt/gpt"
-	"github.com/simdgpt/simdgpt/gpt/rng"
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
@@ -249,32 +247,12 @@ func comparePrefill(ctx context.Context, o options, stdout, stderr io.Writer) (e
 			return err
 		}
 	}
-	dir, err := os.MkdirTemp("", "trainbench")
+	pr, err := newPeerRun(ctx, o, stdout)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	script, version, err := findTorch(ctx, o, "gpt2_decode.py", stdout)
-	if err != nil {
-		return err
-	}
-	path, source := o.model, "-model "+o.model
-	if path == "" {
-		if path, err = writeGPT2(dir, o.cfg, o.seed); err != nil {
-			return err
-		}
-		source = fmt.Sprintf("random weights (seed %d) in a safetensors file both sides load", o.seed)
-	}
-	m, err := gpt.LoadGPT2(path)
-	if err != nil {
-		return err
-	}
-	if m, err = m.WithWeights(o.weights); err != nil {
-		return err
-	}
-	if o.weights != gpt.WeightsF32 {
-		debug.FreeOSMemory() // as compareDecode: the float32 model is garbage
-	}
+	defer os.RemoveAll(pr.dir)
+	dir, path, source, script, version, m := pr.dir, pr.path, pr.source, pr.script, pr.version, pr.m
 	if err := m.SetPrecision(o.precision); err != nil {
 		return err
 	}
@@ -284,15 +262,7 @@ func comparePrefill(ctx context.Context, o options, stdout, stderr io.Writer) (e
 			return fmt.Errorf("-prompt %d: longer than the model's %d tokens", c, cfg.BlockSize)
 		}
 	}
-	prompts := map[int][]int32{}
-	for _, c := range o.ctxs {
-		r := rng.New(o.seed ^ uint64(c)<<20)
-		p := make([]int32, c)
-		for i := range p {
-			p[i] = int32(r.Intn(cfg.Vocab))
-		}
-		prompts[c] = p
-	}
+	prompts := randomPrompts(o, cfg.Vocab)
 
 	impl := kernels.Default()
 	cpu := kernels.CPU().Name
