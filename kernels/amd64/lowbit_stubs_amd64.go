@@ -209,7 +209,7 @@ func lowbitInt87AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int
 
 // lowbitInt88AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
 // for i < 8, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/lowbit),
-// not reading c when beta is ±0. Rows of W go 2 at a time, then one at a time. Requires AVX-512F, DQ and BW.
+// not reading c when beta is ±0. Rows of W go 3 at a time, then one at a time. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func lowbitInt88AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
