@@ -352,8 +352,16 @@ func (d *Driver) gemm(transA, transB bool, m, n, k int, alpha float32, a []float
 	} else {
 		t.parts, t.byRows, t.units = 1, true, mpad/mr
 	}
+	// The pool serves every driver, whose tiles may differ: each worker's
+	// tile is sized for this one.
 	for len(wk.tiles) < t.parts {
-		wk.tiles = append(wk.tiles, make([]float32, mr*nr))
+		wk.tiles = append(wk.tiles, nil)
+	}
+	for i := range wk.tiles[:t.parts] {
+		if cap(wk.tiles[i]) < mr*nr {
+			wk.tiles[i] = make([]float32, mr*nr)
+		}
+		wk.tiles[i] = wk.tiles[i][:mr*nr]
 	}
 	t.tiles = wk.tiles
 	parallel.Run(t, t.parts, t.parts)

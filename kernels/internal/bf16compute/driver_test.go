@@ -228,3 +228,28 @@ func TestNewRejects(t *testing.T) {
 		}
 	}
 }
+
+// TestDriversShareWork runs drivers of different tiles one after another
+// on one goroutine, so that each reuses the pooled work the other left:
+// every scratch buffer must be sized for the driver that takes it.
+func TestDriversShareWork(t *testing.T) {
+	ds := testDrivers()
+	r := rand.New(rand.NewPCG(3, 4))
+	const m, n, k = 7, 40, 9
+	for _, name := range []string{"5x8", "3x32", "5x8", "3x32 fused", "5x8", "3x32"} {
+		a, b := ints(r, m*k), ints(r, k*n)
+		c := make([]float32, m*n)
+		ds[name].Gemm(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+		for i := 0; i < m; i++ {
+			for j := 0; j < n; j++ {
+				var want float32
+				for p := 0; p < k; p++ {
+					want += a[i*k+p] * b[p*n+j]
+				}
+				if c[i*n+j] != want {
+					t.Fatalf("%s: C[%d][%d] = %v, want %v", name, i, j, c[i*n+j], want)
+				}
+			}
+		}
+	}
+}
