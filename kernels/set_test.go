@@ -38,7 +38,7 @@ var parityTests = map[string][]func(*testing.T){
 	"GemmBiasBF16Compute":     {TestGemmBF16ComputeEpilogues},
 	"GemmBiasGELUBF16Compute": {TestGemmBF16ComputeEpilogues},
 	"GemmBF16ComputeWeights":  {TestGemmBF16ComputeWeights},
-	"DequantizeInt8":          {TestDequantizeInt8, TestDequantizeInt8GuardPages},
+	"DequantizeInt8":          {TestDequantizeInt8, TestDequantizeInt8Allocs},
 
 	"LayerNorm":           {TestLayerNormSweep, TestLayerNormInPlace, TestLayerNormSpecial},
 	"LayerNormBackward":   {TestLayerNormBackwardSweep, TestLayerNormBackwardMatchesGeneric},
