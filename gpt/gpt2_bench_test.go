@@ -205,6 +205,91 @@ func benchDecode(b *testing.B, m *Model) {
 	}
 }
 
+// BenchmarkGPT2DecodeSampled compares sampled decoding with greedy
+// decoding in one process, token by token, on GPT-2 small at context 64
+// with each weight format: tokens are decoded as in BenchmarkGPT2Decode
+// (feed, then draw; the prompt prefilled again, untimed, when the cache is
+// full), the draws alternating between greedy and sampled (temperature 0.8
+// with top-k 40, or with top-p 0.95), so that both kinds of token see the
+// same weights, pages and machine state; which kind a token is alternates
+// from one prefill to the next, so both kinds take every position after
+// it. It reports the process's CPU time of a greedy token and of a
+// sampled token (greedy-ms/token, sampled-ms/token, feed and draw each;
+// on a loaded machine with -cpu 1 steadier than the wall clock, which
+// stands in where CPU time cannot be read) and sampled:greedy, the
+// sampled tokens' rate over the greedy ones' (1 when sampling costs
+// nothing).
+func BenchmarkGPT2DecodeSampled(b *testing.B) {
+	skipGPT2(b)
+	base := sharedGPT2(b)
+	const ctx = 64
+	for _, f := range []Weights{WeightsF32, WeightsBF16, WeightsInt8} {
+		m := base
+		for _, o := range []struct {
+			name string
+			SampleOptions
+		}{
+			{"top_k40", SampleOptions{Temperature: 0.8, TopK: 40}},
+			{"top_p0.95", SampleOptions{Temperature: 0.8, TopP: 0.95}},
+		} {
+			b.Run(fmt.Sprintf("weights=%v/sample=%s", f, o.name), func(b *testing.B) {
+				if f != WeightsF32 && m == base {
+					var err error
+					if m, err = base.WithWeights(f); err != nil {
+						b.Fatal(err)
+					}
+				}
+				s := m.NewSampler()
+				prompt := randomTokens(ctx-decodeWindow(ctx), m.Config.Vocab, ctx)
+				one := make([]int32, 1)
+				r := rng.New(ctx)
+				var took [2]time.Duration // greedy, sampled
+				b.StopTimer()
+				s.Logits(prompt)
+				one[0] = s.draw(0, 0, 0, r)
+				b.ReportAllocs()
+				b.ResetTimer()
+				b.StartTimer()
+				for i := 0; i < b.N; i++ {
+					if s.caches[0].Len() == ctx {
+						b.StopTimer()
+						s.Logits(prompt)
+						one[0] = s.draw(0, 0, 0, r)
+						b.StartTimer()
+					}
+					sampled := (i + i/decodeWindow(ctx)) % 2
+					t0 := time.Now()
+					c0, cpuOK := cpuNanos()
+					s.feed(one)
+					if sampled == 1 {
+						one[0] = s.draw(o.Temperature, o.TopK, o.TopP, r)
+					} else {
+						one[0] = s.draw(0, 0, 0, r)
+					}
+					if c1, _ := cpuNanos(); cpuOK {
+						took[sampled] += time.Duration(c1 - c0)
+					} else {
+						took[sampled] += time.Since(t0)
+					}
+				}
+				b.StopTimer()
+				var n [2]float64
+				for i := 0; i < b.N; i++ {
+					n[(i+i/decodeWindow(ctx))%2]++
+				}
+				ng, ns := n[0], n[1]
+				if ns == 0 || ng == 0 {
+					return
+				}
+				g, sm := took[0].Seconds()/ng, took[1].Seconds()/ns
+				b.ReportMetric(1000*g, "greedy-ms/token")
+				b.ReportMetric(1000*sm, "sampled-ms/token")
+				b.ReportMetric(g/sm, "sampled:greedy")
+			})
+		}
+	}
+}
+
 // BenchmarkGPT2Head measures GPT-2 small's LM head, the biggest matrix
 // (wte, 50257×768), alone over N=256 rows (the B=4, T=64 step's) on the
 // model's kernel implementation: fwd is Model.headForward (logits =
