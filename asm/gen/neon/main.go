@@ -40,6 +40,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/simdgpt/simdgpt/asm/gen/internal/entry"
@@ -223,6 +224,39 @@ var emitters []func() *file
 // clause's build constraint. A family's file adds its own from init.
 var goFiles = map[string]func() string{}
 
+// parts are the functions of kinds added to a family's .s file from
+// another file (addPart), by the file's name.
+var parts = map[string][]part{}
+
+// part is one emitter of the functions of a kind into a file.
+type part struct {
+	kind string
+	emit func(f *file)
+}
+
+// addPart adds emit, which emits the functions of kind, to the .s file
+// name after what its family's emitter writes: a file of a new kind
+// calls it from init, so that no family's list names it. A file's parts
+// are emitted in the order of their kinds in the list of assembly
+// functions (entry.List).
+func addPart(name, kind string, emit func(f *file)) {
+	entry.Lookup(kind) // panics for a kind not in the list
+	parts[name] = append(parts[name], part{kind, emit})
+}
+
+// emitParts emits f's parts.
+func emitParts(f *file) {
+	index := map[string]int{}
+	for i, k := range entry.List {
+		index[k.Name] = i
+	}
+	ps := parts[f.name]
+	sort.SliceStable(ps, func(i, j int) bool { return index[ps[i].kind] < index[ps[j].kind] })
+	for _, p := range ps {
+		p.emit(f)
+	}
+}
+
 func main() {
 	dir := flag.String("dir", "", "output directory (kernels/arm64)")
 	flag.Parse()
@@ -231,6 +265,7 @@ func main() {
 	}
 	for _, emit := range emitters {
 		f := emit()
+		emitParts(f)
 		if err := os.WriteFile(filepath.Join(*dir, f.name), []byte(f.b.String()), 0o644); err != nil {
 			log.Fatal(err)
 		}

@@ -22,6 +22,10 @@
 // from the module root; in its avo generator call x86.Func(name, kind,
 // doc...) (or s.Header(kind, doc...)), and in the NEON emitter
 // f.fn(name, kind, doc); then go generate ./... from the module root.
+// The emitter of a new kind's functions, in a new file of its family's
+// generator, registers itself from init (x86.Register in an avo
+// generator, whose main ends with x86.Finish; addPart in the NEON
+// emitter), so that no main or list of emitters names it.
 //
 // The kinds a family's driver takes in a table (Kind.Table: the skinny,
 // low-bit and bfloat16 kernels) need no Go by hand in the ISA packages:
