@@ -10,7 +10,8 @@ import (
 
 // The bfloat16 products of the sets. On AVX512_BF16 (hasAVX512BF16) the
 // avx512 set runs them on the generated VDPBF16PS micro-kernel and
-// packers (bf16compute_amd64.s); otherwise, and in the avx2 set, they round
+// packers (bf16compute_amd64.s, their table bf16KernelsAVX512 in
+// families_gen.go); otherwise, and in the avx2 set, they round
 // the operands and run the set's float32 GEMM (bf16compute.Rounded).
 
 // bf16DriverAVX512 is the VDPBF16PS driver, nil without AVX512_BF16.
@@ -18,15 +19,7 @@ var bf16DriverAVX512 = func() *bf16compute.Driver {
 	if !hasAVX512BF16 {
 		return nil
 	}
-	return bf16compute.New(bf16compute.Kernels{
-		MR: 14, NR: 32,
-		Micro:          gemmBF16Kernel14x32AVX512,
-		MicroPrefetch:  gemmBF16PrefetchKernel14x32AVX512,
-		PackRows:       bf16PackRowsAVX512,
-		PackRowsHalves: bf16PackRowsHalvesAVX512,
-		PackPairs:      bf16PackPairsAVX512,
-		Transpose:      bf16TransposeAVX512,
-	}, caches)
+	return bf16compute.New(bf16KernelsAVX512, caches)
 }()
 
 // bf16FamilyAVX2 and bf16FamilyAVX512 return the bfloat16 products of a

@@ -67,7 +67,13 @@ func gemmDriver(set, tile string) *gemm.Driver {
 }
 
 var drivers = func() map[string]map[string]*gemm.Driver {
-	skinny := map[string]gemm.Skinny{"avx512": skinnyAVX512, "avx2": skinnyAVX2}
+	// The skinny kernels of each set (skinny_amd64.s, from asm/gen/skinny;
+	// their tables in families_gen.go): Gemv and the products with few
+	// rows of op(A). The avx512 set's 8-row axpys kernel holds 8×48
+	// columns of C and prefetches b (gemm.Skinny.WideAxpys).
+	wide := skinnyAVX512
+	wide.WideAxpys = 8
+	skinny := map[string]gemm.Skinny{"avx512": wide, "avx2": skinnyAVX2}
 	out := map[string]map[string]*gemm.Driver{}
 	for set, tiles := range gemmTiles {
 		out[set] = map[string]*gemm.Driver{}

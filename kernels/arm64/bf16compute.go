@@ -13,7 +13,8 @@ import (
 // The bfloat16 products of the neon set. Where the CPU has FEAT_BF16
 // (ARMv8.6-A's BFDOT; Linux reports it as HWCAP2_BF16, which cpuinfo
 // reads as the feature "BF16") they run on the generated BFDOT
-// micro-kernel (bf16compute_arm64.s, an 8×8 tile) under the shared
+// micro-kernel (bf16compute_arm64.s, an 8×8 tile; its table
+// bf16KernelsNEON in families_gen.go) under the shared
 // driver, with its Go packers (the panels are 8 columns wide); elsewhere
 // they round the operands and run the set's float32 GEMM
 // (bf16compute.Rounded). Both are within the products' error contract.
@@ -30,10 +31,7 @@ var bf16DriverNEON = func() *bf16compute.Driver {
 	if !hasBF16 {
 		return nil
 	}
-	return bf16compute.New(bf16compute.Kernels{
-		MR: 8, NR: 8,
-		Micro: gemmBF16Kernel8x8NEON,
-	}, gemm.CachesOf(cpuBF16))
+	return bf16compute.New(bf16KernelsNEON, gemm.CachesOf(cpuBF16))
 }()
 
 // bf16FamilyNEON returns the neon set's bfloat16 products on its GEMM

@@ -12,8 +12,9 @@ import (
 // blocked for this CPU's caches by gemm.Model (on Neoverse N1 or V1,
 // 64 KiB 4-way L1d and 1 MiB 8-way L2: kc 336, nc 576 for the 8×12
 // kernel), or as SIMDGPT_BLOCKING says; Gemv and the products with few
-// rows of op(A) on the skinny kernels (skinny.go), with the driver's
-// small-M rule. Not tuned on hardware (see PERF.md).
+// rows of op(A) on the skinny kernels (skinny_arm64.s, their table
+// skinnyNEON in families_gen.go), with the driver's small-M rule. Not
+// tuned on hardware (see PERF.md).
 //
 // The fused GEMMs run the driver's GEMM with an epilogue made of the
 // set's own row kernels (BiasGELU; Add through gemm.Bias).

@@ -48,7 +48,7 @@ func main() {
 	packRows("bf16PackRowsHalvesAVX512", true)
 	packPairs()
 	transpose()
-	Generate()
+	x86.Finish()
 }
 
 var interleave Mem

@@ -105,7 +105,7 @@ func main() {
 		kernel(s, backward)
 		kernel(s, biased)
 	}
-	Generate()
+	x86.Finish()
 }
 
 // constValues returns the bits of the table's constants.

@@ -102,7 +102,7 @@ func main() {
 			}
 		}
 	}
-	Generate()
+	x86.Finish()
 	if *table != "" {
 		writeTable(*table)
 	}

@@ -28,7 +28,7 @@ func main() {
 		layerNormRow(s)
 		layerNormBackwardRow(s)
 	}
-	Generate()
+	x86.Finish()
 }
 
 // layerNormRow emits the LayerNorm of one row, the reference loop of

@@ -10,6 +10,14 @@ import (
 	"github.com/simdgpt/simdgpt/asm/gen/internal/x86"
 )
 
+func init() {
+	x86.Register("lowbitDequantInt8", func() {
+		for _, s := range x86.Both {
+			dequantKernel(s)
+		}
+	})
+}
+
 // dequantKernel emits lowbitDequantInt8<ISA>: dst[32g+p] =
 // s_g·float32(q_g[p]) for g < groups, p < 32, over the groups consecutive
 // Int8 blocks at w (36 bytes: the float32 scale s_g, then the int8 q_g).

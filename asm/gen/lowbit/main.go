@@ -121,10 +121,7 @@ func main() {
 	}
 	pairKernel()
 	splitKernel()
-	for _, s := range x86.Both {
-		dequantKernel(s)
-	}
-	Generate()
+	x86.Finish()
 }
 
 func kernel(s *x86.ISA, f *format, r int) {

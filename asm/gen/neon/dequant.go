@@ -1,5 +1,7 @@
 package main
 
+func init() { addPart("lowbit_arm64.s", "lowbitDequantInt8", lowbitDequant) }
+
 // lowbitDequant emits lowbitDequantInt8NEON (lowbit.DequantFunc):
 // dst[32g+p] = s_g·float32(q_g[p]) for g < groups, p < 32, over the
 // groups consecutive Int8 blocks at w (36 bytes: the float32 scale s_g,

@@ -45,7 +45,6 @@ func lowbitNEON() *file {
 	for r := 1; r < len(lowbitInt8Rows); r++ {
 		lowbitKernel(f, false, r)
 	}
-	lowbitDequant(f)
 	return f
 }
 

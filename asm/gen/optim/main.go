@@ -68,7 +68,7 @@ func main() {
 		adamw(s)
 		sumSquares(s)
 	}
-	Generate()
+	x86.Finish()
 }
 
 // The scalars of adamw, in the order of its signature.

@@ -27,7 +27,7 @@ func main() {
 	bf16Loop()
 	read(x86.AVX2)
 	read(x86.AVX512)
-	Generate()
+	x86.Finish()
 }
 
 func loop(name, req string, lanes int, newReg func() reg.VecVirtual) {

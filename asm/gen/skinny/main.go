@@ -90,7 +90,7 @@ func main() {
 			stream(s, r)
 		}
 	}
-	Generate()
+	x86.Finish()
 }
 
 // betaZero jumps to label when the parameter beta is ±0.

@@ -194,7 +194,7 @@ func main() {
 	forward(x86.AVX512, 1, true)
 	backward(x86.AVX2)
 	backward(x86.AVX512)
-	Generate()
+	x86.Finish()
 }
 
 // constValues returns the bits of the table's constants.

@@ -49,7 +49,7 @@ func main() {
 		sum(s)
 		maxOp(s)
 	}
-	Generate()
+	x86.Finish()
 }
 
 // loadFill loads the lanes of t at m into dst and sets the others to the

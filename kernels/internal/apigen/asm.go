@@ -14,7 +14,75 @@ type asmKind struct {
 	// ref is the generic function that is the executable reference of
 	// their contract, if there is one; their stubs' doc comments name it.
 	ref string
+	// table and field, when table is set, are the family table the
+	// functions fill in each ISA package and its field (see in).
+	table  *familyTable
+	field  string
+	byRows bool // whether field is a slice by row count (see rows)
+	// cond is the Go condition under which the functions fill their
+	// field; empty for always.
+	cond string
 }
+
+// kind returns the kind name of functions with the Go signature sig on the
+// architectures arch, taken by usedBy, with the executable reference ref
+// ("" for none).
+func kind(name, sig string, arch []string, usedBy, ref string) asmKind {
+	return asmKind{name: name, sig: sig, arch: arch, usedBy: usedBy, ref: ref}
+}
+
+// in returns k filling field of table t: the generators write, for each
+// ISA whose functions fill some field of t, the table's literal t.name+ISA
+// (lowbitAVX512) into the ISA package's families_gen.go. What follows the
+// kind in a function's name decides where it goes: a tile RxC
+// (gemmBF16Kernel14x32) sets the table's MR and NR and the field; a row
+// count (lowbitBF16Pair1), the field; other text (bf16PackRowsHalves) is
+// appended to the field's name (PackRowsHalves); nothing, the field.
+func (k asmKind) in(t *familyTable, field string) asmKind {
+	k.table, k.field = t, field
+	return k
+}
+
+// rows returns k filling the slice field of table t by row count (see in):
+// the function of r rows (lowbitBF163) is its element r-1, its element
+// type k.usedBy; the slice runs from one row to the most of any function
+// of the ISA, and a row count the ISA has no function of takes its
+// fallback's (isaFallback: the avx512 set multiplies one row of A by
+// low-bit weights on the AVX2 kernels).
+func (k asmKind) rows(t *familyTable, field string) asmKind {
+	k = k.in(t, field)
+	k.byRows = true
+	return k
+}
+
+// when returns k whose functions fill their field only when the Go
+// condition cond holds (the table is then built by a function).
+func (k asmKind) when(cond string) asmKind {
+	k.cond = cond
+	return k
+}
+
+// familyTable is the Go type a family's driver takes its assembly
+// functions in, one literal an ISA.
+type familyTable struct {
+	name string // its literals' names, before the ISA's suffix
+	typ  string // its Go type, with * for a pointer to it
+	pkg  string // the import path of the type's package
+}
+
+// The family tables.
+var (
+	skinny      = &familyTable{"skinny", "gemm.Skinny", "github.com/simdgpt/simdgpt/kernels/internal/gemm"}
+	lowbit      = &familyTable{"lowbit", "*lowbit.Kernels", "github.com/simdgpt/simdgpt/kernels/internal/lowbit"}
+	bf16Kernels = &familyTable{"bf16Kernels", "bf16compute.Kernels", "github.com/simdgpt/simdgpt/kernels/internal/bf16compute"}
+)
+
+// isaFallback maps an ISA to the one whose function an ISA's slice takes
+// for a row count it has no function of: AVX-512 CPUs run AVX2 code (the
+// avx512 set multiplies one row of A by low-bit weights on the AVX2
+// kernels, which stream the weights from memory at least as fast as ZMM
+// ones on the CPUs measured, PERF.md "GEMV with 16- and 8-bit weights").
+var isaFallback = map[string]string{"AVX512": "AVX2"}
 
 // The architectures of asmKinds.
 var (
@@ -27,7 +95,31 @@ var (
 func writeEntries(b *bytes.Buffer) {
 	b.WriteString("package entry\n\n// List is every kind of assembly function, in the order of\n// kernels/internal/apigen's asmKinds.\nvar List = []Kind{\n")
 	for _, k := range asmKinds {
-		fmt.Fprintf(b, "\t{Name: %q, Sig: %q, Arch: %#v, Use: %q, Ref: %q},\n", k.name, k.sig, k.arch, k.usedBy, k.ref)
+		fmt.Fprintf(b, "\t{Name: %q, Sig: %q, Arch: %#v, Use: %q, Ref: %q", k.name, k.sig, k.arch, k.usedBy, k.ref)
+		if k.table != nil {
+			fmt.Fprintf(b, ", Table: %q, Field: %q", k.table.name, k.field)
+			if k.byRows {
+				b.WriteString(", Rows: true")
+			}
+			if k.cond != "" {
+				fmt.Fprintf(b, ", When: %q", k.cond)
+			}
+		}
+		b.WriteString("},\n")
+	}
+	b.WriteString("}\n\n// Tables are the family tables the kinds fill, by name.\nvar Tables = map[string]Table{\n")
+	seen := map[*familyTable]bool{}
+	for _, k := range asmKinds {
+		if t := k.table; t != nil && !seen[t] {
+			seen[t] = true
+			fmt.Fprintf(b, "\t%q: {Type: %q, Import: %q},\n", t.name, t.typ, t.pkg)
+		}
+	}
+	b.WriteString("}\n\n// Fallback maps an ISA to the one whose function a slice of its\n// tables takes for a row count it has no function of.\nvar Fallback = map[string]string{\n")
+	for _, isa := range []string{"AVX2", "AVX512", "NEON"} {
+		if f, ok := isaFallback[isa]; ok {
+			fmt.Fprintf(b, "\t%q: %q,\n", isa, f)
+		}
 	}
 	b.WriteString("}\n")
 }

@@ -298,71 +298,75 @@ var readmeOrder = []string{
 // asm/gen/internal/entry (list_gen.go), where the avo generators and the
 // NEON emitter take each function's signature from its kind; see that
 // package for the naming of the functions and its test, which checks
-// every generated stub against the list. A new assembly function of a
-// new kind needs its line here.
+// every generated stub against the list. A kind that a family's driver
+// takes in a table (skinny, lowbit, bf16Kernels: asm.go) names the table
+// and its field (asmKind.in), and the generators write each ISA's table
+// from the functions they emitted (families_gen.go of kernels/amd64 and
+// kernels/arm64); a driver's table lists nothing by hand. A new assembly
+// function of a new kind needs its line here.
 var asmKinds = []asmKind{
 	// vecops: the vector operations, the set's kernels themselves
 	// (generic.Dot ... generic.Max are their executable references).
-	{"dot", "func(x, y []float32) float32", both, "kernelset.Set.Dot", "generic.Dot"},
-	{"axpy", "func(alpha float32, x, y []float32)", both, "kernelset.Set.Axpy", "generic.Axpy"},
-	{"scale", "func(alpha float32, x []float32)", both, "kernelset.Set.Scale", "generic.Scale"},
-	{"add", "func(dst, x, y []float32)", both, "kernelset.Set.Add, gemm.AddRow", "generic.Add"},
-	{"sum", "func(x []float32) float32", both, "kernelset.Set.Sum", "generic.Sum"},
-	{"max", "func(x []float32) float32", both, "kernelset.Set.Max (NEON: maxFirstNaNNEON)", "generic.Max"},
+	kind("dot", "func(x, y []float32) float32", both, "kernelset.Set.Dot", "generic.Dot"),
+	kind("axpy", "func(alpha float32, x, y []float32)", both, "kernelset.Set.Axpy", "generic.Axpy"),
+	kind("scale", "func(alpha float32, x []float32)", both, "kernelset.Set.Scale", "generic.Scale"),
+	kind("add", "func(dst, x, y []float32)", both, "kernelset.Set.Add, gemm.AddRow", "generic.Add"),
+	kind("sum", "func(x []float32) float32", both, "kernelset.Set.Sum", "generic.Sum"),
+	kind("max", "func(x []float32) float32", both, "kernelset.Set.Max (NEON: maxFirstNaNNEON)", "generic.Max"),
 
 	// gemm: the micro-kernels of the GEMM driver, and amd64's packing
 	// and edge kernels.
-	{"gemmKernel", "func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)", both, "gemm.KernelFunc", ""},
-	{"gemmColsKernel", "func(k int, a *float32, b *float32, cols int, dst *float32)", onAMD64, "gemm.Kernels.Cols", ""},
-	{"gemmDotKernel", "func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)", onAMD64, "gemm.Kernels.Dot", ""},
-	{"packB", "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", onAMD64, "gemm.Kernels.PackN", ""},
-	{"packBTrans", "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", onAMD64, "gemm.Kernels.PackT", ""},
-	{"packPanels", "func(dst *float32, src *float32, lda int, m int, kc int)", onAMD64, "gemm.Kernels.PackPanels and PackBPanels", ""},
+	kind("gemmKernel", "func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)", both, "gemm.KernelFunc", ""),
+	kind("gemmColsKernel", "func(k int, a *float32, b *float32, cols int, dst *float32)", onAMD64, "gemm.Kernels.Cols", ""),
+	kind("gemmDotKernel", "func(k int, a *float32, lda int, b *float32, c *float32, ldc int, alpha, beta float32)", onAMD64, "gemm.Kernels.Dot", ""),
+	kind("packB", "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", onAMD64, "gemm.Kernels.PackN", ""),
+	kind("packBTrans", "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", onAMD64, "gemm.Kernels.PackT", ""),
+	kind("packPanels", "func(dst *float32, src *float32, lda int, m int, kc int)", onAMD64, "gemm.Kernels.PackPanels and PackBPanels", ""),
 
 	// skinny: the GEMM driver's kernels for few rows of op(A).
-	{"skinnyDots", "func(rows, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha, beta float32)", both, "gemm.DotsFunc", ""},
-	{"skinnyAxpys", "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)", both, "gemm.AxpysFunc", ""},
-	{"skinnyStream", "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, acc *float32)", onAMD64, "gemm.StreamFunc", ""},
+	kind("skinnyDots", "func(rows, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha, beta float32)", both, "gemm.DotsFunc", "").rows(skinny, "Dots"),
+	kind("skinnyAxpys", "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)", both, "gemm.AxpysFunc", "").rows(skinny, "Axpys"),
+	kind("skinnyStream", "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, acc *float32)", onAMD64, "gemm.StreamFunc", "").rows(skinny, "Stream"),
 
 	// lowbit: the products over low-bit weights.
-	{"lowbitBF16", "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)", both, "lowbit.Kernel", ""},
-	{"lowbitInt8", "func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)", both, "lowbit.Int8Kernel", ""},
-	{"lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel", ""},
-	{"lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", ""},
-	{"lowbitDequantInt8", "func(groups int, w *byte, dst *float32)", both, "lowbit.DequantFunc", ""},
+	kind("lowbitBF16", "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)", both, "lowbit.Kernel", "").rows(lowbit, "BF16"),
+	kind("lowbitInt8", "func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)", both, "lowbit.Int8Kernel", "").rows(lowbit, "Int8"),
+	kind("lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel", "").in(lowbit, "BF16Pair").when("hasAVX512BF16"),
+	kind("lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", "").in(lowbit, "SplitBF16").when("hasAVX512BF16"),
+	kind("lowbitDequantInt8", "func(groups int, w *byte, dst *float32)", both, "lowbit.DequantFunc", "").in(lowbit, "DequantInt8"),
 
 	// bf16compute: the micro-kernels of the bfloat16 products (VDPBF16PS
 	// on AVX512_BF16, BFDOT on FEAT_BF16) and amd64's packers.
-	{"gemmBF16Kernel", "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", both, "bf16compute.Kernels.Micro", ""},
-	{"gemmBF16PrefetchKernel", "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32, pf *float32, pfs int)", onAMD64, "bf16compute.Kernels.MicroPrefetch", ""},
-	{"bf16PackRows", "func(dst *uint32, src *float32, lds, rows, blocks, ldd int)", onAMD64, "bf16compute.Kernels.PackRows and PackRowsHalves", ""},
-	{"bf16PackPairs", "func(dst *uint32, src *float32, lds, kp, chunks, ldd int)", onAMD64, "bf16compute.Kernels.PackPairs", ""},
-	{"bf16Transpose", "func(dst *uint32, src *uint32, lds, ldd, blocks int)", onAMD64, "bf16compute.Kernels.Transpose", ""},
+	kind("gemmBF16Kernel", "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", both, "bf16compute.Kernels.Micro", "").in(bf16Kernels, "Micro"),
+	kind("gemmBF16PrefetchKernel", "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32, pf *float32, pfs int)", onAMD64, "bf16compute.Kernels.MicroPrefetch", "").in(bf16Kernels, "MicroPrefetch"),
+	kind("bf16PackRows", "func(dst *uint32, src *float32, lds, rows, blocks, ldd int)", onAMD64, "bf16compute.Kernels.PackRows and PackRowsHalves", "").in(bf16Kernels, "PackRows"),
+	kind("bf16PackPairs", "func(dst *uint32, src *float32, lds, kp, chunks, ldd int)", onAMD64, "bf16compute.Kernels.PackPairs", "").in(bf16Kernels, "PackPairs"),
+	kind("bf16Transpose", "func(dst *uint32, src *uint32, lds, ldd, blocks int)", onAMD64, "bf16compute.Kernels.Transpose", "").in(bf16Kernels, "Transpose"),
 
 	// softmax: the row kernels of Softmax, SoftmaxBackward and the
 	// cross-entropy's exponentials.
-	{"softmaxRow", "func(dst, src []float32)", onAMD64, "softmaxAVX2, softmaxAVX512", "generic.SoftmaxRow"},
-	{"softmaxRows2", "func(dst0, src0, dst1, src1 []float32)", onAMD64, "softmaxAVX512", ""},
-	{"softmaxExpRow", "func(dst, src []float32) (c, sum float32)", onAMD64, "xent.ExpRow (through expRowAVX2, expRowAVX512)", ""},
-	{"softmaxBackwardRow", "func(dx, y, dy []float32)", both, "softmaxBackwardAVX2, softmaxBackwardAVX512, softmaxBackwardNEON", "generic.SoftmaxBackwardRow"},
-	{"expRow", "func(dst, src []float32, c, b, thr float32) float64", onARM64, "expShiftedNEON", ""},
-	{"expRowFar", "func(dst, src []float32, c, b, thr float32) float64", onARM64, "expShiftedNEON", ""},
+	kind("softmaxRow", "func(dst, src []float32)", onAMD64, "softmaxAVX2, softmaxAVX512", "generic.SoftmaxRow"),
+	kind("softmaxRows2", "func(dst0, src0, dst1, src1 []float32)", onAMD64, "softmaxAVX512", ""),
+	kind("softmaxExpRow", "func(dst, src []float32) (c, sum float32)", onAMD64, "xent.ExpRow (through expRowAVX2, expRowAVX512)", ""),
+	kind("softmaxBackwardRow", "func(dx, y, dy []float32)", both, "softmaxBackwardAVX2, softmaxBackwardAVX512, softmaxBackwardNEON", "generic.SoftmaxBackwardRow"),
+	kind("expRow", "func(dst, src []float32, c, b, thr float32) float64", onARM64, "expShiftedNEON", ""),
+	kind("expRowFar", "func(dst, src []float32, c, b, thr float32) float64", onARM64, "expShiftedNEON", ""),
 
 	// layernorm: the one-row kernels of the LayerNorm driver.
-	{"layerNormRow", "func(y, x, gamma, beta []float32, eps float32) (mean, rstd float32)", both, "layernorm.LayerNormRow", "generic.LayerNormRow"},
-	{"layerNormBackwardRow", "func(dx, dy, x, gamma, dgamma, dbeta []float32, mean, rstd float32)", both, "layernorm.LayerNormBackwardRow", "generic.LayerNormBackwardRow"},
+	kind("layerNormRow", "func(y, x, gamma, beta []float32, eps float32) (mean, rstd float32)", both, "layernorm.LayerNormRow", "generic.LayerNormRow"),
+	kind("layerNormBackwardRow", "func(dx, dy, x, gamma, dgamma, dbeta []float32, mean, rstd float32)", both, "layernorm.LayerNormBackwardRow", "generic.LayerNormBackwardRow"),
 
 	// optim.
-	{"adamw", "func(p, g, m, v []float32, scale, b1, c1, b2, c2, ic1, ic2, eps, wd, lr float32)", both, "kernelset.Set.AdamW (through adamwSetAVX2 ...)", "generic.AdamW"},
-	{"sumSquares", "func(x []float32) float64", both, "kernelset.Set.SumSquares", "generic.SumSquares"},
+	kind("adamw", "func(p, g, m, v []float32, scale, b1, c1, b2, c2, ic1, ic2, eps, wd, lr float32)", both, "kernelset.Set.AdamW (through adamwSetAVX2 ...)", "generic.AdamW"),
+	kind("sumSquares", "func(x []float32) float64", both, "kernelset.Set.SumSquares", "generic.SumSquares"),
 
 	// gelu: the row kernels of GELU, GELUBackward and BiasGELU.
-	{"geluRow", "func(dst, x []float32)", both, "kernelset.Set.GELU (NEON: geluNEON)", "generic.GELU"},
-	{"geluBackwardRow", "func(dx, dy, x []float32)", both, "kernelset.Set.GELUBackward (NEON: geluBackwardNEON)", "generic.GELUBackward"},
-	{"biasGeluRow", "func(y, x, bias []float32)", both, "kernelset.Set.BiasGELU (through biasGeluAVX2 ...)", ""},
+	kind("geluRow", "func(dst, x []float32)", both, "kernelset.Set.GELU (NEON: geluNEON)", "generic.GELU"),
+	kind("geluBackwardRow", "func(dx, dy, x []float32)", both, "kernelset.Set.GELUBackward (NEON: geluBackwardNEON)", "generic.GELUBackward"),
+	kind("biasGeluRow", "func(y, x, bias []float32)", both, "kernelset.Set.BiasGELU (through biasGeluAVX2 ...)", ""),
 
 	// peak: the measuring loops of kernelset.Instruments.
-	{"fmaPeak", "func(n int)", both, "kernelset.Instruments.FMALoop", ""},
-	{"readAhead", "func(p *float32, n, dist int) float32", onAMD64, "kernelset.Instruments.ReadLoop", ""},
-	{"bf16Peak", "func(n int)", both, "kernelset.Instruments.BF16Loop", ""},
+	kind("fmaPeak", "func(n int)", both, "kernelset.Instruments.FMALoop", ""),
+	kind("readAhead", "func(p *float32, n, dist int) float32", onAMD64, "kernelset.Instruments.ReadLoop", ""),
+	kind("bf16Peak", "func(n int)", both, "kernelset.Instruments.BF16Loop", ""),
 }

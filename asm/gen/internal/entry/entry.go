@@ -22,6 +22,17 @@
 // from the module root; in its avo generator call x86.Func(name, kind,
 // doc...) (or s.Header(kind, doc...)), and in the NEON emitter
 // f.fn(name, kind, doc); then go generate ./... from the module root.
+// The emitter of a new kind's functions, in a new file of its family's
+// generator, registers itself from init (x86.Register in an avo
+// generator, whose main ends with x86.Finish; addPart in the NEON
+// emitter), so that no main or list of emitters names it.
+//
+// The kinds a family's driver takes in a table (Kind.Table: the skinny,
+// low-bit and bfloat16 kernels) need no Go by hand in the ISA packages:
+// after the generators run, Families writes each ISA's tables from the
+// functions the stubs declare into families_gen.go (kernels/amd64 and
+// kernels/arm64). families_test.go checks that those files are current
+// and that every generated function is taken by some Go file.
 package entry
 
 import (
@@ -43,6 +54,19 @@ type Kind struct {
 	// their contract ("generic.Dot"), if any; RefDoc says so in their
 	// stubs' doc comments.
 	Ref string
+	// Table and Field, when Table is set, are the family table (Tables)
+	// the functions fill in each ISA package and its field; When is the
+	// Go condition under which they fill it, empty for always; Rows,
+	// whether Field is a slice by row count. See Families.
+	Table, Field, When string
+	Rows               bool
+}
+
+// Table is a family table: the Go type a family's driver takes its
+// assembly functions in.
+type Table struct {
+	Type   string // its Go type, with * for a pointer to it
+	Import string // the import path of its package
 }
 
 // RefDoc returns the sentence of the stubs' doc comments that names the

@@ -17,19 +17,19 @@ var List = []Kind{
 	{Name: "packB", Sig: "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", Arch: []string{"amd64"}, Use: "gemm.Kernels.PackN", Ref: ""},
 	{Name: "packBTrans", Sig: "func(dst *float32, src *float32, ldb int, w int, kc int, nr int)", Arch: []string{"amd64"}, Use: "gemm.Kernels.PackT", Ref: ""},
 	{Name: "packPanels", Sig: "func(dst *float32, src *float32, lda int, m int, kc int)", Arch: []string{"amd64"}, Use: "gemm.Kernels.PackPanels and PackBPanels", Ref: ""},
-	{Name: "skinnyDots", Sig: "func(rows, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "gemm.DotsFunc", Ref: ""},
-	{Name: "skinnyAxpys", Sig: "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "gemm.AxpysFunc", Ref: ""},
-	{Name: "skinnyStream", Sig: "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, acc *float32)", Arch: []string{"amd64"}, Use: "gemm.StreamFunc", Ref: ""},
-	{Name: "lowbitBF16", Sig: "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "lowbit.Kernel", Ref: ""},
-	{Name: "lowbitInt8", Sig: "func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "lowbit.Int8Kernel", Ref: ""},
-	{Name: "lowbitBF16Pair", Sig: "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", Arch: []string{"amd64"}, Use: "lowbit.PairKernel", Ref: ""},
-	{Name: "lowbitSplitBF16", Sig: "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", Arch: []string{"amd64"}, Use: "lowbit.SplitFunc", Ref: ""},
-	{Name: "lowbitDequantInt8", Sig: "func(groups int, w *byte, dst *float32)", Arch: []string{"amd64", "arm64"}, Use: "lowbit.DequantFunc", Ref: ""},
-	{Name: "gemmBF16Kernel", Sig: "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "bf16compute.Kernels.Micro", Ref: ""},
-	{Name: "gemmBF16PrefetchKernel", Sig: "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32, pf *float32, pfs int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.MicroPrefetch", Ref: ""},
-	{Name: "bf16PackRows", Sig: "func(dst *uint32, src *float32, lds, rows, blocks, ldd int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.PackRows and PackRowsHalves", Ref: ""},
-	{Name: "bf16PackPairs", Sig: "func(dst *uint32, src *float32, lds, kp, chunks, ldd int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.PackPairs", Ref: ""},
-	{Name: "bf16Transpose", Sig: "func(dst *uint32, src *uint32, lds, ldd, blocks int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.Transpose", Ref: ""},
+	{Name: "skinnyDots", Sig: "func(rows, k int, w *float32, ldw int, x *float32, ldx int, c *float32, ldc int, alpha, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "gemm.DotsFunc", Ref: "", Table: "skinny", Field: "Dots", Rows: true},
+	{Name: "skinnyAxpys", Sig: "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "gemm.AxpysFunc", Ref: "", Table: "skinny", Field: "Axpys", Rows: true},
+	{Name: "skinnyStream", Sig: "func(k, n int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, alpha, beta float32, acc *float32)", Arch: []string{"amd64"}, Use: "gemm.StreamFunc", Ref: "", Table: "skinny", Field: "Stream", Rows: true},
+	{Name: "lowbitBF16", Sig: "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "lowbit.Kernel", Ref: "", Table: "lowbit", Field: "BF16", Rows: true},
+	{Name: "lowbitInt8", Sig: "func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "lowbit.Int8Kernel", Ref: "", Table: "lowbit", Field: "Int8", Rows: true},
+	{Name: "lowbitBF16Pair", Sig: "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", Arch: []string{"amd64"}, Use: "lowbit.PairKernel", Ref: "", Table: "lowbit", Field: "BF16Pair", When: "hasAVX512BF16"},
+	{Name: "lowbitSplitBF16", Sig: "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", Arch: []string{"amd64"}, Use: "lowbit.SplitFunc", Ref: "", Table: "lowbit", Field: "SplitBF16", When: "hasAVX512BF16"},
+	{Name: "lowbitDequantInt8", Sig: "func(groups int, w *byte, dst *float32)", Arch: []string{"amd64", "arm64"}, Use: "lowbit.DequantFunc", Ref: "", Table: "lowbit", Field: "DequantInt8"},
+	{Name: "gemmBF16Kernel", Sig: "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "bf16compute.Kernels.Micro", Ref: "", Table: "bf16Kernels", Field: "Micro"},
+	{Name: "gemmBF16PrefetchKernel", Sig: "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32, pf *float32, pfs int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.MicroPrefetch", Ref: "", Table: "bf16Kernels", Field: "MicroPrefetch"},
+	{Name: "bf16PackRows", Sig: "func(dst *uint32, src *float32, lds, rows, blocks, ldd int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.PackRows and PackRowsHalves", Ref: "", Table: "bf16Kernels", Field: "PackRows"},
+	{Name: "bf16PackPairs", Sig: "func(dst *uint32, src *float32, lds, kp, chunks, ldd int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.PackPairs", Ref: "", Table: "bf16Kernels", Field: "PackPairs"},
+	{Name: "bf16Transpose", Sig: "func(dst *uint32, src *uint32, lds, ldd, blocks int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.Transpose", Ref: "", Table: "bf16Kernels", Field: "Transpose"},
 	{Name: "softmaxRow", Sig: "func(dst, src []float32)", Arch: []string{"amd64"}, Use: "softmaxAVX2, softmaxAVX512", Ref: "generic.SoftmaxRow"},
 	{Name: "softmaxRows2", Sig: "func(dst0, src0, dst1, src1 []float32)", Arch: []string{"amd64"}, Use: "softmaxAVX512", Ref: ""},
 	{Name: "softmaxExpRow", Sig: "func(dst, src []float32) (c, sum float32)", Arch: []string{"amd64"}, Use: "xent.ExpRow (through expRowAVX2, expRowAVX512)", Ref: ""},
@@ -46,4 +46,17 @@ var List = []Kind{
 	{Name: "fmaPeak", Sig: "func(n int)", Arch: []string{"amd64", "arm64"}, Use: "kernelset.Instruments.FMALoop", Ref: ""},
 	{Name: "readAhead", Sig: "func(p *float32, n, dist int) float32", Arch: []string{"amd64"}, Use: "kernelset.Instruments.ReadLoop", Ref: ""},
 	{Name: "bf16Peak", Sig: "func(n int)", Arch: []string{"amd64", "arm64"}, Use: "kernelset.Instruments.BF16Loop", Ref: ""},
+}
+
+// Tables are the family tables the kinds fill, by name.
+var Tables = map[string]Table{
+	"skinny":      {Type: "gemm.Skinny", Import: "github.com/simdgpt/simdgpt/kernels/internal/gemm"},
+	"lowbit":      {Type: "*lowbit.Kernels", Import: "github.com/simdgpt/simdgpt/kernels/internal/lowbit"},
+	"bf16Kernels": {Type: "bf16compute.Kernels", Import: "github.com/simdgpt/simdgpt/kernels/internal/bf16compute"},
+}
+
+// Fallback maps an ISA to the one whose function a slice of its
+// tables takes for a row count it has no function of.
+var Fallback = map[string]string{
+	"AVX512": "AVX2",
 }
