@@ -68,6 +68,63 @@ func TestInferLossMatchesForward(t *testing.T) {
 	})
 }
 
+// TestInferDeterministic holds the inference forward's loss bit for bit
+// the same at every GOMAXPROCS from 1 to 64, on every implementation,
+// weight format and precision: its parts, the products' splits between
+// goroutines (the float32 and bfloat16 drivers, int8 panels dequantized
+// in parallel) and the attention's heads never change a sum's order.
+func TestInferDeterministic(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	cases := []struct {
+		cfg  Config
+		b, T int
+	}{
+		{Config{Vocab: 50, BlockSize: 40, Layers: 2, Heads: 4, Width: 32, TieEmbeddings: true}, 5, 37},
+		// Products large enough for the drivers to split them (2·m·n·k
+		// over 2²⁶ for the MLP's matrices).
+		{Config{Vocab: 300, BlockSize: 128, Layers: 1, Heads: 4, Width: 256}, 2, 128},
+	}
+	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
+		for i, tc := range cases {
+			if i > 0 && (testing.Short() || p.Name() == "generic") {
+				continue // the generic products run on one goroutine
+			}
+			testInferDeterministic(t, p, tc.cfg, tc.b, tc.T)
+		}
+	})
+}
+
+// testInferDeterministic is TestInferDeterministic for one model shape.
+func testInferDeterministic(t *testing.T, p *kernels.Impl, cfg Config, b, T int) {
+	m, err := New(cfg, 11, WithImpl(p))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rng.New(21)
+	tok, tg := randTokens(r, b*T, cfg.Vocab), randTokens(r, b*T, cfg.Vocab)
+	for _, f := range []Weights{WeightsF32, WeightsBF16, WeightsInt8} {
+		for _, prec := range []Precision{PrecisionF32, PrecisionBF16} {
+			mf, err := m.WithWeights(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := mf.SetPrecision(prec); err != nil {
+				t.Fatal(err)
+			}
+			var first float64
+			for i, procs := range []int{1, 2, 3, 8, 32, 64} {
+				runtime.GOMAXPROCS(procs)
+				got := mf.inferLoss(tok, tg, b, T)
+				if i == 0 {
+					first = got
+				} else if math.Float64bits(got) != math.Float64bits(first) {
+					t.Errorf("width %d, %v %v GOMAXPROCS=%d: inference loss %.17g, at GOMAXPROCS=1 %.17g", cfg.Width, f, prec, procs, got, first)
+				}
+			}
+		}
+	}
+}
+
 // TestEvalSequentialInference checks that EvalSequential is the mean of
 // the inference forward's batch losses, within inferTol of Forward's,
 // and that it keeps nothing of a training forward (no replica

@@ -361,7 +361,7 @@ func TestGemmBF16ComputeDeterministic(t *testing.T) {
 	for _, p := range nonGeneric() {
 		t.Run(p.Name(), func(t *testing.T) {
 			var first, firstW []float32
-			for _, procs := range []int{1, 2, 4, 1} {
+			for _, procs := range []int{1, 2, 4, 8, 32, 64, 1} {
 				old := runtime.GOMAXPROCS(procs)
 				c := make([]float32, m*n)
 				p.GemmBF16Compute(false, false, m, n, k, 1, a, k, b, n, 0, c, n)
