@@ -441,3 +441,44 @@ func TestReadF32At(t *testing.T) {
 		}
 	}
 }
+
+// TestFirstNonFinite checks firstNonFinite's answer, the index of the
+// first infinity or NaN or -1, where the sum it tries first is finite,
+// is not finite though every element is (overflow), or is not finite
+// because of the elements.
+func TestFirstNonFinite(t *testing.T) {
+	inf, nan := float32(math.Inf(1)), float32(math.NaN())
+	const n = 3 * (1 << 12) // three of the scan's chunks
+	cases := []struct {
+		name string
+		set  map[int]float32
+		big  bool // every element 3e38: the sum overflows
+		want int
+	}{
+		{"all finite", nil, false, -1},
+		{"overflowing sum, all finite", nil, true, -1},
+		{"NaN first", map[int]float32{0: nan}, false, 0},
+		{"+Inf mid chunk", map[int]float32{100: inf}, false, 100},
+		{"-Inf in the last chunk", map[int]float32{n - 1: -inf}, false, n - 1},
+		{"+Inf and -Inf (sum NaN)", map[int]float32{5000: inf, 9000: -inf}, false, 5000},
+		{"NaN among huge values", map[int]float32{7000: nan}, true, 7000},
+	}
+	for _, c := range cases {
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(i%7) - 3
+			if c.big {
+				v[i] = 3e38
+			}
+		}
+		for i, x := range c.set {
+			v[i] = x
+		}
+		if got := firstNonFinite(v); got != c.want {
+			t.Errorf("%s: firstNonFinite = %d, want %d", c.name, got, c.want)
+		}
+	}
+	if got := firstNonFinite(nil); got != -1 {
+		t.Errorf("empty: firstNonFinite = %d, want -1", got)
+	}
+}

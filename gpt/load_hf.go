@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/simdgpt/simdgpt/gpt/safetensors"
+	"github.com/simdgpt/simdgpt/kernels"
 )
 
 // Hugging Face GPT-2 safetensors: tensors named wte.weight, wpe.weight,
@@ -365,8 +366,14 @@ func readF32At(r io.ReaderAt, off int64, name string, dst []float32) error {
 }
 
 // firstNonFinite returns the index of the first element of v that is an
-// infinity or a NaN, or -1.
+// infinity or a NaN, or -1. A finite sum (kernels.Sum, SIMD) means every
+// element is finite (an infinity or a NaN makes the sum one); only a sum
+// that is not, which finite elements can also make by overflowing, has
+// the elements looked at one by one.
 func firstNonFinite(v []float32) int {
+	if s := float64(kernels.Sum(v)); !math.IsInf(s, 0) && !math.IsNaN(s) {
+		return -1
+	}
 	const exp = 0x7f800000
 	// (bits&exp) + 2^23 reaches bit 31 exactly when the exponent is all
 	// ones: whole chunks are checked with no branch per element.
