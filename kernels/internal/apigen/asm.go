@@ -80,6 +80,10 @@ type familyTable struct {
 	// pointer to the ISA's literal) or nil, the set's GEMM family and the
 	// CPU's caches.
 	value, build string
+	// about, when set, is the row of the table's package (the family's
+	// driver) in README's layout table: what it holds, one line of
+	// Markdown without '|' (see withDriverRows).
+	about string
 	// sets are the ISA suffixes of the sets that give build their
 	// table, each with the Go condition under which they do (the CPU
 	// features its functions need; "" for always); the others give nil.

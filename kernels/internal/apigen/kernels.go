@@ -301,11 +301,15 @@ var readmeOrder = []string{
 // table literals (families_gen.go) and apigen the sets' calls of build
 // (sets_gen.go), so that a new family's wiring is these lines.
 var (
-	skinny      = &familyTable{name: "skinny", typ: "gemm.Skinny", pkg: "github.com/simdgpt/simdgpt/kernels/internal/gemm"}
-	lowbit      = &familyTable{name: "lowbit", typ: "*lowbit.Kernels", pkg: "github.com/simdgpt/simdgpt/kernels/internal/lowbit"}
+	skinny = &familyTable{name: "skinny", typ: "gemm.Skinny", pkg: "github.com/simdgpt/simdgpt/kernels/internal/gemm"}
+	lowbit = &familyTable{
+		name: "lowbit", typ: "*lowbit.Kernels", pkg: "github.com/simdgpt/simdgpt/kernels/internal/lowbit",
+		about: "the driver of the products over low-bit weights (`GemmBF16`, `GemmInt8`)",
+	}
 	bf16Kernels = &familyTable{
 		name: "bf16Kernels", typ: "bf16compute.Kernels", pkg: "github.com/simdgpt/simdgpt/kernels/internal/bf16compute",
 		value: "bf", build: "bf16compute.NewFamily",
+		about: "the driver of the bfloat16-compute products: operands packed once into bfloat16 pairs, blocked over a VDPBF16PS (AVX512_BF16) or BFDOT (FEAT_BF16) micro-kernel, or rounded for the float32 GEMM where the CPU has no bfloat16 dot product",
 		// VDPBF16PS on AVX512_BF16, BFDOT on FEAT_BF16; the avx2 set,
 		// and a CPU without them, round the operands for the float32
 		// GEMM.
