@@ -54,7 +54,9 @@
 //	                               layernorm, xent)
 //	asm/gen/FAMILY/                the avo generator (NEON: asm/gen/neon/FAMILY.go)
 //	kernels/amd64/FAMILY_amd64.s   generated assembly (kernels/arm64/FAMILY_arm64.s)
-//	kernels/amd64/FAMILY.go        the wiring into the avx2 and avx512 sets (kernels/arm64/FAMILY.go: neon)
+//	kernels/amd64/FAMILY.go        Go around the assembly where a set needs it, such as a row
+//	                               loop's tail (kernels/arm64/FAMILY.go: neon); the wiring
+//	                               into the sets is generated (sets_gen.go, families_gen.go)
 //
 // The generators and the generated files exist for the families with
 // assembly of their own: gemm, lowbit, softmax, vecops, optim, gelu and

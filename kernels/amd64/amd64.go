@@ -70,3 +70,13 @@ func instrumentsAVX512(tile string) kernelset.Instruments {
 		WithTile: withTile("avx512", setAVX512),
 	}
 }
+
+// bf16Peak returns the avx512 set's BF16Loop and BF16Flops: 24
+// independent VDPBF16PS of 16 lanes, each lane two products and their
+// sum with the accumulator; none without AVX512_BF16.
+func bf16Peak() (func(int), int) {
+	if !hasAVX512BF16 {
+		return nil, 0
+	}
+	return bf16PeakAVX512, 24 * 16 * 4
+}

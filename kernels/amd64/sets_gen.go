@@ -5,6 +5,7 @@
 package amd64
 
 import (
+	"github.com/simdgpt/simdgpt/kernels/internal/bf16compute"
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
 	"github.com/simdgpt/simdgpt/kernels/internal/layernorm"
 )
@@ -12,7 +13,7 @@ import (
 // setAVX2 returns the avx2 set with its GEMM family on the named tile.
 func setAVX2(tile string) *kernelset.Set {
 	g := familyAVX2(tile)
-	bf := bf16FamilyAVX2(g)
+	bf := bf16compute.NewFamily(nil, g, caches)
 	return &kernelset.Set{
 		Name:                    "avx2",
 		Requires:                "AVX2, FMA",
@@ -52,7 +53,11 @@ func setAVX2(tile string) *kernelset.Set {
 // setAVX512 returns the avx512 set with its GEMM family on the named tile.
 func setAVX512(tile string) *kernelset.Set {
 	g := familyAVX512(tile)
-	bf := bf16FamilyAVX512(g)
+	var bfTable *bf16compute.Kernels
+	if hasAVX512BF16 {
+		bfTable = &bf16KernelsAVX512
+	}
+	bf := bf16compute.NewFamily(bfTable, g, caches)
 	return &kernelset.Set{
 		Name:                    "avx512",
 		Requires:                "AVX-512F, AVX-512DQ, AVX-512BW",

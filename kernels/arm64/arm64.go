@@ -3,6 +3,8 @@
 package arm64
 
 import (
+	"slices"
+
 	"golang.org/x/sys/cpu"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
@@ -11,6 +13,10 @@ import (
 // hasNEON reports Advanced SIMD (ASIMD), which every arm64 Linux and
 // macOS machine has; x/sys/cpu reads it from the OS.
 var hasNEON = cpu.ARM64.HasASIMD
+
+// hasBF16 reports FEAT_BF16 (ARMv8.6-A's BFDOT); Linux reports it as
+// HWCAP2_BF16, which cpuinfo reads as the feature "BF16".
+var hasBF16 = hasNEON && slices.Contains(thisCPU.Features, "BF16")
 
 func init() {
 	kernelset.Register(setNEON(""))
@@ -42,4 +48,14 @@ func maxFirstNaNNEON(x []float32) float32 {
 		}
 	}
 	return m
+}
+
+// bf16PeakNEONLoop returns the set's BF16Loop and BF16Flops: 24
+// independent BFDOTs of 4 lanes, each lane two products and their sum
+// with the accumulator; none without FEAT_BF16.
+func bf16PeakNEONLoop() (func(int), int) {
+	if !hasBF16 {
+		return nil, 0
+	}
+	return bf16PeakNEON, 24 * 4 * 4
 }

@@ -19,10 +19,17 @@ import (
 // The fused GEMMs run the driver's GEMM with an epilogue made of the
 // set's own row kernels (BiasGELU; Add through gemm.Bias).
 var gemmNEON = &gemm.Family{
-	Driver:   gemm.New("neon", kernelsNEON, gemm.CachesOf(cpuinfo.Read())).WithSkinny(skinnyNEON),
+	Driver:   gemm.New("neon", kernelsNEON, caches).WithSkinny(skinnyNEON),
 	BiasGELU: biasGeluNEON,
 	Bias:     gemm.Bias(addNEON),
 }
+
+// thisCPU is what the set knows of the CPU: its features and the caches
+// its drivers are blocked for (caches).
+var (
+	thisCPU = cpuinfo.Read()
+	caches  = gemm.CachesOf(thisCPU)
+)
 
 // familyNEON returns the set's GEMM family, gemmNEON: the set has one
 // tile.

@@ -5,6 +5,7 @@
 package arm64
 
 import (
+	"github.com/simdgpt/simdgpt/kernels/internal/bf16compute"
 	"github.com/simdgpt/simdgpt/kernels/internal/kernelset"
 	"github.com/simdgpt/simdgpt/kernels/internal/layernorm"
 )
@@ -12,7 +13,11 @@ import (
 // setNEON returns the neon set with its GEMM family on the named tile.
 func setNEON(tile string) *kernelset.Set {
 	g := familyNEON(tile)
-	bf := bf16FamilyNEON(g)
+	var bfTable *bf16compute.Kernels
+	if hasBF16 {
+		bfTable = &bf16KernelsNEON
+	}
+	bf := bf16compute.NewFamily(bfTable, g, caches)
 	return &kernelset.Set{
 		Name:                    "neon",
 		Requires:                "ASIMD",

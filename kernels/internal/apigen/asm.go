@@ -63,19 +63,32 @@ func (k asmKind) when(cond string) asmKind {
 }
 
 // familyTable is the Go type a family's driver takes its assembly
-// functions in, one literal an ISA.
+// functions in, one literal an ISA (see families in kernels.go).
 type familyTable struct {
 	name string // its literals' names, before the ISA's suffix
 	typ  string // its Go type, with * for a pointer to it
 	pkg  string // the import path of the type's package
+	// value and build, when build is set, make the family a value of
+	// each SIMD set: the set's literal (sets.go) declares the variable
+	// value, the kernels' simd expressions' name for it, as
+	// build(table, g, caches): build is the constructor in the table's
+	// package, of the signature
+	//
+	//	func(t *T, g *gemm.Family, c gemm.Caches) *Family
+	//
+	// (T the table's type without its *), given the set's table (a
+	// pointer to the ISA's literal) or nil, the set's GEMM family and the
+	// CPU's caches.
+	value, build string
+	// about, when set, is the row of the table's package (the family's
+	// driver) in README's layout table: what it holds, one line of
+	// Markdown without '|' (see withDriverRows).
+	about string
+	// sets are the ISA suffixes of the sets that give build their
+	// table, each with the Go condition under which they do (the CPU
+	// features its functions need; "" for always); the others give nil.
+	sets map[string]string
 }
-
-// The family tables.
-var (
-	skinny      = &familyTable{"skinny", "gemm.Skinny", "github.com/simdgpt/simdgpt/kernels/internal/gemm"}
-	lowbit      = &familyTable{"lowbit", "*lowbit.Kernels", "github.com/simdgpt/simdgpt/kernels/internal/lowbit"}
-	bf16Kernels = &familyTable{"bf16Kernels", "bf16compute.Kernels", "github.com/simdgpt/simdgpt/kernels/internal/bf16compute"}
-)
 
 // isaFallback maps an ISA to the one whose function an ISA's slice takes
 // for a row count it has no function of: AVX-512 CPUs run AVX2 code (the

@@ -17,13 +17,14 @@ package main
 // package kernels); simd, the Go expression that provides it in an ISA
 // package with $ for the set's suffix (AVX2, AVX512, NEON; by default
 // lowerFirst(name)+"$", such as dot$ for Dot; g is the set's GEMM family,
-// gemm.Family, and bf its bfloat16 products), which a set that names it
-// otherwise replaces in its overrides (sets.go); readme, its row in
-// README's kernel table, placed by its name in readmeOrder; composite,
-// for a kernel package kernels computes from the others (no field in
-// Set). The other files a kernel takes, written by hand or generated, are
-// listed in README ("Adding a kernel"); go generate ./... from the
-// module's root writes what derives from this file.
+// gemm.Family, and a family table's value the family its driver builds,
+// such as bf, the bfloat16 products: see the family tables), which a set
+// that names it otherwise replaces in its overrides (sets.go); readme,
+// its row in README's kernel table, placed by its name in readmeOrder;
+// composite, for a kernel package kernels computes from the others (no
+// field in Set). The other files a kernel takes, written by hand or
+// generated, are listed in README ("Adding a kernel"); go generate ./...
+// from the module's root writes what derives from this file.
 var kernels = []kernel{
 	{
 		name:     "Gemm",
@@ -289,6 +290,33 @@ var readmeOrder = []string{
 	"Dot", "Axpy", "Scale", "Add", "Sum", "Max", "SumSquares", "AdamW",
 }
 
+// The family tables: each is the Go type a family's driver takes its
+// assembly functions in (asmKind.in and rows name the fields the
+// functions fill). A family whose kernels are methods of a value the
+// driver builds (build) says how every SIMD set makes it: the variable
+// its kernels' simd expressions name (value), the driver's constructor
+// (build), and which sets give the constructor their table, under which
+// CPU condition (sets; the other sets give nil, and the constructor
+// falls back to Go or to other kernels). The generators write each ISA's
+// table literals (families_gen.go) and apigen the sets' calls of build
+// (sets_gen.go), so that a new family's wiring is these lines.
+var (
+	skinny = &familyTable{name: "skinny", typ: "gemm.Skinny", pkg: "github.com/simdgpt/simdgpt/kernels/internal/gemm"}
+	lowbit = &familyTable{
+		name: "lowbit", typ: "*lowbit.Kernels", pkg: "github.com/simdgpt/simdgpt/kernels/internal/lowbit",
+		about: "the driver of the products over low-bit weights (`GemmBF16`, `GemmInt8`)",
+	}
+	bf16Kernels = &familyTable{
+		name: "bf16Kernels", typ: "bf16compute.Kernels", pkg: "github.com/simdgpt/simdgpt/kernels/internal/bf16compute",
+		value: "bf", build: "bf16compute.NewFamily",
+		about: "the driver of the bfloat16-compute products: operands packed once into bfloat16 pairs, blocked over a VDPBF16PS (AVX512_BF16) or BFDOT (FEAT_BF16) micro-kernel, or rounded for the float32 GEMM where the CPU has no bfloat16 dot product",
+		// VDPBF16PS on AVX512_BF16, BFDOT on FEAT_BF16; the avx2 set,
+		// and a CPU without them, round the operands for the float32
+		// GEMM.
+		sets: map[string]string{"AVX512": "hasAVX512BF16", "NEON": "hasBF16"},
+	}
+)
+
 // asmKinds is the one list of the kinds of assembly functions, for both
 // architectures: each kind's Go signature, the architectures that have
 // it, what takes it (a field of kernelset.Set, a driver's function type,
@@ -299,7 +327,7 @@ var readmeOrder = []string{
 // NEON emitter take each function's signature from its kind; see that
 // package for the naming of the functions and its test, which checks
 // every generated stub against the list. A kind that a family's driver
-// takes in a table (skinny, lowbit, bf16Kernels: asm.go) names the table
+// takes in a table (skinny, lowbit, bf16Kernels, above) names the table
 // and its field (asmKind.in), and the generators write each ISA's table
 // from the functions they emitted (families_gen.go of kernels/amd64 and
 // kernels/arm64); a driver's table lists nothing by hand. A new assembly

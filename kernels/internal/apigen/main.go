@@ -63,6 +63,9 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	if err := checkFamilies(setFamilies()); err != nil {
+		log.Fatal(err)
+	}
 	files := map[string]func(*bytes.Buffer){
 		"internal/kernelset/set_gen.go":         writeSet,
 		"generic_gen.go":                        writeGenericSet,

@@ -75,14 +75,75 @@ func markerLine(text, marker string) int {
 	return -1
 }
 
-// writeREADME rewrites the kernel table of the README at path, leaving
-// the file untouched when the table is current.
+// modulePath is the import path of the module's root.
+const modulePath = "github.com/simdgpt/simdgpt"
+
+// driverRows returns the rows of README's layout table that the family
+// tables give (familyTable.about): each table's package folder, such as
+// kernels/internal/bf16compute/, and its text.
+func driverRows() [][2]string {
+	var rows [][2]string
+	var seen []*familyTable
+	for _, k := range asmKinds {
+		if t := k.table; t != nil && t.about != "" && !slices.Contains(seen, t) {
+			seen = append(seen, t)
+			rows = append(rows, [2]string{strings.TrimPrefix(t.pkg, modulePath+"/") + "/", t.about})
+		}
+	}
+	return rows
+}
+
+// withDriverRows returns text with the row of each folder of rows in its
+// layout table (the table whose header starts with "| path |") set to
+// "| `folder` | text |": the row that names the folder first is
+// replaced, and a folder without one gets its row after the table's
+// last row of kernels/internal/ (or its last row). It fails when text
+// has no layout table or a row's text holds '|' or a line break.
+func withDriverRows(text string, rows [][2]string) (string, error) {
+	lines := strings.Split(text, "\n")
+	head := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "| path |") })
+	if head < 0 {
+		return "", fmt.Errorf("no layout table (a header \"| path |\")")
+	}
+	for _, r := range rows {
+		if strings.TrimSpace(r[1]) == "" || strings.ContainsAny(r[1], "|\n") {
+			return "", fmt.Errorf("the layout row of %s is empty or holds '|' or a line break", r[0])
+		}
+		row := "| `" + r[0] + "` | " + r[1] + " |"
+		at, last, internal := -1, head+1, -1
+		for i := head + 2; i < len(lines) && strings.HasPrefix(lines[i], "|"); i++ {
+			last = i
+			if strings.HasPrefix(lines[i], "| `"+r[0]+"` |") {
+				at = i
+			}
+			if strings.HasPrefix(lines[i], "| `kernels/internal/") {
+				internal = i
+			}
+		}
+		switch {
+		case at >= 0:
+			lines[at] = row
+		case internal >= 0:
+			lines = slices.Insert(lines, internal+1, row)
+		default:
+			lines = slices.Insert(lines, last+1, row)
+		}
+	}
+	return strings.Join(lines, "\n"), nil
+}
+
+// writeREADME rewrites the kernel table and the family drivers' layout
+// rows of the README at path, leaving the file untouched when they are
+// current.
 func writeREADME(path, table string) error {
 	old, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
 	text, err := withKernelTable(string(old), table)
+	if err == nil {
+		text, err = withDriverRows(text, driverRows())
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %v", path, err)
 	}

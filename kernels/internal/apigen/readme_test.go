@@ -40,9 +40,6 @@ import (
 	"testing"
 )
 
-// modulePath is the module whose root the tests look for.
-const modulePath = "github.com/simdgpt/simdgpt"
-
 // moduleRoot returns the directory of the go.mod of modulePath, the
 // nearest one above the test's working directory.
 func moduleRoot(t *testing.T) string {
@@ -617,4 +614,37 @@ func sortedKeys(m map[string]int) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// TestWithDriverRows checks how a family table's layout row is set: an
+// existing row replaced, a missing one inserted after the last row of
+// kernels/internal/ (or the table's last), and the refusals.
+func TestWithDriverRows(t *testing.T) {
+	const table = "x\n| path | contents |\n|---|---|\n| `kernels/` | api |\n| `kernels/internal/a/` | old |\n| `kernels/internal/g/` | guard |\n| `gpt/` | model |\n\ny\n"
+	for _, c := range []struct {
+		name, text string
+		rows       [][2]string
+		want       string
+		wantErr    string
+	}{
+		{"replaced", table, [][2]string{{"kernels/internal/a/", "new"}},
+			"x\n| path | contents |\n|---|---|\n| `kernels/` | api |\n| `kernels/internal/a/` | new |\n| `kernels/internal/g/` | guard |\n| `gpt/` | model |\n\ny\n", ""},
+		{"inserted", table, [][2]string{{"kernels/internal/z/", "driver"}},
+			"x\n| path | contents |\n|---|---|\n| `kernels/` | api |\n| `kernels/internal/a/` | old |\n| `kernels/internal/g/` | guard |\n| `kernels/internal/z/` | driver |\n| `gpt/` | model |\n\ny\n", ""},
+		{"inserted last", "| path | contents |\n|---|---|\n| `gpt/` | model |\n", [][2]string{{"kernels/internal/z/", "driver"}},
+			"| path | contents |\n|---|---|\n| `gpt/` | model |\n| `kernels/internal/z/` | driver |\n", ""},
+		{"current", table, [][2]string{{"kernels/internal/a/", "old"}}, table, ""},
+		{"no table", "x\n", [][2]string{{"kernels/internal/a/", "new"}}, "", "no layout table (a header \"| path |\")"},
+		{"bar", table, [][2]string{{"kernels/internal/a/", "a | b"}}, "", "the layout row of kernels/internal/a/ is empty or holds '|' or a line break"},
+		{"empty", table, [][2]string{{"kernels/internal/a/", " "}}, "", "the layout row of kernels/internal/a/ is empty or holds '|' or a line break"},
+	} {
+		got, err := withDriverRows(c.text, c.rows)
+		if errText(err) != c.wantErr || got != c.want {
+			t.Errorf("%s: got %q, error %q; want %q, error %q", c.name, got, errText(err), c.want, c.wantErr)
+		}
+	}
+	rows := driverRows()
+	if !slices.Contains(rows, [2]string{"kernels/internal/bf16compute/", bf16Kernels.about}) {
+		t.Errorf("driverRows = %q, want bf16compute's", rows)
+	}
 }

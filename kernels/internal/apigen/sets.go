@@ -3,17 +3,21 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"path"
+	"regexp"
+	"slices"
 	"strings"
 )
 
 // simdSet is one SIMD kernel set an ISA package (kernels/amd64,
 // kernels/arm64) registers. Its literal is generated: every kernel of the
 // list, wired by the kernel's simd expression with $ replaced by the
-// set's suffix. The package writes by hand what the expressions name (the
-// assembly's Go wrappers and tables, and family$(tile string)
-// *gemm.Family, the GEMM family on a tile, and bf16Family$(g
-// *gemm.Family) *bf16compute.Family, the bfloat16 products on it, named
-// bf in the expressions), instruments$(tile string)
+// set's suffix, after the values of the families with a constructor
+// (familyTable.build) that the expressions name. The package writes by
+// hand what else the expressions name (the assembly's Go wrappers, and
+// family$(tile string) *gemm.Family, the GEMM family on a tile, named g
+// in the expressions), the CPU conditions of the families' tables, caches
+// (gemm.Caches, the CPU's), instruments$(tile string)
 // kernelset.Instruments, and the registration of set$(tile).
 type simdSet struct {
 	pkg       string // the ISA package: amd64 or arm64
@@ -54,8 +58,67 @@ func simdExpr(s simdSet, k kernel) string {
 	return strings.ReplaceAll(e, "$", s.suffix)
 }
 
+// setFamilies returns the family tables with a constructor, in the order
+// of their first kind in asmKinds.
+func setFamilies() []*familyTable {
+	var ts []*familyTable
+	for _, k := range asmKinds {
+		if t := k.table; t != nil && t.build != "" && !slices.Contains(ts, t) {
+			ts = append(ts, t)
+		}
+	}
+	return ts
+}
+
+// checkFamilies reports a family table whose constructor is half
+// declared or whose sets name a set that does not exist.
+func checkFamilies(ts []*familyTable) error {
+	for _, t := range ts {
+		if (t.value == "") != (t.build == "") || (t.build == "" && len(t.sets) > 0) {
+			return fmt.Errorf("family table %s: value, build and sets go together", t.name)
+		}
+		if q := path.Base(t.pkg) + "."; t.build != "" && (!strings.HasPrefix(t.build, q) || !strings.HasPrefix(strings.TrimPrefix(t.typ, "*"), q)) {
+			return fmt.Errorf("family table %s: build %s and type %s are not both of package %s", t.name, t.build, t.typ, t.pkg)
+		}
+		for isa := range t.sets {
+			if !slices.ContainsFunc(simdSets, func(s simdSet) bool { return s.suffix == isa }) {
+				return fmt.Errorf("family table %s: no set %s", t.name, isa)
+			}
+		}
+	}
+	return nil
+}
+
+// familyValue writes the declaration of the value of family table t in
+// set s: t.build given the set's table when the set's condition holds,
+// else nil.
+func familyValue(b *bytes.Buffer, s simdSet, t *familyTable) {
+	cond, ok := t.sets[s.suffix]
+	lit := t.name + s.suffix
+	if !strings.HasPrefix(t.typ, "*") {
+		lit = "&" + lit
+	}
+	switch {
+	case !ok:
+		fmt.Fprintf(b, "\t%s := %s(nil, g, caches)\n", t.value, t.build)
+	case cond == "":
+		fmt.Fprintf(b, "\t%s := %s(%s, g, caches)\n", t.value, t.build, lit)
+	default:
+		tv := t.value + "Table"
+		fmt.Fprintf(b, "\tvar %s *%s\n\tif %s {\n\t\t%s = %s\n\t}\n", tv, strings.TrimPrefix(t.typ, "*"), cond, tv, lit)
+		fmt.Fprintf(b, "\t%s := %s(%s, g, caches)\n", t.value, t.build, tv)
+	}
+}
+
+// names reports whether the Go expression e names the variable v (as
+// v.Field).
+func names(e, v string) bool {
+	return regexp.MustCompile(`(^|[^A-Za-z0-9_.])` + regexp.QuoteMeta(v) + `\.`).MatchString(e)
+}
+
 func writeSets(b *bytes.Buffer, pkg string) {
 	fmt.Fprintf(b, "//go:build %s && !purego\n\npackage %s\n\n", pkg, pkg)
+	imports := []string{"github.com/simdgpt/simdgpt/kernels/internal/kernelset"}
 	var body bytes.Buffer
 	for _, s := range simdSets {
 		if s.pkg != pkg {
@@ -63,11 +126,15 @@ func writeSets(b *bytes.Buffer, pkg string) {
 		}
 		fmt.Fprintf(&body, "\n// set%s returns the %s set with its GEMM family on the named tile.\n", s.suffix, s.name)
 		fmt.Fprintf(&body, "func set%s(tile string) *kernelset.Set {\n\tg := family%s(tile)\n", s.suffix, s.suffix)
-		for _, k := range kernels {
-			if !k.composite && strings.HasPrefix(simdExpr(s, k), "bf.") {
-				// The bfloat16 products on the set's GEMM family.
-				fmt.Fprintf(&body, "\tbf := bf16Family%s(g)\n", s.suffix)
-				break
+		for _, t := range setFamilies() {
+			for _, k := range kernels {
+				if !k.composite && names(simdExpr(s, k), t.value) {
+					familyValue(&body, s, t)
+					if !slices.Contains(imports, t.pkg) {
+						imports = append(imports, t.pkg)
+					}
+					break
+				}
 			}
 		}
 		body.WriteString("\treturn &kernelset.Set{\n")
@@ -82,10 +149,10 @@ func writeSets(b *bytes.Buffer, pkg string) {
 		}
 		fmt.Fprintf(&body, "\t\tInstruments: instruments%s(tile),\n\t}\n}\n", s.suffix)
 	}
-	imports := []string{"github.com/simdgpt/simdgpt/kernels/internal/kernelset"}
 	if bytes.Contains(body.Bytes(), []byte("layernorm.")) {
 		imports = append(imports, "github.com/simdgpt/simdgpt/kernels/internal/layernorm")
 	}
+	slices.Sort(imports)
 	b.WriteString("import (\n")
 	for _, p := range imports {
 		fmt.Fprintf(b, "\t%q\n", p)

@@ -17,6 +17,25 @@ type Family struct {
 	BiasGELU gemm.EpilogueFunc
 }
 
+// NewFamily returns the bfloat16 products of a set whose float32 GEMM
+// family is g: on the driver of the kernel table t blocked for the caches
+// c (New) when t is not nil, else the operands rounded to bfloat16 and
+// multiplied on g's float32 GEMM (Rounded); the fused products run g's
+// epilogues. It is the family's constructor, which the generated set
+// literals call with their ISA's table, or nil where the CPU lacks its
+// instructions.
+func NewFamily(t *Kernels, g *gemm.Family, c gemm.Caches) *Family {
+	f := &Family{
+		Rounded:  &Rounded{Gemm: g.Gemm, Epilogue: g.GemmEpilogue},
+		BiasRows: g.Bias,
+		BiasGELU: g.BiasGELU,
+	}
+	if t != nil {
+		f.Packed = New(*t, c)
+	}
+	return f
+}
+
 // GemmBF16Compute is the set's field of that name.
 func (f *Family) GemmBF16Compute(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if f.Packed != nil {

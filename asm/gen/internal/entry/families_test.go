@@ -120,3 +120,42 @@ func TestFamiliesRules(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryTableTaken checks that every family table families_gen.go
+// defines is named by another Go file of its package (a set's literal
+// through its family's constructor, or the Go that wires its driver): a
+// table of an ISA that no set takes (an ISA missing from the family's
+// sets in kernels/internal/apigen) would be built and never run.
+func TestEveryTableTaken(t *testing.T) {
+	decl := regexp.MustCompile(`(?m)^var ([A-Za-z0-9_]+) =`)
+	for _, p := range pkgs {
+		gen, err := os.ReadFile(filepath.Join(p.dir, "families_gen.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, err := filepath.Glob(filepath.Join(p.dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var src strings.Builder
+		for _, f := range files {
+			if strings.HasSuffix(f, "families_gen.go") || strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src.Write(b)
+		}
+		vars := decl.FindAllSubmatch(gen, -1)
+		if len(vars) == 0 {
+			t.Errorf("%s: families_gen.go defines no table", p.arch)
+		}
+		for _, m := range vars {
+			if !regexp.MustCompile(`\b` + string(m[1]) + `\b`).MatchString(src.String()) {
+				t.Errorf("%s: the table %s is named by no Go file of %s but families_gen.go: list its ISA in its family's sets (kernels/internal/apigen) or wire it", p.arch, m[1], filepath.Base(p.dir))
+			}
+		}
+	}
+}
