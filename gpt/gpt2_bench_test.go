@@ -108,6 +108,33 @@ func randomTokens(n, vocab int, seed uint64) []int32 {
 // the timed tokens are decoded at contexts ctx-decodeWindow(ctx)+1 … ctx.
 func decodeWindow(ctx int) int { return max(1, ctx/8) }
 
+// decodeLoop is the state of a decoding benchmark at context ctx: its
+// sampler, the prompt of ctx-decodeWindow(ctx) random tokens it prefills
+// whenever the cache is full, the token fed next and the seeded draws.
+type decodeLoop struct {
+	s      *Sampler
+	prompt []int32
+	one    []int32
+	r      *rng.RNG
+}
+
+// newDecodeLoop returns the decoding state of s at context ctx.
+func newDecodeLoop(s *Sampler, ctx int) *decodeLoop {
+	return &decodeLoop{
+		s:      s,
+		prompt: randomTokens(ctx-decodeWindow(ctx), s.m.Config.Vocab, uint64(ctx)),
+		one:    make([]int32, 1),
+		r:      rng.New(uint64(ctx)),
+	}
+}
+
+// prefill feeds the prompt to a fresh context and draws the next token
+// to feed with o.
+func (d *decodeLoop) prefill(o SampleOptions) {
+	d.s.Logits(d.prompt)
+	d.one[0] = d.s.draw(o.Temperature, o.TopK, o.TopP, d.r)
+}
+
 // BenchmarkGPT2Decode measures decoding with the key/value cache on
 // GPT-2 small at contexts 64 and 512: a prompt of ctx-w random tokens is
 // prefilled with the timer stopped (w = ctx/8), then tokens are decoded
@@ -158,13 +185,9 @@ func benchDecode(b *testing.B, m *Model) {
 				name = "sample=" + o.name + "/" + name
 			}
 			b.Run(name, func(b *testing.B) {
-				prompt := randomTokens(ctx-decodeWindow(ctx), m.Config.Vocab, uint64(ctx))
-				one := make([]int32, 1)
-				r := rng.New(uint64(ctx))
-				prefill := func() {
-					s.Logits(prompt)
-					one[0] = s.draw(o.Temperature, o.TopK, o.TopP, r)
-				}
+				d := newDecodeLoop(s, ctx)
+				one, r := d.one, d.r
+				prefill := func() { d.prefill(o.SampleOptions) }
 				b.StopTimer()
 				prefill()
 				var feedTime, drawTime time.Duration
@@ -240,21 +263,18 @@ func BenchmarkGPT2DecodeSampled(b *testing.B) {
 					}
 				}
 				s := m.NewSampler()
-				prompt := randomTokens(ctx-decodeWindow(ctx), m.Config.Vocab, ctx)
-				one := make([]int32, 1)
-				r := rng.New(ctx)
+				d := newDecodeLoop(s, ctx)
+				one, r := d.one, d.r
 				var took [2]time.Duration // greedy, sampled
 				b.StopTimer()
-				s.Logits(prompt)
-				one[0] = s.draw(0, 0, 0, r)
+				d.prefill(SampleOptions{})
 				b.ReportAllocs()
 				b.ResetTimer()
 				b.StartTimer()
 				for i := 0; i < b.N; i++ {
 					if s.caches[0].Len() == ctx {
 						b.StopTimer()
-						s.Logits(prompt)
-						one[0] = s.draw(0, 0, 0, r)
+						d.prefill(SampleOptions{})
 						b.StartTimer()
 					}
 					sampled := (i + i/decodeWindow(ctx)) % 2

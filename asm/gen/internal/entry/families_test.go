@@ -49,23 +49,9 @@ func TestEveryFunctionTaken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files, err := filepath.Glob(filepath.Join(p.dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var src strings.Builder
-		for _, f := range files {
-			if strings.Contains(f, "_stubs_") {
-				continue
-			}
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			src.Write(b)
-		}
+		src := goSources(t, p.dir, func(f string) bool { return strings.Contains(f, "_stubs_") })
 		for _, n := range names {
-			if !regexp.MustCompile(`\b` + n + `\b`).MatchString(src.String()) {
+			if !regexp.MustCompile(`\b` + n + `\b`).MatchString(src) {
 				t.Errorf("%s: %s is named by no Go file of %s but its stub: give its kind a family table (asmKind.in or rows in kernels/internal/apigen) or a caller", p.arch, n, filepath.Base(p.dir))
 			}
 		}
@@ -133,29 +119,38 @@ func TestEveryTableTaken(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		files, err := filepath.Glob(filepath.Join(p.dir, "*.go"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var src strings.Builder
-		for _, f := range files {
-			if strings.HasSuffix(f, "families_gen.go") || strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			src.Write(b)
-		}
+		src := goSources(t, p.dir, func(f string) bool {
+			return strings.HasSuffix(f, "families_gen.go") || strings.HasSuffix(f, "_test.go")
+		})
 		vars := decl.FindAllSubmatch(gen, -1)
 		if len(vars) == 0 {
 			t.Errorf("%s: families_gen.go defines no table", p.arch)
 		}
 		for _, m := range vars {
-			if !regexp.MustCompile(`\b` + string(m[1]) + `\b`).MatchString(src.String()) {
+			if !regexp.MustCompile(`\b` + string(m[1]) + `\b`).MatchString(src) {
 				t.Errorf("%s: the table %s is named by no Go file of %s but families_gen.go: list its ISA in its family's sets (kernels/internal/apigen) or wire it", p.arch, m[1], filepath.Base(p.dir))
 			}
 		}
 	}
+}
+
+// goSources returns the Go files of dir but those skip names, joined.
+func goSources(t *testing.T, dir string, skip func(name string) bool) string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var src strings.Builder
+	for _, f := range files {
+		if skip(f) {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src.Write(b)
+	}
+	return src.String()
 }
