@@ -366,12 +366,13 @@ func readF32At(r io.ReaderAt, off int64, name string, dst []float32) error {
 }
 
 // firstNonFinite returns the index of the first element of v that is an
-// infinity or a NaN, or -1. A finite sum (kernels.Sum, SIMD) means every
-// element is finite (an infinity or a NaN makes the sum one); only a sum
+// infinity or a NaN, or -1. A finite sum (the default implementation's
+// Sum, SIMD: a loader has no model implementation yet) means every
+// element is finite, an infinity or a NaN making the sum one; only a sum
 // that is not, which finite elements can also make by overflowing, has
 // the elements looked at one by one.
 func firstNonFinite(v []float32) int {
-	if s := float64(kernels.Sum(v)); !math.IsInf(s, 0) && !math.IsNaN(s) {
+	if s := float64(kernels.Default().Sum(v)); !math.IsInf(s, 0) && !math.IsNaN(s) {
 		return -1
 	}
 	const exp = 0x7f800000
