@@ -33,6 +33,7 @@ var lowbitAVX2 = &lowbit.Kernels{
 	BF16:        []lowbit.Kernel{lowbitBF161AVX2, lowbitBF162AVX2, lowbitBF163AVX2, lowbitBF164AVX2, lowbitBF165AVX2, lowbitBF166AVX2, lowbitBF167AVX2, lowbitBF168AVX2},
 	Int8:        []lowbit.Int8Kernel{lowbitInt81AVX2, lowbitInt82AVX2, lowbitInt83AVX2, lowbitInt84AVX2, lowbitInt85AVX2, lowbitInt86AVX2, lowbitInt87AVX2, lowbitInt88AVX2},
 	DequantInt8: lowbitDequantInt8AVX2,
+	QuantInt16:  lowbitQuantInt16AVX2,
 }
 
 // lowbitAVX512 are the AVX512 functions of the lowbit.Kernels table.
@@ -41,6 +42,7 @@ var lowbitAVX512 = func() *lowbit.Kernels {
 		BF16:        []lowbit.Kernel{lowbitBF161AVX2, lowbitBF162AVX512, lowbitBF163AVX512, lowbitBF164AVX512, lowbitBF165AVX512, lowbitBF166AVX512, lowbitBF167AVX512, lowbitBF168AVX512},
 		Int8:        []lowbit.Int8Kernel{lowbitInt81AVX2, lowbitInt82AVX512, lowbitInt83AVX512, lowbitInt84AVX512, lowbitInt85AVX512, lowbitInt86AVX512, lowbitInt87AVX512, lowbitInt88AVX512},
 		DequantInt8: lowbitDequantInt8AVX512,
+		QuantInt16:  lowbitQuantInt16AVX512,
 	}
 	if hasAVX512BF16 {
 		t.BF16Pair = lowbitBF16Pair1AVX512

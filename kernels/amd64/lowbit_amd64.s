@@ -13306,3 +13306,84 @@ lowbitDequantInt8AVX512_loop:
 lowbitDequantInt8AVX512_done:
 	VZEROUPPER
 	RET
+
+// func lowbitQuantInt16AVX2(blocks int, x *float32, inv float64, q *int16)
+// Requires: AVX, AVX2
+TEXT ·lowbitQuantInt16AVX2(SB), NOSPLIT, $0-32
+	MOVQ         blocks+0(FP), AX
+	MOVQ         x+8(FP), CX
+	MOVQ         q+24(FP), DX
+	VBROADCASTSD inv+16(FP), Y0
+	MOVL         $0x00007fff, BX
+	VMOVD        BX, X2
+	VPBROADCASTD X2, Y1
+	MOVL         $0xffff8001, BX
+	VMOVD        BX, X2
+	VPBROADCASTD X2, Y2
+
+lowbitQuantInt16AVX2_loop:
+	TESTQ       AX, AX
+	JZ          lowbitQuantInt16AVX2_done
+	VCVTPS2PD   (CX), Y3
+	VCVTPS2PD   16(CX), Y4
+	VMULPD      Y0, Y3, Y3
+	VMULPD      Y0, Y4, Y4
+	VCVTPD2DQY  Y3, X5
+	VCVTPD2DQY  Y4, X3
+	VINSERTI128 $0x01, X3, Y5, Y3
+	VPMINSD     Y1, Y3, Y3
+	VPMAXSD     Y2, Y3, Y3
+	VCVTPS2PD   32(CX), Y4
+	VCVTPS2PD   48(CX), Y6
+	VMULPD      Y0, Y4, Y4
+	VMULPD      Y0, Y6, Y6
+	VCVTPD2DQY  Y4, X5
+	VCVTPD2DQY  Y6, X4
+	VINSERTI128 $0x01, X4, Y5, Y4
+	VPMINSD     Y1, Y4, Y4
+	VPMAXSD     Y2, Y4, Y4
+	VPACKSSDW   Y4, Y3, Y3
+	VPERMQ      $0xd8, Y3, Y3
+	VMOVDQU     Y3, (DX)
+	ADDQ        $0x00000040, CX
+	ADDQ        $0x00000020, DX
+	DECQ        AX
+	JMP         lowbitQuantInt16AVX2_loop
+
+lowbitQuantInt16AVX2_done:
+	VZEROUPPER
+	RET
+
+// func lowbitQuantInt16AVX512(blocks int, x *float32, inv float64, q *int16)
+// Requires: AVX, AVX512F
+TEXT ·lowbitQuantInt16AVX512(SB), NOSPLIT, $0-32
+	MOVQ         blocks+0(FP), AX
+	MOVQ         x+8(FP), CX
+	MOVQ         q+24(FP), DX
+	VBROADCASTSD inv+16(FP), Z0
+	MOVL         $0x00007fff, BX
+	VPBROADCASTD BX, Z1
+	MOVL         $0xffff8001, BX
+	VPBROADCASTD BX, Z2
+
+lowbitQuantInt16AVX512_loop:
+	TESTQ        AX, AX
+	JZ           lowbitQuantInt16AVX512_done
+	VCVTPS2PD    (CX), Z3
+	VCVTPS2PD    32(CX), Z4
+	VMULPD       Z0, Z3, Z3
+	VMULPD       Z0, Z4, Z4
+	VCVTPD2DQ    Z3, Y5
+	VCVTPD2DQ    Z4, Y3
+	VINSERTI64X4 $0x01, Y3, Z5, Z3
+	VPMINSD      Z1, Z3, Z3
+	VPMAXSD      Z2, Z3, Z3
+	VPMOVDW      Z3, (DX)
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000020, DX
+	DECQ         AX
+	JMP          lowbitQuantInt16AVX512_loop
+
+lowbitQuantInt16AVX512_done:
+	VZEROUPPER
+	RET

@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 	"unsafe"
+
+	weights "github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
 // TestLowbitInt8RowsAgree checks that every AVX-512 int8 kernel of r rows
@@ -70,6 +72,80 @@ func TestLowbitInt8RowsAgree(t *testing.T) {
 						g, e := got[i*ldc+j], want[i*ldc+j]
 						if math.Float32bits(g) != math.Float32bits(e) {
 							t.Fatalf("rows %d, r %d, beta %g: c[%d][%d] = %g, want %g (2-row kernel)", rows, r, beta, i, j, g, e)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestLowbitQuantInt16 checks the quantize kernels against
+// lowbit.QuantizeInt16Scaled bit for bit: blocks 0 to 5, x and q at
+// unaligned starts, scales from Int16Scale of rows spanning many
+// magnitudes, ties of x·inv halfway between integers (to even), values
+// that round past ±32767 (clamped), zeros of both signs and subnormals.
+// It also checks that no element past 16·blocks is written.
+func TestLowbitQuantInt16(t *testing.T) {
+	type kern struct {
+		name string
+		ok   bool
+		fn   func(blocks int, x *float32, inv float64, q *int16)
+	}
+	seed := uint32(7)
+	next := func() uint32 { seed = seed*1664525 + 1013904223; return seed >> 8 }
+	for _, k := range []kern{{"avx2", hasAVX2, lowbitQuantInt16AVX2}, {"avx512", hasAVX512, lowbitQuantInt16AVX512}} {
+		if !k.ok {
+			t.Logf("%s: not available on this CPU", k.name)
+			continue
+		}
+		for blocks := 0; blocks <= 5; blocks++ {
+			for _, off := range []int{0, 1, 3} {
+				for _, mag := range []float32{1, 3e-30, 7e25, 0.5} {
+					n := 16 * blocks
+					x := make([]float32, n+off+16)[off : off+n]
+					for p := range x {
+						x[p] = (float32(next()%20001)/10000 - 1) * mag
+					}
+					switch {
+					case n >= 16:
+						x[0] = mag  // the largest: ±32767 exactly
+						x[1] = -mag // and its opposite
+						x[2] = float32(math.Copysign(0, -1))
+						x[3] = 0x1p-140 * mag // subnormal or tiny
+					}
+					scale, inv, ok := weights.Int16Scale(x)
+					if !ok || scale == 0 {
+						if n > 0 {
+							t.Fatalf("%s: Int16Scale refused a row of magnitude %g", k.name, mag)
+						}
+						inv = 1
+					}
+					if n >= 16 {
+						// Ties: elements whose x·inv is an odd integer plus a half
+						// (exact in float32 at these magnitudes for mag = 1).
+						for p := 4; p < 8; p++ {
+							x[p] = float32((float64(2*p+1) / 2) / inv)
+						}
+					}
+					want := make([]int16, n)
+					weights.QuantizeInt16Scaled(want, x, inv)
+					buf := make([]int16, n+off+16)
+					for i := range buf {
+						buf[i] = 0x5a5a
+					}
+					got := buf[off : off+n]
+					if blocks > 0 {
+						k.fn(blocks, &x[0], inv, &got[0])
+					}
+					for p := range want {
+						if got[p] != want[p] {
+							t.Fatalf("%s blocks=%d off=%d mag=%g: q[%d] = %d, want %d (x %g, inv %g)", k.name, blocks, off, mag, p, got[p], want[p], x[p], inv)
+						}
+					}
+					for i, v := range buf {
+						if (i < off || i >= off+n) && v != 0x5a5a {
+							t.Fatalf("%s blocks=%d off=%d: wrote element %d outside q", k.name, blocks, off, i-off)
 						}
 					}
 				}

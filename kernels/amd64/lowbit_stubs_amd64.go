@@ -253,3 +253,17 @@ func lowbitDequantInt8AVX2(groups int, w *byte, dst *float32)
 //
 //go:noescape
 func lowbitDequantInt8AVX512(groups int, w *byte, dst *float32)
+
+// lowbitQuantInt16AVX2 sets q[p] = float64(x[p])*inv rounded to the nearest integer (ties to even),
+// clamped to ±32767, for p < 16*blocks (see lowbit.QuantFunc).
+// Requires AVX2 and FMA. Arguments are not checked.
+//
+//go:noescape
+func lowbitQuantInt16AVX2(blocks int, x *float32, inv float64, q *int16)
+
+// lowbitQuantInt16AVX512 sets q[p] = float64(x[p])*inv rounded to the nearest integer (ties to even),
+// clamped to ±32767, for p < 16*blocks (see lowbit.QuantFunc).
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
+//
+//go:noescape
+func lowbitQuantInt16AVX512(blocks int, x *float32, inv float64, q *int16)

@@ -380,6 +380,24 @@ func QuantizeInt16(q []int16, x []float32) (scale float32, ok bool) {
 	if len(q) < len(x) {
 		panic(fmt.Sprintf("lowbit.QuantizeInt16: len(q) = %d, want >= len(x) = %d", len(q), len(x)))
 	}
+	scale, inv, ok := Int16Scale(x)
+	switch {
+	case !ok:
+		return 0, false
+	case scale == 0:
+		clear(q[:len(x)])
+	default:
+		QuantizeInt16Scaled(q, x, inv)
+	}
+	return scale, true
+}
+
+// Int16Scale returns the scale QuantizeInt16 gives x, max|x|/Int16Max
+// rounded to float32, the inverse of that float32 in float64
+// (QuantizeInt16Scaled multiplies by it), and true; or 0, 0 and true when
+// every element is 0; or false when QuantizeInt16 refuses x (an element
+// that is not finite, or a scale that would not be a normal float32).
+func Int16Scale(x []float32) (scale float32, inv float64, ok bool) {
 	// The encodings of |x[p]| order as the magnitudes do, infinities and
 	// NaNs above every finite value.
 	var mb uint32
@@ -387,18 +405,25 @@ func QuantizeInt16(q []int16, x []float32) (scale float32, ok bool) {
 		mb = max(mb, math.Float32bits(v)&^(1<<31))
 	}
 	if mb >= 0x7f800000 {
-		return 0, false // NaN or infinity
+		return 0, 0, false // NaN or infinity
 	}
 	mx := math.Float32frombits(mb)
 	if mx == 0 {
-		clear(q[:len(x)])
-		return 0, true
+		return 0, 0, true
 	}
 	if mx < minInt16Max {
-		return 0, false
+		return 0, 0, false
 	}
 	scale = float32(float64(mx) / Int16Max)
-	inv := 1 / float64(scale)
+	return scale, 1 / float64(scale), true
+}
+
+// QuantizeInt16Scaled sets q[p] to float64(x[p])·inv (rounded to
+// float64) rounded to the nearest integer, ties to even, and clamped to
+// ±Int16Max, for p < len(x): QuantizeInt16's activations for the inverse
+// of their scale (Int16Scale). x's elements must be finite and
+// |x[p]·inv| below 2⁵¹. It panics if len(q) < len(x).
+func QuantizeInt16Scaled(q []int16, x []float32, inv float64) {
 	// Adding 1.5·2⁵² rounds a float64 of magnitude below 2⁵¹ to an
 	// integer n, to nearest with ties to even, and leaves 2⁵¹+n in the
 	// mantissa; the conversion before the addition keeps the product
@@ -409,7 +434,6 @@ func QuantizeInt16(q []int16, x []float32) (scale float32, ok bool) {
 		r := int64(math.Float64bits(float64(float64(v)*inv)+round)&(1<<52-1)) - 1<<51
 		q[p] = int16(max(-Int16Max, min(Int16Max, r)))
 	}
-	return scale, true
 }
 
 // checkShape panics unless n, k >= 0 and an n×k matrix of rows of

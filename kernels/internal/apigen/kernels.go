@@ -362,6 +362,7 @@ var asmKinds = []asmKind{
 	kind("lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel", "").in(lowbit, "BF16Pair").when("hasAVX512BF16"),
 	kind("lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", "").in(lowbit, "SplitBF16").when("hasAVX512BF16"),
 	kind("lowbitDequantInt8", "func(groups int, w *byte, dst *float32)", both, "lowbit.DequantFunc", "").in(lowbit, "DequantInt8"),
+	kind("lowbitQuantInt16", "func(blocks int, x *float32, inv float64, q *int16)", onAMD64, "lowbit.QuantFunc", "").in(lowbit, "QuantInt16"),
 
 	// bf16compute: the micro-kernels of the bfloat16 products (VDPBF16PS
 	// on AVX512_BF16, BFDOT on FEAT_BF16) and amd64's packers.

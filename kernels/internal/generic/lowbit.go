@@ -108,6 +108,13 @@ func Int8Scaled(alpha float32, q []int16, x []float32) (xs float32, ok bool) {
 	if !ok {
 		return 0, false
 	}
+	return Int8Alpha(alpha, sx)
+}
+
+// Int8Alpha returns alpha·sx, the factor of a row of A whose activations'
+// scale is sx (lowbit.QuantizeInt16), and true, or false when that is not
+// zero or a normal float32 (Int8Scaled).
+func Int8Alpha(alpha, sx float32) (xs float32, ok bool) {
 	f := math.Abs(float64(alpha) * float64(sx))
 	if f != 0 && (f < 0x1p-126 || f > math.MaxFloat32) {
 		return 0, false

@@ -97,6 +97,37 @@ type Kernels struct {
 	// DequantInt8 dequantizes whole groups of Int8 weights (see
 	// DequantizeInt8).
 	DequantInt8 DequantFunc
+	// QuantInt16, if not nil, quantizes GemmInt8's rows of A 16
+	// activations at a time (see QuantFunc), and Go the rest.
+	QuantInt16 QuantFunc
+}
+
+// QuantFunc sets q[p] = weights.QuantizeInt16Scaled's value of x[p] for
+// the inverse scale inv, for p < 16·blocks: float64(x[p])·inv rounded to
+// float64, then to the nearest integer (ties to even), clamped to
+// ±weights.Int16Max. x's elements are finite and |x[p]·inv| below 2³¹.
+type QuantFunc func(blocks int, x *float32, inv float64, q *int16)
+
+// int8Scaled is generic.Int8Scaled with the set's QuantInt16: it
+// quantizes x into q and returns alpha times x's scale, or false for a
+// row the integer products do not take.
+func (ks *Kernels) int8Scaled(alpha float32, q []int16, x []float32) (xs float32, ok bool) {
+	sx, inv, ok := weights.Int16Scale(x)
+	switch {
+	case !ok:
+		return 0, false
+	case sx == 0:
+		clear(q[:len(x)])
+	default:
+		done := 0
+		if blocks := len(x) / 16; ks.QuantInt16 != nil && blocks > 0 {
+			_ = q[len(x)-1]
+			ks.QuantInt16(blocks, &x[0], inv, &q[0])
+			done = 16 * blocks
+		}
+		weights.QuantizeInt16Scaled(q[done:], x[done:], inv)
+	}
+	return generic.Int8Alpha(alpha, sx)
 }
 
 // DequantFunc sets dst[32g+p] = s_g·float32(q_g[p]) for g < groups and
@@ -249,7 +280,7 @@ func (ks *Kernels) GemmInt8(m int, alpha float32, a []float32, lda int, w *weigh
 		for r < len(ks.Int8) && i0+r < m {
 			x := a[(i0+r)*lda : (i0+r)*lda+k]
 			q := t.q[r*ldq : (r+1)*ldq]
-			xs, ok := generic.Int8Scaled(alpha, q, x)
+			xs, ok := ks.int8Scaled(alpha, q, x)
 			if !ok {
 				break
 			}
