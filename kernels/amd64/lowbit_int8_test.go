@@ -3,6 +3,7 @@
 package amd64
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"unsafe"
@@ -150,6 +151,39 @@ func TestLowbitQuantInt16(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// BenchmarkQuantInt16 measures quantizing one row of activations of
+// GPT-2 small's widths: Go (lowbit.QuantizeInt16Scaled) against the
+// AVX2 and AVX-512 kernels, in ns per row.
+func BenchmarkQuantInt16(b *testing.B) {
+	for _, k := range []int{768, 3072} {
+		x := make([]float32, k)
+		for p := range x {
+			x[p] = float32(math.Sin(float64(p))) * 3
+		}
+		q := make([]int16, k)
+		_, inv, _ := weights.Int16Scale(x)
+		b.Run(fmt.Sprintf("go/k=%d", k), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				weights.QuantizeInt16Scaled(q, x, inv)
+			}
+		})
+		for _, kn := range []struct {
+			name string
+			ok   bool
+			fn   func(blocks int, x *float32, inv float64, q *int16)
+		}{{"avx2", hasAVX2, lowbitQuantInt16AVX2}, {"avx512", hasAVX512, lowbitQuantInt16AVX512}} {
+			b.Run(fmt.Sprintf("%s/k=%d", kn.name, k), func(b *testing.B) {
+				if !kn.ok {
+					b.Skipf("%s: not available on this CPU", kn.name)
+				}
+				for i := 0; i < b.N; i++ {
+					kn.fn(k/16, &x[0], inv, &q[0])
+				}
+			})
 		}
 	}
 }
