@@ -36,14 +36,10 @@ func quantKernel(s *x86.ISA) {
 	blocks := x86.Arg("blocks")
 	x := x86.Arg("x")
 	q := x86.Arg("q")
-	c := GP32()
+	inv := s.Vec()
+	VBROADCASTSD(x86.Addr(Param("inv")), inv)
+	hi, lo := broadcastInt32(s, 32767), broadcastInt32(s, 0xffff8001) // ±32767
 	if s.Is512() {
-		inv, hi, lo := ZMM(), ZMM(), ZMM()
-		VBROADCASTSD(x86.Addr(Param("inv")), inv)
-		MOVL(U32(32767), c)
-		VPBROADCASTD(c, hi)
-		MOVL(U32(0xffff8001), c) // -32767
-		VPBROADCASTD(c, lo)
 		Label(name + "_loop")
 		TESTQ(blocks, blocks)
 		JZ(LabelRef(name + "_done"))
@@ -60,14 +56,6 @@ func quantKernel(s *x86.ISA) {
 		VPMAXSD(lo, v, v)
 		VPMOVDW(v, Mem{Base: q})
 	} else {
-		inv, hi, lo, t := YMM(), YMM(), YMM(), XMM()
-		VBROADCASTSD(x86.Addr(Param("inv")), inv)
-		MOVL(U32(32767), c)
-		VMOVD(c, t)
-		VPBROADCASTD(t, hi)
-		MOVL(U32(0xffff8001), c) // -32767
-		VMOVD(c, t)
-		VPBROADCASTD(t, lo)
 		Label(name + "_loop")
 		TESTQ(blocks, blocks)
 		JZ(LabelRef(name + "_done"))
@@ -98,4 +86,20 @@ func quantKernel(s *x86.ISA) {
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// broadcastInt32 returns a new vector with v in every 32-bit lane
+// (AVX-512 broadcasts from a general-purpose register, AVX2 through an
+// XMM register).
+func broadcastInt32(s *x86.ISA, v uint32) reg.VecVirtual {
+	c, d := GP32(), s.Vec()
+	MOVL(U32(v), c)
+	if s.Is512() {
+		VPBROADCASTD(c, d)
+		return d
+	}
+	t := XMM()
+	VMOVD(c, t)
+	VPBROADCASTD(t, d)
+	return d
 }
