@@ -428,6 +428,9 @@ func QuantizeInt16Scaled(q []int16, x []float32, inv float64) {
 	// integer n, to nearest with ties to even, and leaves 2⁵¹+n in the
 	// mantissa; the conversion before the addition keeps the product
 	// rounded on its own, never fused.
+	if len(q) < len(x) {
+		panic(fmt.Sprintf("lowbit.QuantizeInt16Scaled: len(q) = %d, want >= len(x) = %d", len(q), len(x)))
+	}
 	const round = 0x1.8p52
 	q = q[:len(x)]
 	for p, v := range x {

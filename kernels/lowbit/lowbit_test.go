@@ -441,3 +441,18 @@ func TestQuantizeInt16(t *testing.T) {
 // 32-bit int still compile there (the cases that use them assume a
 // 64-bit int; on 32 bits they come out 0).
 func pow2(n int) int { return 1 << n }
+
+// TestQuantizeInt16ScaledShortQ checks that QuantizeInt16Scaled refuses a
+// q shorter than x, naming the function and the lengths, before writing.
+func TestQuantizeInt16ScaledShortQ(t *testing.T) {
+	q := []int16{7}
+	defer func() {
+		if e := recover(); e == nil || !strings.Contains(e.(string), "lowbit.QuantizeInt16Scaled: len(q) = 1, want >= len(x) = 2") {
+			t.Errorf("short q: panic %v", e)
+		}
+		if q[0] != 7 {
+			t.Errorf("short q: q[0] written: %d", q[0])
+		}
+	}()
+	QuantizeInt16Scaled(q, []float32{1, 2}, 1)
+}
