@@ -140,16 +140,21 @@ func dots(s *x86.ISA, r int) {
 	RET()
 }
 
-// dotsAhead is how many rows of w ahead of the rows it reads a dots
-// kernel of more than dotsWFirst rows of x prefetches (PREFETCHT0, the
-// same cache line of each row of the block that many rows on): such a
-// kernel computes long enough on each line of w that the hardware's
-// prefetchers, which follow the few rows it reads at once, fall behind
-// memory's latency.
-const dotsAhead = 16
+// dotsAhead is how many blocks of rows of w ahead of the block it reads a
+// dots kernel of more than dotsWFirst rows of x prefetches (PREFETCHT0,
+// the same cache line of each row of the next block): such a kernel
+// computes long enough on each line of w that the hardware's prefetchers,
+// which follow the few rows it reads at once, fall behind memory's
+// latency. One block, not more: each prefetched line lands in L1 beside
+// the r rows of x the kernel keeps there; with GPT-2's tied head (50257
+// rows of 768) from memory, the 5- to 8-row kernels took 0.62–1.05× the
+// time of 16 rows ahead (Zen 5, six interleaved rounds), and an 8-row
+// decoding step of GPT-2 0.89× in the median (PERF.md, "Sampling and many
+// samples at once").
+const dotsAhead = 1
 
 // dotsBlock computes the r×R block of c at cp from R rows of w at wrow,
-// prefetching (pf) the rows dotsAhead rows on.
+// prefetching (pf) the rows dotsAhead blocks on.
 func dotsBlock(s *x86.ISA, r, R int, pf bool, name string, wrow, ldw, cp reg.GPVirtual) {
 	acc := make([][]reg.VecVirtual, R) // acc[j][i]: row j of w, row i of x
 	for j := range acc {
@@ -179,7 +184,7 @@ func dotsBlock(s *x86.ISA, r, R int, pf bool, name string, wrow, ldw, cp reg.GPV
 			panic("dots: prefetching blocks of more than 4 rows")
 		}
 		pfp = GP64()
-		IMUL3Q(U32(dotsAhead), ldw, pfp)
+		IMUL3Q(U32(dotsAhead*R), ldw, pfp)
 		ADDQ(p0, pfp)
 	}
 	xp := x86.Arg("x")
