@@ -402,8 +402,12 @@ type vecReg interface {
 }
 
 // axpysAhead is how many rows of b ahead the axpys kernel of the most
-// rows prefetches.
-const axpysAhead = 32
+// rows prefetches, into L2 (PREFETCHT1): GPT-2's 768×3072 and 3072×768
+// from memory at m = 8 took 0.68–0.99× the time of 32 rows into L1
+// (PREFETCHT0), 48 to 96 rows into L2 about the same as 64, and a
+// decoding step of 8 sequences 0.90× in the median (Zen 5; PERF.md,
+// "Sampling and many samples at once").
+const axpysAhead = 64
 
 // zmm are the vector registers by number, for kernels that place their
 // own.
@@ -494,7 +498,7 @@ func axpysBlock(s *x86.ISA, r, V int, t *x86.Tail, name string, b0, c0 Op) {
 		// long enough on each row's few lines that the hardware's
 		// prefetchers, following the column block down b, fall behind.
 		for u := 0; u < V; u++ {
-			PREFETCHT0(s.At(pf, u))
+			PREFETCHT1(s.At(pf, u))
 		}
 		ADDQ(ldb, pf)
 	}
