@@ -129,6 +129,18 @@ func TestReadRate(t *testing.T) {
 	if n := len(ReadBuffer()); 4*n != streamBytes(kernels.CPU().L3) {
 		t.Errorf("ReadBuffer holds %d bytes, want %d", 4*n, streamBytes(kernels.CPU().L3))
 	}
+	for _, bytes := range []int{0, 4, 4 << 20, 4<<20 + 12} {
+		x := ReadBufferOf(bytes)
+		if len(x) != bytes/4 {
+			t.Errorf("ReadBufferOf(%d) holds %d floats, want %d", bytes, len(x), bytes/4)
+		}
+		for i, v := range x {
+			if v != float32(i&7) {
+				t.Errorf("ReadBufferOf(%d)[%d] = %v, want %d", bytes, i, v, i&7)
+				break
+			}
+		}
+	}
 }
 
 // TestLowbitGemvKernels checks the GEMV kernels over bf16 and int8

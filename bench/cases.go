@@ -52,6 +52,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/simdgpt/simdgpt/internal/hugepage"
 	"github.com/simdgpt/simdgpt/kernels"
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
@@ -395,7 +396,7 @@ func gemvKernel() *Kernel {
 				xl, yl = yl, xl
 			}
 			r := newRand(1)
-			a, x, y := randSlice(r, s.M*s.N, 1), randSlice(r, xl, 1), make([]float32, yl)
+			a, x, y := hugeRandSlice(r, s.M*s.N), randSlice(r, xl, 1), make([]float32, yl)
 			gemv := im.Gemv
 			return func() { gemv(s.TransA, s.M, s.N, 1, a, s.N, x, 0, y) }
 		},
@@ -413,12 +414,13 @@ var lowbitShapes = []Shape{
 
 // lowbitMemory is Kernel.Memory of the low-bit GEMV kernels, whose
 // weights take perWeight bytes (rows padded to whole groups): the float32
-// matrix they are converted from, the weights, x and y.
+// matrix they are converted from, the weights twice (converted, then
+// copied into huge pages: hugeCopy), x and y.
 func lowbitMemory(perWeight float64) func(s Shape) float64 {
 	return func(s Shape) float64 {
 		m, n := float64(s.M), float64(s.N)
 		k := float64(lowbit.Groups(s.N) * lowbit.GroupSize)
-		return 4*m*n + perWeight*m*k + 4*(m+n)
+		return 4*m*n + 2*perWeight*m*k + 4*(m+n)
 	}
 }
 
@@ -441,6 +443,7 @@ func gemvBF16Kernel() *Kernel {
 		setup: func(s Shape, im *Impl) func() {
 			r := newRand(1)
 			w := lowbit.BF16FromNK(randSlice(r, s.M*s.N, 1), s.M, s.N)
+			w.Data = hugeCopy(w.Data)
 			x, y := randSlice(r, s.N, 1), make([]float32, s.M)
 			gemm := im.GemmBF16
 			return func() { gemm(1, 1, x, s.N, w, 0, y, s.M) }
@@ -471,6 +474,7 @@ func gemvInt8Kernel() *Kernel {
 			if err != nil {
 				panic(err) // random finite weights always quantize
 			}
+			w.Blocks = hugeCopy(w.Blocks)
 			x, y := randSlice(r, s.N, 1), make([]float32, s.M)
 			gemm := im.GemmInt8
 			return func() { gemm(1, 1, x, s.N, w, 0, y, s.M) }
@@ -819,13 +823,36 @@ func vecKernel(name, doc string, flopsPerElem, bytesPerElem float64, op func(im 
 // newRand returns a deterministic generator.
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)) }
 
+// hugeRandSlice is randSlice(r, n, 1) in memory advised to be backed by
+// huge pages, as the read-bound kernels' large operand is (their bound,
+// ReadRate, reads such a buffer; package gpt's weights are in them too).
+func hugeRandSlice(r *rand.Rand, n int) []float32 {
+	s := HugeFloats(n)
+	fillRand(r, s, 1)
+	return s
+}
+
+// hugeCopy returns a copy of s in memory advised to be backed by huge
+// pages.
+func hugeCopy[T any](s []T) []T {
+	c := make([]T, len(s))
+	hugepage.Advise(c)
+	copy(c, s)
+	return c
+}
+
 // randSlice returns n values uniform in [-scale, scale).
 func randSlice(r *rand.Rand, n int, scale float32) []float32 {
 	s := make([]float32, n)
+	fillRand(r, s, scale)
+	return s
+}
+
+// fillRand sets every element of s uniform in [-scale, scale).
+func fillRand(r *rand.Rand, s []float32, scale float32) {
 	for i := range s {
 		s[i] = (r.Float32()*2 - 1) * scale
 	}
-	return s
 }
 
 // Select returns the cases of kernels named in kernelNames (all when

@@ -741,10 +741,8 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 	if tp != nil {
 		r.torch = map[decodeKey][]float64{}
 	}
-	buf := make([]float32, bandwidthBytes(kernels.CPU().L3)/4)
-	for i := range buf {
-		buf[i] = 1 // touch every page
-	}
+	// In huge pages, as the model's weights are (bench.ReadBufferOf).
+	buf := bench.ReadBufferOf(bandwidthBytes(kernels.CPU().L3))
 	for round := 1; round <= o.rounds; round++ {
 		for _, c := range o.ctxs {
 			for _, n := range o.threads {
