@@ -2,10 +2,10 @@ package bench
 
 import (
 	"fmt"
-	"github.com/simdgpt/simdgpt/internal/hugepage"
 	"sync"
 	"time"
 
+	"github.com/simdgpt/simdgpt/internal/hugepage"
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
