@@ -87,22 +87,22 @@ func ReadBufferBytes() int { return streamBytes(kernels.CPU().L3) }
 func ReadBuffer() []float32 { return ReadBufferOf(ReadBufferBytes()) }
 
 // ReadBufferOf returns a buffer of bytes/4 float32s for ReadRate, every
-// page written, backed by huge pages where the system gives them (as
-// package gpt's weights and the read-bound cases' operands are, see
-// HugeFloats): read from 4 KiB pages, the bound measured 20–30% lower
-// on Zen 5 under KVM, below what the decoders read from their weights.
+// page written, backed by huge pages where the system gives them, as
+// package gpt's weights and the read-bound cases' operands are (see
+// hugeSlice): the bound must be read from pages of the same size as the
+// operands it bounds.
 func ReadBufferOf(bytes int) []float32 {
-	x := HugeFloats(bytes / 4)
+	x := hugeSlice[float32](bytes / 4)
 	for i := range x {
 		x[i] = float32(i & 7)
 	}
 	return x
 }
 
-// HugeFloats returns n zero float32s whose memory is advised to be backed
-// by huge pages (internal/hugepage) before any page is touched.
-func HugeFloats(n int) []float32 {
-	x := make([]float32, n)
+// hugeSlice returns n zero values whose memory is advised to be backed by
+// huge pages (internal/hugepage) before any page is touched.
+func hugeSlice[T any](n int) []T {
+	x := make([]T, n)
 	hugepage.Advise(x)
 	return x
 }

@@ -52,7 +52,6 @@ import (
 	"strings"
 	"unsafe"
 
-	"github.com/simdgpt/simdgpt/internal/hugepage"
 	"github.com/simdgpt/simdgpt/kernels"
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
@@ -827,7 +826,7 @@ func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 0x5eed)
 // huge pages, as the read-bound kernels' large operand is (their bound,
 // ReadRate, reads such a buffer; package gpt's weights are in them too).
 func hugeRandSlice(r *rand.Rand, n int) []float32 {
-	s := HugeFloats(n)
+	s := hugeSlice[float32](n)
 	fillRand(r, s, 1)
 	return s
 }
@@ -835,8 +834,7 @@ func hugeRandSlice(r *rand.Rand, n int) []float32 {
 // hugeCopy returns a copy of s in memory advised to be backed by huge
 // pages.
 func hugeCopy[T any](s []T) []T {
-	c := make([]T, len(s))
-	hugepage.Advise(c)
+	c := hugeSlice[T](len(s))
 	copy(c, s)
 	return c
 }

@@ -146,11 +146,8 @@ func dots(s *x86.ISA, r int) {
 // computes long enough on each line of w that the hardware's prefetchers,
 // which follow the few rows it reads at once, fall behind memory's
 // latency. One block, not more: each prefetched line lands in L1 beside
-// the r rows of x the kernel keeps there; with GPT-2's tied head (50257
-// rows of 768) from memory, the 5- to 8-row kernels took 0.62–1.05× the
-// time of 16 rows ahead (Zen 5, six interleaved rounds), and an 8-row
-// decoding step of GPT-2 0.89× in the median (PERF.md, "Sampling and many
-// samples at once").
+// the r rows of x the kernel keeps there, and farther ahead it evicts them
+// (measured in PERF.md, "Sampling and many samples at once").
 const dotsAhead = 1
 
 // dotsBlock computes the r×R block of c at cp from R rows of w at wrow,
@@ -402,11 +399,10 @@ type vecReg interface {
 }
 
 // axpysAhead is how many rows of b ahead the axpys kernel of the most
-// rows prefetches, into L2 (PREFETCHT1): GPT-2's 768×3072 and 3072×768
-// from memory at m = 8 took 0.68–0.99× the time of 32 rows into L1
-// (PREFETCHT0), 48 to 96 rows into L2 about the same as 64, and a
-// decoding step of 8 sequences 0.90× in the median (Zen 5; PERF.md,
-// "Sampling and many samples at once").
+// rows prefetches, into L2 (PREFETCHT1): far enough to cover memory's
+// latency over the few lines of each row it reads, and not into L1, where
+// that many rows' lines would crowd out the column block's (measured in
+// PERF.md, "Sampling and many samples at once").
 const axpysAhead = 64
 
 // zmm are the vector registers by number, for kernels that place their
