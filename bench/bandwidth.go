@@ -2,6 +2,8 @@ package bench
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -107,12 +109,27 @@ func hugeSlice[T any](n int) []T {
 	return x
 }
 
+// readStreams are the numbers of streams ReadRate tries with
+// ReadStreamsLoop: one, and as many as the one-row products read at once.
+var readStreams = []int{1, 2, 4, 8}
+
+// ReadRateHow says in a few words how ReadRate reads, for the lines that
+// print its rates.
+func ReadRateHow() string {
+	ns := make([]string, len(readStreams))
+	for i, s := range readStreams {
+		ns[i] = strconv.Itoa(s)
+	}
+	return "the fastest of Sum, ReadPeakLoop and ReadStreamsLoop of " + strings.Join(ns, ", ") + " streams"
+}
+
 // ReadRate measures the streaming read bandwidth in bytes per second,
 // the read-bound kernels' yardstick: x (beyond the L3: see ReadBuffer) is
-// split into threads equal parts read at once by as many goroutines,
-// once with p's Sum and once with its ReadPeakLoop (every line
-// prefetched ahead), and the faster rate is returned. It panics if
-// threads < 1 or x has fewer than threads elements.
+// split into threads equal parts read at once by as many goroutines, with
+// each of p's read patterns in turn (Sum; ReadPeakLoop, every line
+// prefetched ahead; ReadStreamsLoop of each of readStreams), and the
+// fastest rate is returned: which pattern a core reads fastest depends on
+// the CPU. It panics if threads < 1 or x has fewer than threads elements.
 func ReadRate(p *kernels.Impl, x []float32, threads int) float64 {
 	if threads < 1 || len(x) < threads {
 		panic(fmt.Sprintf("bench.ReadRate: threads = %d with %d elements", threads, len(x)))
@@ -137,6 +154,9 @@ func ReadRate(p *kernels.Impl, x []float32, threads int) float64 {
 		}
 		return float64(total) / el.Seconds()
 	}
-	sum := rate(func(x []float32) int { p.Sum(x); return 4 * len(x) })
-	return max(sum, rate(p.ReadPeakLoop))
+	best := max(rate(func(x []float32) int { p.Sum(x); return 4 * len(x) }), rate(p.ReadPeakLoop))
+	for _, s := range readStreams {
+		best = max(best, rate(func(x []float32) int { return p.ReadStreamsLoop(x, s) }))
+	}
+	return best
 }

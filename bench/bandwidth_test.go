@@ -111,9 +111,11 @@ func TestGemvKernel(t *testing.T) {
 func TestReadRate(t *testing.T) {
 	p := kernels.Implementations()[0]
 	x := make([]float32, 1<<16)
-	for _, threads := range []int{1, 2} {
-		if r := ReadRate(p, x, threads); !(r > 0) || r > 1e15 {
-			t.Errorf("ReadRate(%d threads) = %v", threads, r)
+	for _, im := range kernels.Implementations() {
+		for _, threads := range []int{1, 2} {
+			if r := ReadRate(im, x, threads); !(r > 0) || r > 1e15 {
+				t.Errorf("%s: ReadRate(%d threads) = %v", im.Name(), threads, r)
+			}
 		}
 	}
 	for _, threads := range []int{0, len(x) + 1} {

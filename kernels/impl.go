@@ -95,6 +95,28 @@ func (p *Impl) ReadPeakLoop(x []float32) (bytes int) {
 	return 4 * len(x)
 }
 
+// ReadStreamsLoop reads x as streams equal runs, front to back, and
+// returns the number of bytes it read, for measuring the read bandwidth
+// of a core that reads several streams at once (as the one-row products
+// read rows of a matrix) when x is beyond the caches: on sets with a
+// streams loop (avx2, avx512), a block of each run in turn with no
+// software prefetch (the elements after the runs' last whole blocks are
+// not read); elsewhere, and when x holds less than one block a stream,
+// the whole of x with Sum. It panics if streams < 1.
+func (p *Impl) ReadStreamsLoop(x []float32, streams int) (bytes int) {
+	if streams < 1 {
+		panic(fmt.Sprintf("kernels.Impl.ReadStreamsLoop: streams = %d, want at least 1 (%s)", streams, p.set.Name))
+	}
+	if s := &p.set.Instruments; s.StreamsLoop != nil {
+		if run := len(x) / streams / s.StreamsBlock * s.StreamsBlock; run > 0 {
+			readSink = s.StreamsLoop(&x[0], run, streams, run)
+			return 4 * run * streams
+		}
+	}
+	readSink = p.Sum(x)
+	return 4 * len(x)
+}
+
 // readAhead is ReadPeakLoop's prefetch distance in bytes.
 const readAhead = 8192
 

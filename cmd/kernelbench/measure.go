@@ -125,8 +125,8 @@ func measureRead(cfg *config) (float64, string) {
 		gbs = append(gbs, bench.ReadRate(p, x, cfg.procs)/1e9)
 	}
 	bw := bench.Median(gbs)
-	return bw, fmt.Sprintf("read bw:    %s GB/s [%s, %s]: %s Sum or ReadPeakLoop (the faster) over %d MiB by %d goroutines, median and range of %d, before the cases",
-		bench.FormatRate(bw), bench.FormatRate(slices.Min(gbs)), bench.FormatRate(slices.Max(gbs)), p.Name(), 4*len(x)>>20, cfg.procs, readSamples)
+	return bw, fmt.Sprintf("read bw:    %s GB/s [%s, %s]: %s %s over %d MiB by %d goroutines, median and range of %d, before the cases",
+		bench.FormatRate(bw), bench.FormatRate(slices.Min(gbs)), bench.FormatRate(slices.Max(gbs)), p.Name(), bench.ReadRateHow(), 4*len(x)>>20, cfg.procs, readSamples)
 }
 
 // printHeader prints the machine and the run's settings, before the

@@ -235,9 +235,9 @@ func parseCounts(flagName, s, what string, limit int) ([]int, error) {
 func bandwidthBytes(l3 int) int { return max(256<<20, 8*l3) }
 
 // readBandwidth returns the rate in GB/s at which impl reads buf with
-// threads goroutines at once (bench.ReadRate: each reads its part with
-// Sum and with ReadPeakLoop, every line prefetched ahead, and the faster
-// counts): the median of passes passes.
+// threads goroutines at once (bench.ReadRate: each reads its part in
+// each of the read patterns, and the fastest counts): the median of
+// passes passes.
 func readBandwidth(impl *kernels.Impl, buf []float32, passes, threads int) float64 {
 	rates := make([]float64, passes)
 	for i := range rates {
@@ -785,8 +785,8 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "read bandwidth: %s Sum or ReadPeakLoop (the faster) over %d MiB split between as many goroutines as threads (GOMAXPROCS the same), median of 3 passes after each round, median of the rounds: %s\n",
-		impl.Name(), 4*len(buf)>>20, r.bandwidthSummary())
+	fmt.Fprintf(stdout, "read bandwidth: %s %s over %d MiB split between as many goroutines as threads (GOMAXPROCS the same), median of 3 passes after each round, median of the rounds: %s\n",
+		impl.Name(), bench.ReadRateHow(), 4*len(buf)>>20, r.bandwidthSummary())
 	if tp != nil {
 		how := "torch.set_num_threads (its BLAS is not OpenBLAS: its threads are its own)"
 		if tp.blas == "openblas" {

@@ -47,6 +47,9 @@ func instrumentsAVX2(tile string) kernelset.Instruments {
 		ReadLoop:  readAheadAVX2,
 		ReadBlock: 256, // 1 KiB a step
 
+		StreamsLoop:  readStreamsAVX2,
+		StreamsBlock: 64, // 256 bytes of each stream in turn
+
 		Tile:     tile,
 		Tiles:    tileNames("avx2"),
 		WithTile: withTile("avx2", setAVX2),
@@ -61,6 +64,9 @@ func instrumentsAVX512(tile string) kernelset.Instruments {
 
 		ReadLoop:  readAheadAVX512,
 		ReadBlock: 256, // 1 KiB a step
+
+		StreamsLoop:  readStreamsAVX512,
+		StreamsBlock: 64, // 256 bytes of each stream in turn
 
 		BF16Loop:  bf16Loop,
 		BF16Flops: bf16Flops,

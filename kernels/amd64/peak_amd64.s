@@ -472,3 +472,99 @@ readAheadAVX512_loop:
 	MOVSS         X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func readStreamsAVX2(p *float32, n int, streams int, stride int) float32
+// Requires: AVX, SSE
+TEXT ·readStreamsAVX2(SB), NOSPLIT, $0-36
+	MOVQ   p+0(FP), AX
+	MOVQ   n+8(FP), CX
+	MOVQ   streams+16(FP), DX
+	MOVQ   stride+24(FP), BX
+	SHLQ   $0x02, BX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+
+readStreamsAVX2_loop:
+	MOVQ AX, SI
+	MOVQ DX, DI
+
+readStreamsAVX2_stream:
+	VADDPS       (SI), Y0, Y0
+	VADDPS       32(SI), Y1, Y1
+	VADDPS       64(SI), Y2, Y2
+	VADDPS       96(SI), Y3, Y3
+	VADDPS       128(SI), Y4, Y4
+	VADDPS       160(SI), Y5, Y5
+	VADDPS       192(SI), Y6, Y6
+	VADDPS       224(SI), Y7, Y7
+	ADDQ         BX, SI
+	DECQ         DI
+	JNZ          readStreamsAVX2_stream
+	ADDQ         $0x00000100, AX
+	SUBQ         $0x00000040, CX
+	JNZ          readStreamsAVX2_loop
+	VADDPS       Y1, Y0, Y0
+	VADDPS       Y3, Y2, Y2
+	VADDPS       Y5, Y4, Y4
+	VADDPS       Y7, Y6, Y6
+	VADDPS       Y2, Y0, Y0
+	VADDPS       Y6, Y4, Y4
+	VADDPS       Y4, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X1
+	VADDPS       X1, X0, X0
+	VMOVHLPS     X0, X0, X1
+	VADDPS       X1, X0, X0
+	VMOVSHDUP    X0, X1
+	VADDSS       X1, X0, X0
+	MOVSS        X0, ret+32(FP)
+	VZEROUPPER
+	RET
+
+// func readStreamsAVX512(p *float32, n int, streams int, stride int) float32
+// Requires: AVX, AVX512F, SSE
+TEXT ·readStreamsAVX512(SB), NOSPLIT, $0-36
+	MOVQ   p+0(FP), AX
+	MOVQ   n+8(FP), CX
+	MOVQ   streams+16(FP), DX
+	MOVQ   stride+24(FP), BX
+	SHLQ   $0x02, BX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+
+readStreamsAVX512_loop:
+	MOVQ AX, SI
+	MOVQ DX, DI
+
+readStreamsAVX512_stream:
+	VADDPS        (SI), Z0, Z0
+	VADDPS        64(SI), Z1, Z1
+	VADDPS        128(SI), Z2, Z2
+	VADDPS        192(SI), Z3, Z3
+	ADDQ          BX, SI
+	DECQ          DI
+	JNZ           readStreamsAVX512_stream
+	ADDQ          $0x00000100, AX
+	SUBQ          $0x00000040, CX
+	JNZ           readStreamsAVX512_loop
+	VADDPS        Z1, Z0, Z0
+	VADDPS        Z3, Z2, Z2
+	VADDPS        Z2, Z0, Z0
+	VEXTRACTF64X4 $0x01, Z0, Y1
+	VADDPS        Y1, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X1
+	VADDPS        X1, X0, X0
+	VMOVHLPS      X0, X0, X1
+	VADDPS        X1, X0, X0
+	VMOVSHDUP     X0, X1
+	VADDSS        X1, X0, X0
+	MOVSS         X0, ret+32(FP)
+	VZEROUPPER
+	RET

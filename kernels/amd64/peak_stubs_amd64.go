@@ -33,3 +33,15 @@ func readAheadAVX2(p *float32, n int, dist int) float32
 //
 //go:noescape
 func readAheadAVX512(p *float32, n int, dist int) float32
+
+// readStreamsAVX2 returns the sum of streams runs of n floats (n >= 1, a multiple of 64; streams >= 1),
+// the first at p and each stride floats after the one before, read 256 bytes of each run in turn. Requires AVX2 and FMA.
+//
+//go:noescape
+func readStreamsAVX2(p *float32, n int, streams int, stride int) float32
+
+// readStreamsAVX512 returns the sum of streams runs of n floats (n >= 1, a multiple of 64; streams >= 1),
+// the first at p and each stride floats after the one before, read 256 bytes of each run in turn. Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func readStreamsAVX512(p *float32, n int, streams int, stride int) float32

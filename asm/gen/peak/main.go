@@ -16,6 +16,10 @@ import (
 // readBlock is the bytes a read loop reads per iteration.
 const readBlock = 1024
 
+// streamBlock is the bytes the streams loop reads from each stream in
+// turn.
+const streamBlock = 256
+
 // accumulators is the number of independent FMA chains: enough to cover
 // FMA latency (4 cycles) times two FMA ports with room to spare.
 const accumulators = 12
@@ -27,6 +31,8 @@ func main() {
 	bf16Loop()
 	read(x86.AVX2)
 	read(x86.AVX512)
+	readStreams(x86.AVX2)
+	readStreams(x86.AVX512)
 	x86.Finish()
 }
 
@@ -125,6 +131,43 @@ func read(s *x86.ISA) {
 	}
 	ADDQ(U32(readBlock), p)
 	SUBQ(U32(readBlock/4), n)
+	JNZ(LabelRef(name + "_loop"))
+	x86.Tree(VADDPS, acc)
+	s.SumToLane0(acc[0])
+	Store(acc[0].AsX(), ReturnIndex(0))
+	VZEROUPPER()
+	RET()
+}
+
+// readStreams generates readStreams<ISA>: the sum of streams runs of n
+// floats (n a multiple of streamBlock/4), the first at p and each stride
+// floats after the one before, reading streamBlock bytes of each run in
+// turn into 4 accumulators (AVX2: 8), with no software prefetch: a core's
+// hardware prefetchers follow several streams at once, and on some CPUs
+// read faster so than one stream.
+func readStreams(s *x86.ISA) {
+	name := "readStreams" + s.Name
+	x86.Func(name, "readStreams", name+" returns the sum of streams runs of n floats (n >= 1, a multiple of "+itoa(streamBlock/4)+"; streams >= 1),",
+		"the first at p and each stride floats after the one before, read "+itoa(streamBlock)+" bytes of each run in turn. Requires "+s.Req+".")
+	p := x86.Arg("p")
+	n := x86.Arg("n")
+	streams := x86.Arg("streams")
+	stride := x86.Arg("stride")
+	SHLQ(U8(2), stride)
+	acc := s.Zeros(streamBlock / s.Bytes())
+	q, t := GP64(), GP64()
+	Label(name + "_loop")
+	MOVQ(p, q)
+	MOVQ(streams, t)
+	Label(name + "_stream")
+	for v := range acc {
+		VADDPS(s.At(q, v), acc[v], acc[v])
+	}
+	ADDQ(stride, q)
+	DECQ(t)
+	JNZ(LabelRef(name + "_stream"))
+	ADDQ(U32(streamBlock), p)
+	SUBQ(U32(streamBlock/4), n)
 	JNZ(LabelRef(name + "_loop"))
 	x86.Tree(VADDPS, acc)
 	s.SumToLane0(acc[0])

@@ -397,5 +397,6 @@ var asmKinds = []asmKind{
 	// peak: the measuring loops of kernelset.Instruments.
 	kind("fmaPeak", "func(n int)", both, "kernelset.Instruments.FMALoop", ""),
 	kind("readAhead", "func(p *float32, n, dist int) float32", onAMD64, "kernelset.Instruments.ReadLoop", ""),
+	kind("readStreams", "func(p *float32, n, streams, stride int) float32", onAMD64, "kernelset.Instruments.StreamsLoop", ""),
 	kind("bf16Peak", "func(n int)", both, "kernelset.Instruments.BF16Loop", ""),
 }

@@ -186,6 +186,15 @@ type Instruments struct {
 	ReadLoop  func(p *float32, n, dist int) float32
 	ReadBlock int
 
+	// StreamsLoop returns the sum of streams runs of n floats (n >= 1,
+	// a multiple of StreamsBlock), the first at p and each stride
+	// floats after the one before, read StreamsBlock floats of each run
+	// in turn, with no prefetching; for measuring the read bandwidth of
+	// a core that reads several streams at once, as a matrix-vector
+	// product does. nil for the sets without one.
+	StreamsLoop  func(p *float32, n, streams, stride int) float32
+	StreamsBlock int
+
 	// BF16Loop runs n >= 1 iterations of BF16Flops floating-point
 	// operations of independent bfloat16 dot products (VDPBF16PS), for
 	// measuring the CPU's peak bfloat16 rate; nil (and BF16Flops 0) for

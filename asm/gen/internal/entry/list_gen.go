@@ -46,6 +46,7 @@ var List = []Kind{
 	{Name: "biasGeluRow", Sig: "func(y, x, bias []float32)", Arch: []string{"amd64", "arm64"}, Use: "kernelset.Set.BiasGELU (through biasGeluAVX2 ...)", Ref: ""},
 	{Name: "fmaPeak", Sig: "func(n int)", Arch: []string{"amd64", "arm64"}, Use: "kernelset.Instruments.FMALoop", Ref: ""},
 	{Name: "readAhead", Sig: "func(p *float32, n, dist int) float32", Arch: []string{"amd64"}, Use: "kernelset.Instruments.ReadLoop", Ref: ""},
+	{Name: "readStreams", Sig: "func(p *float32, n, streams, stride int) float32", Arch: []string{"amd64"}, Use: "kernelset.Instruments.StreamsLoop", Ref: ""},
 	{Name: "bf16Peak", Sig: "func(n int)", Arch: []string{"amd64", "arm64"}, Use: "kernelset.Instruments.BF16Loop", Ref: ""},
 }
 
