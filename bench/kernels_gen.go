@@ -34,6 +34,7 @@ type KernelFuncs struct {
 	GemmBF16                func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)
 	GemmInt8                func(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
 	DequantizeInt8          func(w *lowbit.Int8, j0, n int, d []float32, ldd int)
+	GemmDequantInt8         func(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
 	GemmBF16Compute         func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
 	GemmBiasBF16Compute     func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, c []float32, ldc int)
 	GemmBiasGELUBF16Compute func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, bias []float32, pre []float32, ldpre int, out []float32, ldout int)
@@ -67,6 +68,7 @@ func kernelsOf(p *kernels.Impl) KernelFuncs {
 		GemmBF16:                p.GemmBF16,
 		GemmInt8:                p.GemmInt8,
 		DequantizeInt8:          p.DequantizeInt8,
+		GemmDequantInt8:         p.GemmDequantInt8,
 		GemmBF16Compute:         p.GemmBF16Compute,
 		GemmBiasBF16Compute:     p.GemmBiasBF16Compute,
 		GemmBiasGELUBF16Compute: p.GemmBiasGELUBF16Compute,

@@ -78,8 +78,8 @@ func (w *linear) bf16Rows(rows int) bool { return w.bf16 && rows >= bf16MinRows 
 
 // lowGemm sets out [rows,n] = x [rows,k]·W + beta·out for a low-bit W:
 // bfloat16 weights read directly by the bf16 kernels, int8 weights by the
-// int8 kernels for fewer than int8MinRows rows and dequantized by panels
-// (int8Panels) for more.
+// int8 kernels for fewer than int8MinRows rows and dequantized for more
+// (kernels.GemmDequantInt8, or int8Panels in bfloat16 compute).
 func (w *linear) lowGemm(p *kernels.Impl, out, x []float32, rows int, beta float32) {
 	if w.bf != nil && w.bf16Rows(rows) {
 		p.GemmBF16ComputeWeights(rows, 1, x, w.k, w.bf, beta, out, w.n)
@@ -89,15 +89,18 @@ func (w *linear) lowGemm(p *kernels.Impl, out, x []float32, rows int, beta float
 		p.GemmBF16(rows, 1, x, w.k, w.bf, beta, out, w.n)
 		return
 	}
-	if rows >= int8MinRows {
+	switch {
+	case rows >= int8MinRows && w.bf16Rows(rows):
 		w.int8Panels(p, out, x, rows, beta)
-		return
+	case rows >= int8MinRows:
+		p.GemmDequantInt8(rows, 1, x, w.k, w.i8, beta, out, w.n)
+	default:
+		p.GemmInt8(rows, 1, x, w.k, w.i8, beta, out, w.n)
 	}
-	p.GemmInt8(rows, 1, x, w.k, w.i8, beta, out, w.n)
 }
 
 // int8MinRows is the fewest rows a product over int8 weights computes on
-// the weights dequantized (linear.int8Panels) rather than with the int8
+// the weights dequantized (kernels.GemmDequantInt8) rather than with the int8
 // kernels (kernels.GemmInt8), which quantize the rows to int16 and run
 // fewer rows at a time: from this many rows on, the product's work
 // outweighs dequantizing the weights once.
@@ -112,12 +115,13 @@ const int8PanelCols = 256
 // one model, allocate none once warm.
 var int8PanelPool = sync.Pool{New: func() any { return new([]float32) }}
 
-// int8Panels sets out [rows,n] = x·W + beta·out for int8 weights W by
-// panels of int8PanelCols columns: each panel dequantized (kernels.DequantizeInt8) exactly as
-// lowbit.Int8.At does (Scale·Q in float32), then multiplied by x with
-// float32 products (kernels.Gemm) or, with bf16 compute, bfloat16 ones
-// (kernels.GemmBF16Compute). Its results are thus those of the float32
-// (or bfloat16) product with the dequantized weights.
+// int8Panels sets out [rows,n] = x·W + beta·out for int8 weights W in
+// bfloat16 compute, by panels of int8PanelCols columns: each panel
+// dequantized (kernels.DequantizeInt8) exactly as lowbit.Int8.At does
+// (Scale·Q in float32), then multiplied by x with bfloat16 products
+// (kernels.GemmBF16Compute). Its results are thus those of the bfloat16
+// product with the dequantized weights; the float32 products take
+// kernels.GemmDequantInt8, which needs no dequantized copy.
 func (w *linear) int8Panels(p *kernels.Impl, out, x []float32, rows int, beta float32) {
 	bp := int8PanelPool.Get().(*[]float32)
 	nb := min(int8PanelCols, w.n)
@@ -125,7 +129,7 @@ func (w *linear) int8Panels(p *kernels.Impl, out, x []float32, rows int, beta fl
 	for j0 := 0; j0 < w.n; j0 += nb {
 		jn := min(nb, w.n-j0)
 		parallelFor(jn, 16, func(lo, hi int) { p.DequantizeInt8(w.i8, j0+lo, hi-lo, panel[lo*w.k:], w.k) })
-		gemm(p, w.bf16Rows(rows), false, true, rows, jn, w.k, 1, x, w.k, panel, w.k, beta, out[j0:], w.n)
+		gemm(p, true, false, true, rows, jn, w.k, 1, x, w.k, panel, w.k, beta, out[j0:], w.n)
 	}
 	*bp = panel
 	int8PanelPool.Put(bp)

@@ -152,6 +152,13 @@ func DequantizeInt8(w *lowbit.Int8, j0, n int, d []float32, ldd int) {
 	current.Load().DequantizeInt8(w, j0, n, d, ldd)
 }
 
+// GemmDequantInt8 computes C = alpha*A·Wᵀ + beta*C for the int8
+// weights W dequantized, with float32 products with the default
+// implementation; see (*Impl).GemmDequantInt8.
+func GemmDequantInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int) {
+	current.Load().GemmDequantInt8(m, alpha, a, lda, w, beta, c, ldc)
+}
+
 // GemmBF16Compute computes C = alpha*op(A)*op(B) + beta*C with A and B
 // rounded to bfloat16 with the default implementation; see
 // (*Impl).GemmBF16Compute.

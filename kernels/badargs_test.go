@@ -47,6 +47,7 @@ type kernelAPI interface {
 	GemvBF16(alpha float32, w *lowbit.BF16, x []float32, beta float32, y []float32)
 	GemvInt8(alpha float32, w *lowbit.Int8, x []float32, beta float32, y []float32)
 	DequantizeInt8(w *lowbit.Int8, j0, n int, d []float32, ldd int)
+	GemmDequantInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
 }
 
 // kernelAPIType lists the methods of kernelAPI.
@@ -122,6 +123,9 @@ func (pkgLevel) GemvInt8(alpha float32, w *lowbit.Int8, x []float32, beta float3
 func (pkgLevel) DequantizeInt8(w *lowbit.Int8, j0, n int, d []float32, ldd int) {
 	DequantizeInt8(w, j0, n, d, ldd)
 }
+func (pkgLevel) GemmDequantInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int) {
+	GemmDequantInt8(m, alpha, a, lda, w, beta, c, ldc)
+}
 
 // badArgCase is one call with a bad argument: fn is the function's name,
 // which the panic message must start with ("kernels.fn: "), and want a
@@ -155,6 +159,12 @@ func badArgCases(arena []float32) []badArgCase {
 		{"GemmInt8", "len(a) = 79, want >= 80", func(k kernelAPI) { k.GemmInt8(2, 1, tail(79), 40, wq, 0, s(200, 8), 4) }},
 		{"GemmInt8", "Int8 1099511627776×1099511627776: ", func(k kernelAPI) { k.GemmInt8(2, 1, s(0, 80), 40, hugeQ, 0, s(200, 8), 4) }},
 		{"GemmInt8", "nil *lowbit.Int8", func(k kernelAPI) { k.GemmInt8(2, 1, s(0, 80), 40, nil, 0, s(200, 8), 4) }},
+		{"GemmDequantInt8", "m = -1, must be >= 0", func(k kernelAPI) { k.GemmDequantInt8(-1, 1, s(0, 80), 40, wq, 0, s(200, 8), 4) }},
+		{"GemmDequantInt8", "lda = 39, want >= max(w.K, 1) = 40", func(k kernelAPI) { k.GemmDequantInt8(2, 1, s(0, 80), 39, wq, 0, s(200, 8), 4) }},
+		{"GemmDequantInt8", "len(c) = 7, want >= 8", func(k kernelAPI) { k.GemmDequantInt8(2, 1, s(0, 80), 40, wq, 1, tail(7), 4) }},
+		{"GemmDequantInt8", "Int8 1099511627776×1099511627776: ", func(k kernelAPI) { k.GemmDequantInt8(2, 1, s(0, 80), 40, hugeQ, 0, s(200, 8), 4) }},
+		{"GemmDequantInt8", "nil *lowbit.Int8", func(k kernelAPI) { k.GemmDequantInt8(2, 1, s(0, 80), 40, nil, 0, s(200, 8), 4) }},
+		{"GemmDequantInt8", "c overlaps a", func(k kernelAPI) { k.GemmDequantInt8(2, 1, s(0, 80), 40, wq, 0, s(70, 8), 4) }},
 		{"GemvBF16", "len(x) = 39, want >= 40", func(k kernelAPI) { k.GemvBF16(1, wb, tail(39), 0, s(200, 4)) }},
 		{"GemvBF16", "BF16 1099511627776×1099511627776: ", func(k kernelAPI) { k.GemvBF16(1, hugeB, s(0, 40), 0, s(200, 4)) }},
 		{"GemvInt8", "len(y) = 3, want >= 4", func(k kernelAPI) { k.GemvInt8(1, wq, s(0, 40), 0, tail(3)) }},

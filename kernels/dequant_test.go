@@ -96,3 +96,82 @@ func TestDequantizeInt8Allocs(t *testing.T) {
 		}
 	})
 }
+
+// gemmDequantCase is one GemmDequantInt8 call: m rows of A (leading
+// dimension lda) times the N×K int8 W into C (ldc), A and C starting off
+// floats into their slices.
+type gemmDequantCase struct {
+	m, N, K, lda, ldc, off int
+	alpha, beta            float32
+}
+
+func (c gemmDequantCase) String() string {
+	return fmt.Sprintf("m=%d N=%d K=%d lda=%d ldc=%d off=%d alpha=%v beta=%v", c.m, c.N, c.K, c.lda, c.ldc, c.off, c.alpha, c.beta)
+}
+
+// TestGemmDequantInt8 checks every implementation bit for bit against
+// its own DequantizeInt8 of all of W followed by its Gemm, the contract:
+// m on either side of the small-M rule (16 rows with W transposed) and
+// across the micro-kernels' rows, N across the 16-column packing blocks,
+// the 32-column panels and the 256-row dequantized panels, K from 0 past
+// two groups and every half-group tail and past a GEMM block (kc), odd
+// leading dimensions and unaligned starts, alpha 0 and beta 0, 1 and
+// other; one case large enough to be split between goroutines. The
+// floats of C's slice outside C must not change.
+func TestGemmDequantInt8(t *testing.T) {
+	var cases []gemmDequantCase
+	for _, m := range []int{1, 5, 16, 17, 30} {
+		for _, n := range []int{1, 15, 16, 17, 33, 70} {
+			for _, k := range []int{0, 1, 15, 16, 17, 31, 32, 33, 48, 100} {
+				off := (m + n + k) % 3
+				cases = append(cases, gemmDequantCase{m: m, N: n, K: k, lda: max(k, 1) + off, ldc: n + 2*off, off: off, alpha: 1.5, beta: float32(off) / 2})
+			}
+		}
+	}
+	cases = append(cases,
+		gemmDequantCase{m: 40, N: 300, K: 800, lda: 803, ldc: 301, off: 1, alpha: 1, beta: 0},
+		gemmDequantCase{m: 300, N: 520, K: 400, lda: 400, ldc: 520, alpha: -0.5, beta: 1},
+		gemmDequantCase{m: 20, N: 40, K: 64, lda: 64, ldc: 40, alpha: 0, beta: 0.5},
+		gemmDequantCase{m: 20, N: 40, K: 64, lda: 64, ldc: 40, alpha: 0, beta: 0},
+	)
+	forEachImpl(t, func(t *testing.T, p *Impl) {
+		for i, tc := range cases {
+			w := dequantWeights(uint64(i+7), tc.N, tc.K)
+			r := newRand(uint64(i + 100))
+			a := make([]float32, tc.off+(tc.m-1)*tc.lda+tc.K)
+			for q := range a {
+				a[q] = float32(r.NormFloat64())
+			}
+			size := tc.off + (tc.m-1)*tc.ldc + tc.N + 5
+			c, want := make([]float32, size), make([]float32, size)
+			for q := range c {
+				c[q] = float32(r.NormFloat64())
+				want[q] = c[q]
+			}
+			d := make([]float32, tc.N*max(tc.K, 1))
+			p.DequantizeInt8(w, 0, tc.N, d, max(tc.K, 1))
+			p.Gemm(false, true, tc.m, tc.N, tc.K, tc.alpha, a[tc.off:], tc.lda, d, max(tc.K, 1), tc.beta, want[tc.off:], tc.ldc)
+			p.GemmDequantInt8(tc.m, tc.alpha, a[tc.off:], tc.lda, w, tc.beta, c[tc.off:], tc.ldc)
+			for q := range c {
+				if math.Float32bits(c[q]) != math.Float32bits(want[q]) {
+					t.Fatalf("%v: c[%d] = %v, DequantizeInt8 and Gemm give %v", tc, q, c[q], want[q])
+				}
+			}
+		}
+	})
+}
+
+// TestGemmDequantInt8Allocs checks that a call allocates nothing once
+// warm, on either path (small m, and many rows).
+func TestGemmDequantInt8Allocs(t *testing.T) {
+	w := dequantWeights(1, 64, 96)
+	a, c := make([]float32, 40*96), make([]float32, 40*64)
+	forEachImpl(t, func(t *testing.T, p *Impl) {
+		for _, m := range []int{8, 40} {
+			p.GemmDequantInt8(m, 1, a, 96, w, 0, c, 64)
+			if n := testing.AllocsPerRun(10, func() { p.GemmDequantInt8(m, 1, a, 96, w, 0, c, 64) }); n != 0 {
+				t.Errorf("m=%d: %v allocations a call, want 0", m, n)
+			}
+		}
+	})
+}

@@ -47,3 +47,27 @@ func ExampleGemmInt8() {
 	// [64.0000 10.0157 127.0000 1.0079]
 	// 64 2.015748
 }
+
+func ExampleGemmDequantInt8() {
+	// A prompt of three tokens through a 4-input, 2-output projection
+	// quantized to int8: C = A·Wᵀ with W dequantized (float32 products),
+	// as DequantizeInt8 followed by Gemm, without the dequantized copy.
+	w := []float32{ // 2×4, a row an output
+		127, 0, -127, 63.5,
+		1, 2, 3, 4,
+	}
+	wq, err := lowbit.Int8FromNK(w, 2, 4)
+	if err != nil {
+		panic(err)
+	}
+	a := []float32{ // 3×4
+		1, 1, 1, 1,
+		1, 0, 0, 0,
+		0, 0, 0, 2,
+	}
+	c := make([]float32, 6)
+	kernels.GemmDequantInt8(3, 1, a, 4, wq, 0, c, 2)
+	fmt.Printf("%.4f\n", c) // the last digits depend on the order of sums
+	// Output:
+	// [64.0000 10.0157 127.0000 1.0079 128.0000 8.0000]
+}

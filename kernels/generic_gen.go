@@ -35,6 +35,7 @@ var genericSet = &kernelset.Set{
 	GemmBF16:                generic.GemmBF16,
 	GemmInt8:                generic.GemmInt8,
 	DequantizeInt8:          generic.DequantizeInt8,
+	GemmDequantInt8:         generic.GemmDequantInt8,
 	GemmBF16Compute:         generic.GemmBF16Compute,
 	GemmBiasBF16Compute:     generic.GemmBiasBF16Compute,
 	GemmBiasGELUBF16Compute: generic.GemmBiasGELUBF16Compute,

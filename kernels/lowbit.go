@@ -133,6 +133,34 @@ func (p *Impl) GemvInt8(alpha float32, w *lowbit.Int8, x []float32, beta float32
 	p.set.GemmInt8(1, alpha, x, max(w.K, 1), w, beta, y, max(w.N, 1))
 }
 
+// GemmDequantInt8 computes C = alpha*A·Wᵀ + beta*C for the row-major
+// m×w.K matrix A (leading dimension lda >= max(w.K, 1)), the int8 matrix
+// W (w.N×w.K) and the row-major m×w.N matrix C (leading dimension
+// ldc >= max(w.N, 1)) with W's weights dequantized (lowbit.Int8.At) and
+// float32 products: bit for bit
+//
+//	p.DequantizeInt8(w, 0, w.N, d, w.K)
+//	p.Gemm(false, true, m, w.N, w.K, alpha, a, lda, d, w.K, beta, c, ldc)
+//
+// without the N×K copy d. It is how prompt processing multiplies int8
+// weights: the float32 GEMM takes many rows of A per pass over W, where
+// the int8 kernels (GemmInt8) take up to 8. On implementations with a
+// packing kernel for int8 weights (avx512), the GEMM packs its B panels
+// straight from W; the others dequantize W a panel of 256 rows at a time.
+//
+// When beta is 0, C is only written, never read; when alpha is 0 or w.K
+// is 0, A and W are not read and C = beta*C. C must overlap neither A nor
+// w.Blocks.
+func (p *Impl) GemmDequantInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int) {
+	const fn = "GemmDequantInt8"
+	w.Check("kernels." + fn)
+	checkLowbit(fn, m, w.N, w.K, a, lda, unsafe.Pointer(unsafe.SliceData(w.Blocks)), int(unsafe.Sizeof(lowbit.Int8Block{}))*len(w.Blocks), c, ldc)
+	if m == 0 || w.N == 0 {
+		return
+	}
+	p.set.GemmDequantInt8(m, alpha, a, lda, w, beta, c, ldc)
+}
+
 // DequantizeInt8 writes rows j0 .. j0+n-1 of the int8 matrix W (w.N×w.K)
 // into the row-major n×w.K matrix D (leading dimension ldd >= max(w.K,
 // 1)), each weight as lowbit.Int8.At gives it: D[r][p] = W(j0+r, p), its

@@ -39,6 +39,7 @@ var parityTests = map[string][]func(*testing.T){
 	"GemmBiasGELUBF16Compute": {TestGemmBF16ComputeEpilogues},
 	"GemmBF16ComputeWeights":  {TestGemmBF16ComputeWeights},
 	"DequantizeInt8":          {TestDequantizeInt8, TestDequantizeInt8Allocs},
+	"GemmDequantInt8":         {TestGemmDequantInt8, TestGemmDequantInt8Allocs},
 
 	"LayerNorm":           {TestLayerNormSweep, TestLayerNormInPlace, TestLayerNormSpecial},
 	"LayerNormBackward":   {TestLayerNormBackwardSweep, TestLayerNormBackwardMatchesGeneric},

@@ -360,6 +360,12 @@ func zeroCases() map[string][]zeroCase {
 				p.GemmInt8(m, 0.5, a, ld(k), q(), beta, c, ld(n))
 				return [][]float32{c0}, [][]float32{c}
 			}})
+			add("GemmDequantInt8", zeroCase{desc: bd, want: want, run: func(p *Impl, z *zeroArgs) ([][]float32, [][]float32) {
+				a, c := z.mat(m, k, ld(k)), z.mat(m, n, ld(n))
+				c0 := clone(c)
+				p.GemmDequantInt8(m, 0.5, a, ld(k), q(), beta, c, ld(n))
+				return [][]float32{c0}, [][]float32{c}
+			}})
 			if m == 0 {
 				continue // one row: the N and K combinations
 			}

@@ -42,6 +42,7 @@ var lowbitAVX512 = func() *lowbit.Kernels {
 		BF16:        []lowbit.Kernel{lowbitBF161AVX2, lowbitBF162AVX512, lowbitBF163AVX512, lowbitBF164AVX512, lowbitBF165AVX512, lowbitBF166AVX512, lowbitBF167AVX512, lowbitBF168AVX512},
 		Int8:        []lowbit.Int8Kernel{lowbitInt81AVX2, lowbitInt82AVX512, lowbitInt83AVX512, lowbitInt84AVX512, lowbitInt85AVX512, lowbitInt86AVX512, lowbitInt87AVX512, lowbitInt88AVX512},
 		DequantInt8: lowbitDequantInt8AVX512,
+		PackInt8:    lowbitPackInt8AVX512,
 		QuantInt16:  lowbitQuantInt16AVX512,
 	}
 	if hasAVX512BF16 {

@@ -4,10 +4,14 @@ package amd64
 
 import (
 	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 	"unsafe"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/guard"
+	"github.com/simdgpt/simdgpt/kernels/internal/lowbit"
+	weights "github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
 // packPanelsRef is PackPanels' definition: kc rows of m floats of src
@@ -234,6 +238,117 @@ func BenchmarkPackTrans(b *testing.B) {
 					})
 				}
 			}
+		}
+	}
+}
+
+// TestPackInt8 checks the dequantizing packer of int8 weights
+// (lowbitPackInt8AVX512, through lowbit.Int8Source) against its
+// definition, dst[q*nr+j] = W.At(j0+j, pc+q) for j < w and 0 for
+// w <= j < nr: first k steps on either half of a group and off it (which
+// the Go path takes), depths across the 16-step chunks and past several
+// groups, column counts across the 16-column blocks, the panel widths of
+// the GEMM and the last rows of W. W's blocks end, and then start, flush
+// against an unmapped page, and a sentinel past the panel must survive.
+func TestPackInt8(t *testing.T) {
+	if !hasAVX512 {
+		t.Skip("no AVX-512")
+	}
+	blockFloats := int(unsafe.Sizeof(weights.Int8Block{})) / 4
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{16, 17, 33, 48} {
+		for _, k := range []int{16, 32, 33, 48, 64, 100, 256} {
+			for _, side := range []guard.Side{guard.End, guard.Start} {
+				groups := weights.Groups(k)
+				mem, buf := guard.Alloc(n*groups*blockFloats, side)
+				w := &weights.Int8{N: n, K: k, Blocks: unsafe.Slice((*weights.Int8Block)(unsafe.Pointer(&mem[0])), n*groups)}
+				for i := range w.Blocks {
+					b := &w.Blocks[i]
+					b.Scale = float32(r.NormFloat64())
+					for p := range b.Q {
+						if i%groups*weights.GroupSize+p < k {
+							b.Q[p] = int8(r.IntN(255) - 127)
+						}
+					}
+				}
+				asm := lowbit.NewInt8Source(w, lowbitPackInt8AVX512)
+				for _, pc := range []int{0, 5, 16, 32, 48} {
+					for _, kc := range []int{1, 15, 16, 17, 32, 33, 48, k - pc} {
+						if kc < 1 || pc+kc > k {
+							continue
+						}
+						for _, nr := range []int{16, 32, 48} {
+							for _, cols := range []int{1, 15, 16, 17, 32, 33, 48} {
+								if cols > nr || cols > n {
+									continue
+								}
+								for _, j0 := range []int{0, n - cols} {
+									name := fmt.Sprintf("n=%d/k=%d/side=%d/pc=%d/kc=%d/nr=%d/w=%d/j0=%d", n, k, side, pc, kc, nr, cols, j0)
+									dst := make([]float32, kc*nr+16)
+									for i := range dst {
+										dst[i] = -7
+									}
+									asm.PackB(dst[:kc*nr], pc, kc, j0, cols, nr)
+									for q := 0; q < kc; q++ {
+										for j := 0; j < nr; j++ {
+											var want float32
+											if j < cols {
+												want = w.At(j0+j, pc+q)
+											}
+											if got := dst[q*nr+j]; math.Float32bits(got) != math.Float32bits(want) {
+												t.Fatalf("%s: dst[%d*nr+%d] = %v, want %v", name, q, j, got, want)
+											}
+										}
+									}
+									for i := kc * nr; i < len(dst); i++ {
+										if dst[i] != -7 {
+											t.Fatalf("%s: dst[%d] written past the panel", name, i)
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+				w = nil
+				buf.Free()
+			}
+		}
+	}
+}
+
+// BenchmarkPackInt8 measures packing B panels of 32 columns from int8
+// weights W (N×K, GPT-2's shapes; each call one kc×N block, cycling
+// through K) with the dequantizing packer (pack) and in Go (go).
+func BenchmarkPackInt8(b *testing.B) {
+	if !hasAVX512 {
+		b.Skip("no AVX-512")
+	}
+	const kc, nr = 160, 32
+	for _, sh := range []struct{ n, k int }{{2304, 768}, {768, 3072}} {
+		w := weights.NewInt8(sh.n, sh.k)
+		for i := range w.Blocks {
+			w.Blocks[i].Scale = 0.01
+			for p := range w.Blocks[i].Q {
+				w.Blocks[i].Q[p] = int8(i + p)
+			}
+		}
+		dst := make([]float32, kc*sh.n)
+		for _, how := range []string{"pack", "go"} {
+			b.Run(fmt.Sprintf("n=%d/k=%d/%s", sh.n, sh.k, how), func(b *testing.B) {
+				src := lowbit.NewInt8Source(w, lowbitPackInt8AVX512)
+				if how == "go" {
+					src = lowbit.NewInt8Source(w, nil)
+				}
+				pc := 0
+				for b.Loop() {
+					for j := 0; j < sh.n; j += nr {
+						src.PackB(dst[j*kc:(j+nr)*kc], pc, kc, j, nr, nr)
+					}
+					pc = (pc + kc) % (sh.k / kc * kc)
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(sh.n*kc), "ns/weight")
+			})
 		}
 	}
 }

@@ -46,6 +46,7 @@ func setNEON(tile string) *kernelset.Set {
 		GemmBF16:                lowbitNEON.GemmBF16,
 		GemmInt8:                lowbitNEON.GemmInt8,
 		DequantizeInt8:          lowbitNEON.DequantizeInt8,
+		GemmDequantInt8:         lowbitNEON.GemmDequantInt8On(g.Driver),
 		GemmBF16Compute:         bf.GemmBF16Compute,
 		GemmBiasBF16Compute:     bf.GemmBiasBF16Compute,
 		GemmBiasGELUBF16Compute: bf.GemmBiasGELUBF16Compute,

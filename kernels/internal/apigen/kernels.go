@@ -214,6 +214,14 @@ var kernels = []kernel{
 		readme:   "rows of int8 weights written out as float32 (`lowbit.Int8.At`, bit for bit on every implementation): how prompt processing multiplies int8 weights, dequantized once and fed to Gemm",
 	},
 	{
+		name:     "GemmDequantInt8",
+		simd:     "lowbit$.GemmDequantInt8On(g.Driver)",
+		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int",
+		summary:  "computes C = alpha*A·Wᵀ + beta*C for the int8 weights W dequantized, with float32 products",
+		contract: "Bitwise DequantizeInt8 of all of W into D followed by Gemm(false, true, m, w.N, w.K, alpha, A, lda, D, w.K, beta, C, ldc). m > 0, w.N > 0; w is a valid matrix (lowbit.Int8.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Blocks; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
+		readme:   "C = alpha·A·Wᵀ + beta·C for int8 weights W dequantized (bitwise `DequantizeInt8` then `Gemm`), built for many rows of A (prompt processing); on AVX-512 the GEMM packs its panels straight from the int8 weights, with no dequantized copy",
+	},
+	{
 		name:     "GemmBF16Compute",
 		simd:     "bf.GemmBF16Compute",
 		params:   "transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int",
@@ -281,7 +289,7 @@ var readmeOrder = []string{
 	// Matrix products: float32, then bfloat16 and int8.
 	"Gemm", "MatMul", "Gemv", "GemmBias", "GemmBiasGELU",
 	"GemmBF16", "GemmBF16Compute", "GemmBiasBF16Compute", "GemmBiasGELUBF16Compute",
-	"GemmBF16ComputeWeights", "GemmInt8", "GemvBF16", "GemvInt8", "DequantizeInt8",
+	"GemmBF16ComputeWeights", "GemmInt8", "GemvBF16", "GemvInt8", "DequantizeInt8", "GemmDequantInt8",
 	// Attention and the row-wise kernels.
 	"MaskedScores", "Softmax", "SoftmaxBackward", "SoftmaxCrossEntropy",
 	"LayerNorm", "LayerNormBackward", "AddLayerNorm",
@@ -362,6 +370,7 @@ var asmKinds = []asmKind{
 	kind("lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel", "").in(lowbit, "BF16Pair").when("hasAVX512BF16"),
 	kind("lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", "").in(lowbit, "SplitBF16").when("hasAVX512BF16"),
 	kind("lowbitDequantInt8", "func(groups int, w *byte, dst *float32)", both, "lowbit.DequantFunc", "").in(lowbit, "DequantInt8"),
+	kind("lowbitPackInt8", "func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)", onAMD64, "lowbit.PackInt8Func", "").in(lowbit, "PackInt8"),
 	kind("lowbitQuantInt16", "func(blocks int, x *float32, inv float64, q *int16)", onAMD64, "lowbit.QuantFunc", "").in(lowbit, "QuantInt16"),
 
 	// bf16compute: the micro-kernels of the bfloat16 products (VDPBF16PS

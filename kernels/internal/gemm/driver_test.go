@@ -257,7 +257,7 @@ func TestDriverGemmEpilogue(t *testing.T) {
 							if k == 0 {
 								continue // GemmEpilogue handles k = 0 before any strip
 							}
-							args := gemmArgs{transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, epilogue{ep.fn, vec, mat, ldmat}}
+							args := gemmArgs{transA: transA, transB: transB, m: m, n: n, k: k, alpha: 1, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, epi: epilogue{ep.fn, vec, mat, ldmat}}
 							g.parallel(&args, workers)
 						}
 						name := fmt.Sprintf("%s, blocking %+v, %dx%dx%d trans %v %v, workers %d", ep.name, bl, m, n, k, transA, transB, workers)
@@ -346,5 +346,82 @@ func TestBInPlaceRows(t *testing.T) {
 	}
 	if p := (&gemmArgs{m: 8, b: b[1:], ldb: 384}); wide.bInPlace(p) {
 		t.Errorf("B off a cache line read in place")
+	}
+}
+
+// floatSource is a BSource over a float32 B (k×n, or n×k when trans).
+type floatSource struct {
+	b     []float32
+	ldb   int
+	trans bool
+}
+
+func (s *floatSource) PackB(dst []float32, pc, kc, j0, w, nr int) {
+	for q := 0; q < kc; q++ {
+		for j := 0; j < nr; j++ {
+			v := float32(0)
+			if j < w {
+				if s.trans {
+					v = s.b[(j0+j)*s.ldb+pc+q]
+				} else {
+					v = s.b[(pc+q)*s.ldb+j0+j]
+				}
+			}
+			dst[q*nr+j] = v
+		}
+	}
+}
+
+// TestGemmSource checks that GemmSource's results are bitwise Gemm's on
+// the B its source packs, under blockings far from the model's and the
+// model's own, across every block boundary, both layouts of the source's
+// B, every beta, alpha 0 and k 0, and with several workers (a parallel
+// GEMM splits C by columns when n > m, which offsets the source's
+// columns).
+func TestGemmSource(t *testing.T) {
+	g := goDriver(6, 8, 8)
+	r := rand.New(rand.NewPCG(3, 4))
+	blockings := []Blocking{{KC: 5, MC: 6, NC: 8}, {KC: 16, MC: 12, NC: 24}, g.Blocking()}
+	shapes := [][3]int{{1, 1, 1}, {7, 9, 17}, {13, 33, 40}, {30, 70, 11}, {6, 8, 0}, {20, 130, 50}, {130, 20, 50}}
+	for _, bl := range blockings {
+		g.SetBlocking(bl)
+		for _, s := range shapes {
+			m, n, k := s[0], s[1], s[2]
+			for _, trans := range []bool{false, true} {
+				for _, ab := range [][2]float32{{1.5, 0}, {1, 1}, {0.5, 0.5}, {0, 2}} {
+					alpha, beta := ab[0], ab[1]
+					lda, ldb, ldc := k+1, n+3, n+2
+					br := k
+					if trans {
+						ldb, br = k+3, n
+					}
+					a, b, c := randSlice(r, m*lda), randSlice(r, br*ldb+1), randSlice(r, m*ldc)
+					want := append([]float32(nil), c...)
+					g.Gemm(false, trans, m, n, k, alpha, a, lda, b, ldb, beta, want, ldc)
+					c0 := append([]float32(nil), c...)
+					g.GemmSource(m, n, k, alpha, a, lda, &floatSource{b, ldb, trans}, beta, c, ldc)
+					for i, v := range c {
+						if math.Float32bits(v) != math.Float32bits(want[i]) {
+							t.Fatalf("blocking %+v, %dx%dx%d trans %v alpha %v beta %v: C[%d] = %v, Gemm's %v", bl, m, n, k, trans, alpha, beta, i, v, want[i])
+						}
+					}
+					if alpha == 0 || k == 0 {
+						continue // no strips
+					}
+					// The strips of a parallel GEMM (rows when m >= n,
+					// else columns), as Gemm splits them.
+					for _, workers := range []int{2, 3} {
+						copy(c, c0)
+						args := gemmArgs{m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, beta: beta, c: c, ldc: ldc, src: &floatSource{b, ldb, trans}}
+						g.parallel(&args, workers)
+						for i, v := range c {
+							if math.Float32bits(v) != math.Float32bits(want[i]) {
+								t.Fatalf("blocking %+v, %dx%dx%d trans %v alpha %v beta %v, %d workers: C[%d] = %v, Gemm's %v", bl, m, n, k, trans, alpha, beta, workers, i, v, want[i])
+							}
+						}
+					}
+				}
+			}
+		}
 	}
 }

@@ -207,6 +207,21 @@ type gemmArgs struct {
 	c              []float32
 	ldc            int
 	epi            epilogue // GemmEpilogue's; none for Gemm
+
+	// src, when not nil, packs op(B) in place of b (GemmSource), whose
+	// column 0 is src's column srcJ0 (a parallel strip's first).
+	src   BSource
+	srcJ0 int
+}
+
+// BSource is a B operand that packs itself (GemmSource): weights stored
+// in a form the micro-kernels cannot read, converted as they are packed.
+type BSource interface {
+	// PackB sets dst[q*nr+j] = op(B)(pc+q, j0+j) for q < kc and j < w,
+	// and 0 for w <= j < nr: the panel the driver would pack from a
+	// float32 B. The driver calls it from several goroutines at once
+	// (for disjoint panels).
+	PackB(dst []float32, pc, kc, j0, w, nr int)
 }
 
 // EpilogueFunc is the epilogue of a fused GEMM (GemmEpilogue): it
@@ -303,11 +318,26 @@ const parallelMinFlops = 1 << 26
 // Gemm is the kernel set's Gemm: arguments are already checked and m,
 // n > 0 (see kernelset.Set).
 func (g *Driver) Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	args := gemmArgs{transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, epilogue{}}
+	args := gemmArgs{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc}
 	if k == 0 || alpha == 0 {
 		scaleC(m, n, beta, c, ldc)
 		return
 	}
+	g.gemm(&args)
+}
+
+// GemmSource is Gemm with op(B) packed by src (see BSource) and A not
+// transposed: arguments are already checked and m, n > 0. It takes the
+// blocked path whatever m (the skinny kernels read B in place), with the
+// same blocking, tiles and order of operations as Gemm, so its results
+// are bitwise those of Gemm on the float32 op(B) src packs, when Gemm
+// takes the blocked path too.
+func (g *Driver) GemmSource(m, n, k int, alpha float32, a []float32, lda int, src BSource, beta float32, c []float32, ldc int) {
+	if k == 0 || alpha == 0 {
+		scaleC(m, n, beta, c, ldc)
+		return
+	}
+	args := gemmArgs{m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, beta: beta, c: c, ldc: ldc, src: src}
 	g.gemm(&args)
 }
 
@@ -329,7 +359,7 @@ func (g *Driver) GemmEpilogue(transA, transB bool, m, n, k int, a []float32, lda
 		e.run(m, n, c, ldc, 0, 0)
 		return
 	}
-	args := gemmArgs{transA, transB, m, n, k, 1, a, lda, b, ldb, 0, c, ldc, e}
+	args := gemmArgs{transA: transA, transB: transB, m: m, n: n, k: k, alpha: 1, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, epi: e}
 	g.gemm(&args)
 }
 
@@ -337,7 +367,7 @@ func (g *Driver) GemmEpilogue(transA, transB bool, m, n, k int, a []float32, lda
 // has few rows (SmallM), else blocked, on several goroutines when it is
 // large enough.
 func (g *Driver) gemm(p *gemmArgs) {
-	if g.SmallM(p.transB, p.m) {
+	if p.src == nil && g.SmallM(p.transB, p.m) {
 		g.skinnyGemm(p)
 		return
 	}
@@ -433,7 +463,9 @@ func (g *Driver) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, bet
 		w.bcol = grow(w.bcol, t*kc)
 		for j := 0; j < t; j++ {
 			col := w.bcol[j*kc : j*kc+kc]
-			if p.transB {
+			if p.src != nil {
+				p.src.PackB(col, pc, kc, p.srcJ0+jc+dotFrom+j, 1, 1)
+			} else if p.transB {
 				copy(col, p.b[(jc+dotFrom+j)*p.ldb+pc:][:kc])
 			} else {
 				src := p.b[pc*p.ldb+jc+dotFrom+j:]
@@ -557,7 +589,7 @@ func gcd(a, b int) int {
 // few cache sets). See bInPlaceMaxRows for the bound on m, and PERF.md
 // ("B read in place") for the measurements behind both.
 func (g *Driver) bInPlace(p *gemmArgs) bool {
-	return p.m <= g.bRowsMax && bLayoutInPlace(p.transB, p.b, p.ldb)
+	return p.src == nil && p.m <= g.bRowsMax && bLayoutInPlace(p.transB, p.b, p.ldb)
 }
 
 // BInPlace reports whether every driver reads the full-width panels of
@@ -658,7 +690,7 @@ func (g *Driver) packTrans(dst, src []float32, ld, w, kc, nr int) {
 func (g *Driver) packB(dst []float32, p *gemmArgs, pc, kc, jc, nc int) {
 	wide, narrow := g.Wide.NR, g.Narrow.NR
 	start := 0
-	if full := nc / wide * wide; full > 0 && !p.transB && g.PackBPanels != nil {
+	if full := nc / wide * wide; full > 0 && p.src == nil && !p.transB && g.PackBPanels != nil {
 		// The full panels row by row: a panel at a time would read B in
 		// columns, a line per row at a stride of ldb, which the
 		// prefetchers do not follow across pages.
@@ -674,7 +706,9 @@ func (g *Driver) packB(dst []float32, p *gemmArgs, pc, kc, jc, nc int) {
 			nr = narrow
 		}
 		panel := dst[j0*kc : j0*kc+kc*nr]
-		if p.transB {
+		if p.src != nil {
+			p.src.PackB(panel, pc, kc, p.srcJ0+jc+j0, w, nr)
+		} else if p.transB {
 			// op(B)(q, j) = b[(jc+j)*ldb + pc+q]
 			g.packTrans(panel, p.b[(jc+j0)*p.ldb+pc:], p.ldb, w, kc, nr)
 		} else {
@@ -715,9 +749,12 @@ func (g *Driver) parallel(p *gemmArgs, workers int) {
 		for j0 := 0; j0 < p.n; j0 += step {
 			q := *p
 			q.n = min(step, p.n-j0)
-			if p.transB {
+			switch {
+			case p.src != nil:
+				q.srcJ0 += j0
+			case p.transB:
 				q.b = p.b[j0*p.ldb:]
-			} else {
+			default:
 				q.b = p.b[j0:]
 			}
 			q.c = p.c[j0:]

@@ -192,3 +192,39 @@ func DequantizeInt8(w *lowbit.Int8, j0, n int, d []float32, ldd int) {
 		}
 	}
 }
+
+// dequantPanelRows is the number of rows of W GemmDequantInt8
+// dequantizes at a time.
+const dequantPanelRows = 256
+
+// dequantPanels holds GemmDequantInt8's panels, so that a call allocates
+// nothing once warm.
+var dequantPanels = sync.Pool{New: func() any { return new([]float32) }}
+
+// GemmDequantInt8 sets C = alpha·A·Wᵀ + beta·C for the row-major m×w.K
+// matrix A and the int8 weights W (w.N×w.K) dequantized:
+//
+//	DequantizeInt8(w, 0, w.N, d, w.K)
+//	Gemm(false, true, m, w.N, w.K, alpha, a, lda, d, w.K, beta, c, ldc)
+//
+// bit for bit, computed a panel of up to 256 rows of W at a time (Gemm's
+// elements do not depend on the columns around them). m, w.N > 0.
+func GemmDequantInt8(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int) {
+	n, k := w.N, w.K
+	if k == 0 || alpha == 0 {
+		Gemm(false, true, m, n, k, alpha, a, lda, nil, max(k, 1), beta, c, ldc)
+		return
+	}
+	bp := dequantPanels.Get().(*[]float32)
+	rows := min(dequantPanelRows, n)
+	if cap(*bp) < rows*k {
+		*bp = make([]float32, rows*k)
+	}
+	panel := (*bp)[:rows*k]
+	for j0 := 0; j0 < n; j0 += rows {
+		jn := min(rows, n-j0)
+		DequantizeInt8(w, j0, jn, panel, k)
+		Gemm(false, true, m, jn, k, alpha, a, lda, panel, k, beta, c[j0:], ldc)
+	}
+	dequantPanels.Put(bp)
+}

@@ -136,6 +136,16 @@ type Set struct {
 	// w is a valid matrix (lowbit.Int8.Check); 0 <= j0 <= j0+n <= w.N; D
 	// (n×w.K) fits its slice with ldd >= max(w.K, 1).
 	DequantizeInt8 func(w *lowbit.Int8, j0, n int, d []float32, ldd int)
+	// GemmDequantInt8 computes C = alpha*A·Wᵀ + beta*C for the int8
+	// weights W dequantized, with float32 products (see
+	// kernels.GemmDequantInt8). Bitwise DequantizeInt8 of all of W into D
+	// followed by Gemm(false, true, m, w.N, w.K, alpha, A, lda, D, w.K,
+	// beta, C, ldc). m > 0, w.N > 0; w is a valid matrix
+	// (lowbit.Int8.Check); A (m×w.K) and C (m×w.N) fit their slices with
+	// lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor
+	// w.Blocks; C is not read when beta is 0; A and W are not read when
+	// alpha is 0 or w.K is 0.
+	GemmDequantInt8 func(m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int)
 	// GemmBF16Compute computes C = alpha*op(A)*op(B) + beta*C with A and B
 	// rounded to bfloat16 (see kernels.GemmBF16Compute). As Gemm's; each
 	// product of bfloat16 operands is summed in float32. m, n > 0, k >= 0;

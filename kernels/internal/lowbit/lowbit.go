@@ -97,6 +97,9 @@ type Kernels struct {
 	// DequantInt8 dequantizes whole groups of Int8 weights (see
 	// DequantizeInt8).
 	DequantInt8 DequantFunc
+	// PackInt8, if not nil, packs the GEMM's B panels from Int8 weights
+	// (see GemmDequantInt8).
+	PackInt8 PackInt8Func
 	// QuantInt16, if not nil, quantizes GemmInt8's rows of A 16
 	// activations at a time (see QuantFunc), and Go the rest.
 	QuantInt16 QuantFunc

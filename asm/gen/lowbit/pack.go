@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+
+	"github.com/simdgpt/simdgpt/asm/gen/internal/x86"
+)
+
+func init() {
+	x86.Register("lowbitPackInt8", func() { packInt8Kernel(x86.AVX512) })
+}
+
+// packChunk is the number of columns of op(B) and of its rows (one half
+// of an Int8 group) the packing kernel converts at a time: a 16×16 block,
+// one ZMM a row.
+const packChunk = 16
+
+// packInt8Kernel emits lowbitPackInt8<ISA>, the dequantizing packer of
+// the GEMM's B panels for int8 weights (lowbit.PackInt8Func): 16 rows of
+// W (columns j of op(B) = Wᵀ), rows stride bytes apart from w, each
+// starting at the Int8 block of the panel's first k step, converted 16 k
+// steps (half a group) at a time. For each of the 16 rows: the half
+// group's 16 weights sign-extended to int32 (VPMOVSXBD), converted to
+// float32 (exact) and multiplied by the broadcast scale (one rounding, as
+// lowbit.Int8.At); the 16×16 block is then transposed in registers (four
+// stages of shuffles) and its rows, one k step each, stored nr floats
+// apart, so that dst[q*nr+j] = W(j, p0+q). odd says whether the first
+// chunk is the second half of its group.
+func packInt8Kernel(s *x86.ISA) {
+	name := "lowbitPackInt8" + s.Name
+	x86.Func(name, "lowbitPackInt8",
+		fmt.Sprintf("%s sets dst[q*nr+j] = s*float32(q) of row j (stride bytes apart from w), k step q,", name),
+		"for j < 16 and q < 16·chunks, the rows' first k step at the group of w's blocks (its second half when odd is 1; see lowbit.PackInt8Func).",
+		fmt.Sprintf("Requires %s. Arguments are not checked.", s.Req))
+	chunks := x86.Arg("chunks")
+	w := x86.Arg("w")
+	stride := x86.Arg("stride")
+	odd := x86.Arg("odd")
+	dst := x86.Arg("dst")
+	nr := x86.Arg("nr")
+	SHLQ(U8(2), nr) // bytes between dst's rows
+	stride3 := GP64()
+	LEAQ(Mem{Base: stride, Index: stride, Scale: 2}, stride3)
+	// Row r of the 16 is at base[r/4] + (r%4)·stride.
+	base := [4]reg.GPVirtual{w, GP64(), GP64(), GP64()}
+	for i := 1; i < 4; i++ {
+		LEAQ(Mem{Base: base[i-1], Index: stride, Scale: 4}, base[i])
+	}
+	row := func(r, disp int) Mem {
+		m := Mem{Base: base[r/4], Disp: disp}
+		switch r % 4 {
+		case 1:
+			m.Index, m.Scale = stride, 1
+		case 2:
+			m.Index, m.Scale = stride, 2
+		case 3:
+			m.Index, m.Scale = stride3, 1
+		}
+		return m
+	}
+	chunk := func(half int) {
+		x := make([]reg.VecVirtual, packChunk)
+		for r := range x {
+			x[r] = ZMM()
+			VPMOVSXBD(row(r, 4+half*packChunk), x[r])
+			VCVTDQ2PS(x[r], x[r])
+			VMULPS_BCST(row(r, 0), x[r], x[r])
+		}
+		out := transpose16(x)
+		d := GP64()
+		MOVQ(dst, d)
+		for q, v := range out {
+			VMOVUPS(v, Mem{Base: d})
+			if q < len(out)-1 {
+				ADDQ(nr, d)
+			}
+		}
+		// dst moves on by 16 rows of nr floats.
+		LEAQ(Mem{Base: d, Index: nr, Scale: 1}, dst)
+	}
+	TESTQ(odd, odd)
+	JNZ(LabelRef(name + "_second"))
+	Label(name + "_first")
+	TESTQ(chunks, chunks)
+	JZ(LabelRef(name + "_done"))
+	chunk(0)
+	DECQ(chunks)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_second")
+	chunk(1)
+	for _, b := range base {
+		ADDQ(U32(36), b)
+	}
+	DECQ(chunks)
+	JMP(LabelRef(name + "_first"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// transpose16 returns the columns of the 16×16 block whose rows are r,
+// one register each, in four stages of shuffles within and across the
+// 128-bit lanes (VUNPCKL/HPS, VUNPCKL/HPD, then VSHUFF32X4 twice).
+func transpose16(r []reg.VecVirtual) []reg.VecVirtual {
+	vecs := func() []reg.VecVirtual {
+		v := make([]reg.VecVirtual, 16)
+		for i := range v {
+			v[i] = ZMM()
+		}
+		return v
+	}
+	// Go's operand order: the second source first.
+	t := vecs()
+	for i := 0; i < 8; i++ {
+		VUNPCKLPS(r[2*i+1], r[2*i], t[2*i])
+		VUNPCKHPS(r[2*i+1], r[2*i], t[2*i+1])
+	}
+	u := vecs()
+	for i := 0; i < 4; i++ {
+		VUNPCKLPD(t[4*i+2], t[4*i], u[4*i])
+		VUNPCKHPD(t[4*i+2], t[4*i], u[4*i+1])
+		VUNPCKLPD(t[4*i+3], t[4*i+1], u[4*i+2])
+		VUNPCKHPD(t[4*i+3], t[4*i+1], u[4*i+3])
+	}
+	v := vecs()
+	for _, h := range []int{0, 8} {
+		for x := 0; x < 4; x++ {
+			VSHUFF32X4(U8(0x88), u[h+4+x], u[h+x], v[h+x])
+			VSHUFF32X4(U8(0xdd), u[h+4+x], u[h+x], v[h+4+x])
+		}
+	}
+	out := vecs()
+	for x := 0; x < 8; x++ {
+		VSHUFF32X4(U8(0x88), v[8+x], v[x], out[x])
+		VSHUFF32X4(U8(0xdd), v[8+x], v[x], out[8+x])
+	}
+	return out
+}
