@@ -145,7 +145,7 @@ func (p *Impl) GemvInt8(alpha float32, w *lowbit.Int8, x []float32, beta float32
 // without the N×K copy d. It is how prompt processing multiplies int8
 // weights: the float32 GEMM takes many rows of A per pass over W, where
 // the int8 kernels (GemmInt8) take up to 8. On implementations with a
-// packing kernel for int8 weights (avx512), the GEMM packs its B panels
+// packing kernel for int8 weights (avx2, avx512), the GEMM packs its B panels
 // straight from W; the others dequantize W a panel of 256 rows at a time.
 //
 // When beta is 0, C is only written, never read; when alpha is 0 or w.K

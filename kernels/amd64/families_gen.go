@@ -33,6 +33,7 @@ var lowbitAVX2 = &lowbit.Kernels{
 	BF16:        []lowbit.Kernel{lowbitBF161AVX2, lowbitBF162AVX2, lowbitBF163AVX2, lowbitBF164AVX2, lowbitBF165AVX2, lowbitBF166AVX2, lowbitBF167AVX2, lowbitBF168AVX2},
 	Int8:        []lowbit.Int8Kernel{lowbitInt81AVX2, lowbitInt82AVX2, lowbitInt83AVX2, lowbitInt84AVX2, lowbitInt85AVX2, lowbitInt86AVX2, lowbitInt87AVX2, lowbitInt88AVX2},
 	DequantInt8: lowbitDequantInt8AVX2,
+	PackInt8:    lowbitPackInt8AVX2,
 	QuantInt16:  lowbitQuantInt16AVX2,
 }
 

@@ -254,6 +254,13 @@ func lowbitDequantInt8AVX2(groups int, w *byte, dst *float32)
 //go:noescape
 func lowbitDequantInt8AVX512(groups int, w *byte, dst *float32)
 
+// lowbitPackInt8AVX2 sets dst[q*nr+j] = s*float32(q) of row j (stride bytes apart from w), k step q,
+// for j < 16 and q < 16·chunks, the rows' first k step at the group of w's blocks (its second half when odd is 1; see lowbit.PackInt8Func).
+// Requires AVX2 and FMA. Arguments are not checked.
+//
+//go:noescape
+func lowbitPackInt8AVX2(chunks int, w *byte, stride int, odd int, dst *float32, nr int)
+
 // lowbitPackInt8AVX512 sets dst[q*nr+j] = s*float32(q) of row j (stride bytes apart from w), k step q,
 // for j < 16 and q < 16·chunks, the rows' first k step at the group of w's blocks (its second half when odd is 1; see lowbit.PackInt8Func).
 // Requires AVX-512F, DQ and BW. Arguments are not checked.

@@ -242,8 +242,8 @@ func BenchmarkPackTrans(b *testing.B) {
 	}
 }
 
-// TestPackInt8 checks the dequantizing packer of int8 weights
-// (lowbitPackInt8AVX512, through lowbit.Int8Source) against its
+// TestPackInt8 checks the dequantizing packers of int8 weights
+// (lowbitPackInt8AVX2 and AVX512, through lowbit.Int8Source) against their
 // definition, dst[q*nr+j] = W.At(j0+j, pc+q) for j < w and 0 for
 // w <= j < nr: first k steps on either half of a group and off it (which
 // the Go path takes), depths across the 16-step chunks and past several
@@ -251,9 +251,21 @@ func BenchmarkPackTrans(b *testing.B) {
 // the GEMM and the last rows of W. W's blocks end, and then start, flush
 // against an unmapped page, and a sentinel past the panel must survive.
 func TestPackInt8(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("no AVX-512")
+	for _, p := range []struct {
+		name string
+		ok   bool
+		fn   lowbit.PackInt8Func
+	}{{"avx2", hasAVX2, lowbitPackInt8AVX2}, {"avx512", hasAVX512, lowbitPackInt8AVX512}} {
+		t.Run(p.name, func(t *testing.T) {
+			if !p.ok {
+				t.Skip("not supported by this CPU")
+			}
+			testPackInt8(t, p.fn)
+		})
 	}
+}
+
+func testPackInt8(t *testing.T, pack lowbit.PackInt8Func) {
 	blockFloats := int(unsafe.Sizeof(weights.Int8Block{})) / 4
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, n := range []int{16, 17, 33, 48} {
@@ -271,7 +283,7 @@ func TestPackInt8(t *testing.T) {
 						}
 					}
 				}
-				asm := lowbit.NewInt8Source(w, lowbitPackInt8AVX512)
+				asm := lowbit.NewInt8Source(w, pack)
 				for _, pc := range []int{0, 5, 16, 32, 48} {
 					for _, kc := range []int{1, 15, 16, 17, 32, 33, 48, k - pc} {
 						if kc < 1 || pc+kc > k {
@@ -319,11 +331,8 @@ func TestPackInt8(t *testing.T) {
 
 // BenchmarkPackInt8 measures packing B panels of 32 columns from int8
 // weights W (N×K, GPT-2's shapes; each call one kc×N block, cycling
-// through K) with the dequantizing packer (pack) and in Go (go).
+// through K) with each dequantizing packer and in Go (go).
 func BenchmarkPackInt8(b *testing.B) {
-	if !hasAVX512 {
-		b.Skip("no AVX-512")
-	}
 	const kc, nr = 160, 32
 	for _, sh := range []struct{ n, k int }{{2304, 768}, {768, 3072}} {
 		w := weights.NewInt8(sh.n, sh.k)
@@ -334,11 +343,18 @@ func BenchmarkPackInt8(b *testing.B) {
 			}
 		}
 		dst := make([]float32, kc*sh.n)
-		for _, how := range []string{"pack", "go"} {
+		for _, how := range []string{"avx2", "avx512", "go"} {
 			b.Run(fmt.Sprintf("n=%d/k=%d/%s", sh.n, sh.k, how), func(b *testing.B) {
-				src := lowbit.NewInt8Source(w, lowbitPackInt8AVX512)
-				if how == "go" {
+				var src *lowbit.Int8Source
+				switch {
+				case how == "avx2" && hasAVX2:
+					src = lowbit.NewInt8Source(w, lowbitPackInt8AVX2)
+				case how == "avx512" && hasAVX512:
+					src = lowbit.NewInt8Source(w, lowbitPackInt8AVX512)
+				case how == "go":
 					src = lowbit.NewInt8Source(w, nil)
+				default:
+					b.Skip("not supported by this CPU")
 				}
 				pc := 0
 				for b.Loop() {

@@ -11,25 +11,30 @@ import (
 )
 
 func init() {
-	x86.Register("lowbitPackInt8", func() { packInt8Kernel(x86.AVX512) })
+	x86.Register("lowbitPackInt8", func() {
+		for _, s := range x86.Both {
+			packInt8Kernel(s)
+		}
+	})
 }
 
 // packChunk is the number of columns of op(B) and of its rows (one half
 // of an Int8 group) the packing kernel converts at a time: a 16×16 block,
-// one ZMM a row.
+// transposed as one 16×16 block of ZMM rows (AVX-512) or four 8×8 blocks
+// of YMM rows (AVX2).
 const packChunk = 16
 
 // packInt8Kernel emits lowbitPackInt8<ISA>, the dequantizing packer of
 // the GEMM's B panels for int8 weights (lowbit.PackInt8Func): 16 rows of
 // W (columns j of op(B) = Wᵀ), rows stride bytes apart from w, each
 // starting at the Int8 block of the panel's first k step, converted 16 k
-// steps (half a group) at a time. For each of the 16 rows: the half
-// group's 16 weights sign-extended to int32 (VPMOVSXBD), converted to
-// float32 (exact) and multiplied by the broadcast scale (one rounding, as
-// lowbit.Int8.At); the 16×16 block is then transposed in registers (four
-// stages of shuffles) and its rows, one k step each, stored nr floats
-// apart, so that dst[q*nr+j] = W(j, p0+q). odd says whether the first
-// chunk is the second half of its group.
+// steps (half a group) at a time. For each row and each run of a vector's
+// lanes of k steps: the weights sign-extended to int32 (VPMOVSXBD),
+// converted to float32 (exact) and multiplied by the broadcast scale (one
+// rounding, as lowbit.Int8.At); each square block of lanes × lanes is then
+// transposed in registers (shuffles) and its rows, one k step each,
+// stored nr floats apart, so that dst[q*nr+j] = W(j, p0+q). odd says
+// whether the first chunk is the second half of its group.
 func packInt8Kernel(s *x86.ISA) {
 	name := "lowbitPackInt8" + s.Name
 	x86.Func(name, "lowbitPackInt8",
@@ -62,25 +67,52 @@ func packInt8Kernel(s *x86.ISA) {
 		}
 		return m
 	}
-	chunk := func(half int) {
-		x := make([]reg.VecVirtual, packChunk)
+	lanes := s.Lanes
+	// block converts and stores the lanes×lanes block of rows j0.. and k
+	// steps q0.. of the chunk at the given half of the group.
+	block := func(half, j0, q0 int) {
+		x := make([]reg.VecVirtual, lanes)
 		for r := range x {
-			x[r] = ZMM()
-			VPMOVSXBD(row(r, 4+half*packChunk), x[r])
+			x[r] = s.Vec()
+			VPMOVSXBD(row(j0+r, 4+half*packChunk+q0), x[r])
 			VCVTDQ2PS(x[r], x[r])
-			VMULPS_BCST(row(r, 0), x[r], x[r])
+			if s.Is512() {
+				VMULPS_BCST(row(j0+r, 0), x[r], x[r])
+			} else {
+				sc := s.Vec()
+				VBROADCASTSS(row(j0+r, 0), sc)
+				VMULPS(sc, x[r], x[r])
+			}
 		}
-		out := transpose16(x)
+		var out []reg.VecVirtual
+		if s.Is512() {
+			out = transpose16(x)
+		} else {
+			out = transpose8(x)
+		}
 		d := GP64()
-		MOVQ(dst, d)
+		if q0 == 0 {
+			MOVQ(dst, d)
+		} else {
+			LEAQ(Mem{Base: dst, Index: nr, Scale: 8}, d) // 8 rows on
+		}
 		for q, v := range out {
-			VMOVUPS(v, Mem{Base: d})
+			VMOVUPS(v, Mem{Base: d, Disp: 4 * j0})
 			if q < len(out)-1 {
 				ADDQ(nr, d)
 			}
 		}
+	}
+	chunk := func(half int) {
+		for q0 := 0; q0 < packChunk; q0 += lanes {
+			for j0 := 0; j0 < packChunk; j0 += lanes {
+				block(half, j0, q0)
+			}
+		}
 		// dst moves on by 16 rows of nr floats.
-		LEAQ(Mem{Base: d, Index: nr, Scale: 1}, dst)
+		SHLQ(U8(4), nr)
+		ADDQ(nr, dst)
+		SHRQ(U8(4), nr)
 	}
 	TESTQ(odd, odd)
 	JNZ(LabelRef(name + "_second"))
@@ -100,6 +132,38 @@ func packInt8Kernel(s *x86.ISA) {
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// transpose8 returns the columns of the 8×8 block whose rows are r, one
+// register each, in three stages of shuffles (VUNPCKL/HPS, VSHUFPS, then
+// VPERM2F128 across the 128-bit lanes).
+func transpose8(r []reg.VecVirtual) []reg.VecVirtual {
+	vecs := func() []reg.VecVirtual {
+		v := make([]reg.VecVirtual, 8)
+		for i := range v {
+			v[i] = YMM()
+		}
+		return v
+	}
+	// Go's operand order: the second source first.
+	t := vecs()
+	for i := 0; i < 4; i++ {
+		VUNPCKLPS(r[2*i+1], r[2*i], t[2*i])
+		VUNPCKHPS(r[2*i+1], r[2*i], t[2*i+1])
+	}
+	u := vecs()
+	for _, h := range []int{0, 4} {
+		VSHUFPS(U8(0x44), t[h+2], t[h], u[h])
+		VSHUFPS(U8(0xee), t[h+2], t[h], u[h+1])
+		VSHUFPS(U8(0x44), t[h+3], t[h+1], u[h+2])
+		VSHUFPS(U8(0xee), t[h+3], t[h+1], u[h+3])
+	}
+	out := vecs()
+	for x := 0; x < 4; x++ {
+		VPERM2F128(U8(0x20), u[4+x], u[x], out[x])
+		VPERM2F128(U8(0x31), u[4+x], u[x], out[4+x])
+	}
+	return out
 }
 
 // transpose16 returns the columns of the 16×16 block whose rows are r,

@@ -219,7 +219,7 @@ var kernels = []kernel{
 		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*A·Wᵀ + beta*C for the int8 weights W dequantized, with float32 products",
 		contract: "Bitwise DequantizeInt8 of all of W into D followed by Gemm(false, true, m, w.N, w.K, alpha, A, lda, D, w.K, beta, C, ldc). m > 0, w.N > 0; w is a valid matrix (lowbit.Int8.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Blocks; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
-		readme:   "C = alpha·A·Wᵀ + beta·C for int8 weights W dequantized (bitwise `DequantizeInt8` then `Gemm`), built for many rows of A (prompt processing); on AVX-512 the GEMM packs its panels straight from the int8 weights, with no dequantized copy",
+		readme:   "C = alpha·A·Wᵀ + beta·C for int8 weights W dequantized (bitwise `DequantizeInt8` then `Gemm`), built for many rows of A (prompt processing); on AVX2 and AVX-512 the GEMM packs its panels straight from the int8 weights, with no dequantized copy",
 	},
 	{
 		name:     "GemmBF16Compute",
