@@ -165,10 +165,9 @@ func (p *Impl) GemmDequantInt8(m int, alpha float32, a []float32, lda int, w *lo
 // into the row-major n×w.K matrix D (leading dimension ldd >= max(w.K,
 // 1)), each weight as lowbit.Int8.At gives it: D[r][p] = W(j0+r, p), its
 // group's scale times the int8 value, rounded once to float32, the same
-// bit for bit in every implementation. It is how the products over many
-// rows of A (prompt processing) use int8 weights: dequantized once per
-// call and multiplied by Gemm, which takes more rows of A per pass over
-// the weights than the int8 kernels. It panics unless 0 <= j0 <= j0+n <=
+// bit for bit in every implementation: for products over int8 weights in
+// another precision (GemmBF16Compute on D); GemmDequantInt8 is the
+// float32 product without the copy. It panics unless 0 <= j0 <= j0+n <=
 // w.N and D fits its slice.
 func (p *Impl) DequantizeInt8(w *lowbit.Int8, j0, n int, d []float32, ldd int) {
 	const fn = "DequantizeInt8"

@@ -211,7 +211,7 @@ var kernels = []kernel{
 		params:   "w *lowbit.Int8, j0, n int, d []float32, ldd int",
 		summary:  "writes rows j0 .. j0+n-1 of the int8 weights W, dequantized, into D",
 		contract: "D[r][p] = w.At(j0+r, p) (its group's scale times the int8 weight, rounded once to float32) for r < n, p < w.K, bit for bit in every implementation. w is a valid matrix (lowbit.Int8.Check); 0 <= j0 <= j0+n <= w.N; D (n×w.K) fits its slice with ldd >= max(w.K, 1).",
-		readme:   "rows of int8 weights written out as float32 (`lowbit.Int8.At`, bit for bit on every implementation): how prompt processing multiplies int8 weights, dequantized once and fed to Gemm",
+		readme:   "rows of int8 weights written out as float32 (`lowbit.Int8.At`, bit for bit on every implementation), for a product in another precision (`GemmBF16Compute`); `GemmDequantInt8` is the float32 product without the copy",
 	},
 	{
 		name:     "GemmDequantInt8",
