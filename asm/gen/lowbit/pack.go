@@ -138,13 +138,7 @@ func packInt8Kernel(s *x86.ISA) {
 // register each, in three stages of shuffles (VUNPCKL/HPS, VSHUFPS, then
 // VPERM2F128 across the 128-bit lanes).
 func transpose8(r []reg.VecVirtual) []reg.VecVirtual {
-	vecs := func() []reg.VecVirtual {
-		v := make([]reg.VecVirtual, 8)
-		for i := range v {
-			v[i] = YMM()
-		}
-		return v
-	}
+	vecs := func() []reg.VecVirtual { return vecRegs(x86.AVX2, 8) }
 	// Go's operand order: the second source first.
 	t := vecs()
 	for i := 0; i < 4; i++ {
@@ -170,13 +164,7 @@ func transpose8(r []reg.VecVirtual) []reg.VecVirtual {
 // one register each, in four stages of shuffles within and across the
 // 128-bit lanes (VUNPCKL/HPS, VUNPCKL/HPD, then VSHUFF32X4 twice).
 func transpose16(r []reg.VecVirtual) []reg.VecVirtual {
-	vecs := func() []reg.VecVirtual {
-		v := make([]reg.VecVirtual, 16)
-		for i := range v {
-			v[i] = ZMM()
-		}
-		return v
-	}
+	vecs := func() []reg.VecVirtual { return vecRegs(x86.AVX512, 16) }
 	// Go's operand order: the second source first.
 	t := vecs()
 	for i := 0; i < 8; i++ {
@@ -203,4 +191,13 @@ func transpose16(r []reg.VecVirtual) []reg.VecVirtual {
 		VSHUFF32X4(U8(0xdd), v[8+x], v[x], out[8+x])
 	}
 	return out
+}
+
+// vecRegs returns n new vector registers of s.
+func vecRegs(s *x86.ISA, n int) []reg.VecVirtual {
+	v := make([]reg.VecVirtual, n)
+	for i := range v {
+		v[i] = s.Vec()
+	}
+	return v
 }
