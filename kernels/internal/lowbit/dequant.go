@@ -93,12 +93,11 @@ const DequantPanelRows = 256
 // dequantTask dequantizes a panel of W's rows, split between goroutines
 // by rows (16 or more each, as parallel.For would).
 type dequantTask struct {
-	ks     *Kernels
-	w      *weights.Int8
-	j0, n  int
-	step   int
-	panel  []float32
-	panelP *[]float32
+	ks    *Kernels
+	w     *weights.Int8
+	j0, n int
+	step  int
+	panel []float32 // kept between calls
 }
 
 // dequantPool holds GemmDequantInt8's dequantized panels and their
@@ -136,14 +135,11 @@ func (ks *Kernels) GemmDequantInt8(g *gemm.Driver, m int, alpha float32, a []flo
 		return
 	}
 	t := dequantPool.Get().(*dequantTask)
-	if t.panelP == nil {
-		t.panelP = new([]float32)
-	}
 	rows := min(DequantPanelRows, n)
-	if cap(*t.panelP) < rows*k {
-		*t.panelP = make([]float32, rows*k)
+	if cap(t.panel) < rows*k {
+		t.panel = make([]float32, rows*k)
 	}
-	t.ks, t.w, t.panel = ks, w, (*t.panelP)[:rows*k]
+	t.ks, t.w, t.panel = ks, w, t.panel[:rows*k]
 	for j0 := 0; j0 < n; j0 += rows {
 		jn := min(rows, n-j0)
 		parts := parallel.Parts(jn, 16)
@@ -151,7 +147,7 @@ func (ks *Kernels) GemmDequantInt8(g *gemm.Driver, m int, alpha float32, a []flo
 		parallel.Run(t, (jn+t.step-1)/t.step, parts)
 		g.Gemm(false, true, m, jn, k, alpha, a, lda, t.panel, k, beta, c[j0:], ldc)
 	}
-	t.ks, t.w, t.panel = nil, nil, nil
+	t.ks, t.w = nil, nil
 	dequantPool.Put(t)
 }
 
