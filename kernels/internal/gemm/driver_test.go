@@ -410,7 +410,7 @@ func TestGemmSource(t *testing.T) {
 					}
 					// The strips of a parallel GEMM (rows when m >= n,
 					// else columns), as Gemm splits them.
-					for _, workers := range []int{2, 3} {
+					for _, workers := range []int{2, 3, 8, 64} {
 						copy(c, c0)
 						args := gemmArgs{m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, beta: beta, c: c, ldc: ldc, src: &floatSource{b, ldb, trans}}
 						g.parallel(&args, workers)
