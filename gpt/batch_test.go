@@ -76,11 +76,14 @@ func testBatchMatchesAlone(t *testing.T, k *kernels.Impl) {
 					}
 					distinct[fmt.Sprint(want)] = true
 					lane, tol := b.lanes[i].logits, 1e-4
+					bitwise := k.Name() == "generic"
 					if f == WeightsInt8 {
 						tol = 1e-3 // the one-row kernel may not quantize the activations
+						// amd64's int8 kernels of every r give a row what the one-row kernel does.
+						bitwise = bitwise || k.Name() == "avx2" || k.Name() == "avx512"
 					}
 					for j, w := range s.logits {
-						if d := math.Abs(float64(lane[j] - w)); (k.Name() == "generic" && lane[j] != w) || d > tol {
+						if d := math.Abs(float64(lane[j] - w)); (bitwise && lane[j] != w) || d > tol {
 							t.Errorf("%s: sequence %d's last logit %d = %g together, %g alone", name, i, j, lane[j], w)
 							break
 						}

@@ -17,7 +17,10 @@ import (
 // a token), which stream weights from memory at least as fast as ZMM ones
 // on the CPUs measured (PERF.md, "GEMV with 16- and 8-bit weights"), and
 // the ZMM kernels from two rows of A up, where they compute more per
-// byte. On CPUs with AVX512_BF16 the avx512 set multiplies one row of A
+// byte. Every Int8 kernel of both sets gives each element of C the one-row
+// AVX2 kernel's result bit for bit (the ZMM ones hold two rows of W in the
+// two halves of a register), so a row's int8 product does not depend on
+// the set or on the rows of A computed with it. On CPUs with AVX512_BF16 the avx512 set multiplies one row of A
 // by BF16 weights with the pair kernel instead (hasAVX512BF16; see
 // package kernels' low-bit products for its accuracy), two VDPBF16PS with
 // a memory operand for every 64 bytes of weights.

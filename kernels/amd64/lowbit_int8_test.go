@@ -8,21 +8,32 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/simdgpt/simdgpt/kernels/internal/lowbit"
 	weights "github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
-// TestLowbitInt8RowsAgree checks that every AVX-512 int8 kernel of r rows
-// of x gives each row bitwise what the 2-row kernel gives it (the same
-// operations on each accumulator in the same order, whatever the rows of W
-// a block takes at once and however the kernel places its registers), for
-// row counts of W around each kernel's block sizes and beta 0 and not 0.
+// TestLowbitInt8RowsAgree checks that every int8 kernel of both sets, of
+// any r rows of x, gives each row bitwise what the AVX2 one-row kernel
+// (which decoding takes) gives that row alone: the same operations on each
+// accumulator lane in the same order, whatever the rows of x and of W a
+// block takes at once (rows of W around every kernel's block sizes), for
+// beta 0 and not 0, and that no element of c outside the r×rows block
+// changes.
 func TestLowbitInt8RowsAgree(t *testing.T) {
-	if !hasAVX512 {
-		t.Skip("no AVX-512")
-	}
 	const groups, maxR = 5, 8
-	kernels := lowbitAVX512.Int8
-	for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 13} {
+	sets := []struct {
+		name    string
+		kernels []lowbit.Int8Kernel
+		ok      bool
+	}{
+		{"avx2", lowbitAVX2.Int8, hasAVX2},
+		{"avx512", lowbitAVX512.Int8, hasAVX512},
+	}
+	if !hasAVX2 {
+		t.Skip("no AVX2")
+	}
+	alone := lowbitAVX2.Int8[0]
+	for _, rows := range []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 17} {
 		ldw := 36*groups + 4
 		w := make([]byte, rows*ldw)
 		seed := uint32(rows)
@@ -48,31 +59,30 @@ func TestLowbitInt8RowsAgree(t *testing.T) {
 		}
 		ldc := rows + 3
 		for _, beta := range []float32{0, -0.75} {
-			for r := 3; r <= maxR; r++ {
-				c0 := make([]float32, maxR*ldc)
-				for i := range c0 {
-					c0[i] = float32(i%7) - 3
+			c0 := make([]float32, maxR*ldc)
+			for i := range c0 {
+				c0[i] = float32(i%7) - 3
+			}
+			want := append([]float32(nil), c0...)
+			for i := 0; i < maxR; i++ {
+				alone(rows, groups, &w[0], ldw, &x[i*ldx], ldx, &xs[i], &want[i*ldc], ldc, beta)
+			}
+			for _, set := range sets {
+				if !set.ok {
+					continue
 				}
-				got, want := append([]float32(nil), c0...), append([]float32(nil), c0...)
-				kernels[r-1](rows, groups, &w[0], ldw, &x[0], ldx, &xs[0], &got[0], ldc, beta)
-				for i := 0; i < r; i += 2 {
-					if i+1 < r {
-						kernels[1](rows, groups, &w[0], ldw, &x[i*ldx], ldx, &xs[i], &want[i*ldc], ldc, beta)
-					} else {
-						// The last of an odd r: a pair whose second row is discarded.
-						tmp := append([]float32(nil), c0[i*ldc:]...)
-						tmp = append(tmp, make([]float32, ldc)...)
-						xx := append(append([]int16(nil), x[i*ldx:(i+1)*ldx]...), x[:ldx]...)
-						xxs := []float32{xs[i], xs[0]}
-						kernels[1](rows, groups, &w[0], ldw, &xx[0], ldx, &xxs[0], &tmp[0], ldc, beta)
-						copy(want[i*ldc:(i+1)*ldc], tmp[:ldc])
-					}
-				}
-				for i := 0; i < r; i++ {
-					for j := 0; j < rows; j++ {
-						g, e := got[i*ldc+j], want[i*ldc+j]
-						if math.Float32bits(g) != math.Float32bits(e) {
-							t.Fatalf("rows %d, r %d, beta %g: c[%d][%d] = %g, want %g (2-row kernel)", rows, r, beta, i, j, g, e)
+				for r := 1; r <= maxR; r++ {
+					got := append([]float32(nil), c0...)
+					set.kernels[r-1](rows, groups, &w[0], ldw, &x[0], ldx, &xs[0], &got[0], ldc, beta)
+					for i := 0; i < maxR; i++ {
+						for j := 0; j < ldc; j++ {
+							g, e := got[i*ldc+j], want[i*ldc+j]
+							if i >= r || j >= rows {
+								e = c0[i*ldc+j]
+							}
+							if math.Float32bits(g) != math.Float32bits(e) {
+								t.Fatalf("%s, rows %d, r %d, beta %g: c[%d][%d] = %g, want %g", set.name, rows, r, beta, i, j, g, e)
+							}
 						}
 					}
 				}

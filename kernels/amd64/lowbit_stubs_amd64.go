@@ -167,49 +167,49 @@ func lowbitBF168AVX512(rows int, groups int, w *byte, ldw int, x *float32, ldx i
 
 // lowbitInt82AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
 // for i < 2, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/lowbit),
-// not reading c when beta is ±0. Rows of W go 12 at a time, then one at a time. Requires AVX-512F, DQ and BW.
+// not reading c when beta is ±0, each c as lowbitInt82AVX2 computes it. Rows of W go 8 at a time, then 2, then 1. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func lowbitInt82AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
 // lowbitInt83AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
 // for i < 3, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/lowbit),
-// not reading c when beta is ±0. Rows of W go 6 at a time, then one at a time. Requires AVX-512F, DQ and BW.
+// not reading c when beta is ±0, each c as lowbitInt83AVX2 computes it. Rows of W go 8 at a time, then 2, then 1. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func lowbitInt83AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
 // lowbitInt84AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
 // for i < 4, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/lowbit),
-// not reading c when beta is ±0. Rows of W go 5 at a time, then one at a time. Requires AVX-512F, DQ and BW.
+// not reading c when beta is ±0, each c as lowbitInt84AVX2 computes it. Rows of W go 6 at a time, then 2, then 1. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func lowbitInt84AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
 // lowbitInt85AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
 // for i < 5, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/lowbit),
-// not reading c when beta is ±0. Rows of W go 4 at a time, then one at a time. Requires AVX-512F, DQ and BW.
+// not reading c when beta is ±0, each c as lowbitInt85AVX2 computes it. Rows of W go 6 at a time, then 2, then 1. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func lowbitInt85AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
 // lowbitInt86AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
 // for i < 6, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/lowbit),
-// not reading c when beta is ±0. Rows of W go 3 at a time, then one at a time. Requires AVX-512F, DQ and BW.
+// not reading c when beta is ±0, each c as lowbitInt86AVX2 computes it. Rows of W go 6 at a time, then 2, then 1. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func lowbitInt86AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
 // lowbitInt87AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
 // for i < 7, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/lowbit),
-// not reading c when beta is ±0. Rows of W go 3 at a time, then one at a time. Requires AVX-512F, DQ and BW.
+// not reading c when beta is ±0, each c as lowbitInt87AVX2 computes it. Rows of W go 4 at a time, then 2, then 1. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func lowbitInt87AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)
 
 // lowbitInt88AVX512 sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]
 // for i < 8, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/lowbit),
-// not reading c when beta is ±0. Rows of W go 3 at a time, then one at a time. Requires AVX-512F, DQ and BW.
+// not reading c when beta is ±0, each c as lowbitInt88AVX2 computes it. Rows of W go 4 at a time, then 2, then 1. Requires AVX-512F, DQ and BW.
 //
 //go:noescape
 func lowbitInt88AVX512(rows int, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)

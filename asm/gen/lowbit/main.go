@@ -68,13 +68,9 @@ func (f *format) groupX() int { return f.xBytes * group }
 // once: r·R accumulators and the conversion's temporaries fit the
 // registers (16 YMM, 32 ZMM), and the rows' base registers (one per four
 // rows, twice: the block's and the next block's) fit the general ones.
-// The 8-row AVX-512 int8 kernel's block of int8Placed rows fills all 32
-// ZMM registers, placed by hand (see int8Body).
+// (The AVX-512 int8 kernels take rows of W in pairs: int8PairsPer.)
 func rowsAtOnce(s *x86.ISA, f *format, r int) int {
 	if s.Is512() {
-		if f == int8 {
-			return []int{0, 0, 12, 6, 5, 4, 3, 3, int8Placed}[r]
-		}
 		return []int{0, 0, 8, 6, 5, 4, 3, 3, 2}[r]
 	}
 	return []int{0, 8, 5, 3, 2, 2, 1, 1, 1}[r]
@@ -91,7 +87,7 @@ func aheadBlocks(s *x86.ISA, f *format, r int) int {
 	if f == int8 && r == 1 && !s.Is512() {
 		return 2
 	}
-	if f == int8 && s.Is512() && r > int8XFirst {
+	if f == int8 && s.Is512() && r == maxR {
 		return 2
 	}
 	return 1
@@ -112,10 +108,13 @@ func main() {
 	for _, s := range x86.Both {
 		for _, f := range []*format{bf16, int8} {
 			for r := 1; r <= maxR; r++ {
-				if s.Is512() && r < minR512 {
-					continue
+				switch {
+				case s.Is512() && r < minR512:
+				case s.Is512() && f == int8:
+					int8PairsKernel(s, r)
+				default:
+					kernel(s, f, r)
 				}
-				kernel(s, f, r)
 			}
 		}
 	}
@@ -172,36 +171,14 @@ func kernel(s *x86.ISA, f *format, r int) {
 
 // block computes the r×R block of c from R rows of W.
 func block(s *x86.ISA, f *format, r, R int, name string) {
-	// placed: every vector register of the block placed by hand (see
-	// int8Body), where avo's allocator fails.
-	placed := int8IsPlaced(s, f, r)
-	// A register that is read before it is written (VPXORD z, z, z) is
-	// live from the function's entry for avo, so one register is zeroed
-	// and copied to the accumulators: the last, which no accumulator
-	// takes.
-	var zero vecReg
-	if placed {
-		zero = zmm[len(zmm)-1]
-		VPXORD(zero, zero, zero)
-	}
-	acc := make([][]vecReg, R) // acc[j][i]: row j of W, row i of x
+	acc := make([][]reg.VecVirtual, R) // acc[j][i]: row j of W, row i of x
 	for j := range acc {
-		acc[j] = make([]vecReg, r)
-		if placed {
-			for i := range acc[j] {
-				acc[j][i] = zmm[j*r+i]
-				VMOVAPS(zero, acc[j][i])
-			}
-			continue
-		}
-		for i, v := range s.Zeros(r) {
-			acc[j][i] = v
-		}
+		acc[j] = s.Zeros(r)
 	}
 	p0 := x86.Arg("w")
 	ldw := x86.Arg("ldw")
 	var ldw3 reg.GPVirtual
-	if R > 3 || R > 2 && !placed {
+	if R > 2 {
 		ldw3 = GP64()
 		LEAQ(Mem{Base: ldw, Index: ldw, Scale: 2}, ldw3)
 	}
@@ -214,15 +191,7 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	// block's rows are read next.
 	ahead := aheadBlocks(s, f, r)
 	var next *x86.Rows
-	switch {
-	case placed && R > 1:
-		// The R rows only (NextBlock gives a block of ahead·R rows,
-		// whose further bases this kernel's registers can spare).
-		pf := GP64()
-		IMUL3Q(U32(ahead*R), ldw, pf)
-		ADDQ(p0, pf)
-		next = x86.NewRows(pf, ldw, ldw3, R)
-	case R > 1:
+	if R > 1 {
 		next = rows.NextBlock(ahead * R)
 	}
 	xp := x86.Arg("x")
@@ -271,7 +240,7 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 			}
 		}
 		if f == int8 {
-			int8Body(s, r, R, placed, wAt, xAt, acc)
+			int8Body(s, r, R, wAt, xAt, acc)
 			return
 		}
 		for j := 0; j < R; j++ {
@@ -305,7 +274,7 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 		tail(f, name, xp, ldx, ldx3, xp4, body)
 	}
 	Label(name + "_reduce")
-	finish(s, f, r, R, placed, name, acc)
+	finish(s, f, r, R, name, acc)
 }
 
 // tail runs body once more on the group of x at xt, when xt is not nil.
@@ -329,25 +298,13 @@ func tail(f *format, name string, xp, ldx, ldx3, xp4 reg.GPVirtual, body func())
 
 // finish reduces each accumulator into its lane 0, scales it (bf16: by
 // alpha; int8: acc[j][i] by xs[i]) and stores c[i*ldc+j] (+ beta*c when
-// beta is not ±0). With placed registers the temporaries are the ones the
-// loop's accumulators leave free (from zmm[R*r] on).
-func finish(s *x86.ISA, f *format, r, R int, placed bool, name string, acc [][]vecReg) {
+// beta is not ±0).
+func finish(s *x86.ISA, f *format, r, R int, name string, acc [][]reg.VecVirtual) {
 	var res []reg.VecVirtual
-	var all []vecReg
 	for j := 0; j < R; j++ {
-		all = append(all, acc[j]...)
-		for _, v := range acc[j] {
-			if vv, ok := v.(reg.VecVirtual); ok {
-				res = append(res, vv)
-			}
-		}
+		res = append(res, acc[j]...)
 	}
-	if placed {
-		tmps := zmm[R*r:]
-		for q := 0; q < len(all); q += len(tmps) {
-			reducePlaced(all[q:min(q+len(tmps), len(all))], tmps)
-		}
-	} else if s.Is512() {
+	if s.Is512() {
 		for q := 0; q < len(res); q += 4 {
 			s.ReduceAll(res[q:min(q+4, len(res))], VADDPS)
 		}
@@ -378,11 +335,7 @@ func finish(s *x86.ISA, f *format, r, R int, placed bool, name string, acc [][]v
 	store := func(withBeta bool) {
 		var beta reg.Register
 		if withBeta {
-			if placed {
-				beta = zmm[len(zmm)-1].AsX()
-			} else {
-				beta = XMM()
-			}
+			beta = XMM()
 			VMOVSS(x86.Addr(Param("beta")), beta)
 		}
 		row := x86.Arg("c")
@@ -410,127 +363,42 @@ func finish(s *x86.ISA, f *format, r, R int, placed bool, name string, acc [][]v
 	Label(name + "_stored")
 }
 
-// int8Placed is R of the 8-row AVX-512 int8 kernel: its 8·3
-// accumulators, 3 rows' weights and scales, x and a temporary take all 32
-// ZMM registers, placed by hand (int8Body). Each vector of x read feeds 3
-// rows of W where 2 did before (BenchmarkInt8Decode, see
-// perf/batch-decode-zen5-2026-11-27/int8-r3.txt).
-const int8Placed = 3
-
-// int8IsPlaced reports whether the kernel of r rows of x places its
-// vector registers by hand: the 8-row AVX-512 int8 kernel, in both its
-// blocks (avo's allocator fails on a function whose blocks mix placed and
-// allocated vector registers).
-func int8IsPlaced(s *x86.ISA, f *format, r int) bool {
-	placed := s.Is512() && f == int8 && r == maxR
-	if placed && r*int8Placed+2*int8Placed+2 > len(zmm) {
-		panic("lowbit: int8Placed rows do not fit the registers")
-	}
-	return placed
-}
-
-// reducePlaced is x86.ISA.ReduceAll with VADDPS on placed registers, the
-// same steps on each vector: vs and tmps (at least as many) distinct.
-func reducePlaced(vs, tmps []vecReg) {
-	stages := []func(v, tmp vecReg){
-		func(v, tmp vecReg) { VSHUFF32X4(Imm(0x4e), v, v, tmp) },
-		func(v, tmp vecReg) { VSHUFF32X4(Imm(0xb1), v, v, tmp) },
-		func(v, tmp vecReg) { VPERMILPS(Imm(0x4e), v, tmp) },
-		func(v, tmp vecReg) { VPERMILPS(Imm(0xb1), v, tmp) },
-	}
-	for _, st := range stages {
-		for i, v := range vs {
-			st(v, tmps[i])
-		}
-		for i, v := range vs {
-			VADDPS(tmps[i], v, v)
-		}
-	}
-}
-
-// vecReg is a vector register, virtual or physical.
-type vecReg interface {
-	reg.Register
-	reg.Vec
-}
-
-// zmm are the vector registers by number, for the blocks that place
-// their own.
-var zmm = []vecReg{
-	reg.Z0, reg.Z1, reg.Z2, reg.Z3, reg.Z4, reg.Z5, reg.Z6, reg.Z7,
-	reg.Z8, reg.Z9, reg.Z10, reg.Z11, reg.Z12, reg.Z13, reg.Z14, reg.Z15,
-	reg.Z16, reg.Z17, reg.Z18, reg.Z19, reg.Z20, reg.Z21, reg.Z22, reg.Z23,
-	reg.Z24, reg.Z25, reg.Z26, reg.Z27, reg.Z28, reg.Z29, reg.Z30, reg.Z31,
-}
-
-// int8XFirst is the largest r of the AVX-512 int8 kernels that read x
-// once for each row of W (see int8Body): the 8-row kernel, which decodes
-// 8 sequences at once, reads it once for its R rows (avo's allocator
-// places no more registers for fewer rows of x and more of W).
-const int8XFirst = 7
+// zmmCount is the number of vector registers of AVX-512.
+const zmmCount = 32
 
 // int8Body adds one Int8 group of each of the R rows of W times the r
-// int16 rows of x into the accumulators: the group's 32 weights
-// sign-extended to int16 (VPMOVSXBW), multiplied by x's and added in
-// pairs into int32 lanes (VPMADDWD; on AVX2 two such vectors added), the
-// lanes converted to float32 and multiplied by the group's scale into the
-// accumulator (one FMA). The integer sums are exact: |q| <= 127 and
-// |x| <= 32767 bound a lane by 4·127·32767 < 2³¹.
+// int16 rows of x into the accumulators (AVX2; the AVX-512 kernels take
+// rows of W in pairs, int8pairs.go, with these results): the group's 32
+// weights sign-extended to int16 (VPMOVSXBW) in two halves, each
+// multiplied by x's and added in pairs into int32 lanes (VPMADDWD), the
+// two halves' lanes added, converted to float32 and multiplied by the
+// group's scale into the accumulator (one FMA). The integer sums are
+// exact: |q| <= 127 and |x| <= 32767 bound a lane by 4·127·32767 < 2³¹.
 //
-// The AVX-512 kernels of more than int8XFirst rows of x hold the R rows'
-// weights and scales in registers and read each vector of x once for all
-// R rows (the others read x once for each row of W, and the scale once
-// for each product); every accumulator takes the same operations in the
-// same order either way.
-func int8Body(s *x86.ISA, r, R int, placed bool, wAt, xAt func(j, disp int) Mem, acc [][]vecReg) {
-	// vec returns a new register, or with placed registers zmm[n].
-	vec := func(n int) vecReg {
-		if placed {
-			return zmm[n]
-		}
-		return ZMM()
-	}
-	if s.Is512() && r > int8XFirst {
-		// Placed: the accumulators in zmm[0] to zmm[R*r-1], then the R
-		// rows' weights, their scales, x and the temporary.
-		w, scale := make([]vecReg, R), make([]vecReg, R)
-		for j := range w {
-			w[j], scale[j] = vec(R*r+j), vec(R*r+R+j)
-			VPMOVSXBW(wAt(j, 4), w[j])
-			VBROADCASTSS(wAt(j, 0), scale[j])
-		}
-		for i := 0; i < r; i++ {
-			x := vec(R*r + 2*R)
-			VMOVDQU32(xAt(i, 0), x)
-			for j := 0; j < R; j++ {
-				t := vec(R*r + 2*R + 1)
-				VPMADDWD(x, w[j], t)
-				VCVTDQ2PS(t, t)
-				VFMADD231PS(scale[j], t, acc[j][i])
-			}
-		}
-		return
+// The one-row kernel loads the group's x into two registers once for
+// its R rows of W (a VPMADDWD with a memory operand for each row is the
+// slower loop); the others read x from memory for each product, their
+// registers taken by accumulators.
+func int8Body(s *x86.ISA, r, R int, wAt, xAt func(j, disp int) Mem, acc [][]reg.VecVirtual) {
+	var x0, x1 Op
+	if r == 1 {
+		y0, y1 := YMM(), YMM()
+		VMOVDQU(xAt(0, 0), y0)
+		VMOVDQU(xAt(0, group), y1)
+		x0, x1 = y0, y1
 	}
 	for j := 0; j < R; j++ {
-		if s.Is512() {
-			w := ZMM()
-			VPMOVSXBW(wAt(j, 4), w)
-			for i := 0; i < r; i++ {
-				t := ZMM()
-				VPMADDWD(xAt(i, 0), w, t)
-				VCVTDQ2PS(t, t)
-				VFMADD231PS_BCST(wAt(j, 0), t, acc[j][i])
-			}
-			continue
-		}
 		w0, w1, scale := YMM(), YMM(), YMM()
 		VPMOVSXBW(wAt(j, 4), w0)
 		VPMOVSXBW(wAt(j, 4+group/2), w1)
 		VBROADCASTSS(wAt(j, 0), scale)
 		for i := 0; i < r; i++ {
+			if r > 1 {
+				x0, x1 = xAt(i, 0), xAt(i, group)
+			}
 			t0, t1 := YMM(), YMM()
-			VPMADDWD(xAt(i, 0), w0, t0)
-			VPMADDWD(xAt(i, group), w1, t1)
+			VPMADDWD(x0, w0, t0)
+			VPMADDWD(x1, w1, t1)
 			VPADDD(t1, t0, t0)
 			VCVTDQ2PS(t0, t0)
 			VFMADD231PS(scale, t0, acc[j][i])
