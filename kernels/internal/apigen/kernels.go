@@ -203,7 +203,7 @@ var kernels = []kernel{
 		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.Int8, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*A·Wᵀ + beta*C for the int8 weights W",
 		contract: "m >= 0; w is a valid matrix (lowbit.Int8.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Blocks; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
-		readme:   "C = alpha·A·Wᵀ + beta·C for int8 weights W (`lowbit.Int8`, one float32 scale a group of 32, 1.125 bytes a weight), the activations quantized to int16 and the products summed in integers",
+		readme:   "C = alpha·A·Wᵀ + beta·C for int8 weights W (`lowbit.Int8`, one float32 scale a group of 32, 1.125 bytes a weight), the activations quantized to int16 and the products summed in integers; on `avx2` and `avx512` a row of C is bitwise the same whatever the rows of A computed with it (so decoding several sequences at once gives each one its logits alone)",
 	},
 	{
 		name:     "DequantizeInt8",
