@@ -50,36 +50,11 @@ func int8PairsKernel(s *x86.ISA, r int) {
 		fmt.Sprintf("%s sets c[i*ldc+j] = xs[i]*Σ_g scale_jg*Σ_{p in g} x_i[p]*q_j[p] + beta*c[i*ldc+j]", name),
 		fmt.Sprintf("for i < %d, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/lowbit),", r),
 		fmt.Sprintf("not reading c when beta is ±0, each c as lowbitInt8%dAVX2 computes it. Rows of W go %d at a time, then 2, then 1. Requires %s.", r, 2*P, s.Req))
-	rows := x86.Addr(Param("rows"))
-	wp := x86.Addr(Param("w"))
-	cp := x86.Addr(Param("c"))
 	blocks := []int{2 * P, 2, 1}
 	if P == 1 {
 		blocks = blocks[1:]
 	}
-	for bi, blk := range blocks {
-		loop := fmt.Sprintf("%s_rows%d", name, blk)
-		next := name + "_done"
-		if bi+1 < len(blocks) {
-			next = fmt.Sprintf("%s_rows%d", name, blocks[bi+1])
-		}
-		Label(loop)
-		CMPQ(rows, U32(blk))
-		JB(LabelRef(next))
-		int8PairsBlock(s, r, blk, fmt.Sprintf("%s_b%d", name, blk))
-		// Next block of rows: w += blk*ldw, c += blk floats.
-		step := x86.Arg("ldw")
-		if blk > 1 {
-			IMUL3Q(U32(blk), step, step)
-		}
-		ADDQ(step, wp)
-		ADDQ(U32(4*blk), cp)
-		SUBQ(U32(blk), rows)
-		JMP(LabelRef(loop))
-	}
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
+	rowBlocks(name, blocks, func(blk int, label string) { int8PairsBlock(s, r, blk, label) })
 }
 
 // int8PairsBlock computes the r×n block of c from n rows of W, in
@@ -290,13 +265,5 @@ func int8PairsFinish(r, n int, name string, acc [][]reg.VecVirtual) {
 			}
 		}
 	}
-	bits := GP32()
-	MOVL(x86.Addr(Param("beta")), bits)
-	ANDL(U32(0x7fffffff), bits)
-	JZ(LabelRef(name + "_beta0"))
-	store(true)
-	JMP(LabelRef(name + "_stored"))
-	Label(name + "_beta0")
-	store(false)
-	Label(name + "_stored")
+	betaBranches(name, store)
 }

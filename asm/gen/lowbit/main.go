@@ -137,23 +137,31 @@ func kernel(s *x86.ISA, f *format, r int) {
 			fmt.Sprintf("for i < %d, j < rows (rows >= 1) over Int8 groups of W and int16 rows of x (see kernels/internal/lowbit),", r),
 			fmt.Sprintf("not reading c when beta is ±0. Rows of W go %d at a time, then one at a time. Requires %s.", R, s.Req))
 	}
-	rows := x86.Addr(Param("rows"))
-	wp := x86.Addr(Param("w"))
-	cp := x86.Addr(Param("c"))
 	blocks := []int{R, 1}
 	if R == 1 {
 		blocks = blocks[1:]
 	}
-	for _, blk := range blocks {
+	rowBlocks(name, blocks, func(blk int, label string) { block(s, f, r, blk, label) })
+}
+
+// rowBlocks emits a kernel's passes over the rows of W: while at least
+// blocks[b] rows remain, body computes that many (under labels starting
+// with label) and the kernel moves w and c on by them, then the next
+// size; the last size must be 1. The function returns after the passes.
+func rowBlocks(name string, blocks []int, body func(blk int, label string)) {
+	rows := x86.Addr(Param("rows"))
+	wp := x86.Addr(Param("w"))
+	cp := x86.Addr(Param("c"))
+	for bi, blk := range blocks {
 		loop := fmt.Sprintf("%s_rows%d", name, blk)
-		next := name + "_rows1"
-		if blk == 1 {
-			next = name + "_done"
+		next := name + "_done"
+		if bi+1 < len(blocks) {
+			next = fmt.Sprintf("%s_rows%d", name, blocks[bi+1])
 		}
 		Label(loop)
 		CMPQ(rows, U32(blk))
 		JB(LabelRef(next))
-		block(s, f, r, blk, fmt.Sprintf("%s_b%d", name, blk))
+		body(blk, fmt.Sprintf("%s_b%d", name, blk))
 		// Next block of rows: w += blk*ldw, c += blk floats.
 		step := x86.Arg("ldw")
 		if blk > 1 {
@@ -352,6 +360,13 @@ func finish(s *x86.ISA, f *format, r, R int, name string, acc [][]reg.VecVirtual
 			}
 		}
 	}
+	betaBranches(name, store)
+}
+
+// betaBranches emits store(true) when the argument beta is not ±0 and
+// store(false) when it is (so that c is not read), under labels starting
+// with name.
+func betaBranches(name string, store func(withBeta bool)) {
 	bits := GP32()
 	MOVL(x86.Addr(Param("beta")), bits)
 	ANDL(U32(0x7fffffff), bits)
