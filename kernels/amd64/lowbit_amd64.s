@@ -8812,7 +8812,7 @@ lowbitInt82AVX512_rows8:
 	LEAQ         (SI)(CX*4), DI
 	MOVQ         x+32(FP), R8
 	MOVQ         ldx+40(FP), R9
-	SHLQ         $0x01, R9
+	IMUL3Q       $0x00000002, R9, R9
 	MOVL         $0x0000ff00, R10
 	KMOVW        R10, K1
 	MOVQ         groups+8(FP), R10
@@ -8999,7 +8999,7 @@ lowbitInt82AVX512_rows2:
 	ADDQ         AX, DX
 	MOVQ         x+32(FP), BX
 	MOVQ         ldx+40(FP), SI
-	SHLQ         $0x01, SI
+	IMUL3Q       $0x00000002, SI, SI
 	MOVL         $0x0000ff00, DI
 	KMOVW        DI, K1
 	MOVQ         groups+8(FP), DI
@@ -9100,7 +9100,7 @@ lowbitInt82AVX512_rows1:
 	MOVQ         ldw+24(FP), CX
 	MOVQ         x+32(FP), CX
 	MOVQ         ldx+40(FP), DX
-	SHLQ         $0x01, DX
+	IMUL3Q       $0x00000002, DX, DX
 	MOVL         $0x0000ff00, BX
 	KMOVW        BX, K1
 	MOVQ         groups+8(FP), BX
@@ -9217,7 +9217,7 @@ lowbitInt83AVX512_rows8:
 	LEAQ         (SI)(CX*4), DI
 	MOVQ         x+32(FP), R8
 	MOVQ         ldx+40(FP), R9
-	SHLQ         $0x01, R9
+	IMUL3Q       $0x00000002, R9, R9
 	MOVL         $0x0000ff00, R10
 	KMOVW        R10, K1
 	MOVQ         groups+8(FP), R10
@@ -9453,7 +9453,7 @@ lowbitInt83AVX512_rows2:
 	ADDQ         AX, DX
 	MOVQ         x+32(FP), BX
 	MOVQ         ldx+40(FP), SI
-	SHLQ         $0x01, SI
+	IMUL3Q       $0x00000002, SI, SI
 	MOVL         $0x0000ff00, DI
 	KMOVW        DI, K1
 	MOVQ         groups+8(FP), DI
@@ -9577,7 +9577,7 @@ lowbitInt83AVX512_rows1:
 	MOVQ         ldw+24(FP), CX
 	MOVQ         x+32(FP), CX
 	MOVQ         ldx+40(FP), DX
-	SHLQ         $0x01, DX
+	IMUL3Q       $0x00000002, DX, DX
 	MOVL         $0x0000ff00, BX
 	KMOVW        BX, K1
 	MOVQ         groups+8(FP), BX
@@ -9715,7 +9715,7 @@ lowbitInt84AVX512_rows6:
 	LEAQ         (SI)(CX*4), DI
 	MOVQ         x+32(FP), R8
 	MOVQ         ldx+40(FP), R9
-	SHLQ         $0x01, R9
+	IMUL3Q       $0x00000002, R9, R9
 	LEAQ         (R9)(R9*2), R10
 	MOVL         $0x0000ff00, R11
 	KMOVW        R11, K1
@@ -9975,7 +9975,7 @@ lowbitInt84AVX512_rows2:
 	ADDQ         AX, DX
 	MOVQ         x+32(FP), BX
 	MOVQ         ldx+40(FP), SI
-	SHLQ         $0x01, SI
+	IMUL3Q       $0x00000002, SI, SI
 	LEAQ         (SI)(SI*2), DI
 	MOVL         $0x0000ff00, R8
 	KMOVW        R8, K1
@@ -10123,7 +10123,7 @@ lowbitInt84AVX512_rows1:
 	MOVQ         ldw+24(FP), CX
 	MOVQ         x+32(FP), CX
 	MOVQ         ldx+40(FP), DX
-	SHLQ         $0x01, DX
+	IMUL3Q       $0x00000002, DX, DX
 	LEAQ         (DX)(DX*2), BX
 	MOVL         $0x0000ff00, SI
 	KMOVW        SI, K1
@@ -10286,7 +10286,7 @@ lowbitInt85AVX512_rows6:
 	LEAQ         (SI)(CX*4), DI
 	MOVQ         x+32(FP), R8
 	MOVQ         ldx+40(FP), R9
-	SHLQ         $0x01, R9
+	IMUL3Q       $0x00000002, R9, R9
 	LEAQ         (R9)(R9*2), R10
 	LEAQ         (R8)(R9*4), R11
 	MOVL         $0x0000ff00, R12
@@ -10593,7 +10593,7 @@ lowbitInt85AVX512_rows2:
 	ADDQ         AX, DX
 	MOVQ         x+32(FP), BX
 	MOVQ         ldx+40(FP), SI
-	SHLQ         $0x01, SI
+	IMUL3Q       $0x00000002, SI, SI
 	LEAQ         (SI)(SI*2), DI
 	LEAQ         (BX)(SI*4), R8
 	MOVL         $0x0000ff00, R9
@@ -10766,7 +10766,7 @@ lowbitInt85AVX512_rows1:
 	MOVQ         ldw+24(FP), CX
 	MOVQ         x+32(FP), CX
 	MOVQ         ldx+40(FP), DX
-	SHLQ         $0x01, DX
+	IMUL3Q       $0x00000002, DX, DX
 	LEAQ         (DX)(DX*2), BX
 	LEAQ         (CX)(DX*4), SI
 	MOVL         $0x0000ff00, DI
@@ -10955,7 +10955,7 @@ lowbitInt86AVX512_rows6:
 	LEAQ         (SI)(CX*4), DI
 	MOVQ         x+32(FP), R8
 	MOVQ         ldx+40(FP), R9
-	SHLQ         $0x01, R9
+	IMUL3Q       $0x00000002, R9, R9
 	LEAQ         (R9)(R9*2), R10
 	LEAQ         (R8)(R9*4), R11
 	MOVL         $0x0000ff00, R12
@@ -11307,7 +11307,7 @@ lowbitInt86AVX512_rows2:
 	ADDQ         AX, DX
 	MOVQ         x+32(FP), BX
 	MOVQ         ldx+40(FP), SI
-	SHLQ         $0x01, SI
+	IMUL3Q       $0x00000002, SI, SI
 	LEAQ         (SI)(SI*2), DI
 	LEAQ         (BX)(SI*4), R8
 	MOVL         $0x0000ff00, R9
@@ -11503,7 +11503,7 @@ lowbitInt86AVX512_rows1:
 	MOVQ         ldw+24(FP), CX
 	MOVQ         x+32(FP), CX
 	MOVQ         ldx+40(FP), DX
-	SHLQ         $0x01, DX
+	IMUL3Q       $0x00000002, DX, DX
 	LEAQ         (DX)(DX*2), BX
 	LEAQ         (CX)(DX*4), SI
 	MOVL         $0x0000ff00, DI
@@ -11707,7 +11707,7 @@ lowbitInt87AVX512_rows4:
 	ADDQ         AX, BX
 	MOVQ         x+32(FP), SI
 	MOVQ         ldx+40(FP), DI
-	SHLQ         $0x01, DI
+	IMUL3Q       $0x00000002, DI, DI
 	LEAQ         (DI)(DI*2), R8
 	LEAQ         (SI)(DI*4), R9
 	MOVL         $0x0000ff00, R10
@@ -11966,7 +11966,7 @@ lowbitInt87AVX512_rows2:
 	ADDQ         AX, DX
 	MOVQ         x+32(FP), BX
 	MOVQ         ldx+40(FP), SI
-	SHLQ         $0x01, SI
+	IMUL3Q       $0x00000002, SI, SI
 	LEAQ         (SI)(SI*2), DI
 	LEAQ         (BX)(SI*4), R8
 	MOVL         $0x0000ff00, R9
@@ -12185,7 +12185,7 @@ lowbitInt87AVX512_rows1:
 	MOVQ         ldw+24(FP), CX
 	MOVQ         x+32(FP), CX
 	MOVQ         ldx+40(FP), DX
-	SHLQ         $0x01, DX
+	IMUL3Q       $0x00000002, DX, DX
 	LEAQ         (DX)(DX*2), BX
 	LEAQ         (CX)(DX*4), SI
 	MOVL         $0x0000ff00, DI
@@ -12413,7 +12413,7 @@ lowbitInt88AVX512_rows4:
 	LEAQ         (BX)(CX*4), SI
 	MOVQ         x+32(FP), DI
 	MOVQ         ldx+40(FP), R8
-	SHLQ         $0x01, R8
+	IMUL3Q       $0x00000002, R8, R8
 	LEAQ         (R8)(R8*2), R9
 	LEAQ         (DI)(R8*4), R10
 	MOVL         $0x0000ff00, R11
@@ -12700,7 +12700,7 @@ lowbitInt88AVX512_rows2:
 	ADDQ         AX, DX
 	MOVQ         x+32(FP), BX
 	MOVQ         ldx+40(FP), SI
-	SHLQ         $0x01, SI
+	IMUL3Q       $0x00000002, SI, SI
 	LEAQ         (SI)(SI*2), DI
 	LEAQ         (BX)(SI*4), R8
 	MOVL         $0x0000ff00, R9
@@ -12942,7 +12942,7 @@ lowbitInt88AVX512_rows1:
 	MOVQ         ldw+24(FP), CX
 	MOVQ         x+32(FP), CX
 	MOVQ         ldx+40(FP), DX
-	SHLQ         $0x01, DX
+	IMUL3Q       $0x00000002, DX, DX
 	LEAQ         (DX)(DX*2), BX
 	LEAQ         (CX)(DX*4), SI
 	MOVL         $0x0000ff00, DI

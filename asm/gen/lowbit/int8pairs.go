@@ -95,27 +95,8 @@ func int8PairsBlock(s *x86.ISA, r, n int, name string) {
 	if n > 1 {
 		next = rows.NextBlock(ahead * n)
 	}
-	xp := x86.Arg("x")
-	var ldx, ldx3, xp4 reg.GPVirtual
-	if r > 1 {
-		ldx = x86.Arg("ldx")
-		SHLQ(U8(1), ldx) // int16
-	}
-	if r > 3 {
-		ldx3 = GP64()
-		LEAQ(Mem{Base: ldx, Index: ldx, Scale: 2}, ldx3)
-	}
-	if r > 4 {
-		xp4 = GP64()
-		LEAQ(Mem{Base: xp, Index: ldx, Scale: 4}, xp4)
-	}
-	xAt := func(i, disp int) Mem {
-		base := xp
-		if i >= 4 {
-			base, i = xp4, i-4
-		}
-		return x86.RowAt(base, ldx, ldx3, i, disp)
-	}
+	x := newXRows(r, 2)
+	xAt := x.At
 	// upper: the mask of the upper eight lanes, for the second row's
 	// scale.
 	upper := reg.K1
@@ -169,10 +150,7 @@ func int8PairsBlock(s *x86.ISA, r, n int, name string) {
 	if next != nil {
 		next.Advance(int8.blockBytes)
 	}
-	ADDQ(U32(int8.groupX()), xp)
-	if xp4 != nil {
-		ADDQ(U32(int8.groupX()), xp4)
-	}
+	x.Advance(int8.groupX())
 	DECQ(g)
 	JMP(LabelRef(name + "_g"))
 
@@ -222,48 +200,35 @@ func int8PairsFinish(r, n int, name string, acc [][]reg.VecVirtual) {
 			VCOMPRESSPS(v, quarters, v)
 		}
 	}
-	var ldc reg.GPVirtual
-	if r > 1 {
-		ldc = x86.Arg("ldc")
-		SHLQ(U8(2), ldc)
-	}
-	store := func(withBeta bool) {
-		var beta reg.VecVirtual
-		if withBeta {
-			beta = XMM()
-			VBROADCASTSS(x86.Addr(Param("beta")), beta)
-		}
-		row := x86.Arg("c")
-		for i := 0; i < r; i++ {
-			if i > 0 {
-				ADDQ(ldc, row)
-			}
-			for q, v := range sums[i] {
-				m := Mem{Base: row, Disp: 16 * q}
-				x := v.AsX()
-				switch min(4, n-4*q) {
-				case 4:
-					if withBeta {
-						VFMADD231PS(m, beta, x)
-					}
-					VMOVUPS(x, m)
-				case 2:
-					if withBeta {
-						t := XMM()
-						VMOVSD(m, t)
-						VFMADD231PS(t, beta, x)
-					}
-					VMOVSD(x, m)
-				case 1:
-					if withBeta {
-						VFMADD231SS(m, beta, x)
-					}
-					VMOVSS(x, m)
-				default:
-					panic("lowbit: a block of rows of W is not 1, 2 or a multiple of 4")
+	storeRows(name, r, func() reg.Register {
+		beta := XMM()
+		VBROADCASTSS(x86.Addr(Param("beta")), beta)
+		return beta
+	}, func(i int, c reg.GPVirtual, beta reg.Register) {
+		for q, v := range sums[i] {
+			m := Mem{Base: c, Disp: 16 * q}
+			x := v.AsX()
+			switch min(4, n-4*q) {
+			case 4:
+				if beta != nil {
+					VFMADD231PS(m, beta, x)
 				}
+				VMOVUPS(x, m)
+			case 2:
+				if beta != nil {
+					t := XMM()
+					VMOVSD(m, t)
+					VFMADD231PS(t, beta, x)
+				}
+				VMOVSD(x, m)
+			case 1:
+				if beta != nil {
+					VFMADD231SS(m, beta, x)
+				}
+				VMOVSS(x, m)
+			default:
+				panic("lowbit: a block of rows of W is not 1, 2 or a multiple of 4")
 			}
 		}
-	}
-	betaBranches(name, store)
+	})
 }

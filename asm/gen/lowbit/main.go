@@ -202,35 +202,8 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	if R > 1 {
 		next = rows.NextBlock(ahead * R)
 	}
-	xp := x86.Arg("x")
-	var ldx, ldx3, xp4 reg.GPVirtual
-	if r > 1 {
-		ldx = x86.Arg("ldx")
-		IMUL3Q(U32(f.xBytes), ldx, ldx)
-	}
-	if r > 3 {
-		ldx3 = GP64()
-		LEAQ(Mem{Base: ldx, Index: ldx, Scale: 2}, ldx3)
-	}
-	if r > 4 {
-		xp4 = GP64()
-		LEAQ(Mem{Base: xp, Index: ldx, Scale: 4}, xp4)
-	}
-	xAt := func(i, disp int) Mem {
-		base := xp
-		if i >= 4 {
-			base, i = xp4, i-4
-		}
-		switch i {
-		case 0:
-			return Mem{Base: base, Disp: disp}
-		case 1:
-			return Mem{Base: base, Index: ldx, Scale: 1, Disp: disp}
-		case 2:
-			return Mem{Base: base, Index: ldx, Scale: 2, Disp: disp}
-		}
-		return Mem{Base: base, Index: ldx3, Scale: 1, Disp: disp}
-	}
+	x := newXRows(r, f.xBytes)
+	xAt := x.At
 	var mask reg.VecVirtual
 	if f == bf16 {
 		mask = s.Vec()
@@ -268,10 +241,7 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	if next != nil {
 		next.Advance(f.blockBytes)
 	}
-	ADDQ(U32(f.groupX()), xp)
-	if xp4 != nil {
-		ADDQ(U32(f.groupX()), xp4)
-	}
+	x.Advance(f.groupX())
 	DECQ(g)
 	JMP(LabelRef(name + "_g"))
 
@@ -279,29 +249,71 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	// apart). Int8's rows of x are padded to whole groups.
 	Label(name + "_tail")
 	if f == bf16 {
-		tail(f, name, xp, ldx, ldx3, xp4, body)
+		tail(f, name, x, body)
 	}
 	Label(name + "_reduce")
 	finish(s, f, r, R, name, acc)
 }
 
 // tail runs body once more on the group of x at xt, when xt is not nil.
-func tail(f *format, name string, xp, ldx, ldx3, xp4 reg.GPVirtual, body func()) {
+func tail(f *format, name string, x *xRows, body func()) {
 	groupX := f.groupX()
 	xt := x86.Addr(Param("xt"))
 	CMPQ(xt, U32(0))
 	JE(LabelRef(name + "_reduce"))
-	MOVQ(xt, xp)
-	if ldx != nil {
-		MOVQ(U32(groupX), ldx)
+	MOVQ(xt, x.p)
+	if x.ld != nil {
+		MOVQ(U32(groupX), x.ld)
 	}
-	if ldx3 != nil {
-		MOVQ(U32(3*groupX), ldx3)
+	if x.ld3 != nil {
+		MOVQ(U32(3*groupX), x.ld3)
 	}
-	if xp4 != nil {
-		LEAQ(Mem{Base: xp, Disp: 4 * groupX}, xp4)
+	if x.p4 != nil {
+		LEAQ(Mem{Base: x.p, Disp: 4 * groupX}, x.p4)
 	}
 	body()
+}
+
+// xRows addresses the rows of x a kernel of r rows reads: the argument x
+// (p), and for r > 1 the bytes between rows (ld, from the argument ldx
+// in elements of elem bytes), 3·ld when r > 3 and the fifth row (p4)
+// when r > 4.
+type xRows struct {
+	p, ld, ld3, p4 reg.GPVirtual
+}
+
+// newXRows loads the arguments x and ldx of a kernel of r rows of x.
+func newXRows(r, elem int) *xRows {
+	x := &xRows{p: x86.Arg("x")}
+	if r > 1 {
+		x.ld = x86.Arg("ldx")
+		IMUL3Q(U32(elem), x.ld, x.ld)
+	}
+	if r > 3 {
+		x.ld3 = GP64()
+		LEAQ(Mem{Base: x.ld, Index: x.ld, Scale: 2}, x.ld3)
+	}
+	if r > 4 {
+		x.p4 = GP64()
+		LEAQ(Mem{Base: x.p, Index: x.ld, Scale: 4}, x.p4)
+	}
+	return x
+}
+
+// At returns the address disp bytes into row i.
+func (x *xRows) At(i, disp int) Mem {
+	if i >= 4 {
+		return x86.RowAt(x.p4, x.ld, x.ld3, i-4, disp)
+	}
+	return x86.RowAt(x.p, x.ld, x.ld3, i, disp)
+}
+
+// Advance moves every row on by n bytes.
+func (x *xRows) Advance(n int) {
+	ADDQ(U32(n), x.p)
+	if x.p4 != nil {
+		ADDQ(U32(n), x.p4)
+	}
 }
 
 // finish reduces each accumulator into its lane 0, scales it (bf16: by
@@ -335,32 +347,44 @@ func finish(s *x86.ISA, f *format, r, R int, name string, acc [][]reg.VecVirtual
 			}
 		}
 	}
+	storeRows(name, r, func() reg.Register {
+		beta := XMM()
+		VMOVSS(x86.Addr(Param("beta")), beta)
+		return beta
+	}, func(i int, c reg.GPVirtual, beta reg.Register) {
+		for j := 0; j < R; j++ {
+			v := acc[j][i].AsX()
+			if beta != nil {
+				VFMADD231SS(Mem{Base: c, Disp: 4 * j}, beta, v)
+			}
+			VMOVSS(v, Mem{Base: c, Disp: 4 * j})
+		}
+	})
+}
+
+// storeRows emits the stores of a kernel's r rows of c, the argument ldc
+// floats apart: row(i, c, beta) stores row i at c, with beta loaded by
+// loadBeta when the argument beta is not ±0 and nil when it is (and c is
+// then not to be read).
+func storeRows(name string, r int, loadBeta func() reg.Register, row func(i int, c reg.GPVirtual, beta reg.Register)) {
 	var ldc reg.GPVirtual
 	if r > 1 {
 		ldc = x86.Arg("ldc")
 		SHLQ(U8(2), ldc)
 	}
-	store := func(withBeta bool) {
+	betaBranches(name, func(withBeta bool) {
 		var beta reg.Register
 		if withBeta {
-			beta = XMM()
-			VMOVSS(x86.Addr(Param("beta")), beta)
+			beta = loadBeta()
 		}
-		row := x86.Arg("c")
+		c := x86.Arg("c")
 		for i := 0; i < r; i++ {
 			if i > 0 {
-				ADDQ(ldc, row)
+				ADDQ(ldc, c)
 			}
-			for j := 0; j < R; j++ {
-				v := acc[j][i].AsX()
-				if withBeta {
-					VFMADD231SS(Mem{Base: row, Disp: 4 * j}, beta, v)
-				}
-				VMOVSS(v, Mem{Base: row, Disp: 4 * j})
-			}
+			row(i, c, beta)
 		}
-	}
-	betaBranches(name, store)
+	})
 }
 
 // betaBranches emits store(true) when the argument beta is not ±0 and
