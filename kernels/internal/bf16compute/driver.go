@@ -259,8 +259,9 @@ func scaleC(m, n int, beta float32, c []float32, ldc int) {
 const fusedMaxKC = 256
 
 // parallelMinFlops is the size (2mnk) below which a product stays on the
-// calling goroutine, as the float32 driver's.
-const parallelMinFlops = 1 << 26
+// calling goroutine, as the float32 driver's (a variable for the tests,
+// which split small products too).
+var parallelMinFlops float64 = 1 << 26
 
 // gemm packs the operands (B from w when w is not nil) and runs the
 // blocked loops, k > 0 and alpha != 0.

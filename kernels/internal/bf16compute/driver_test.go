@@ -88,10 +88,12 @@ func ints(r *rand.Rand, n int) []float32 {
 
 // TestDriverExact runs each test driver over shapes across its blocks
 // (kc of 1, 2 and 5 pairs, nc of one to several panels), every transpose and the
-// weights, on one goroutine and split by rows and by columns, against
-// the exact product (integer data: every sum exact), with the bias
-// epilogue.
+// weights, on one goroutine and split by rows and by columns (every
+// product split on two procs, however small), against the exact product
+// (integer data: every sum exact), with the bias epilogue.
 func TestDriverExact(t *testing.T) {
+	defer func(v float64) { parallelMinFlops = v }(parallelMinFlops)
+	parallelMinFlops = 0
 	for dname, d := range testDrivers() {
 		t.Run(dname, func(t *testing.T) { testDriverExact(t, d) })
 	}
