@@ -106,53 +106,36 @@ func int8PairsBlock(s *x86.ISA, r, n int, name string) {
 		KMOVW(bits, upper)
 	}
 
-	g := x86.Arg("groups")
-	Label(name + "_g")
-	TESTQ(g, g)
-	JZ(LabelRef(name + "_reduce"))
-	if next != nil {
-		for j := 0; j < n; j++ {
-			if ahead > 1 {
-				PREFETCHT2(next.At(j, 0))
-			} else {
-				PREFETCHT0(next.At(j, 0))
+	groupLoop(name, name+"_reduce", int8, rows, next, x, func() {
+		prefetchRows(next, n, ahead)
+		lo, hi, scale := make([]reg.VecVirtual, P), make([]reg.VecVirtual, P), make([]reg.VecVirtual, P)
+		for p := 0; p < P; p++ {
+			for h, dst := range []*reg.VecVirtual{&lo[p], &hi[p]} {
+				disp := 4 + h*group/2
+				b := ZMM()
+				VBROADCASTI32X4(wAt(2*p, disp), b)
+				VINSERTI32X4(U8(1), wAt(2*p+1, disp), b, b)
+				*dst = ZMM()
+				VPMOVSXBW(b.AsY(), *dst)
+			}
+			scale[p] = ZMM()
+			VBROADCASTSS(wAt(2*p, 0), scale[p])
+			VBROADCASTSS(wAt(2*p+1, 0), upper, scale[p])
+		}
+		for i := 0; i < r; i++ {
+			xl, xh := ZMM(), ZMM()
+			VBROADCASTI64X4(xAt(i, 0), xl)
+			VBROADCASTI64X4(xAt(i, group), xh)
+			for p := 0; p < P; p++ {
+				t0, t1 := ZMM(), ZMM()
+				VPMADDWD(xl, lo[p], t0)
+				VPMADDWD(xh, hi[p], t1)
+				VPADDD(t1, t0, t0)
+				VCVTDQ2PS(t0, t0)
+				VFMADD231PS(scale[p], t0, acc[p][i])
 			}
 		}
-	}
-	lo, hi, scale := make([]reg.VecVirtual, P), make([]reg.VecVirtual, P), make([]reg.VecVirtual, P)
-	for p := 0; p < P; p++ {
-		for h, dst := range []*reg.VecVirtual{&lo[p], &hi[p]} {
-			disp := 4 + h*group/2
-			b := ZMM()
-			VBROADCASTI32X4(wAt(2*p, disp), b)
-			VINSERTI32X4(U8(1), wAt(2*p+1, disp), b, b)
-			*dst = ZMM()
-			VPMOVSXBW(b.AsY(), *dst)
-		}
-		scale[p] = ZMM()
-		VBROADCASTSS(wAt(2*p, 0), scale[p])
-		VBROADCASTSS(wAt(2*p+1, 0), upper, scale[p])
-	}
-	for i := 0; i < r; i++ {
-		xl, xh := ZMM(), ZMM()
-		VBROADCASTI64X4(xAt(i, 0), xl)
-		VBROADCASTI64X4(xAt(i, group), xh)
-		for p := 0; p < P; p++ {
-			t0, t1 := ZMM(), ZMM()
-			VPMADDWD(xl, lo[p], t0)
-			VPMADDWD(xh, hi[p], t1)
-			VPADDD(t1, t0, t0)
-			VCVTDQ2PS(t0, t0)
-			VFMADD231PS(scale[p], t0, acc[p][i])
-		}
-	}
-	rows.Advance(int8.blockBytes)
-	if next != nil {
-		next.Advance(int8.blockBytes)
-	}
-	x.Advance(int8.groupX())
-	DECQ(g)
-	JMP(LabelRef(name + "_g"))
+	})
 
 	Label(name + "_reduce")
 	int8PairsFinish(r, n, name, acc)

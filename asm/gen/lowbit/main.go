@@ -211,15 +211,7 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	}
 	// body adds one group of every row of W times x into the accumulators.
 	body := func() {
-		if next != nil {
-			for j := 0; j < R; j++ {
-				if ahead > 1 {
-					PREFETCHT2(next.At(j, 0))
-				} else {
-					PREFETCHT0(next.At(j, 0))
-				}
-			}
-		}
+		prefetchRows(next, R, ahead)
 		if f == int8 {
 			int8Body(s, r, R, wAt, xAt, acc)
 			return
@@ -232,18 +224,7 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 			}
 		}
 	}
-	g := x86.Arg("groups")
-	Label(name + "_g")
-	TESTQ(g, g)
-	JZ(LabelRef(name + "_tail"))
-	body()
-	rows.Advance(f.blockBytes)
-	if next != nil {
-		next.Advance(f.blockBytes)
-	}
-	x.Advance(f.groupX())
-	DECQ(g)
-	JMP(LabelRef(name + "_g"))
+	groupLoop(name, name+"_tail", f, rows, next, x, body)
 
 	// BF16: the padded last group, its x from xt (rows GroupSize floats
 	// apart). Int8's rows of x are padded to whole groups.
@@ -253,6 +234,41 @@ func block(s *x86.ISA, f *format, r, R int, name string) {
 	}
 	Label(name + "_reduce")
 	finish(s, f, r, R, name, acc)
+}
+
+// prefetchRows prefetches the group at the n rows of next (the block of
+// rows ahead blocks on): into L1 (PREFETCHT0) one block ahead, into L2
+// (PREFETCHT2) further; nothing when next is nil.
+func prefetchRows(next *x86.Rows, n, ahead int) {
+	if next == nil {
+		return
+	}
+	for j := 0; j < n; j++ {
+		if ahead > 1 {
+			PREFETCHT2(next.At(j, 0))
+		} else {
+			PREFETCHT0(next.At(j, 0))
+		}
+	}
+}
+
+// groupLoop emits a block's loop over the groups of W: while the
+// argument groups (counted down) is not 0, body, then W's rows, the
+// prefetched rows (next, when not nil) and x's rows move on by a group
+// of f; then it jumps to the label done.
+func groupLoop(name, done string, f *format, rows, next *x86.Rows, x *xRows, body func()) {
+	g := x86.Arg("groups")
+	Label(name + "_g")
+	TESTQ(g, g)
+	JZ(LabelRef(done))
+	body()
+	rows.Advance(f.blockBytes)
+	if next != nil {
+		next.Advance(f.blockBytes)
+	}
+	x.Advance(f.groupX())
+	DECQ(g)
+	JMP(LabelRef(name + "_g"))
 }
 
 // tail runs body once more on the group of x at xt, when xt is not nil.
