@@ -337,6 +337,7 @@ type decodeResults struct {
 	torch         map[decodeKey][]float64 // nil when torch was not measured
 	agree         map[int]int             // per prompt length: the shortest run of equal leading greedy tokens over all rounds
 	decoded       int                     // greedy tokens a side per run: the one after the prompt and the timed ones
+	timed         int                     // timed tokens a side per run (a round's share of ours and torch)
 }
 
 // decodeOurs runs greedy decoding of prompt on s for n+1 tokens and times
@@ -736,7 +737,7 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 		}
 	}
 
-	r := &decodeResults{ctxs: o.ctxs, threads: o.threads, weightBytes: wb, torchBytes: twb, decoded: o.tokens + 1,
+	r := &decodeResults{ctxs: o.ctxs, threads: o.threads, weightBytes: wb, torchBytes: twb, decoded: o.tokens + 1, timed: o.tokens,
 		ours: map[decodeKey][]float64{}, agree: map[int]int{}, bandwidth: map[int][]float64{}}
 	if tp != nil {
 		r.torch = map[decodeKey][]float64{}
@@ -798,7 +799,7 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 		}
 		fmt.Fprintf(stdout, "torch threads: %s; OMP_WAIT_POLICY %s\n", how, policy)
 	}
-	fmt.Fprintf(stdout, "%d rounds × %d timed tokens a side at each context and thread count, interleaved; ms/token median (min–max) over all tokens; GB/s = weight bytes per token / median time, %% of the read bandwidth of as many cores as threads; speed = torch's median / simdgpt's, 95%% CI of bench.Speedup\n\n", o.rounds, o.tokens)
+	fmt.Fprintf(stdout, "%d rounds × %d timed tokens a side at each context and thread count, interleaved; ms/token median (min–max) over all tokens; GB/s = weight bytes per token / median time, %% of the read bandwidth of as many cores as threads; by round: each round's median token against the read bandwidth measured after it, median [min–max] over the rounds; speed = torch's median / simdgpt's, 95%% CI of bench.Speedup\n\n", o.rounds, o.tokens)
 	r.writeTable(stdout)
 	if tp != nil {
 		fmt.Fprintln(stdout)
@@ -838,6 +839,33 @@ func (r *decodeResults) gbCell(ms []float64, bytes float64, threads int) string 
 	return fmt.Sprintf("%.1f (-)", gb)
 }
 
+// roundShares returns, per round, the GB/s of weights read (bytes a
+// token) at the round's median token time as a percentage of the read
+// bandwidth of threads cores measured after that round: a share that
+// follows the machine's speed from round to round, where gbCell's
+// divides medians over all rounds. ms holds r.timed tokens a round, in
+// the order of the rounds.
+func (r *decodeResults) roundShares(ms []float64, bytes float64, threads int) []float64 {
+	var out []float64
+	bw := r.bandwidth[threads]
+	for i := 0; r.timed > 0 && i < len(bw) && (i+1)*r.timed <= len(ms); i++ {
+		if bw[i] > 0 {
+			gb := bytes / (median(ms[i*r.timed:(i+1)*r.timed]) * 1e6)
+			out = append(out, 100*gb/bw[i])
+		}
+	}
+	return out
+}
+
+// shareCell is "median% [min–max]" of the rounds' shares (roundShares).
+func (r *decodeResults) shareCell(ms []float64, bytes float64, threads int) string {
+	sh := r.roundShares(ms, bytes, threads)
+	if len(sh) == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.0f%% [%.0f–%.0f]", median(sh), slices.Min(sh), slices.Max(sh))
+}
+
 // tokensCell is tokens per second at the median token time.
 func tokensPerSecond(ms []float64) string {
 	if len(ms) == 0 {
@@ -851,22 +879,22 @@ func tokensPerSecond(ms []float64) string {
 func (r *decodeResults) writeTable(w io.Writer) {
 	var rows [][]string
 	if r.torch == nil {
-		rows = append(rows, []string{"ctx", "threads", "simdgpt ms/token", "simdgpt tokens/s", "simdgpt GB/s (% read bw)"})
+		rows = append(rows, []string{"ctx", "threads", "simdgpt ms/token", "simdgpt tokens/s", "simdgpt GB/s (% read bw)", "simdgpt % read bw by round"})
 	} else {
 		rows = append(rows, []string{"ctx", "threads", "simdgpt ms/token", "torch ms/token", "simdgpt tokens/s", "torch tokens/s",
-			"simdgpt GB/s (% read bw)", "torch GB/s (% read bw)", "simdgpt speed [95% CI]"})
+			"simdgpt GB/s (% read bw)", "torch GB/s (% read bw)", "simdgpt % read bw by round", "simdgpt speed [95% CI]"})
 	}
 	for _, c := range r.ctxs {
 		for _, n := range r.threads {
 			k := decodeKey{c, n}
 			o := r.ours[k]
 			if r.torch == nil {
-				rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), tokensPerSecond(o), r.gbCell(o, r.weightBytes, n)})
+				rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), tokensPerSecond(o), r.gbCell(o, r.weightBytes, n), r.shareCell(o, r.weightBytes, n)})
 				continue
 			}
 			t := r.torch[k]
 			rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), msCell(t), tokensPerSecond(o), tokensPerSecond(t),
-				r.gbCell(o, r.weightBytes, n), r.gbCell(t, r.torchBytes, n), ratioCell(o, t)})
+				r.gbCell(o, r.weightBytes, n), r.gbCell(t, r.torchBytes, n), r.shareCell(o, r.weightBytes, n), ratioCell(o, t)})
 		}
 	}
 	writeMarkdown(w, rows)

@@ -125,7 +125,10 @@ func TestParseDecodeReply(t *testing.T) {
 }
 
 func TestDecodeTable(t *testing.T) {
-	base := decodeResults{ctxs: []int{64, 512}, threads: []int{1, 2}, weightBytes: 500e6, bandwidth: map[int][]float64{1: {25, 20, 30}, 2: {40, 50, 45}},
+	// Three rounds of three timed tokens; {64, 1}'s rounds have median
+	// tokens of 42.5, 50 and 57.5 ms (11.8, 10 and 8.7 GB/s), against 25,
+	// 20 and 30 GB/s: 47%, 50% and 29% by round.
+	base := decodeResults{ctxs: []int{64, 512}, threads: []int{1, 2}, weightBytes: 500e6, bandwidth: map[int][]float64{1: {25, 20, 30}, 2: {40, 50, 45}}, timed: 3,
 		ours: map[decodeKey][]float64{
 			{64, 1}: samples(9, 40, 60), {64, 2}: samples(9, 20, 30),
 			{512, 1}: samples(9, 45, 55), {512, 2}: samples(9, 25, 35),
@@ -142,10 +145,11 @@ func TestDecodeTable(t *testing.T) {
 		not        []string
 	}{
 		{name: "alone",
-			want: []string{"| ctx | threads | simdgpt ms/token", "| 64  | 1       | 50.00 (40.00–60.00) | 20.0 ", "| 10.0 (40%) ", "| 512 | 2 ", "| 16.7 (37%) "},
-			not:  []string{"torch"}},
+			want: []string{"| ctx | threads | simdgpt ms/token", "| 64  | 1       | 50.00 (40.00–60.00) | 20.0 ", "| 10.0 (40%) ", "| 512 | 2 ", "| 16.7 (37%) ",
+				"simdgpt % read bw by round", "| 10.0 (40%)               | 47% [29–50] "},
+			not: []string{"torch"}},
 		{name: "torch", torch: torch, torchBytes: 500e6,
-			want: []string{"torch ms/token", "| 100.00 (90.00–110.00) ", "| 5.0 (20%) ", "| 2.00× [", "| 1.67× (no CI: too few steps) "}},
+			want: []string{"torch ms/token", "| 100.00 (90.00–110.00) ", "| 5.0 (20%) ", "| 2.00× [", "| 1.67× (no CI: too few steps) ", "| 47% [29–50] "}},
 		// Torch's matrices in another format than ours (bf16 against int8):
 		// its GB/s from its own bytes a token.
 		{name: "torch bytes", torch: torch, torchBytes: 900e6,
@@ -179,6 +183,25 @@ func TestDecodeTable(t *testing.T) {
 	}
 	if got, want := base.bandwidthSummary(), "1 thread(s) 25.0 GB/s, 2 thread(s) 45.0 GB/s (1.80× 1)"; got != want {
 		t.Errorf("bandwidthSummary() = %q, want %q", got, want)
+	}
+	// Rounds with fewer tokens than timed, or no bandwidth, give no share.
+	short := base
+	short.bandwidth = map[int][]float64{1: {25, 0, 30}}
+	for _, tc := range []struct {
+		ms   []float64
+		want []string // rounded shares
+	}{
+		{samples(9, 40, 60), []string{"47", "29"}}, // the second round has no bandwidth
+		{samples(5, 40, 60), []string{"44"}},       // one whole round: median 45 ms
+		{nil, nil},
+	} {
+		var got []string
+		for _, v := range short.roundShares(tc.ms, 500e6, 1) {
+			got = append(got, fmt.Sprintf("%.0f", v))
+		}
+		if !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("roundShares(%v) = %v, want %v", tc.ms, got, tc.want)
+		}
 	}
 }
 

@@ -43,7 +43,10 @@
 // as many cores as threads (bench.ReadRate: the kernels' Sum and a
 // prefetching read loop streaming a buffer of 8× the L3, at least
 // 256 MiB, split between that many goroutines, measured after each
-// round), and simdgpt's speed as a multiple
+// round), simdgpt's share also round by round (each round's median token
+// against the bandwidth measured after it: median and range over the
+// rounds, which a machine whose speed drifts moves less), and simdgpt's
+// speed as a multiple
 // of PyTorch's with a 95% confidence interval; then how many leading
 // greedy tokens the two sides agreed on in every round. -decode -check
 // first requires, for each prompt, the logits of the next token to agree
