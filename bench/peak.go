@@ -255,10 +255,11 @@ func (l bf16Loop) FMAPeakLoop(iters int) int { return l.p.BF16PeakLoop(iters) }
 
 // SamplerFor returns the PeakSampler of kernel k's yardstick: Sampler's,
 // or for a kernel measured against the bfloat16 peak (Kernel.PeakBF16)
-// one of isa's bfloat16 peak loop, recorded under the ISA name with
-// BF16PeakSuffix; its methods do nothing when isa has no such loop.
+// on an isa whose bfloat16 products run on its dot-product instruction
+// (kernels.Impl.BF16Dot) one of isa's bfloat16 peak loop, recorded under
+// the ISA name with BF16PeakSuffix.
 func (p *Peaks) SamplerFor(k *Kernel, isa *kernels.Impl, threads int) *PeakSampler {
-	if !k.PeakBF16 {
+	if !k.PeakBF16 || isa == nil || !isa.BF16Dot() {
 		return p.Sampler(isa, threads)
 	}
 	return p.BF16Sampler(isa, threads)

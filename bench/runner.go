@@ -144,13 +144,15 @@ func calibrate(op func(), d time.Duration) int {
 
 // PeakKey returns the peak r's percent of peak divides by: the FMA peak
 // loop of its Impl.ISA on Procs goroutines (the bfloat16 one, its key's
-// ISA ending in BF16PeakSuffix, for a Kernel.PeakBF16 case); false for a memory-bound case
-// or an Impl without an ISA.
+// ISA ending in BF16PeakSuffix, for a Kernel.PeakBF16 case on an ISA
+// whose bfloat16 products run on its dot-product instruction,
+// kernels.Impl.BF16Dot); false for a memory-bound case or an Impl
+// without an ISA.
 func (r *Result) PeakKey() (PeakKey, bool) {
 	if r.Case.Kernel.Bound != ComputeBound || r.Impl.ISA == nil {
 		return PeakKey{}, false
 	}
-	if r.Case.Kernel.PeakBF16 {
+	if r.Case.Kernel.PeakBF16 && r.Impl.ISA.BF16Dot() {
 		return PeakKey{r.Impl.ISA.Name() + BF16PeakSuffix, r.Procs}, true
 	}
 	return PeakKey{r.Impl.ISA.Name(), r.Procs}, true

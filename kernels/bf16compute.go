@@ -13,8 +13,10 @@ import (
 // products and oneDNN's bf16 GEMM do. On CPUs with AVX512_BF16 they run on
 // VDPBF16PS, which multiplies and adds twice the float32 FMAs' work per
 // instruction, and on Arm CPUs with FEAT_BF16 (ARMv8.6-A) on BFDOT;
-// elsewhere they run the float32 GEMM on the rounded operands, with the
-// same error contract.
+// elsewhere, and on the classes of CPU whose float32 FMAs outrun their
+// VDPBF16PS (Intel Xeons with two 512-bit FMA units; Impl.BF16Dot
+// reports which), they run the float32 GEMM on the rounded operands,
+// with the same error contract.
 //
 // Error contract. Let â and b̂ be the elements of op(A) and op(B) rounded
 // to bfloat16 (lowbit.ToBF16: to nearest even, so |â - a| <= 2⁻⁹·|a|;
@@ -137,6 +139,15 @@ func (p *Impl) GemmBF16ComputeWeights(m int, alpha float32, a []float32, lda int
 	}
 	p.set.GemmBF16ComputeWeights(m, alpha, a, lda, w, beta, c, ldc)
 }
+
+// BF16Dot reports whether GemmBF16Compute and its family run on the
+// CPU's bfloat16 dot-product instruction (VDPBF16PS, BFDOT). Where they
+// do not, the operands are rounded to bfloat16 for the float32 GEMM, on
+// CPUs without the instruction and on classes whose float32 FMAs are
+// faster than it (Intel's two 512-bit FMA units), and the FMA peak
+// (FMAPeakLoop), not BF16PeakLoop, is their yardstick. The results are
+// within the same error contract either way.
+func (p *Impl) BF16Dot() bool { return p.set.Instruments.BF16Dot }
 
 // BF16PeakLoop runs iters iterations of a generated loop of independent
 // bfloat16 dot products (VDPBF16PS on AVX512_BF16, BFDOT on FEAT_BF16)

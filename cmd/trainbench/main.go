@@ -122,7 +122,6 @@ import (
 	"sync"
 
 	"github.com/simdgpt/simdgpt/bench"
-	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/internal/interrupt"
 	"github.com/simdgpt/simdgpt/kernels"
 )
@@ -244,7 +243,7 @@ func compare(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	}
 	if len(peaks) > 0 {
 		loop := "FMAPeakLoop"
-		if o.precision == gpt.PrecisionBF16 {
+		if strings.HasSuffix(r.isa, bench.BF16PeakSuffix) {
 			loop = "BF16PeakLoop"
 		}
 		fmt.Fprintf(stdout, "%s (%s %s on as many goroutines as threads, sampled before, between and after the rounds; the largest sample): %s\n", r.peakName, impl.Name(), loop, strings.Join(peaks, ", "))

@@ -43,9 +43,10 @@ func measure(ctx context.Context, o options, d *data.Dataset, dir, script string
 	r := &results{name: o.name, cfg: o.cfg, batch: o.batch, threads: o.threads, torchThreads: o.torchThreads,
 		ours: map[int]*series{}, isa: impl.Name(), peakName: "FMA peak", peaks: &bench.Peaks{}}
 	sampler := r.peaks.Sampler
-	if o.precision == gpt.PrecisionBF16 {
-		// A bf16 step's products run on the bfloat16 dot-product unit:
-		// its share is of that unit's peak.
+	if o.precision == gpt.PrecisionBF16 && impl.BF16Dot() {
+		// A bf16 step's products run on the bfloat16 dot-product unit
+		// (unless they run on the float32 FMAs, impl.BF16Dot): its
+		// share is of that unit's peak.
 		r.isa, r.peakName, sampler = impl.Name()+bench.BF16PeakSuffix, "bf16 peak", r.peaks.BF16Sampler
 	}
 	samplers := map[int]*bench.PeakSampler{}

@@ -70,6 +70,7 @@ func instrumentsAVX512(tile string) kernelset.Instruments {
 
 		BF16Loop:  bf16Loop,
 		BF16Flops: bf16Flops,
+		BF16Dot:   bf16DotAVX512,
 
 		Tile:     tile,
 		Tiles:    tileNames("avx512"),

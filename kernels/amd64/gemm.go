@@ -40,6 +40,35 @@ type tileRule struct {
 // tile, which is the one tuned on Zen 4.
 var tileRules = []tileRule{}
 
+// bf16RoundedRules are the classes of CPU with AVX512_BF16 on which the
+// avx512 set's bfloat16 products round their operands for the float32
+// GEMM (bf16compute.Rounded) instead of running on VDPBF16PS: classes
+// whose two 512-bit FMA units do more float32 work per cycle than their
+// VDPBF16PS does bfloat16 work, measured with BenchmarkBF16Engines
+// (PERF.md, "bfloat16 products"). family 0 matches any.
+var bf16RoundedRules = []struct {
+	vendor string
+	family int
+}{
+	{vendor: "Intel", family: 6},
+}
+
+// bf16DotFor reports whether the avx512 set's bfloat16 products run on
+// VDPBF16PS on the CPU info describes, given that it has the
+// instruction.
+func bf16DotFor(info cpuinfo.Info) bool {
+	for _, r := range bf16RoundedRules {
+		if r.vendor == info.Vendor && (r.family == 0 || r.family == info.Family) {
+			return false
+		}
+	}
+	return true
+}
+
+// bf16DotAVX512 reports whether the avx512 set's bfloat16 products run
+// on VDPBF16PS on this CPU.
+var bf16DotAVX512 = hasAVX512BF16 && bf16DotFor(thisCPU)
+
 // tileFor returns the name of the tile set uses on the CPU info describes.
 func tileFor(set string, info cpuinfo.Info) string {
 	for _, r := range tileRules {

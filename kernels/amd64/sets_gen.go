@@ -55,7 +55,7 @@ func setAVX2(tile string) *kernelset.Set {
 func setAVX512(tile string) *kernelset.Set {
 	g := familyAVX512(tile)
 	var bfTable *bf16compute.Kernels
-	if hasAVX512BF16 {
+	if bf16DotAVX512 {
 		bfTable = &bf16KernelsAVX512
 	}
 	bf := bf16compute.NewFamily(bfTable, g, caches)

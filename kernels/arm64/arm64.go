@@ -33,6 +33,7 @@ func instrumentsNEON(string) kernelset.Instruments {
 		FMAFlops:  24 * 4 * 2, // 24 independent FMAs of 4 lanes
 		BF16Loop:  bf16Loop,
 		BF16Flops: bf16Flops,
+		BF16Dot:   hasBF16,
 	}
 }
 

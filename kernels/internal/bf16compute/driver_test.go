@@ -255,3 +255,31 @@ func TestDriversShareWork(t *testing.T) {
 		}
 	}
 }
+
+// TestRoundRow checks Rounded's rounding against lowbit.ToBF16 and
+// FromBF16 (subnormals kept, NaNs quiet) on special values and random
+// bit patterns, at every length across an unrolled loop's tail.
+func TestRoundRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	special := []float32{0, float32(math.Copysign(0, -1)), 1, -1.00390625, 1.0078125, 1.01171875, math.MaxFloat32, -math.MaxFloat32,
+		1e-40, -1e-40, 0x1p-126, 0x1p-149, float32(math.Inf(1)), float32(math.Inf(-1)),
+		math.Float32frombits(0x7f800001), math.Float32frombits(0xffc00000), math.Float32frombits(0x7fffffff), math.Float32frombits(0x7f7fffff)}
+	for n := 0; n <= 40; n++ {
+		in := make([]float32, n+3)
+		for i := range in {
+			if i < len(special) && n == len(special) {
+				in[i] = special[i]
+			} else {
+				in[i] = math.Float32frombits(r.Uint32())
+			}
+		}
+		out := make([]float32, n)
+		roundRow(out, in)
+		for j := range out {
+			want := lowbit.FromBF16(lowbit.ToBF16(in[j]))
+			if math.Float32bits(out[j]) != math.Float32bits(want) {
+				t.Errorf("n=%d: roundRow of %#x = %#x, want %#x", n, math.Float32bits(in[j]), math.Float32bits(out[j]), math.Float32bits(want))
+			}
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package bf16compute
 
 import (
+	"math"
+	"unsafe"
+
 	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
@@ -48,12 +51,26 @@ func roundCopy(buf *[]float32, src []float32, rows, cols, ld int) []float32 {
 	}
 	dst := (*buf)[:n]
 	for r := 0; r < rows; r++ {
-		out := dst[r*cols : (r+1)*cols]
-		for j, v := range src[r*ld : r*ld+cols] {
-			out[j] = lowbit.FromBF16(lowbit.ToBF16(v))
-		}
+		roundRow(dst[r*cols:(r+1)*cols], src[r*ld:r*ld+cols])
 	}
 	return dst
+}
+
+// roundRow sets out[j] = FromBF16(ToBF16(in[j])) for j < len(out) (in
+// at least as long), on the float32 bits: a NaN keeps its sign and
+// payload's top bits and is made quiet, as ToBF16 makes it; any other
+// value is rounded to nearest even at bit 16.
+func roundRow(out, in []float32) {
+	in = in[:len(out)]
+	bits := unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(out))), len(out))
+	for j, v := range in {
+		b := math.Float32bits(v)
+		if b&0x7fffffff > 0x7f800000 {
+			bits[j] = (b | 0x400000) &^ 0xffff
+			continue
+		}
+		bits[j] = (b + 0x7fff + (b>>16)&1) &^ 0xffff
+	}
 }
 
 // operands returns op(A) and op(B) rounded, stored as given but

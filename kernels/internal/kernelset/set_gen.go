@@ -211,6 +211,13 @@ type Instruments struct {
 	// the sets that have no such instruction or whose CPU lacks it.
 	BF16Loop  func(n int)
 	BF16Flops int
+	// BF16Dot reports whether the set's bfloat16 products
+	// (GemmBF16Compute and its family) run on the bfloat16 dot-product
+	// instruction; false where they round the operands for the set's
+	// float32 GEMM (the CPU lacks the instruction, or is of a class on
+	// which the float32 FMAs are faster), whose FMA peak is then their
+	// yardstick.
+	BF16Dot bool
 
 	// Tile is the shape of the GEMM micro-kernels' tile, rows×columns of
 	// C such as "14x32", the one the set uses on this CPU; empty for a

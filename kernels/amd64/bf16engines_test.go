@@ -1,0 +1,162 @@
+//go:build amd64 && !purego
+
+package amd64
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/simdgpt/simdgpt/kernels/internal/bf16compute"
+	"github.com/simdgpt/simdgpt/kernels/internal/cpuinfo"
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
+)
+
+func TestBF16DotFor(t *testing.T) {
+	for _, tc := range []struct {
+		info cpuinfo.Info
+		want bool
+	}{
+		{cpuinfo.Info{Vendor: "Intel", Family: 6, Model: 207}, false}, // Emerald Rapids: two 512-bit FMA units
+		{cpuinfo.Info{Vendor: "AMD", Family: 0x19}, true},             // Zen 4
+		{cpuinfo.Info{Vendor: "AMD", Family: 0x1A}, true},             // Zen 5
+		{cpuinfo.Info{}, true},
+	} {
+		if got := bf16DotFor(tc.info); got != tc.want {
+			t.Errorf("bf16DotFor(%+v) = %v, want %v", tc.info, got, tc.want)
+		}
+	}
+	if bf16DotAVX512 && !hasAVX512BF16 {
+		t.Error("bf16DotAVX512 without AVX512_BF16")
+	}
+}
+
+// bf16Engines returns the avx512 set's two engines of the bfloat16
+// products on its float32 GEMM family: VDPBF16PS (packed; nil without
+// AVX512_BF16) and the operands rounded for the float32 GEMM.
+func bf16Engines() (packed, rounded *bf16compute.Family) {
+	g := familyAVX512(tileFor("avx512", thisCPU))
+	if hasAVX512BF16 {
+		packed = bf16compute.NewFamily(&bf16KernelsAVX512, g, caches)
+	}
+	return packed, bf16compute.NewFamily(nil, g, caches)
+}
+
+// TestBF16EnginesAgree runs the VDPBF16PS engine, whichever engine this
+// CPU's class uses, against the rounded one on integer data (every
+// product and sum exact, so both must give the same bits): shapes across
+// the 14×32 tile's edges and the pairs' odd k, every transpose, the
+// weights and the fused epilogues.
+func TestBF16EnginesAgree(t *testing.T) {
+	if !hasAVX512 || !hasAVX512BF16 {
+		t.Skip("no AVX-512 with AVX512_BF16 on this CPU")
+	}
+	packed, rounded := bf16Engines()
+	r := rand.New(rand.NewPCG(3, 4))
+	ints := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(r.IntN(9) - 4)
+		}
+		return s
+	}
+	for _, m := range []int{1, 13, 14, 15, 29} {
+		for _, n := range []int{1, 31, 33, 64, 65} {
+			for _, k := range []int{1, 2, 31, 64, 97} {
+				for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
+					ta, tb := tr[0], tr[1]
+					lda, ldb := k+1, n+2
+					if ta {
+						lda = m + 3
+					}
+					if tb {
+						ldb = k + 1
+					}
+					a, b := ints(max(m, k)*lda), ints(max(n, k)*ldb)
+					c0, bias := ints(m*n), ints(n)
+					name := fmt.Sprintf("m%d n%d k%d ta%v tb%v", m, n, k, ta, tb)
+					cp, cr := slices.Clone(c0), slices.Clone(c0)
+					packed.GemmBF16Compute(ta, tb, m, n, k, 2, a, lda, b, ldb, -1, cp, n)
+					rounded.GemmBF16Compute(ta, tb, m, n, k, 2, a, lda, b, ldb, -1, cr, n)
+					if !slices.Equal(cp, cr) {
+						t.Fatalf("%s: GemmBF16Compute differs:\n packed  %v\n rounded %v", name, cp, cr)
+					}
+					packed.GemmBiasBF16Compute(ta, tb, m, n, k, a, lda, b, ldb, bias, cp, n)
+					rounded.GemmBiasBF16Compute(ta, tb, m, n, k, a, lda, b, ldb, bias, cr, n)
+					if !slices.Equal(cp, cr) {
+						t.Fatalf("%s: GemmBiasBF16Compute differs", name)
+					}
+				}
+			}
+			for _, k := range []int{32, 64, 96} {
+				w := lowbit.BF16FromKN(ints(k*n), k, n)
+				a := ints(m * k)
+				cp, cr := make([]float32, m*n), make([]float32, m*n)
+				packed.GemmBF16ComputeWeights(m, 1, a, k, w, 0, cp, n)
+				rounded.GemmBF16ComputeWeights(m, 1, a, k, w, 0, cr, n)
+				if !slices.Equal(cp, cr) {
+					t.Fatalf("m%d n%d k%d: GemmBF16ComputeWeights differs", m, n, k)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkBF16Engines times the avx512 set's two engines of the
+// bfloat16 products, VDPBF16PS (packed) and the operands rounded for the
+// float32 GEMM (rounded), and the float32 GEMM itself (f32), on
+// kernelbench's gemmbf16compute shapes: the measurement behind
+// bf16RoundedRules. GFLOP/s counts 2mnk.
+func BenchmarkBF16Engines(b *testing.B) {
+	if !hasAVX512 {
+		b.Skip("no AVX-512")
+	}
+	packed, rounded := bf16Engines()
+	g := familyAVX512(tileFor("avx512", thisCPU))
+	for _, s := range []struct {
+		m, n, k int
+		ta, tb  bool
+		name    string
+	}{
+		{512, 512, 512, false, false, "sq512"},
+		{1024, 1024, 1024, false, false, "sq1024"},
+		{2048, 1152, 384, false, false, "2048x384x1152"},
+		{2048, 384, 1536, false, false, "2048x1536x384"},
+		{2048, 1152, 384, false, true, "2048x384x1152_NT"},
+		{384, 1152, 2048, true, false, "384x2048x1152_TN"},
+	} {
+		a, bb, c := make([]float32, s.m*s.k), make([]float32, s.k*s.n), make([]float32, s.m*s.n)
+		for i := range a {
+			a[i] = float32(i%13) * 0.1
+		}
+		for i := range bb {
+			bb[i] = float32(i%7) * 0.1
+		}
+		lda, ldb := s.k, s.n
+		if s.ta {
+			lda = s.m
+		}
+		if s.tb {
+			ldb = s.k
+		}
+		for _, e := range []struct {
+			name string
+			f    *bf16compute.Family
+		}{{"packed", packed}, {"rounded", rounded}, {"f32", nil}} {
+			if e.name == "packed" && e.f == nil {
+				continue
+			}
+			b.Run(s.name+"/"+e.name, func(b *testing.B) {
+				for b.Loop() {
+					if e.f == nil {
+						g.Gemm(s.ta, s.tb, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
+					} else {
+						e.f.GemmBF16Compute(s.ta, s.tb, s.m, s.n, s.k, 1, a, lda, bb, ldb, 0, c, s.n)
+					}
+				}
+				b.ReportMetric(2*float64(s.m)*float64(s.n)*float64(s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+			})
+		}
+	}
+}
