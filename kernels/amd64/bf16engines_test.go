@@ -4,6 +4,7 @@ package amd64
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -157,6 +158,61 @@ func BenchmarkBF16Engines(b *testing.B) {
 				}
 				b.ReportMetric(2*float64(s.m)*float64(s.n)*float64(s.k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
+		}
+	}
+}
+
+// TestRoundBF16 checks both sets' roundBF16 against lowbit's rounding on
+// random bit patterns and special values, every length from 0 past the
+// unrolled loop and the masked tail, unaligned starts, in place, and
+// that nothing past dst is written.
+func TestRoundBF16(t *testing.T) {
+	special := []uint32{0, 0x80000000, 0x3f800000, 0x3f808000, 0x3f818000, 0x3f80ffff, 0x7f7fffff, 0xff7fffff,
+		0x00000001, 0x807fffff, 0x00008000, 0x00018000, 0x7f800000, 0xff800000, 0x7f800001, 0xffc00000, 0x7fffffff, 0xffbfffff}
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, k := range []struct {
+		name string
+		ok   bool
+		fn   func(dst, x []float32)
+	}{{"avx2", hasAVX2, roundBF16AVX2}, {"avx512", hasAVX512, roundBF16AVX512}} {
+		if !k.ok {
+			t.Logf("%s: not on this CPU", k.name)
+			continue
+		}
+		for n := 0; n <= 4*16+2*16+3; n++ {
+			for _, off := range []int{0, 1, 3} {
+				src := make([]float32, off+n+1)
+				for i := range src {
+					b := r.Uint32()
+					if r.IntN(3) == 0 {
+						b = special[r.IntN(len(special))]
+					}
+					src[i] = math.Float32frombits(b)
+				}
+				x := src[off : off+n]
+				want := make([]float32, n)
+				for i, v := range x {
+					want[i] = lowbit.FromBF16(lowbit.ToBF16(v))
+				}
+				buf := make([]float32, off+n+1)
+				buf[off+n] = 42
+				dst := buf[off : off+n]
+				k.fn(dst, x)
+				for i := range dst {
+					if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s n=%d off=%d: [%d] of %#x = %#x, want %#x", k.name, n, off, i, math.Float32bits(x[i]), math.Float32bits(dst[i]), math.Float32bits(want[i]))
+					}
+				}
+				if buf[off+n] != 42 {
+					t.Fatalf("%s n=%d off=%d: wrote past dst", k.name, n, off)
+				}
+				k.fn(x, x) // in place
+				for i := range x {
+					if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
+						t.Fatalf("%s n=%d off=%d in place: [%d] = %#x, want %#x", k.name, n, off, i, math.Float32bits(x[i]), math.Float32bits(want[i]))
+					}
+				}
+			}
 		}
 	}
 }

@@ -46,7 +46,7 @@ var lowbitAVX512 = func() *lowbit.Kernels {
 		PackInt8:    lowbitPackInt8AVX512,
 		QuantInt16:  lowbitQuantInt16AVX512,
 	}
-	if hasAVX512BF16 {
+	if bf16DotAVX512 {
 		t.BF16Pair = lowbitBF16Pair1AVX512
 		t.SplitBF16 = lowbitSplitBF16AVX512
 	}

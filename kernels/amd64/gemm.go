@@ -41,11 +41,14 @@ type tileRule struct {
 var tileRules = []tileRule{}
 
 // bf16RoundedRules are the classes of CPU with AVX512_BF16 on which the
-// avx512 set's bfloat16 products round their operands for the float32
-// GEMM (bf16compute.Rounded) instead of running on VDPBF16PS: classes
+// avx512 set keeps off VDPBF16PS: its bfloat16 products round their
+// operands for the float32 GEMM (bf16compute.Rounded), and its one-row
+// products over BF16 weights convert them to float32 in registers (the
+// AVX2 kernels) instead of pairing x on VDPBF16PS. These are the classes
 // whose two 512-bit FMA units do more float32 work per cycle than their
-// VDPBF16PS does bfloat16 work, measured with BenchmarkBF16Engines
-// (PERF.md, "bfloat16 products"). family 0 matches any.
+// VDPBF16PS does bfloat16 work: measured with BenchmarkBF16Engines and
+// kernelbench -kernels gemvbf16 (PERF.md, "bfloat16 products" and "GEMV
+// with 16- and 8-bit weights"). family 0 matches any.
 var bf16RoundedRules = []struct {
 	vendor string
 	family int
@@ -65,8 +68,8 @@ func bf16DotFor(info cpuinfo.Info) bool {
 	return true
 }
 
-// bf16DotAVX512 reports whether the avx512 set's bfloat16 products run
-// on VDPBF16PS on this CPU.
+// bf16DotAVX512 reports whether the avx512 set's bfloat16 products and
+// one-row BF16 products run on VDPBF16PS on this CPU.
 var bf16DotAVX512 = hasAVX512BF16 && bf16DotFor(thisCPU)
 
 // tileFor returns the name of the tile set uses on the CPU info describes.
@@ -140,11 +143,12 @@ var (
 
 // familyAVX2 and familyAVX512 return the set's GEMM family on a tile:
 // the driver, with the set's BiasGELU and Add (through gemm.Bias) as the
-// epilogues of its fused GEMMs.
+// epilogues of its fused GEMMs, and its rounding to bfloat16 for the
+// bfloat16 products on this GEMM.
 func familyAVX2(tile string) *gemm.Family {
-	return &gemm.Family{Driver: gemmDriver("avx2", tile), BiasGELU: biasGeluAVX2, Bias: gemm.Bias(addAVX2)}
+	return &gemm.Family{Driver: gemmDriver("avx2", tile), BiasGELU: biasGeluAVX2, Bias: gemm.Bias(addAVX2), RoundBF16: roundBF16AVX2}
 }
 
 func familyAVX512(tile string) *gemm.Family {
-	return &gemm.Family{Driver: gemmDriver("avx512", tile), BiasGELU: biasGeluAVX512, Bias: gemm.Bias(addAVX512)}
+	return &gemm.Family{Driver: gemmDriver("avx512", tile), BiasGELU: biasGeluAVX512, Bias: gemm.Bias(addAVX512), RoundBF16: roundBF16AVX512}
 }

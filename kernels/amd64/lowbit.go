@@ -20,10 +20,12 @@ import (
 // byte. Every Int8 kernel of both sets gives each element of C the one-row
 // AVX2 kernel's result bit for bit (the ZMM ones hold two rows of W in the
 // two halves of a register), so a row's int8 product does not depend on
-// the set or on the rows of A computed with it. On CPUs with AVX512_BF16 the avx512 set multiplies one row of A
-// by BF16 weights with the pair kernel instead (hasAVX512BF16; see
-// package kernels' low-bit products for its accuracy), two VDPBF16PS with
-// a memory operand for every 64 bytes of weights.
+// the set or on the rows of A computed with it. On CPUs with AVX512_BF16
+// the avx512 set multiplies one row of A by BF16 weights with the pair
+// kernel instead (see package kernels' low-bit products for its
+// accuracy), two VDPBF16PS with a memory operand for every 64 bytes of
+// weights, but on the classes of CPU whose VDPBF16PS is slower than
+// converting (bf16DotAVX512, bf16RoundedRules).
 
 // hasAVX512BF16 reports what the avx512 set's one-row BF16 product on
 // VDPBF16PS needs besides hasAVX512: AVX512_BF16, and AVX512VL for the

@@ -63,7 +63,7 @@ func setAVX512(tile string) *kernelset.Set {
 		Name:                    "avx512",
 		Requires:                "AVX-512F, AVX-512DQ, AVX-512BW",
 		Available:               hasAVX512,
-		BF16Pair:                hasAVX512BF16,
+		BF16Pair:                bf16DotAVX512,
 		Gemm:                    g.Gemm,
 		Gemv:                    g.Gemv,
 		Softmax:                 softmaxAVX512,

@@ -764,3 +764,307 @@ maxAVX512_found:
 	VMOVSS X4, ret+24(FP)
 	VZEROUPPER
 	RET
+
+DATA roundBF16Consts<>+0(SB)/4, $0x00000001
+DATA roundBF16Consts<>+4(SB)/4, $0x00000001
+DATA roundBF16Consts<>+8(SB)/4, $0x00000001
+DATA roundBF16Consts<>+12(SB)/4, $0x00000001
+DATA roundBF16Consts<>+16(SB)/4, $0x00000001
+DATA roundBF16Consts<>+20(SB)/4, $0x00000001
+DATA roundBF16Consts<>+24(SB)/4, $0x00000001
+DATA roundBF16Consts<>+28(SB)/4, $0x00000001
+DATA roundBF16Consts<>+32(SB)/4, $0x00000001
+DATA roundBF16Consts<>+36(SB)/4, $0x00000001
+DATA roundBF16Consts<>+40(SB)/4, $0x00000001
+DATA roundBF16Consts<>+44(SB)/4, $0x00000001
+DATA roundBF16Consts<>+48(SB)/4, $0x00000001
+DATA roundBF16Consts<>+52(SB)/4, $0x00000001
+DATA roundBF16Consts<>+56(SB)/4, $0x00000001
+DATA roundBF16Consts<>+60(SB)/4, $0x00000001
+DATA roundBF16Consts<>+64(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+68(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+72(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+76(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+80(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+84(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+88(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+92(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+96(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+100(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+104(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+108(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+112(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+116(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+120(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+124(SB)/4, $0x00007fff
+DATA roundBF16Consts<>+128(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+132(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+136(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+140(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+144(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+148(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+152(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+156(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+160(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+164(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+168(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+172(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+176(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+180(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+184(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+188(SB)/4, $0x7fffffff
+DATA roundBF16Consts<>+192(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+196(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+200(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+204(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+208(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+212(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+216(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+220(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+224(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+228(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+232(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+236(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+240(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+244(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+248(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+252(SB)/4, $0x7f800000
+DATA roundBF16Consts<>+256(SB)/4, $0x00400000
+DATA roundBF16Consts<>+260(SB)/4, $0x00400000
+DATA roundBF16Consts<>+264(SB)/4, $0x00400000
+DATA roundBF16Consts<>+268(SB)/4, $0x00400000
+DATA roundBF16Consts<>+272(SB)/4, $0x00400000
+DATA roundBF16Consts<>+276(SB)/4, $0x00400000
+DATA roundBF16Consts<>+280(SB)/4, $0x00400000
+DATA roundBF16Consts<>+284(SB)/4, $0x00400000
+DATA roundBF16Consts<>+288(SB)/4, $0x00400000
+DATA roundBF16Consts<>+292(SB)/4, $0x00400000
+DATA roundBF16Consts<>+296(SB)/4, $0x00400000
+DATA roundBF16Consts<>+300(SB)/4, $0x00400000
+DATA roundBF16Consts<>+304(SB)/4, $0x00400000
+DATA roundBF16Consts<>+308(SB)/4, $0x00400000
+DATA roundBF16Consts<>+312(SB)/4, $0x00400000
+DATA roundBF16Consts<>+316(SB)/4, $0x00400000
+DATA roundBF16Consts<>+320(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+324(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+328(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+332(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+336(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+340(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+344(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+348(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+352(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+356(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+360(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+364(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+368(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+372(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+376(SB)/4, $0xffff0000
+DATA roundBF16Consts<>+380(SB)/4, $0xffff0000
+GLOBL roundBF16Consts<>(SB), RODATA|NOPTR, $384
+
+// func roundBF16AVX2(dst []float32, x []float32)
+// Requires: AVX, AVX2
+TEXT ·roundBF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         dst_len+8(FP), DX
+	VBROADCASTSS roundBF16Consts<>+0(SB), Y0
+	VBROADCASTSS roundBF16Consts<>+64(SB), Y1
+	VBROADCASTSS roundBF16Consts<>+128(SB), Y2
+	VBROADCASTSS roundBF16Consts<>+192(SB), Y3
+	VBROADCASTSS roundBF16Consts<>+256(SB), Y4
+	VBROADCASTSS roundBF16Consts<>+320(SB), Y5
+
+roundBF16AVX2_loop4:
+	CMPQ      DX, $0x00000020
+	JB        roundBF16AVX2_loop1
+	VMOVUPS   (CX), Y6
+	VMOVUPS   32(CX), Y7
+	VMOVUPS   64(CX), Y8
+	VMOVUPS   96(CX), Y9
+	VPSRLD    $0x10, Y6, Y10
+	VPAND     Y0, Y10, Y10
+	VPADDD    Y6, Y10, Y10
+	VPADDD    Y1, Y10, Y10
+	VPAND     Y2, Y6, Y11
+	VPCMPGTD  Y3, Y11, Y11
+	VPOR      Y4, Y6, Y6
+	VPBLENDVB Y11, Y6, Y10, Y10
+	VPAND     Y5, Y10, Y6
+	VPSRLD    $0x10, Y7, Y10
+	VPAND     Y0, Y10, Y10
+	VPADDD    Y7, Y10, Y10
+	VPADDD    Y1, Y10, Y10
+	VPAND     Y2, Y7, Y11
+	VPCMPGTD  Y3, Y11, Y11
+	VPOR      Y4, Y7, Y7
+	VPBLENDVB Y11, Y7, Y10, Y10
+	VPAND     Y5, Y10, Y7
+	VPSRLD    $0x10, Y8, Y10
+	VPAND     Y0, Y10, Y10
+	VPADDD    Y8, Y10, Y10
+	VPADDD    Y1, Y10, Y10
+	VPAND     Y2, Y8, Y11
+	VPCMPGTD  Y3, Y11, Y11
+	VPOR      Y4, Y8, Y8
+	VPBLENDVB Y11, Y8, Y10, Y10
+	VPAND     Y5, Y10, Y8
+	VPSRLD    $0x10, Y9, Y10
+	VPAND     Y0, Y10, Y10
+	VPADDD    Y9, Y10, Y10
+	VPADDD    Y1, Y10, Y10
+	VPAND     Y2, Y9, Y11
+	VPCMPGTD  Y3, Y11, Y11
+	VPOR      Y4, Y9, Y9
+	VPBLENDVB Y11, Y9, Y10, Y10
+	VPAND     Y5, Y10, Y9
+	VMOVUPS   Y6, (AX)
+	VMOVUPS   Y7, 32(AX)
+	VMOVUPS   Y8, 64(AX)
+	VMOVUPS   Y9, 96(AX)
+	ADDQ      $0x00000080, AX
+	ADDQ      $0x00000080, CX
+	SUBQ      $0x00000020, DX
+	JMP       roundBF16AVX2_loop4
+
+roundBF16AVX2_loop1:
+	CMPQ      DX, $0x00000008
+	JB        roundBF16AVX2_tail
+	VMOVUPS   (CX), Y6
+	VPSRLD    $0x10, Y6, Y7
+	VPAND     Y0, Y7, Y7
+	VPADDD    Y6, Y7, Y7
+	VPADDD    Y1, Y7, Y7
+	VPAND     Y2, Y6, Y8
+	VPCMPGTD  Y3, Y8, Y8
+	VPOR      Y4, Y6, Y6
+	VPBLENDVB Y8, Y6, Y7, Y7
+	VPAND     Y5, Y7, Y6
+	VMOVUPS   Y6, (AX)
+	ADDQ      $0x00000020, AX
+	ADDQ      $0x00000020, CX
+	SUBQ      $0x00000008, DX
+	JMP       roundBF16AVX2_loop1
+
+roundBF16AVX2_tail:
+	TESTQ      DX, DX
+	JZ         roundBF16AVX2_done
+	LEAQ       vecopsMaskAVX2<>+0(SB), BX
+	MOVQ       $0x00000008, SI
+	SUBQ       DX, SI
+	VMOVDQU    (BX)(SI*4), Y6
+	VMASKMOVPS (CX), Y6, Y7
+	VPSRLD     $0x10, Y7, Y8
+	VPAND      Y0, Y8, Y8
+	VPADDD     Y7, Y8, Y8
+	VPADDD     Y1, Y8, Y8
+	VPAND      Y2, Y7, Y0
+	VPCMPGTD   Y3, Y0, Y0
+	VPOR       Y4, Y7, Y1
+	VPBLENDVB  Y0, Y1, Y8, Y8
+	VPAND      Y5, Y8, Y7
+	VMASKMOVPS Y7, Y6, (AX)
+
+roundBF16AVX2_done:
+	VZEROUPPER
+	RET
+
+// func roundBF16AVX512(dst []float32, x []float32)
+// Requires: AVX, AVX512F
+TEXT ·roundBF16AVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         dst_len+8(FP), DX
+	VBROADCASTSS roundBF16Consts<>+0(SB), Z0
+	VBROADCASTSS roundBF16Consts<>+64(SB), Z1
+	VBROADCASTSS roundBF16Consts<>+128(SB), Z2
+	VBROADCASTSS roundBF16Consts<>+192(SB), Z3
+	VBROADCASTSS roundBF16Consts<>+256(SB), Z4
+	VBROADCASTSS roundBF16Consts<>+320(SB), Z5
+
+roundBF16AVX512_loop4:
+	CMPQ    DX, $0x00000040
+	JB      roundBF16AVX512_loop1
+	VMOVUPS (CX), Z6
+	VMOVUPS 64(CX), Z7
+	VMOVUPS 128(CX), Z8
+	VMOVUPS 192(CX), Z9
+	VPSRLD  $0x10, Z6, Z10
+	VPANDD  Z0, Z10, Z10
+	VPADDD  Z6, Z10, Z10
+	VPADDD  Z1, Z10, Z10
+	VPANDD  Z2, Z6, Z11
+	VPCMPUD $0x06, Z3, Z11, K1
+	VPORD   Z4, Z6, K1, Z10
+	VPANDD  Z5, Z10, Z6
+	VPSRLD  $0x10, Z7, Z10
+	VPANDD  Z0, Z10, Z10
+	VPADDD  Z7, Z10, Z10
+	VPADDD  Z1, Z10, Z10
+	VPANDD  Z2, Z7, Z11
+	VPCMPUD $0x06, Z3, Z11, K1
+	VPORD   Z4, Z7, K1, Z10
+	VPANDD  Z5, Z10, Z7
+	VPSRLD  $0x10, Z8, Z10
+	VPANDD  Z0, Z10, Z10
+	VPADDD  Z8, Z10, Z10
+	VPADDD  Z1, Z10, Z10
+	VPANDD  Z2, Z8, Z11
+	VPCMPUD $0x06, Z3, Z11, K1
+	VPORD   Z4, Z8, K1, Z10
+	VPANDD  Z5, Z10, Z8
+	VPSRLD  $0x10, Z9, Z10
+	VPANDD  Z0, Z10, Z10
+	VPADDD  Z9, Z10, Z10
+	VPADDD  Z1, Z10, Z10
+	VPANDD  Z2, Z9, Z11
+	VPCMPUD $0x06, Z3, Z11, K1
+	VPORD   Z4, Z9, K1, Z10
+	VPANDD  Z5, Z10, Z9
+	VMOVUPS Z6, (AX)
+	VMOVUPS Z7, 64(AX)
+	VMOVUPS Z8, 128(AX)
+	VMOVUPS Z9, 192(AX)
+	ADDQ    $0x00000100, AX
+	ADDQ    $0x00000100, CX
+	SUBQ    $0x00000040, DX
+	JMP     roundBF16AVX512_loop4
+
+roundBF16AVX512_loop1:
+	CMPQ    DX, $0x00000010
+	JB      roundBF16AVX512_tail
+	VMOVUPS (CX), Z6
+	VPSRLD  $0x10, Z6, Z7
+	VPANDD  Z0, Z7, Z7
+	VPADDD  Z6, Z7, Z7
+	VPADDD  Z1, Z7, Z7
+	VPANDD  Z2, Z6, Z8
+	VPCMPUD $0x06, Z3, Z8, K1
+	VPORD   Z4, Z6, K1, Z7
+	VPANDD  Z5, Z7, Z6
+	VMOVUPS Z6, (AX)
+	ADDQ    $0x00000040, AX
+	ADDQ    $0x00000040, CX
+	SUBQ    $0x00000010, DX
+	JMP     roundBF16AVX512_loop1
+
+roundBF16AVX512_tail:
+	TESTQ     DX, DX
+	JZ        roundBF16AVX512_done
+	LEAQ      vecopsMaskAVX512<>+0(SB), BX
+	KMOVW     (BX)(DX*2), K1
+	VMOVUPS.Z (CX), K1, Z6
+	VPSRLD    $0x10, Z6, Z7
+	VPANDD    Z0, Z7, Z7
+	VPADDD    Z6, Z7, Z7
+	VPADDD    Z1, Z7, Z7
+	VPANDD    Z2, Z6, Z0
+	VPCMPUD   $0x06, Z3, Z0, K2
+	VPORD     Z4, Z6, K2, Z7
+	VPANDD    Z5, Z7, Z6
+	VMOVUPS   Z6, K1, (AX)
+
+roundBF16AVX512_done:
+	VZEROUPPER
+	RET

@@ -99,3 +99,19 @@ func sumAVX512(x []float32) float32
 //
 //go:noescape
 func maxAVX512(x []float32) float32
+
+// roundBF16AVX2 sets dst[i] to x[i] rounded to the nearest bfloat16 (ties to even, subnormals kept,
+// a NaN made quiet), as lowbit.FromBF16(lowbit.ToBF16(x[i])). len(x) must be at least len(dst);
+// dst may be x but must not otherwise overlap it.
+// Requires AVX2 and FMA. Arguments are not checked.
+//
+//go:noescape
+func roundBF16AVX2(dst []float32, x []float32)
+
+// roundBF16AVX512 sets dst[i] to x[i] rounded to the nearest bfloat16 (ties to even, subnormals kept,
+// a NaN made quiet), as lowbit.FromBF16(lowbit.ToBF16(x[i])). len(x) must be at least len(dst);
+// dst may be x but must not otherwise overlap it.
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
+//
+//go:noescape
+func roundBF16AVX512(dst []float32, x []float32)

@@ -348,6 +348,7 @@ var asmKinds = []asmKind{
 	kind("scale", "func(alpha float32, x []float32)", both, "kernelset.Set.Scale", "generic.Scale"),
 	kind("add", "func(dst, x, y []float32)", both, "kernelset.Set.Add, gemm.AddRow", "generic.Add"),
 	kind("sum", "func(x []float32) float32", both, "kernelset.Set.Sum", "generic.Sum"),
+	kind("roundBF16", "func(dst, x []float32)", onAMD64, "gemm.Family.RoundBF16", ""),
 	kind("max", "func(x []float32) float32", both, "kernelset.Set.Max (NEON: maxFirstNaNNEON)", "generic.Max"),
 
 	// gemm: the micro-kernels of the GEMM driver, and amd64's packing
@@ -367,8 +368,8 @@ var asmKinds = []asmKind{
 	// lowbit: the products over low-bit weights.
 	kind("lowbitBF16", "func(rows, groups int, w *byte, ldw int, x *float32, ldx int, xt *float32, c *float32, ldc int, alpha, beta float32)", both, "lowbit.Kernel", "").rows(lowbit, "BF16"),
 	kind("lowbitInt8", "func(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *float32, c *float32, ldc int, beta float32)", both, "lowbit.Int8Kernel", "").rows(lowbit, "Int8"),
-	kind("lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel", "").in(lowbit, "BF16Pair").when("hasAVX512BF16"),
-	kind("lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", "").in(lowbit, "SplitBF16").when("hasAVX512BF16"),
+	kind("lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel", "").in(lowbit, "BF16Pair").when("bf16DotAVX512"),
+	kind("lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", "").in(lowbit, "SplitBF16").when("bf16DotAVX512"),
 	kind("lowbitDequantInt8", "func(groups int, w *byte, dst *float32)", both, "lowbit.DequantFunc", "").in(lowbit, "DequantInt8"),
 	kind("lowbitPackInt8", "func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)", onAMD64, "lowbit.PackInt8Func", "").in(lowbit, "PackInt8"),
 	kind("lowbitQuantInt16", "func(blocks int, x *float32, inv float64, q *int16)", onAMD64, "lowbit.QuantFunc", "").in(lowbit, "QuantInt16"),

@@ -33,7 +33,7 @@ type simdSet struct {
 
 var simdSets = []simdSet{
 	{pkg: "amd64", suffix: "AVX2", name: "avx2", requires: "AVX2, FMA", available: "hasAVX2"},
-	{pkg: "amd64", suffix: "AVX512", name: "avx512", requires: "AVX-512F, AVX-512DQ, AVX-512BW", available: "hasAVX512", bf16Pair: "hasAVX512BF16"},
+	{pkg: "amd64", suffix: "AVX512", name: "avx512", requires: "AVX-512F, AVX-512DQ, AVX-512BW", available: "hasAVX512", bf16Pair: "bf16DotAVX512"},
 	{pkg: "arm64", suffix: "NEON", name: "neon", requires: "ASIMD", available: "hasNEON", overrides: map[string]string{
 		// FMAX returns some NaN; the set's Max returns the first.
 		"Max": "maxFirstNaNNEON",

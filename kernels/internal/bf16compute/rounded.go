@@ -18,6 +18,9 @@ type Rounded struct {
 	// gemm.Driver.GemmEpilogue).
 	Gemm     func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
 	Epilogue func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, epi gemm.EpilogueFunc, vec, mat []float32, ldmat int)
+	// Round, optional, is gemm.Family.RoundBF16: the set's kernel of
+	// roundRow's contract.
+	Round func(dst, x []float32)
 }
 
 // roundedWork holds one call's rounded copies.
@@ -44,14 +47,18 @@ func putRounded(w *roundedWork) {
 
 // roundCopy returns the rows×cols matrix src (leading dimension ld)
 // rounded to bfloat16 into buf, contiguous (leading dimension cols).
-func roundCopy(buf *[]float32, src []float32, rows, cols, ld int) []float32 {
+func (r *Rounded) roundCopy(buf *[]float32, src []float32, rows, cols, ld int) []float32 {
+	round := roundRow
+	if r.Round != nil {
+		round = r.Round
+	}
 	n := rows * cols
 	if cap(*buf) < n {
 		*buf = make([]float32, n, n+n/4)
 	}
 	dst := (*buf)[:n]
-	for r := 0; r < rows; r++ {
-		roundRow(dst[r*cols:(r+1)*cols], src[r*ld:r*ld+cols])
+	for i := 0; i < rows; i++ {
+		round(dst[i*cols:(i+1)*cols], src[i*ld:i*ld+cols])
 	}
 	return dst
 }
@@ -75,7 +82,7 @@ func roundRow(out, in []float32) {
 
 // operands returns op(A) and op(B) rounded, stored as given but
 // contiguous, and their leading dimensions.
-func (w *roundedWork) operands(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int) ([]float32, int, []float32, int) {
+func (r *Rounded) operands(w *roundedWork, transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int) ([]float32, int, []float32, int) {
 	ar, ac := m, k
 	if transA {
 		ar, ac = k, m
@@ -84,7 +91,7 @@ func (w *roundedWork) operands(transA, transB bool, m, n, k int, a []float32, ld
 	if transB {
 		br, bc = n, k
 	}
-	return roundCopy(&w.a, a, ar, ac, lda), ac, roundCopy(&w.b, b, br, bc, ldb), bc
+	return r.roundCopy(&w.a, a, ar, ac, lda), ac, r.roundCopy(&w.b, b, br, bc, ldb), bc
 }
 
 // GemmBF16Compute computes C = alpha*op(A)*op(B) + beta*C on the rounded
@@ -96,7 +103,7 @@ func (r *Rounded) GemmBF16Compute(transA, transB bool, m, n, k int, alpha float3
 	}
 	w := getRounded()
 	defer putRounded(w)
-	ra, rlda, rb, rldb := w.operands(transA, transB, m, n, k, a, lda, b, ldb)
+	ra, rlda, rb, rldb := r.operands(w, transA, transB, m, n, k, a, lda, b, ldb)
 	r.Gemm(transA, transB, m, n, k, alpha, ra, rlda, rb, rldb, beta, c, ldc)
 }
 
@@ -109,7 +116,7 @@ func (r *Rounded) GemmEpilogue(transA, transB bool, m, n, k int, a []float32, ld
 	}
 	w := getRounded()
 	defer putRounded(w)
-	ra, rlda, rb, rldb := w.operands(transA, transB, m, n, k, a, lda, b, ldb)
+	ra, rlda, rb, rldb := r.operands(w, transA, transB, m, n, k, a, lda, b, ldb)
 	r.Epilogue(transA, transB, m, n, k, ra, rlda, rb, rldb, c, ldc, epi, vec, mat, ldmat)
 }
 
@@ -124,6 +131,6 @@ func (r *Rounded) GemmWeights(m int, alpha float32, a []float32, lda int, wt *lo
 	}
 	w := getRounded()
 	defer putRounded(w)
-	ra := roundCopy(&w.a, a, m, k, lda)
+	ra := r.roundCopy(&w.a, a, m, k, lda)
 	r.Gemm(false, true, m, n, k, alpha, ra, k, weightsFloat32(&w.b, wt), k, beta, c, ldc)
 }

@@ -27,6 +27,11 @@ type Family struct {
 	BiasGELU EpilogueFunc
 	// Bias is the epilogue of GemmBias: Bias over the set's Add.
 	Bias EpilogueFunc
+	// RoundBF16, optional, sets dst[i] to x[i] rounded to a bfloat16
+	// value (lowbit.FromBF16(lowbit.ToBF16(x[i]))) for i < len(dst):
+	// the set's kernel for the bfloat16 products that round their
+	// operands for this GEMM (bf16compute.Rounded).
+	RoundBF16 func(dst, x []float32)
 }
 
 // GemmBiasGELU is the kernel set's GemmBiasGELU (see kernelset.Set).

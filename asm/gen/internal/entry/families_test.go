@@ -72,7 +72,7 @@ func TestFamiliesRules(t *testing.T) {
 			want: []string{"var lowbitAVX2 = &lowbit.Kernels{", "BF16: []lowbit.Kernel{lowbitBF161AVX2, lowbitBF162AVX2}",
 				"var lowbitAVX512 = &lowbit.Kernels{", "BF16: []lowbit.Kernel{lowbitBF161AVX2, lowbitBF162AVX512}"}},
 		{arch: "amd64", names: []string{"lowbitBF16Pair1AVX512", "lowbitDequantInt8AVX512"},
-			want: []string{"var lowbitAVX512 = func() *lowbit.Kernels {", "DequantInt8: lowbitDequantInt8AVX512,", "if hasAVX512BF16 {", "t.BF16Pair = lowbitBF16Pair1AVX512"}},
+			want: []string{"var lowbitAVX512 = func() *lowbit.Kernels {", "DequantInt8: lowbitDequantInt8AVX512,", "if bf16DotAVX512 {", "t.BF16Pair = lowbitBF16Pair1AVX512"}},
 		{arch: "amd64", names: []string{"gemmBF16Kernel14x32AVX512", "bf16PackRowsHalvesAVX512", "bf16PackRowsAVX512"},
 			want: []string{"MR: 14, NR: 32,", "Micro:", "PackRows:", "PackRowsHalves:"}},
 		{arch: "arm64", names: []string{"skinnyDots1NEON", "skinnyDots2NEON", "dotNEON"},
