@@ -216,3 +216,47 @@ func TestRoundBF16(t *testing.T) {
 		}
 	}
 }
+
+// TestWidenBF16 checks both sets' widenBF16 against the layout of
+// lowbit.BF16 (w[d] in element 2d, w[16+d] in 2d+1 of a group), for 0 to
+// 5 whole groups and lengths that end inside a group (not written).
+func TestWidenBF16(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, k := range []struct {
+		name string
+		ok   bool
+		fn   func(dst []float32, src []uint16)
+	}{{"avx2", hasAVX2, widenBF16AVX2}, {"avx512", hasAVX512, widenBF16AVX512}} {
+		if !k.ok {
+			t.Logf("%s: not on this CPU", k.name)
+			continue
+		}
+		for n := 0; n <= 5*32+31; n++ {
+			groups := n / 32
+			src := make([]uint16, 32*groups+32)
+			for i := range src {
+				src[i] = uint16(r.Uint32())
+			}
+			dst := make([]float32, n+1)
+			for i := range dst {
+				dst[i] = -7
+			}
+			k.fn(dst[:n], src)
+			for g := 0; g < groups; g++ {
+				for d := 0; d < 16; d++ {
+					for _, e := range [][2]int{{32*g + d, 32*g + 2*d}, {32*g + 16 + d, 32*g + 2*d + 1}} {
+						want := lowbit.FromBF16(src[e[1]])
+						if math.Float32bits(dst[e[0]]) != math.Float32bits(want) {
+							t.Fatalf("%s n=%d: dst[%d] = %#x, want %#x", k.name, n, e[0], math.Float32bits(dst[e[0]]), math.Float32bits(want))
+						}
+					}
+				}
+			}
+			for i := 32 * groups; i <= n; i++ {
+				if dst[i] != -7 {
+					t.Fatalf("%s n=%d: dst[%d] written past the whole groups", k.name, n, i)
+				}
+			}
+		}
+	}
+}

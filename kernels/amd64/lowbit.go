@@ -43,6 +43,6 @@ func gemmBF16Rows(g *gemm.Family, few func(m int, alpha float32, a []float32, ld
 			few(m, alpha, a, lda, w, beta, c, ldc)
 			return
 		}
-		bf16compute.FloatWeights(g.Gemm, m, alpha, a, lda, w, beta, c, ldc)
+		bf16compute.FloatWeights(g.Gemm, g.WidenBF16, m, alpha, a, lda, w, beta, c, ldc)
 	}
 }

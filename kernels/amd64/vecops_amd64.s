@@ -1068,3 +1068,76 @@ roundBF16AVX512_tail:
 roundBF16AVX512_done:
 	VZEROUPPER
 	RET
+
+DATA widenBF16High<>+0(SB)/4, $0xffff0000
+DATA widenBF16High<>+4(SB)/4, $0xffff0000
+DATA widenBF16High<>+8(SB)/4, $0xffff0000
+DATA widenBF16High<>+12(SB)/4, $0xffff0000
+DATA widenBF16High<>+16(SB)/4, $0xffff0000
+DATA widenBF16High<>+20(SB)/4, $0xffff0000
+DATA widenBF16High<>+24(SB)/4, $0xffff0000
+DATA widenBF16High<>+28(SB)/4, $0xffff0000
+DATA widenBF16High<>+32(SB)/4, $0xffff0000
+DATA widenBF16High<>+36(SB)/4, $0xffff0000
+DATA widenBF16High<>+40(SB)/4, $0xffff0000
+DATA widenBF16High<>+44(SB)/4, $0xffff0000
+DATA widenBF16High<>+48(SB)/4, $0xffff0000
+DATA widenBF16High<>+52(SB)/4, $0xffff0000
+DATA widenBF16High<>+56(SB)/4, $0xffff0000
+DATA widenBF16High<>+60(SB)/4, $0xffff0000
+GLOBL widenBF16High<>(SB), RODATA|NOPTR, $64
+
+// func widenBF16AVX2(dst []float32, src []uint16)
+// Requires: AVX, AVX2
+TEXT ·widenBF16AVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         dst_len+8(FP), DX
+	SHRQ         $0x05, DX
+	JZ           widenBF16AVX2_done
+	VBROADCASTSS widenBF16High<>+0(SB), Y0
+
+widenBF16AVX2_loop:
+	VMOVUPS (CX), Y1
+	VPSLLD  $0x10, Y1, Y2
+	VMOVUPS Y2, (AX)
+	VPAND   Y0, Y1, Y1
+	VMOVUPS Y1, 64(AX)
+	VMOVUPS 32(CX), Y1
+	VPSLLD  $0x10, Y1, Y2
+	VMOVUPS Y2, 32(AX)
+	VPAND   Y0, Y1, Y1
+	VMOVUPS Y1, 96(AX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     widenBF16AVX2_loop
+
+widenBF16AVX2_done:
+	VZEROUPPER
+	RET
+
+// func widenBF16AVX512(dst []float32, src []uint16)
+// Requires: AVX, AVX512F
+TEXT ·widenBF16AVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         src_base+24(FP), CX
+	MOVQ         dst_len+8(FP), DX
+	SHRQ         $0x05, DX
+	JZ           widenBF16AVX512_done
+	VBROADCASTSS widenBF16High<>+0(SB), Z0
+
+widenBF16AVX512_loop:
+	VMOVUPS (CX), Z1
+	VPSLLD  $0x10, Z1, Z2
+	VMOVUPS Z2, (AX)
+	VPANDD  Z0, Z1, Z1
+	VMOVUPS Z1, 64(AX)
+	ADDQ    $0x40, CX
+	ADDQ    $0x00000080, AX
+	DECQ    DX
+	JNZ     widenBF16AVX512_loop
+
+widenBF16AVX512_done:
+	VZEROUPPER
+	RET

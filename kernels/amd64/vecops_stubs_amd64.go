@@ -115,3 +115,19 @@ func roundBF16AVX2(dst []float32, x []float32)
 //
 //go:noescape
 func roundBF16AVX512(dst []float32, x []float32)
+
+// widenBF16AVX2 sets dst[32g+d] = w[2d] and dst[32g+16+d] = w[2d+1] as float32, for d < 16, g < len(dst)/32
+// and w = src[32g:] the bfloat16 of a group stored as lowbit.BF16 stores it (exact); dst[32*(len(dst)/32):]
+// is not written. len(src) must be at least 32*(len(dst)/32).
+// Requires AVX2 and FMA.
+//
+//go:noescape
+func widenBF16AVX2(dst []float32, src []uint16)
+
+// widenBF16AVX512 sets dst[32g+d] = w[2d] and dst[32g+16+d] = w[2d+1] as float32, for d < 16, g < len(dst)/32
+// and w = src[32g:] the bfloat16 of a group stored as lowbit.BF16 stores it (exact); dst[32*(len(dst)/32):]
+// is not written. len(src) must be at least 32*(len(dst)/32).
+// Requires AVX-512F, DQ and BW.
+//
+//go:noescape
+func widenBF16AVX512(dst []float32, src []uint16)

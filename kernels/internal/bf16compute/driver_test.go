@@ -283,3 +283,27 @@ func TestRoundRow(t *testing.T) {
 		}
 	}
 }
+
+// TestWeightsFloat32 checks the weights converted to float32, with the Go
+// widening and with a stand-in kernel that writes only whole groups,
+// against lowbit.BF16.At, for K with and without a last partial group.
+func TestWeightsFloat32(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	for _, k := range []int{1, 31, 32, 33, 64, 95} {
+		w := lowbit.NewBF16(3, k)
+		for i := range w.Data {
+			w.Data[i] = uint16(r.Uint32())
+		}
+		for name, widen := range map[string]func([]float32, []uint16){"go": nil, "groups": widenGroups} {
+			var buf []float32
+			got := weightsFloat32(&buf, w, widen)
+			for j := 0; j < w.N; j++ {
+				for p := 0; p < k; p++ {
+					if want := w.At(j, p); math.Float32bits(got[j*k+p]) != math.Float32bits(want) {
+						t.Fatalf("%s k=%d: (%d, %d) = %v, want %v", name, k, j, p, got[j*k+p], want)
+					}
+				}
+			}
+		}
+	}
+}

@@ -21,6 +21,9 @@ type Rounded struct {
 	// Round, optional, is gemm.Family.RoundBF16: the set's kernel of
 	// roundRow's contract.
 	Round func(dst, x []float32)
+	// Widen, optional, is gemm.Family.WidenBF16: the set's kernel of
+	// widenGroups' contract.
+	Widen func(dst []float32, src []uint16)
 }
 
 // roundedWork holds one call's rounded copies.
@@ -132,5 +135,5 @@ func (r *Rounded) GemmWeights(m int, alpha float32, a []float32, lda int, wt *lo
 	w := getRounded()
 	defer putRounded(w)
 	ra := r.roundCopy(&w.a, a, m, k, lda)
-	r.Gemm(false, true, m, n, k, alpha, ra, k, weightsFloat32(&w.b, wt), k, beta, c, ldc)
+	r.Gemm(false, true, m, n, k, alpha, ra, k, weightsFloat32(&w.b, wt, r.Widen), k, beta, c, ldc)
 }

@@ -32,6 +32,12 @@ type Family struct {
 	// the set's kernel for the bfloat16 products that round their
 	// operands for this GEMM (bf16compute.Rounded).
 	RoundBF16 func(dst, x []float32)
+	// WidenBF16, optional, sets dst[32g+d] and dst[32g+16+d] to the
+	// float32 values of the bfloat16 src[32g+2d] and src[32g+2d+1] for
+	// d < 16 and g < len(dst)/32 (whole groups of lowbit.BF16): the
+	// set's kernel for products that convert bfloat16 weights once to
+	// float32 for this GEMM.
+	WidenBF16 func(dst []float32, src []uint16)
 }
 
 // GemmBiasGELU is the kernel set's GemmBiasGELU (see kernelset.Set).

@@ -11,6 +11,7 @@ var List = []Kind{
 	{Name: "add", Sig: "func(dst, x, y []float32)", Arch: []string{"amd64", "arm64"}, Use: "kernelset.Set.Add, gemm.AddRow", Ref: "generic.Add"},
 	{Name: "sum", Sig: "func(x []float32) float32", Arch: []string{"amd64", "arm64"}, Use: "kernelset.Set.Sum", Ref: "generic.Sum"},
 	{Name: "roundBF16", Sig: "func(dst, x []float32)", Arch: []string{"amd64"}, Use: "gemm.Family.RoundBF16", Ref: ""},
+	{Name: "widenBF16", Sig: "func(dst []float32, src []uint16)", Arch: []string{"amd64"}, Use: "gemm.Family.WidenBF16", Ref: ""},
 	{Name: "max", Sig: "func(x []float32) float32", Arch: []string{"amd64", "arm64"}, Use: "kernelset.Set.Max (NEON: maxFirstNaNNEON)", Ref: "generic.Max"},
 	{Name: "gemmKernel", Sig: "func(k int, a *float32, rsa, csa int, b *float32, ldb int, c *float32, ldc int, rows, cols int, alpha, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "gemm.KernelFunc", Ref: ""},
 	{Name: "gemmColsKernel", Sig: "func(k int, a *float32, b *float32, cols int, dst *float32)", Arch: []string{"amd64"}, Use: "gemm.Kernels.Cols", Ref: ""},

@@ -86,3 +86,53 @@ func roundBF16(s *x86.ISA, c *x86.Consts) {
 	VZEROUPPER()
 	RET()
 }
+
+func init() {
+	x86.Register("widenBF16", func() {
+		high := x86.NewTable("widenBF16High", []uint32{0xffff0000})
+		for _, s := range x86.Both {
+			widenBF16(s, high.For(s))
+		}
+	})
+}
+
+// widenBF16 emits widenBF16<ISA>: the float32 values of whole groups of
+// 32 bfloat16 stored as lowbit.BF16 stores a group (element 2d holds
+// w[d], element 2d+1 holds w[16+d]): each 32-bit word shifted left by 16
+// gives w[d], with its low half cleared w[16+d]. A group is one ZMM, or
+// two YMM, of words in and two ZMM, or four YMM, out.
+func widenBF16(s *x86.ISA, c *x86.Consts) {
+	name := "widenBF16" + s.Name
+	x86.Func(name, "widenBF16",
+		name+" sets dst[32g+d] = w[2d] and dst[32g+16+d] = w[2d+1] as float32, for d < 16, g < len(dst)/32",
+		"and w = src[32g:] the bfloat16 of a group stored as lowbit.BF16 stores it (exact); dst[32*(len(dst)/32):]",
+		"is not written. len(src) must be at least 32*(len(dst)/32).",
+		"Requires "+s.Req+".")
+	d := x86.LoadGP(Param("dst").Base())
+	src := x86.LoadGP(Param("src").Base())
+	n := x86.LoadGP(Param("dst").Len())
+	SHRQ(U8(5), n)
+	JZ(LabelRef(name + "_done"))
+	c.Keep(0)
+	per := 16 / s.Lanes // vectors of words a group
+	Label(name + "_loop")
+	for v := 0; v < per; v++ {
+		w, lo := s.Vec(), s.Vec()
+		VMOVUPS(Mem{Base: src, Disp: v * s.Bytes()}, w)
+		VPSLLD(U8(16), w, lo)
+		VMOVUPS(lo, Mem{Base: d, Disp: v * s.Bytes()})
+		if s.Is512() {
+			VPANDD(c.Reg(0), w, w)
+		} else {
+			VPAND(c.Reg(0), w, w)
+		}
+		VMOVUPS(w, Mem{Base: d, Disp: 64 + v*s.Bytes()})
+	}
+	ADDQ(U8(64), src)
+	ADDQ(U32(128), d)
+	DECQ(n)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
