@@ -227,7 +227,7 @@ var kernels = []kernel{
 		params:   "transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*op(A)*op(B) + beta*C with A and B rounded to bfloat16",
 		contract: "As Gemm's; each product of bfloat16 operands is summed in float32. m, n > 0, k >= 0; every matrix fits its slice with its leading dimension; C overlaps neither A nor B; C is not read when beta is 0.",
-		readme:   "C = alpha·op(A)·op(B) + beta·C with A and B rounded to bfloat16 and the products summed in float32 (Gemm's arguments), on VDPBF16PS where the CPU has AVX512_BF16 (but on Intel Xeons, whose two 512-bit FMA units outrun it: `Impl.BF16Dot`) and on BFDOT where it has FEAT_BF16 (Arm), elsewhere the float32 GEMM on the rounded operands; the error bound is in the package documentation",
+		readme:   "C = alpha·op(A)·op(B) + beta·C with A and B rounded to bfloat16 and the products summed in float32 (Gemm's arguments), on VDPBF16PS where the CPU has AVX512_BF16 (except on Intel Xeons, whose two 512-bit FMA units outrun it: `Impl.BF16Dot`) and on BFDOT where it has FEAT_BF16 (Arm), elsewhere the float32 GEMM on the rounded operands; the error bound is in the package documentation",
 	},
 	{
 		name:     "GemmBiasBF16Compute",
