@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/simdgpt/simdgpt/internal/race"
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
@@ -516,7 +517,10 @@ func TestGemmBF16ManyRows(t *testing.T) {
 						}
 					}
 				}
-				if p != genericImpl {
+				// Under the race detector sync.Pool drops what it is given
+				// at random (the few-row path's tasks): the counts are not
+				// the program's.
+				if p != genericImpl && !race.Enabled {
 					f := func() { p.GemmBF16(m, 0.75, a, lda, w, 0.5, c, ldc) }
 					if allocs := testing.AllocsPerRun(3, f); allocs != 0 {
 						t.Errorf("m=%d: %v allocations a call", m, allocs)
