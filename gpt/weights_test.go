@@ -348,6 +348,41 @@ func TestLowDecodeAllocs(t *testing.T) {
 	}
 }
 
+// TestTokenCacheBytes checks TokenCacheBytes against GPT-2 small worked
+// out by hand and against the keys and values a Sampler's decoders hold
+// for the positions fed.
+func TestTokenCacheBytes(t *testing.T) {
+	gpt2 := Config{Vocab: 50257, BlockSize: 1024, Layers: 12, Heads: 12, Width: 768, TieEmbeddings: true}
+	for _, tc := range []struct {
+		positions int
+		want      int64
+	}{
+		{0, 0},
+		{1, 2 * 12 * 768 * 4},
+		{512, 2 * 12 * 768 * 4 * 512}, // 37,748,736
+		{1024, 75497472},
+	} {
+		if got := TokenCacheBytes(gpt2, tc.positions); got != tc.want {
+			t.Errorf("TokenCacheBytes(GPT-2 small, %d) = %d, want %d", tc.positions, got, tc.want)
+		}
+	}
+
+	cfg := Config{Vocab: 37, BlockSize: 24, Layers: 3, Heads: 4, Width: 64}
+	m, err := New(cfg, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := m.NewSampler()
+	s.feed([]int32{1, 2, 3, 4, 5})
+	var held int64
+	for _, d := range s.caches {
+		held += 2 * 4 * int64(d.Len()) * int64(cfg.Width) // keys and values of the filled positions
+	}
+	if got := TokenCacheBytes(cfg, 5); got != held {
+		t.Errorf("TokenCacheBytes(%+v, 5) = %d, the decoders hold %d bytes of filled positions", cfg, got, held)
+	}
+}
+
 // TestTokenWeightBytes checks TokenWeightBytes against GPT-2 small's
 // parameter counts worked out by hand and against what a model holds:
 // every byte of its matrices and float32 tensors but the rows of the

@@ -332,6 +332,7 @@ type decodeResults struct {
 	ctxs, threads []int
 	weightBytes   float64                 // simdgpt's weight bytes a token (gpt.TokenWeightBytes)
 	torchBytes    float64                 // PyTorch's
+	cacheBytes    map[int]float64         // per prompt length: the key/value cache bytes of the mean timed token (gpt.TokenCacheBytes)
 	bandwidth     map[int][]float64       // per thread count: the read GB/s of that many cores, one a round
 	ours          map[decodeKey][]float64 // ms of each timed token
 	torch         map[decodeKey][]float64 // nil when torch was not measured
@@ -738,7 +739,11 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 	}
 
 	r := &decodeResults{ctxs: o.ctxs, threads: o.threads, weightBytes: wb, torchBytes: twb, decoded: o.tokens + 1, timed: o.tokens,
-		ours: map[decodeKey][]float64{}, agree: map[int]int{}, bandwidth: map[int][]float64{}}
+		ours: map[decodeKey][]float64{}, agree: map[int]int{}, bandwidth: map[int][]float64{}, cacheBytes: map[int]float64{}}
+	for _, c := range o.ctxs {
+		// Timed token i (1..tokens) is computed with c+i positions cached.
+		r.cacheBytes[c] = float64(gpt.TokenCacheBytes(cfg, c)) + float64(gpt.TokenCacheBytes(cfg, o.tokens+1))/2
+	}
 	if tp != nil {
 		r.torch = map[decodeKey][]float64{}
 	}
@@ -799,7 +804,7 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 		}
 		fmt.Fprintf(stdout, "torch threads: %s; OMP_WAIT_POLICY %s\n", how, policy)
 	}
-	fmt.Fprintf(stdout, "%d rounds × %d timed tokens a side at each context and thread count, interleaved; ms/token median (min–max) over all tokens; GB/s = weight bytes per token / median time, %% of the read bandwidth of as many cores as threads; by round: each round's median token against the read bandwidth measured after it, median [min–max] over the rounds; speed = torch's median / simdgpt's, 95%% CI of bench.Speedup\n\n", o.rounds, o.tokens)
+	fmt.Fprintf(stdout, "%d rounds × %d timed tokens a side at each context and thread count, interleaved; ms/token median (min–max) over all tokens; GB/s = weight bytes per token / median time, %% of the read bandwidth of as many cores as threads; by round: each round's median token against the read bandwidth measured after it, median [min–max] over the rounds; with cache: the same counting the key/value cache the mean timed token reads as well (gpt.TokenCacheBytes); speed = torch's median / simdgpt's, 95%% CI of bench.Speedup\n\n", o.rounds, o.tokens)
 	r.writeTable(stdout)
 	if tp != nil {
 		fmt.Fprintln(stdout)
@@ -866,6 +871,17 @@ func (r *decodeResults) shareCell(ms []float64, bytes float64, threads int) stri
 	return fmt.Sprintf("%.0f%% [%.0f–%.0f]", median(sh), slices.Min(sh), slices.Max(sh))
 }
 
+// cacheShareCell is shareCell of the weights and the key/value cache a
+// token reads at prompt length ctx; "-" when the cache's bytes are not
+// known.
+func (r *decodeResults) cacheShareCell(ms []float64, ctx, threads int) string {
+	kv, ok := r.cacheBytes[ctx]
+	if !ok {
+		return "-"
+	}
+	return r.shareCell(ms, r.weightBytes+kv, threads)
+}
+
 // tokensCell is tokens per second at the median token time.
 func tokensPerSecond(ms []float64) string {
 	if len(ms) == 0 {
@@ -879,22 +895,22 @@ func tokensPerSecond(ms []float64) string {
 func (r *decodeResults) writeTable(w io.Writer) {
 	var rows [][]string
 	if r.torch == nil {
-		rows = append(rows, []string{"ctx", "threads", "simdgpt ms/token", "simdgpt tokens/s", "simdgpt GB/s (% read bw)", "simdgpt % read bw by round"})
+		rows = append(rows, []string{"ctx", "threads", "simdgpt ms/token", "simdgpt tokens/s", "simdgpt GB/s (% read bw)", "simdgpt % read bw by round", "with cache"})
 	} else {
 		rows = append(rows, []string{"ctx", "threads", "simdgpt ms/token", "torch ms/token", "simdgpt tokens/s", "torch tokens/s",
-			"simdgpt GB/s (% read bw)", "torch GB/s (% read bw)", "simdgpt % read bw by round", "simdgpt speed [95% CI]"})
+			"simdgpt GB/s (% read bw)", "torch GB/s (% read bw)", "simdgpt % read bw by round", "with cache", "simdgpt speed [95% CI]"})
 	}
 	for _, c := range r.ctxs {
 		for _, n := range r.threads {
 			k := decodeKey{c, n}
 			o := r.ours[k]
 			if r.torch == nil {
-				rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), tokensPerSecond(o), r.gbCell(o, r.weightBytes, n), r.shareCell(o, r.weightBytes, n)})
+				rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), tokensPerSecond(o), r.gbCell(o, r.weightBytes, n), r.shareCell(o, r.weightBytes, n), r.cacheShareCell(o, c, n)})
 				continue
 			}
 			t := r.torch[k]
 			rows = append(rows, []string{fmt.Sprint(c), fmt.Sprint(n), msCell(o), msCell(t), tokensPerSecond(o), tokensPerSecond(t),
-				r.gbCell(o, r.weightBytes, n), r.gbCell(t, r.torchBytes, n), r.shareCell(o, r.weightBytes, n), ratioCell(o, t)})
+				r.gbCell(o, r.weightBytes, n), r.gbCell(t, r.torchBytes, n), r.shareCell(o, r.weightBytes, n), r.cacheShareCell(o, c, n), ratioCell(o, t)})
 		}
 	}
 	writeMarkdown(w, rows)

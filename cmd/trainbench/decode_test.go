@@ -128,7 +128,10 @@ func TestDecodeTable(t *testing.T) {
 	// Three rounds of three timed tokens; {64, 1}'s rounds have median
 	// tokens of 42.5, 50 and 57.5 ms (11.8, 10 and 8.7 GB/s), against 25,
 	// 20 and 30 GB/s: 47%, 50% and 29% by round.
+	// With the cache: 100 MB more at ctx 64, 600 at 512 (1.2 and 2.2
+	// times the bytes).
 	base := decodeResults{ctxs: []int{64, 512}, threads: []int{1, 2}, weightBytes: 500e6, bandwidth: map[int][]float64{1: {25, 20, 30}, 2: {40, 50, 45}}, timed: 3,
+		cacheBytes: map[int]float64{64: 100e6, 512: 600e6},
 		ours: map[decodeKey][]float64{
 			{64, 1}: samples(9, 40, 60), {64, 2}: samples(9, 20, 30),
 			{512, 1}: samples(9, 45, 55), {512, 2}: samples(9, 25, 35),
@@ -146,7 +149,7 @@ func TestDecodeTable(t *testing.T) {
 	}{
 		{name: "alone",
 			want: []string{"| ctx | threads | simdgpt ms/token", "| 64  | 1       | 50.00 (40.00–60.00) | 20.0 ", "| 10.0 (40%) ", "| 512 | 2 ", "| 16.7 (37%) ",
-				"simdgpt % read bw by round", "| 10.0 (40%)               | 47% [29–50] "},
+				"simdgpt % read bw by round", "| 10.0 (40%)               | 47% [29–50] ", "| with cache ", "| 56% [35–60] ", "| 95% [68–110] "},
 			not: []string{"torch"}},
 		{name: "torch", torch: torch, torchBytes: 500e6,
 			want: []string{"torch ms/token", "| 100.00 (90.00–110.00) ", "| 5.0 (20%) ", "| 2.00× [", "| 1.67× (no CI: too few steps) ", "| 47% [29–50] "}},
