@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/bf16compute"
 	"github.com/simdgpt/simdgpt/kernels/internal/cpuinfo"
+	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
@@ -255,6 +258,107 @@ func TestWidenBF16(t *testing.T) {
 			for i := 32 * groups; i <= n; i++ {
 				if dst[i] != -7 {
 					t.Fatalf("%s n=%d: dst[%d] written past the whole groups", k.name, n, i)
+				}
+			}
+		}
+	}
+}
+
+// TestRoundedInPacking runs the rounded engine of the bfloat16 products
+// (bf16compute.Rounded) with its rounding done as the float32 GEMM packs
+// the operands (gemm.Driver.GemmRounded) against the same engine rounding
+// copies of the operands first, for both sets on each of their tiles,
+// under the tile's blocking and one of a few tiles a block: the results
+// must be the same bits. The shapes cover the skinny kernels (few rows,
+// which take the copies), the last panels of 1 to 3 columns (the dot
+// kernel, which reads rows of A, and the cols kernel), every transpose
+// (a transposed A packed by whole blocks), B laid out to be read in
+// place, several blocks of k, and a split into strips; the data spans
+// many binades, so that rounding changes most elements.
+func TestRoundedInPacking(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	data := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(21)-10))
+		}
+		return s
+	}
+	wide := skinnyAVX512
+	wide.WideAxpys = 8
+	for _, set := range []struct {
+		name   string
+		ok     bool
+		skinny gemm.Skinny
+		fam    func(tile string) *gemm.Family
+	}{{"avx2", hasAVX2, skinnyAVX2, familyAVX2}, {"avx512", hasAVX512, wide, familyAVX512}} {
+		if !set.ok {
+			t.Logf("%s: not on this CPU", set.name)
+			continue
+		}
+		for _, tile := range gemmTiles[set.name] {
+			ks := tile.ks
+			small := gemm.Blocking{KC: 24, MC: 2 * ks.Wide.MR, NC: 2 * ks.Wide.NR}
+			for _, bl := range []*gemm.Blocking{nil, &small} {
+				d := gemm.New(set.name, *ks, caches).WithSkinny(set.skinny)
+				if m, ok := smallM[set.name]; ok {
+					d.SetSmallM(m[0], m[1])
+				}
+				if bl != nil {
+					d.SetBlocking(*bl)
+				}
+				f := set.fam(tile.name)
+				f.Driver = d
+				fused := bf16compute.NewFamily(nil, f, caches).Rounded
+				copied := *fused
+				copied.GemmRounded, copied.EpilogueRounded = nil, nil
+				if fused.GemmRounded == nil || fused.EpilogueRounded == nil {
+					t.Fatal("NewFamily's Rounded does not round in packing")
+				}
+				mr := ks.Wide.MR
+				for _, m := range []int{1, 8, mr, 2*mr + 1, 60} {
+					for _, n := range []int{1, 3, ks.Wide.NR + 2, 2*ks.Wide.NR + 3, 100} {
+						for _, k := range []int{1, 31, 70} {
+							for tr := 0; tr < 4; tr++ {
+								ta, tb := tr&1 != 0, tr&2 != 0
+								lda, ldb := k+1, (n+15)/16*16
+								if ta {
+									lda = m + 3
+								}
+								if tb {
+									ldb = k + 2
+								}
+								a, b := data(max(m, k)*lda), data(max(n, k)*ldb+16)
+								b = b[(64-int(uintptr(unsafe.Pointer(&b[0]))%64))%64/4:] // rows on cache lines
+								c0, bias := data(m*n), data(n)
+								name := fmt.Sprintf("%s %s blocking %v: m%d n%d k%d ta%v tb%v", set.name, tile.name, bl, m, n, k, ta, tb)
+								cf, cc := slices.Clone(c0), slices.Clone(c0)
+								fused.GemmBF16Compute(ta, tb, m, n, k, 1.5, a, lda, b, ldb, 0.5, cf, n)
+								copied.GemmBF16Compute(ta, tb, m, n, k, 1.5, a, lda, b, ldb, 0.5, cc, n)
+								if !slices.Equal(cf, cc) {
+									t.Fatalf("%s: GemmBF16Compute differs:\n in packing %v\n copies     %v", name, cf, cc)
+								}
+								fused.GemmEpilogue(ta, tb, m, n, k, a, lda, b, ldb, cf, n, f.Bias, bias, nil, 0)
+								copied.GemmEpilogue(ta, tb, m, n, k, a, lda, b, ldb, cc, n, f.Bias, bias, nil, 0)
+								if !slices.Equal(cf, cc) {
+									t.Fatalf("%s: GemmEpilogue differs", name)
+								}
+							}
+						}
+					}
+				}
+				// A product split into strips (2mnk above the driver's
+				// split threshold) on two procs.
+				if runtime.GOMAXPROCS(0) < 2 {
+					continue
+				}
+				m, n, k := 300, 420, 290
+				a, b := data(m*k), data(k*n)
+				cf, cc := make([]float32, m*n), make([]float32, m*n)
+				fused.GemmBF16Compute(false, false, m, n, k, 1, a, k, b, n, 0, cf, n)
+				copied.GemmBF16Compute(false, false, m, n, k, 1, a, k, b, n, 0, cc, n)
+				if !slices.Equal(cf, cc) {
+					t.Fatalf("%s %s blocking %v: %dx%dx%d on two procs differs", set.name, tile.name, bl, m, n, k)
 				}
 			}
 		}

@@ -26,7 +26,8 @@ type Family struct {
 // instructions.
 func NewFamily(t *Kernels, g *gemm.Family, c gemm.Caches) *Family {
 	f := &Family{
-		Rounded:  &Rounded{Gemm: g.Gemm, Epilogue: g.GemmEpilogue, Round: g.RoundBF16, Widen: g.WidenBF16},
+		Rounded: &Rounded{Gemm: g.Gemm, Epilogue: g.GemmEpilogue, GemmRounded: g.GemmRounded, EpilogueRounded: g.GemmEpilogueRounded,
+			Round: g.RoundBF16, Widen: g.WidenBF16},
 		BiasRows: g.Bias,
 		BiasGELU: g.BiasGELU,
 	}

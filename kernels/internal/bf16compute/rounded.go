@@ -9,15 +9,22 @@ import (
 )
 
 // Rounded computes the bfloat16 products on a float32 GEMM: it rounds
-// op(A) and op(B) to bfloat16 (lowbit.ToBF16, subnormals kept) into
-// float32 copies and multiplies those. Each product of two bfloat16 is
-// exact in float32 (unless it underflows or overflows), so C is the
-// float32 GEMM's sum of the exact products.
+// op(A) and op(B) to bfloat16 (lowbit.ToBF16, subnormals kept) and
+// multiplies them, as the GEMM packs them (GemmRounded) or, where the
+// GEMM would not pack them (few rows of op(A)), into float32 copies
+// first; both give the same bits. Each product of two bfloat16 is exact
+// in float32 (unless it underflows or overflows), so C is the float32
+// GEMM's sum of the exact products.
 type Rounded struct {
 	// Gemm is the float32 GEMM; Epilogue its fused form (see
 	// gemm.Driver.GemmEpilogue).
 	Gemm     func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
 	Epilogue func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, epi gemm.EpilogueFunc, vec, mat []float32, ldmat int)
+	// GemmRounded and EpilogueRounded, optional, are the same GEMM
+	// rounding its operands as it packs them (gemm.Driver.GemmRounded and
+	// GemmEpilogueRounded); they report false where they do not.
+	GemmRounded     func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, round gemm.RoundFunc) bool
+	EpilogueRounded func(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, epi gemm.EpilogueFunc, vec, mat []float32, ldmat int, round gemm.RoundFunc) bool
 	// Round, optional, is gemm.Family.RoundBF16: the set's kernel of
 	// roundRow's contract.
 	Round func(dst, x []float32)
@@ -48,13 +55,18 @@ func putRounded(w *roundedWork) {
 	}
 }
 
+// round returns the set's rounding kernel, or roundRow.
+func (r *Rounded) round() gemm.RoundFunc {
+	if r.Round != nil {
+		return r.Round
+	}
+	return roundRow
+}
+
 // roundCopy returns the rows×cols matrix src (leading dimension ld)
 // rounded to bfloat16 into buf, contiguous (leading dimension cols).
 func (r *Rounded) roundCopy(buf *[]float32, src []float32, rows, cols, ld int) []float32 {
-	round := roundRow
-	if r.Round != nil {
-		round = r.Round
-	}
+	round := r.round()
 	n := rows * cols
 	if cap(*buf) < n {
 		*buf = make([]float32, n, n+n/4)
@@ -104,6 +116,9 @@ func (r *Rounded) GemmBF16Compute(transA, transB bool, m, n, k int, alpha float3
 		r.Gemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 		return
 	}
+	if r.GemmRounded != nil && r.GemmRounded(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, r.round()) {
+		return
+	}
 	w := getRounded()
 	defer putRounded(w)
 	ra, rlda, rb, rldb := r.operands(w, transA, transB, m, n, k, a, lda, b, ldb)
@@ -115,6 +130,9 @@ func (r *Rounded) GemmBF16Compute(transA, transB bool, m, n, k int, alpha float3
 func (r *Rounded) GemmEpilogue(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, epi gemm.EpilogueFunc, vec, mat []float32, ldmat int) {
 	if k == 0 {
 		r.Epilogue(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, epi, vec, mat, ldmat)
+		return
+	}
+	if r.EpilogueRounded != nil && r.EpilogueRounded(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, epi, vec, mat, ldmat, r.round()) {
 		return
 	}
 	w := getRounded()

@@ -425,3 +425,89 @@ func TestGemmSource(t *testing.T) {
 		}
 	}
 }
+
+// roundHalf rounds x to 8 significant bits (nearest, ties away from
+// zero): any rounding serves GemmRounded's tests, which need only that
+// the operands' elements change.
+func roundHalf(dst, x []float32) {
+	for i := range dst {
+		dst[i] = math.Float32frombits((math.Float32bits(x[i]) + 0x8000) &^ 0xffff)
+	}
+}
+
+// TestGemmRounded checks that GemmRounded and GemmEpilogueRounded give
+// bitwise Gemm's and GemmEpilogue's results on copies of A and B rounded
+// beforehand, under blockings far from the model's and the model's own,
+// across every block boundary, every transpose, every beta, B laid out to
+// be read in place (which a rounding GEMM never does), on one goroutine and
+// split into strips; and that they refuse k = 0 and alpha = 0.
+func TestGemmRounded(t *testing.T) {
+	g := goDriver(6, 8, 8)
+	r := rand.New(rand.NewPCG(5, 6))
+	blockings := []Blocking{{KC: 5, MC: 6, NC: 8}, {KC: 16, MC: 12, NC: 24}, g.Blocking()}
+	shapes := [][3]int{{1, 1, 1}, {7, 9, 17}, {13, 33, 40}, {30, 70, 11}, {20, 130, 50}, {130, 20, 50}}
+	for _, bl := range blockings {
+		g.SetBlocking(bl)
+		for _, s := range shapes {
+			m, n, k := s[0], s[1], s[2]
+			for tr := 0; tr < 4; tr++ {
+				for _, ab := range [][2]float32{{1.5, 0}, {1, 1}, {0.5, 0.5}} {
+					transA, transB := tr&1 != 0, tr&2 != 0
+					alpha, beta := ab[0], ab[1]
+					lda, ldb, ldc := k+1, (n+15)/16*16, n+2 // B's rows on cache lines
+					ar, br := m, k
+					if transA {
+						lda, ar = m+2, k
+					}
+					if transB {
+						ldb, br = k+3, n
+					}
+					a, b, c := randSlice(r, ar*lda), aligned(randSlice(r, br*ldb+16)), randSlice(r, m*ldc)
+					ra, rb := make([]float32, len(a)), make([]float32, len(b))
+					roundHalf(ra, a)
+					roundHalf(rb, b)
+					name := fmt.Sprintf("blocking %+v, %dx%dx%d trans %v %v alpha %v beta %v", bl, m, n, k, transA, transB, alpha, beta)
+					want := append([]float32(nil), c...)
+					g.Gemm(transA, transB, m, n, k, alpha, ra, lda, rb, ldb, beta, want, ldc)
+					c0 := append([]float32(nil), c...)
+					if !g.GemmRounded(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, roundHalf) {
+						t.Fatalf("%s: GemmRounded refused", name)
+					}
+					same := func(what string) {
+						t.Helper()
+						for i, v := range c {
+							if math.Float32bits(v) != math.Float32bits(want[i]) {
+								t.Fatalf("%s, %s: C[%d] = %v, on rounded copies %v", name, what, i, v, want[i])
+							}
+						}
+					}
+					same("GemmRounded")
+					for _, workers := range []int{2, 3, 8} {
+						copy(c, c0)
+						args := gemmArgs{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, round: roundHalf}
+						g.parallel(&args, workers)
+						same(fmt.Sprintf("%d workers", workers))
+					}
+					if alpha != 1.5 {
+						continue
+					}
+					bias := randSlice(r, n)
+					g.GemmEpilogue(transA, transB, m, n, k, ra, lda, rb, ldb, want, ldc, goBias, bias, nil, 0)
+					if !g.GemmEpilogueRounded(transA, transB, m, n, k, a, lda, b, ldb, c, ldc, goBias, bias, nil, 0, roundHalf) {
+						t.Fatalf("%s: GemmEpilogueRounded refused", name)
+					}
+					same("GemmEpilogueRounded")
+				}
+			}
+		}
+	}
+	c := []float32{1}
+	if g.GemmRounded(false, false, 1, 1, 0, 1, nil, 1, nil, 1, 0, c, 1, roundHalf) ||
+		g.GemmRounded(false, false, 1, 1, 1, 0, []float32{1}, 1, []float32{1}, 1, 0, c, 1, roundHalf) ||
+		g.GemmEpilogueRounded(false, false, 1, 1, 0, nil, 1, nil, 1, c, 1, goBias, []float32{1}, nil, 0, roundHalf) {
+		t.Error("a rounding GEMM took k = 0 or alpha = 0")
+	}
+	if c[0] != 1 {
+		t.Errorf("a refused rounding GEMM wrote C: %v", c[0])
+	}
+}

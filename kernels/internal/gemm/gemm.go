@@ -212,7 +212,16 @@ type gemmArgs struct {
 	// column 0 is src's column srcJ0 (a parallel strip's first).
 	src   BSource
 	srcJ0 int
+
+	// round, when not nil, rounds every element of op(A) and op(B) as it
+	// is packed (GemmRounded): A and B are then never read in place.
+	round RoundFunc
 }
+
+// RoundFunc sets dst[i] to a rounding of x[i] for i < len(dst) (x at
+// least as long; dst may be x): the rounding of the operands of a
+// GemmRounded, such as a kernel set's RoundBF16.
+type RoundFunc func(dst, x []float32)
 
 // BSource is a B operand that packs itself (GemmSource): weights stored
 // in a form the micro-kernels cannot read, converted as they are packed.
@@ -268,6 +277,7 @@ type gemmWork struct {
 	bpack []float32                            // packed B panels
 	apack []float32                            // copied A block
 	bcol  []float32                            // up to ColsMax columns of op(B), each contiguous
+	arows []float32                            // GemmRounded's MR rows of A for the dot kernel, rounded
 	acc   []float32                            // the stream kernels' sums
 	cout  [MaxColsMax * MaxPanelStride]float32 // the Cols kernel's results
 
@@ -363,6 +373,37 @@ func (g *Driver) GemmEpilogue(transA, transB bool, m, n, k int, a []float32, lda
 	g.gemm(&args)
 }
 
+// GemmRounded is Gemm on op(A) and op(B) with each element replaced by
+// its rounding by round, done as the operands are packed (into blocks the
+// size of the caches) instead of into rounded copies of both matrices:
+// the bfloat16 products of CPUs without a bfloat16 dot product
+// (bf16compute.Rounded). The results are bitwise those of Gemm on the
+// rounded matrices (the same blocking, tiles and sums; the dot kernel
+// reads a rounded copy of its rows). It does nothing and returns false
+// when k or alpha is 0 or when op(A) has so few rows that Gemm would run
+// the skinny kernels, which read the operands where they are; the caller
+// then rounds copies. Arguments are already checked and m, n > 0.
+func (g *Driver) GemmRounded(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, round RoundFunc) bool {
+	if k == 0 || alpha == 0 || g.SmallM(transB, m) {
+		return false
+	}
+	args := gemmArgs{transA: transA, transB: transB, m: m, n: n, k: k, alpha: alpha, a: a, lda: lda, b: b, ldb: ldb, beta: beta, c: c, ldc: ldc, round: round}
+	g.gemm(&args)
+	return true
+}
+
+// GemmEpilogueRounded is GemmEpilogue with the operands rounded as
+// GemmRounded rounds them; it returns false, doing nothing, where
+// GemmRounded does (k = 0 included).
+func (g *Driver) GemmEpilogueRounded(transA, transB bool, m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, epi EpilogueFunc, vec, mat []float32, ldmat int, round RoundFunc) bool {
+	if k == 0 || g.SmallM(transB, m) {
+		return false
+	}
+	args := gemmArgs{transA: transA, transB: transB, m: m, n: n, k: k, alpha: 1, a: a, lda: lda, b: b, ldb: ldb, c: c, ldc: ldc, epi: epilogue{epi, vec, mat, ldmat}, round: round}
+	g.gemm(&args)
+	return true
+}
+
 // gemm runs one GEMM (k > 0, alpha != 0): on the skinny kernels when op(A)
 // has few rows (SmallM), else blocked, on several goroutines when it is
 // large enough.
@@ -417,6 +458,10 @@ func (g *Driver) run(w *gemmWork, p *gemmArgs) {
 				}
 			} else {
 				g.packB(w.bpack, p, pc, kc, jc, nc)
+				if p.round != nil {
+					packed := w.bpack[:g.packedBLen(kc, nc)]
+					p.round(packed, packed)
+				}
 			}
 			for ic := 0; ic < m; ic += g.mc {
 				mc := min(g.mc, m-ic)
@@ -443,7 +488,7 @@ func (g *Driver) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, bet
 	// untransposed A is read in place whatever the number of column panels
 	// when its rows spread over the L1 sets (AInPlace), and packed beyond 8
 	// panels otherwise.
-	packAll := p.transA || g.Wide.Strided == nil || nc >= 8*g.Wide.NR && !g.AInPlace(p.lda)
+	packAll := p.transA || g.Wide.Strided == nil || nc >= 8*g.Wide.NR && !g.AInPlace(p.lda) || p.round != nil
 	// A transposed A is packed for the whole block at once when possible:
 	// its stored rows are then read front to back, once.
 	blockPacked := p.transA && g.PackPanels != nil
@@ -451,6 +496,9 @@ func (g *Driver) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, bet
 		w.apack = grow(w.apack, (mc+mr-1)/mr*kc*ps)
 		_ = p.a[(pc+kc-1)*p.lda+ic+mc-1] // the block is inside a
 		g.PackPanels(&w.apack[0], &p.a[pc*p.lda+ic], p.lda, mc, kc)
+		if p.round != nil {
+			p.round(w.apack, w.apack)
+		}
 	}
 
 	// A last panel of up to ColsMax columns goes to the dot kernel, one
@@ -474,6 +522,9 @@ func (g *Driver) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, bet
 				}
 			}
 		}
+		if p.round != nil {
+			p.round(w.bcol, w.bcol)
+		}
 	}
 
 	// The A sliver (MR×kc) of a row of tiles stays in L1 while the B
@@ -490,6 +541,9 @@ func (g *Driver) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, bet
 			// column panels that follow.
 			w.apack = grow(w.apack, kc*ps)
 			g.packA(w.apack, p, ic+ir, rows, pc, kc, ps)
+			if p.round != nil {
+				p.round(w.apack, w.apack)
+			}
 			apanel = &w.apack[0]
 		default: // in place (A is not transposed: packAll covers that)
 			apanel, rsa, csa = &p.a[(ic+ir)*p.lda+pc], p.lda, 1
@@ -502,8 +556,19 @@ func (g *Driver) block(w *gemmWork, p *gemmArgs, ic, mc, pc, kc, jc, nc int, bet
 			}
 			if jr == dotFrom {
 				if g.Dot != nil && !p.transA && rows == mr && ic+ir+mr <= p.m {
+					arow, lda := &p.a[(ic+ir)*p.lda+pc], p.lda
+					if p.round != nil {
+						// The dot kernel reads rows of A: a rounded copy of
+						// the sliver's.
+						w.arows = grow(w.arows, mr*kc)
+						for i := 0; i < mr; i++ {
+							src := p.a[(ic+ir+i)*p.lda+pc:]
+							p.round(w.arows[i*kc:(i+1)*kc], src[:kc])
+						}
+						arow, lda = &w.arows[0], kc
+					}
 					for j := 0; j < dotCols; j++ {
-						g.Dot(kc, &p.a[(ic+ir)*p.lda+pc], p.lda, &w.bcol[j*kc], &p.c[(ic+ir)*p.ldc+jc+jr+j], p.ldc, p.alpha, beta)
+						g.Dot(kc, arow, lda, &w.bcol[j*kc], &p.c[(ic+ir)*p.ldc+jc+jr+j], p.ldc, p.alpha, beta)
 					}
 					continue
 				}
@@ -589,7 +654,7 @@ func gcd(a, b int) int {
 // few cache sets). See bInPlaceMaxRows for the bound on m, and PERF.md
 // ("B read in place") for the measurements behind both.
 func (g *Driver) bInPlace(p *gemmArgs) bool {
-	return p.src == nil && p.m <= g.bRowsMax && bLayoutInPlace(p.transB, p.b, p.ldb)
+	return p.src == nil && p.round == nil && p.m <= g.bRowsMax && bLayoutInPlace(p.transB, p.b, p.ldb)
 }
 
 // BInPlace reports whether every driver reads the full-width panels of
@@ -715,6 +780,22 @@ func (g *Driver) packB(dst []float32, p *gemmArgs, pc, kc, jc, nc int) {
 			g.packRows(panel, p.b[pc*p.ldb+jc+j0:], p.ldb, w, kc, nr)
 		}
 	}
+}
+
+// packedBLen returns the floats packB writes for a kc×nc block of op(B):
+// its full panels of Wide.NR columns and a last panel as wide as packB
+// makes it.
+func (g *Driver) packedBLen(kc, nc int) int {
+	wide, narrow := g.Wide.NR, g.Narrow.NR
+	full := nc / wide * wide
+	if t := nc - full; t > 0 {
+		nr := wide
+		if t <= narrow {
+			nr = narrow
+		}
+		return full*kc + nr*kc
+	}
+	return full * kc
 }
 
 // parallel splits C into one strip per worker (rows when m >= n, else
