@@ -317,7 +317,7 @@ var (
 	bf16Kernels = &familyTable{
 		name: "bf16Kernels", typ: "bf16compute.Kernels", pkg: "github.com/simdgpt/simdgpt/kernels/internal/bf16compute",
 		value: "bf", build: "bf16compute.NewFamily",
-		about: "the driver of the bfloat16-compute products: operands packed once into bfloat16 pairs, blocked over a VDPBF16PS (AVX512_BF16) or BFDOT (FEAT_BF16) micro-kernel, or rounded for the float32 GEMM where the CPU has no bfloat16 dot product or its float32 FMAs are faster",
+		about: "the driver of the bfloat16-compute products: operands packed once into bfloat16 pairs, blocked over a VDPBF16PS (AVX512_BF16) or BFDOT (FEAT_BF16) micro-kernel, or rounded as the float32 GEMM packs them where the CPU has no bfloat16 dot product or its float32 FMAs are faster",
 		// VDPBF16PS on AVX512_BF16 where it is the faster
 		// (bf16DotAVX512), BFDOT on FEAT_BF16; the avx2 set, and a CPU
 		// without them, round the operands for the float32 GEMM.
