@@ -284,14 +284,11 @@ func TestRoundedInPacking(t *testing.T) {
 		}
 		return s
 	}
-	wide := skinnyAVX512
-	wide.WideAxpys = 8
 	for _, set := range []struct {
-		name   string
-		ok     bool
-		skinny gemm.Skinny
-		fam    func(tile string) *gemm.Family
-	}{{"avx2", hasAVX2, skinnyAVX2, familyAVX2}, {"avx512", hasAVX512, wide, familyAVX512}} {
+		name string
+		ok   bool
+		fam  func(tile string) *gemm.Family
+	}{{"avx2", hasAVX2, familyAVX2}, {"avx512", hasAVX512, familyAVX512}} {
 		if !set.ok {
 			t.Logf("%s: not on this CPU", set.name)
 			continue
@@ -300,10 +297,7 @@ func TestRoundedInPacking(t *testing.T) {
 			ks := tile.ks
 			small := gemm.Blocking{KC: 24, MC: 2 * ks.Wide.MR, NC: 2 * ks.Wide.NR}
 			for _, bl := range []*gemm.Blocking{nil, &small} {
-				d := gemm.New(set.name, *ks, caches).WithSkinny(set.skinny)
-				if m, ok := smallM[set.name]; ok {
-					d.SetSmallM(m[0], m[1])
-				}
+				d := newDriver(set.name, ks)
 				if bl != nil {
 					d.SetBlocking(*bl)
 				}

@@ -99,26 +99,33 @@ func gemmDriver(set, tile string) *gemm.Driver {
 }
 
 var drivers = func() map[string]map[string]*gemm.Driver {
-	// The skinny kernels of each set (skinny_amd64.s, from asm/gen/skinny;
-	// their tables in families_gen.go): Gemv and the products with few
-	// rows of op(A). The avx512 set's 8-row axpys kernel holds 8×48
-	// columns of C and prefetches b (gemm.Skinny.WideAxpys).
-	wide := skinnyAVX512
-	wide.WideAxpys = 8
-	skinny := map[string]gemm.Skinny{"avx512": wide, "avx2": skinnyAVX2}
 	out := map[string]map[string]*gemm.Driver{}
 	for set, tiles := range gemmTiles {
 		out[set] = map[string]*gemm.Driver{}
 		for _, t := range tiles {
-			d := gemm.New(set, *t.ks, caches).WithSkinny(skinny[set])
-			if m, ok := smallM[set]; ok {
-				d.SetSmallM(m[0], m[1])
-			}
-			out[set][t.name] = d
+			out[set][t.name] = newDriver(set, t.ks)
 		}
 	}
 	return out
 }()
+
+// newDriver returns a new GEMM driver of set on the micro-kernels ks, with
+// the set's skinny kernels (skinny_amd64.s, from asm/gen/skinny; their
+// tables in families_gen.go: Gemv and the products with few rows of
+// op(A)) and its smallM rule. The avx512 set's 8-row axpys kernel holds
+// 8×48 columns of C and prefetches b (gemm.Skinny.WideAxpys).
+func newDriver(set string, ks *gemm.Kernels) *gemm.Driver {
+	skinny := skinnyAVX2
+	if set == "avx512" {
+		skinny = skinnyAVX512
+		skinny.WideAxpys = 8
+	}
+	d := gemm.New(set, *ks, caches).WithSkinny(skinny)
+	if m, ok := smallM[set]; ok {
+		d.SetSmallM(m[0], m[1])
+	}
+	return d
+}
 
 // smallM is, for the sets whose crossover differs from the driver's
 // default (gemm.Driver.SmallM), the largest m of op(A) their products
