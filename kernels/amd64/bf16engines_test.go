@@ -358,3 +358,87 @@ func TestRoundedInPacking(t *testing.T) {
 		}
 	}
 }
+
+// TestWeightsInPacking checks that the products over bfloat16 weights
+// whose GEMM widens the weights as it packs them (gemm.Family.PackBF16,
+// through bf16compute.FloatWeights, and the rounded bfloat16 products'
+// GemmWeights) give the bits of the same GEMM on the weights widened
+// whole first, for both sets on each of their tiles, under the tile's
+// blocking and one of 24 k steps a block (blocks that start off the
+// 16-step chunks, which the Go edges take), and split into strips on
+// several goroutines. The shapes cover the skinny kernels' rows (which
+// widen whole either way), the last panels of 1 to 3 columns (the dot
+// and cols kernels), columns past the 16-column blocks, and k past
+// several groups and off them; the weights span many binades.
+func TestWeightsInPacking(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	data := func(n int) []float32 {
+		s := make([]float32, n)
+		for i := range s {
+			s[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(21)-10))
+		}
+		return s
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, set := range []struct {
+		name string
+		ok   bool
+		fam  func(tile string) *gemm.Family
+	}{{"avx2", hasAVX2, familyAVX2}, {"avx512", hasAVX512, familyAVX512}} {
+		if !set.ok {
+			t.Logf("%s: not on this CPU", set.name)
+			continue
+		}
+		for _, tile := range gemmTiles[set.name] {
+			ks := tile.ks
+			small := gemm.Blocking{KC: 24, MC: 2 * ks.Wide.MR, NC: 2 * ks.Wide.NR}
+			for _, bl := range []*gemm.Blocking{nil, &small} {
+				d := newDriver(set.name, ks)
+				if bl != nil {
+					d.SetBlocking(*bl)
+				}
+				packed := set.fam(tile.name)
+				packed.Driver = d
+				whole := *packed
+				whole.PackBF16 = nil
+				if packed.PackBF16 == nil {
+					t.Fatalf("%s's family has no PackBF16", set.name)
+				}
+				rounded := bf16compute.NewFamily(nil, packed, caches).Rounded
+				roundedWhole := bf16compute.NewFamily(nil, &whole, caches).Rounded
+				mr, nr := ks.Wide.MR, ks.Wide.NR
+				for _, procs := range []int{1, 2, 8} {
+					runtime.GOMAXPROCS(procs)
+					for _, m := range []int{1, 16, 17, 2*mr + 1, 150} {
+						for _, n := range []int{1, nr + 2, 2*nr + 3, 100, 700} {
+							for _, k := range []int{1, 31, 70, 330} {
+								if procs > 1 && 2*m*n*k < 1<<26 {
+									continue // too small to be split (gemm.parallelMinFlops)
+								}
+								w := lowbit.BF16FromNK(data(n*k), n, k)
+								lda := k + 3
+								a, c0 := data(m*lda), data(m*n)
+								name := fmt.Sprintf("%s %s blocking %v procs %d: m%d n%d k%d", set.name, tile.name, bl, procs, m, n, k)
+								for _, beta := range []float32{0, 0.5} {
+									got, want := slices.Clone(c0), slices.Clone(c0)
+									bf16compute.FloatWeights(packed, m, 1.5, a, lda, w, beta, got, n)
+									bf16compute.FloatWeights(&whole, m, 1.5, a, lda, w, beta, want, n)
+									if !slices.Equal(got, want) {
+										t.Fatalf("%s beta %v: FloatWeights widening in packing differs from widening whole", name, beta)
+									}
+									got, want = slices.Clone(c0), slices.Clone(c0)
+									rounded.GemmWeights(m, 1.5, a, lda, w, beta, got, n)
+									roundedWhole.Weights = nil
+									roundedWhole.GemmWeights(m, 1.5, a, lda, w, beta, want, n)
+									if !slices.Equal(got, want) {
+										t.Fatalf("%s beta %v: Rounded.GemmWeights widening in packing differs from widening whole", name, beta)
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}

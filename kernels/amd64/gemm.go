@@ -151,11 +151,12 @@ var (
 // familyAVX2 and familyAVX512 return the set's GEMM family on a tile:
 // the driver, with the set's BiasGELU and Add (through gemm.Bias) as the
 // epilogues of its fused GEMMs, and its rounding to bfloat16 and
-// widening of bfloat16 weights for the bfloat16 products on this GEMM.
+// widening of bfloat16 weights (whole, or as B's panels are packed) for
+// the bfloat16 products on this GEMM.
 func familyAVX2(tile string) *gemm.Family {
-	return &gemm.Family{Driver: gemmDriver("avx2", tile), BiasGELU: biasGeluAVX2, Bias: gemm.Bias(addAVX2), RoundBF16: roundBF16AVX2, WidenBF16: widenBF16AVX2}
+	return &gemm.Family{Driver: gemmDriver("avx2", tile), BiasGELU: biasGeluAVX2, Bias: gemm.Bias(addAVX2), RoundBF16: roundBF16AVX2, WidenBF16: widenBF16AVX2, PackBF16: packBF16AVX2}
 }
 
 func familyAVX512(tile string) *gemm.Family {
-	return &gemm.Family{Driver: gemmDriver("avx512", tile), BiasGELU: biasGeluAVX512, Bias: gemm.Bias(addAVX512), RoundBF16: roundBF16AVX512, WidenBF16: widenBF16AVX512}
+	return &gemm.Family{Driver: gemmDriver("avx512", tile), BiasGELU: biasGeluAVX512, Bias: gemm.Bias(addAVX512), RoundBF16: roundBF16AVX512, WidenBF16: widenBF16AVX512, PackBF16: packBF16AVX512}
 }

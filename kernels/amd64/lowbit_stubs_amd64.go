@@ -268,6 +268,20 @@ func lowbitPackInt8AVX2(chunks int, w *byte, stride int, odd int, dst *float32, 
 //go:noescape
 func lowbitPackInt8AVX512(chunks int, w *byte, stride int, odd int, dst *float32, nr int)
 
+// packBF16AVX2 sets dst[q*nr+j] = the float32 value of row j's bfloat16 (rows stride bytes apart from w), k step q,
+// for j < 16 and q < 16·chunks, the rows' first k step at the group at w (its second half when odd is 1; see gemm.Family.PackBF16).
+// Requires AVX2 and FMA. Arguments are not checked.
+//
+//go:noescape
+func packBF16AVX2(chunks int, w *byte, stride int, odd int, dst *float32, nr int)
+
+// packBF16AVX512 sets dst[q*nr+j] = the float32 value of row j's bfloat16 (rows stride bytes apart from w), k step q,
+// for j < 16 and q < 16·chunks, the rows' first k step at the group at w (its second half when odd is 1; see gemm.Family.PackBF16).
+// Requires AVX-512F, DQ and BW. Arguments are not checked.
+//
+//go:noescape
+func packBF16AVX512(chunks int, w *byte, stride int, odd int, dst *float32, nr int)
+
 // lowbitQuantInt16AVX2 sets q[p] = float64(x[p])*inv rounded to the nearest integer (ties to even),
 // clamped to ±32767, for p < 16*blocks (see lowbit.QuantFunc).
 // Requires AVX2 and FMA. Arguments are not checked.

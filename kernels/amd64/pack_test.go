@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/simdgpt/simdgpt/kernels/internal/bf16compute"
 	"github.com/simdgpt/simdgpt/kernels/internal/guard"
 	"github.com/simdgpt/simdgpt/kernels/internal/lowbit"
 	weights "github.com/simdgpt/simdgpt/kernels/lowbit"
@@ -365,6 +366,90 @@ func BenchmarkPackInt8(b *testing.B) {
 				}
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(sh.n*kc), "ns/weight")
 			})
+		}
+	}
+}
+
+// TestPackBF16 checks the widening packers of bfloat16 weights
+// (packBF16AVX2 and AVX512, through bf16compute's source of FloatWeights)
+// against their definition, dst[q*nr+j] = W.At(j0+j, pc+q) bit for bit
+// for j < w and 0 for w <= j < nr, on weights of every bit pattern (NaNs,
+// infinities and subnormals widen exactly too): first k steps on either
+// half of a group and off it (which the Go path takes), depths across the
+// 16-step chunks and past several groups, column counts across the
+// 16-column blocks, the panel widths of the GEMM and the last rows of W.
+// W's data ends, and then starts, flush against an unmapped page, and a
+// sentinel past the panel must survive.
+func TestPackBF16(t *testing.T) {
+	for _, p := range []struct {
+		name string
+		ok   bool
+		fn   func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)
+	}{{"avx2", hasAVX2, packBF16AVX2}, {"avx512", hasAVX512, packBF16AVX512}, {"go", true, nil}} {
+		t.Run(p.name, func(t *testing.T) {
+			if !p.ok {
+				t.Skip("not supported by this CPU")
+			}
+			testPackBF16(t, p.fn)
+		})
+	}
+}
+
+func testPackBF16(t *testing.T, pack func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{16, 17, 33, 48} {
+		for _, k := range []int{16, 32, 33, 48, 64, 100, 256} {
+			for _, side := range []guard.Side{guard.End, guard.Start} {
+				stride := weights.Groups(k) * weights.GroupSize
+				mem, buf := guard.Alloc(n*stride/2, side) // two bfloat16 a float32
+				w := &weights.BF16{N: n, K: k, Data: unsafe.Slice((*uint16)(unsafe.Pointer(&mem[0])), n*stride)}
+				for j := 0; j < n; j++ {
+					for p := 0; p < k; p++ {
+						w.Set(j, p, math.Float32frombits(uint32(r.Uint32N(1<<16))<<16))
+					}
+				}
+				src := bf16compute.NewWeightsSource(w, pack)
+				for _, pc := range []int{0, 5, 16, 32, 48} {
+					for _, kc := range []int{1, 15, 16, 17, 32, 33, 48, k - pc} {
+						if kc < 1 || pc+kc > k {
+							continue
+						}
+						for _, nr := range []int{16, 32, 48} {
+							for _, cols := range []int{1, 15, 16, 17, 32, 33, 48} {
+								if cols > nr || cols > n {
+									continue
+								}
+								for _, j0 := range []int{0, n - cols} {
+									name := fmt.Sprintf("n=%d/k=%d/side=%d/pc=%d/kc=%d/nr=%d/w=%d/j0=%d", n, k, side, pc, kc, nr, cols, j0)
+									dst := make([]float32, kc*nr+16)
+									for i := range dst {
+										dst[i] = -7
+									}
+									src.PackB(dst[:kc*nr], pc, kc, j0, cols, nr)
+									for q := 0; q < kc; q++ {
+										for j := 0; j < nr; j++ {
+											var want float32
+											if j < cols {
+												want = w.At(j0+j, pc+q)
+											}
+											if got := dst[q*nr+j]; math.Float32bits(got) != math.Float32bits(want) {
+												t.Fatalf("%s: dst[%d*nr+%d] = %#x, want %#x", name, q, j, math.Float32bits(got), math.Float32bits(want))
+											}
+										}
+									}
+									for i := kc * nr; i < len(dst); i++ {
+										if dst[i] != -7 {
+											t.Fatalf("%s: dst[%d] written past the panel", name, i)
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+				w = nil
+				buf.Free()
+			}
 		}
 	}
 }

@@ -373,6 +373,7 @@ var asmKinds = []asmKind{
 	kind("lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", "").in(lowbit, "SplitBF16").when("bf16DotAVX512"),
 	kind("lowbitDequantInt8", "func(groups int, w *byte, dst *float32)", both, "lowbit.DequantFunc", "").in(lowbit, "DequantInt8"),
 	kind("lowbitPackInt8", "func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)", onAMD64, "lowbit.PackInt8Func", "").in(lowbit, "PackInt8"),
+	kind("packBF16", "func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)", onAMD64, "gemm.Family.PackBF16", ""),
 	kind("lowbitQuantInt16", "func(blocks int, x *float32, inv float64, q *int16)", onAMD64, "lowbit.QuantFunc", "").in(lowbit, "QuantInt16"),
 
 	// bf16compute: the micro-kernels of the bfloat16 products (VDPBF16PS

@@ -27,7 +27,10 @@ type Family struct {
 func NewFamily(t *Kernels, g *gemm.Family, c gemm.Caches) *Family {
 	f := &Family{
 		Rounded: &Rounded{Gemm: g.Gemm, Epilogue: g.GemmEpilogue, GemmRounded: g.GemmRounded, EpilogueRounded: g.GemmEpilogueRounded,
-			Round: g.RoundBF16, Widen: g.WidenBF16},
+			Round: g.RoundBF16, Widen: g.WidenBF16,
+			Weights: func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+				FloatWeights(g, m, alpha, a, lda, w, beta, c, ldc)
+			}},
 		BiasRows: g.Bias,
 		BiasGELU: g.BiasGELU,
 	}

@@ -31,6 +31,9 @@ type Rounded struct {
 	// Widen, optional, is gemm.Family.WidenBF16: the set's kernel of
 	// widenGroups' contract.
 	Widen func(dst []float32, src []uint16)
+	// Weights, optional, is the float32 product over bfloat16 weights
+	// read where they are: FloatWeights on the set's GEMM family.
+	Weights func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)
 }
 
 // roundedWork holds one call's rounded copies.
@@ -142,8 +145,8 @@ func (r *Rounded) GemmEpilogue(transA, transB bool, m, n, k int, a []float32, ld
 }
 
 // GemmWeights computes C = alpha*A·Wᵀ + beta*C with A rounded and W's
-// bfloat16 weights as float32 (exact); arguments are checked and m, w.N
-// > 0.
+// bfloat16 weights as float32 (exact), by Weights when set; arguments are
+// checked and m, w.N > 0.
 func (r *Rounded) GemmWeights(m int, alpha float32, a []float32, lda int, wt *lowbit.BF16, beta float32, c []float32, ldc int) {
 	n, k := wt.N, wt.K
 	if k == 0 || alpha == 0 {
@@ -153,5 +156,9 @@ func (r *Rounded) GemmWeights(m int, alpha float32, a []float32, lda int, wt *lo
 	w := getRounded()
 	defer putRounded(w)
 	ra := r.roundCopy(&w.a, a, m, k, lda)
+	if r.Weights != nil {
+		r.Weights(m, alpha, ra, k, wt, beta, c, ldc)
+		return
+	}
 	r.Gemm(false, true, m, n, k, alpha, ra, k, weightsFloat32(&w.b, wt, r.Widen), k, beta, c, ldc)
 }

@@ -1,29 +1,107 @@
 package bf16compute
 
 import (
+	"sync"
+	"unsafe"
+
+	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
-// GemmFunc is a float32 GEMM, kernelset.Set's Gemm.
-type GemmFunc func(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
-
 // ManyRows is the number of rows of A from which a set's GemmBF16 (the
-// product of float32 A with bfloat16 weights) converts the weights once
-// to float32 and runs the float32 GEMM (FloatWeights) instead of
-// converting them in registers on every pass of up to 8 rows.
+// product of float32 A with bfloat16 weights) runs the float32 GEMM on
+// the weights widened once (FloatWeights) instead of converting them in
+// registers on every pass of up to 8 rows.
 const ManyRows = 16
 
-// FloatWeights computes C = alpha*A·Wᵀ + beta*C with gemm on W's weights
-// converted once to float32 (exactly): the float32 GEMM's arithmetic on
-// A and W's values. Arguments are checked, m and w.N > 0, w.K > 0 and
-// alpha != 0.
-// widen, when not nil, is the set's kernel of widenGroups' contract
-// (gemm.Family.WidenBF16).
-func FloatWeights(gemm GemmFunc, widen func(dst []float32, src []uint16), m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+// FloatWeights computes C = alpha*A·Wᵀ + beta*C with g's float32 GEMM on
+// W's weights as float32 (exact): the float32 GEMM's arithmetic on A and
+// W's values. With g.PackBF16, and more rows of A than g's skinny
+// kernels take, the GEMM packs its B panels from W where it is
+// (GemmSource: the same blocking, tiles and sums as Gemm's blocked path,
+// so the same bits); otherwise W is converted whole to float32 first
+// (by g.WidenBF16, or in Go) for g.Gemm. Arguments are checked, m and
+// w.N > 0, w.K > 0 and alpha != 0.
+func FloatWeights(g *gemm.Family, m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+	if g.PackBF16 != nil && !g.SmallM(true, m) {
+		src := sourcePool.Get().(*weightsSource)
+		src.w, src.pack = w, g.PackBF16
+		g.GemmSource(m, w.N, w.K, alpha, a, lda, src, beta, c, ldc)
+		*src = weightsSource{}
+		sourcePool.Put(src)
+		return
+	}
 	rw := getRounded()
 	defer putRounded(rw)
-	wf := weightsFloat32(&rw.b, w, widen)
-	gemm(false, true, m, w.N, w.K, alpha, a, lda, wf, w.K, beta, c, ldc)
+	wf := weightsFloat32(&rw.b, w, g.WidenBF16)
+	g.Gemm(false, true, m, w.N, w.K, alpha, a, lda, wf, w.K, beta, c, ldc)
+}
+
+// packHalf is the k steps (and columns) gemm.Family.PackBF16 widens at a
+// time: half a group.
+const packHalf = lowbit.GroupSize / 2
+
+// weightsSource is op(B) = Wᵀ for bfloat16 weights W as a gemm.BSource:
+// each panel the GEMM packs is widened from W as it is packed, with pack
+// (nil: in Go) for the whole blocks of 16 columns and 16 k steps of a
+// panel, in Go for its edges. Its values are W.At's.
+type weightsSource struct {
+	w    *lowbit.BF16
+	pack func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)
+}
+
+// NewWeightsSource returns op(B) = Wᵀ widened with pack (nil: in Go) as
+// the GEMM packs it, the B operand of FloatWeights' GemmSource, for
+// tests of a set's gemm.Family.PackBF16.
+func NewWeightsSource(w *lowbit.BF16, pack func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)) gemm.BSource {
+	return &weightsSource{w: w, pack: pack}
+}
+
+// sourcePool holds FloatWeights' weightsSources, so that a call
+// allocates none once warm.
+var sourcePool = sync.Pool{New: func() any { return new(weightsSource) }}
+
+// PackB is gemm.BSource's: dst[q*nr+j] = W.At(j0+j, pc+q) for q < kc,
+// j < w, and 0 for w <= j < nr.
+func (s *weightsSource) PackB(dst []float32, pc, kc, j0, w, nr int) {
+	const g = lowbit.GroupSize
+	stride := s.w.Stride()
+	_ = dst[kc*nr-1]
+	// The whole chunks of 16 k steps from the first, in blocks of 16
+	// columns, with pack.
+	full := 0
+	if s.pack != nil && pc%packHalf == 0 {
+		full = kc / packHalf * packHalf
+	}
+	jFull := 0
+	if full > 0 {
+		jFull = w / packHalf * packHalf
+		odd := (pc / packHalf) % 2
+		for j := 0; j < jFull; j += packHalf {
+			at := &s.w.Data[(j0+j)*stride+pc/g*g]
+			s.pack(full/packHalf, (*byte)(unsafe.Pointer(at)), 2*stride, odd, &dst[j], nr)
+		}
+	}
+	if full == kc && jFull == w && w == nr {
+		return // the whole panel
+	}
+	// The rest in Go: the columns past the blocks of 16, the k steps past
+	// the whole chunks, and the zero columns.
+	for q := 0; q < kc; q++ {
+		p := pc + q
+		// Element p of a row: word d of its group holds k steps d
+		// (low half) and 16+d (high half).
+		at := p/g*g + 2*(p%packHalf) + (p%g)/packHalf
+		row := dst[q*nr : q*nr+nr]
+		from := jFull
+		if q >= full {
+			from = 0
+		}
+		for j := from; j < w; j++ {
+			row[j] = lowbit.FromBF16(s.w.Data[(j0+j)*stride+at])
+		}
+		clear(row[w:])
+	}
 }
 
 // weightsFloat32 returns W's N×K weights as float32 (exact), row-major

@@ -28,6 +28,7 @@ var List = []Kind{
 	{Name: "lowbitSplitBF16", Sig: "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", Arch: []string{"amd64"}, Use: "lowbit.SplitFunc", Ref: "", Table: "lowbit", Field: "SplitBF16", When: "bf16DotAVX512"},
 	{Name: "lowbitDequantInt8", Sig: "func(groups int, w *byte, dst *float32)", Arch: []string{"amd64", "arm64"}, Use: "lowbit.DequantFunc", Ref: "", Table: "lowbit", Field: "DequantInt8"},
 	{Name: "lowbitPackInt8", Sig: "func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)", Arch: []string{"amd64"}, Use: "lowbit.PackInt8Func", Ref: "", Table: "lowbit", Field: "PackInt8"},
+	{Name: "packBF16", Sig: "func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)", Arch: []string{"amd64"}, Use: "gemm.Family.PackBF16", Ref: ""},
 	{Name: "lowbitQuantInt16", Sig: "func(blocks int, x *float32, inv float64, q *int16)", Arch: []string{"amd64"}, Use: "lowbit.QuantFunc", Ref: "", Table: "lowbit", Field: "QuantInt16"},
 	{Name: "gemmBF16Kernel", Sig: "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32)", Arch: []string{"amd64", "arm64"}, Use: "bf16compute.Kernels.Micro", Ref: "", Table: "bf16Kernels", Field: "Micro"},
 	{Name: "gemmBF16PrefetchKernel", Sig: "func(kp int, a *uint32, rsa, csa int, b *uint32, c *float32, ldc int, alpha, beta float32, pf *float32, pfs int)", Arch: []string{"amd64"}, Use: "bf16compute.Kernels.MicroPrefetch", Ref: "", Table: "bf16Kernels", Field: "MicroPrefetch"},
