@@ -276,14 +276,136 @@ func TestWidenBF16(t *testing.T) {
 // place, several blocks of k, and a split into strips; the data spans
 // many binades, so that rounding changes most elements.
 func TestRoundedInPacking(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	data := func(n int) []float32 {
-		s := make([]float32, n)
-		for i := range s {
-			s[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(21)-10))
+	data := binadeData(rand.New(rand.NewPCG(7, 8)))
+	for _, bf := range blockedFamilies(t) {
+		f, ks, set, tile, bl := bf.f, bf.ks, bf.set, bf.tile, bf.bl
+		fused := bf16compute.NewFamily(nil, f, caches).Rounded
+		copied := *fused
+		copied.GemmRounded, copied.EpilogueRounded = nil, nil
+		if fused.GemmRounded == nil || fused.EpilogueRounded == nil {
+			t.Fatal("NewFamily's Rounded does not round in packing")
 		}
-		return s
+		mr := ks.Wide.MR
+		for _, m := range []int{1, 8, mr, 2*mr + 1, 60} {
+			for _, n := range []int{1, 3, ks.Wide.NR + 2, 2*ks.Wide.NR + 3, 100} {
+				for _, k := range []int{1, 31, 70} {
+					for tr := 0; tr < 4; tr++ {
+						ta, tb := tr&1 != 0, tr&2 != 0
+						lda, ldb := k+1, (n+15)/16*16
+						if ta {
+							lda = m + 3
+						}
+						if tb {
+							ldb = k + 2
+						}
+						a, b := data(max(m, k)*lda), data(max(n, k)*ldb+16)
+						b = b[(64-int(uintptr(unsafe.Pointer(&b[0]))%64))%64/4:] // rows on cache lines
+						c0, bias := data(m*n), data(n)
+						name := fmt.Sprintf("%s %s blocking %v: m%d n%d k%d ta%v tb%v", set, tile, bl, m, n, k, ta, tb)
+						cf, cc := slices.Clone(c0), slices.Clone(c0)
+						fused.GemmBF16Compute(ta, tb, m, n, k, 1.5, a, lda, b, ldb, 0.5, cf, n)
+						copied.GemmBF16Compute(ta, tb, m, n, k, 1.5, a, lda, b, ldb, 0.5, cc, n)
+						if !slices.Equal(cf, cc) {
+							t.Fatalf("%s: GemmBF16Compute differs:\n in packing %v\n copies     %v", name, cf, cc)
+						}
+						fused.GemmEpilogue(ta, tb, m, n, k, a, lda, b, ldb, cf, n, f.Bias, bias, nil, 0)
+						copied.GemmEpilogue(ta, tb, m, n, k, a, lda, b, ldb, cc, n, f.Bias, bias, nil, 0)
+						if !slices.Equal(cf, cc) {
+							t.Fatalf("%s: GemmEpilogue differs", name)
+						}
+					}
+				}
+			}
+		}
+		// A product split into strips (2mnk above the driver's
+		// split threshold) on two procs.
+		if runtime.GOMAXPROCS(0) < 2 {
+			continue
+		}
+		m, n, k := 300, 420, 290
+		a, b := data(m*k), data(k*n)
+		cf, cc := make([]float32, m*n), make([]float32, m*n)
+		fused.GemmBF16Compute(false, false, m, n, k, 1, a, k, b, n, 0, cf, n)
+		copied.GemmBF16Compute(false, false, m, n, k, 1, a, k, b, n, 0, cc, n)
+		if !slices.Equal(cf, cc) {
+			t.Fatalf("%s %s blocking %v: %dx%dx%d on two procs differs", set, tile, bl, m, n, k)
+		}
 	}
+}
+
+// TestWeightsInPacking checks that the products over bfloat16 weights
+// whose GEMM widens the weights as it packs them (gemm.Family.PackBF16,
+// through bf16compute.FloatWeights, and the rounded bfloat16 products'
+// GemmWeights) give the bits of the same GEMM on the weights widened
+// whole first, for both sets on each of their tiles, under the tile's
+// blocking and one of 24 k steps a block (blocks that start off the
+// 16-step chunks, which the Go edges take), and split into strips on
+// several goroutines. The shapes cover the skinny kernels' rows (which
+// widen whole either way), the last panels of 1 to 3 columns (the dot
+// and cols kernels), columns past the 16-column blocks, and k past
+// several groups and off them; the weights span many binades.
+func TestWeightsInPacking(t *testing.T) {
+	data := binadeData(rand.New(rand.NewPCG(9, 10)))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, bf := range blockedFamilies(t) {
+		packed, ks, set, tile, bl := bf.f, bf.ks, bf.set, bf.tile, bf.bl
+		whole := *packed
+		whole.PackBF16 = nil
+		if packed.PackBF16 == nil {
+			t.Fatalf("%s's family has no PackBF16", set)
+		}
+		rounded := bf16compute.NewFamily(nil, packed, caches).Rounded
+		roundedWhole := bf16compute.NewFamily(nil, &whole, caches).Rounded
+		mr, nr := ks.Wide.MR, ks.Wide.NR
+		for _, procs := range []int{1, 2, 8} {
+			runtime.GOMAXPROCS(procs)
+			for _, m := range []int{1, 16, 17, 2*mr + 1, 150} {
+				for _, n := range []int{1, nr + 2, 2*nr + 3, 100, 700} {
+					for _, k := range []int{1, 31, 70, 330} {
+						if procs > 1 && 2*m*n*k < 1<<26 {
+							continue // too small to be split (gemm.parallelMinFlops)
+						}
+						w := lowbit.BF16FromNK(data(n*k), n, k)
+						lda := k + 3
+						a, c0 := data(m*lda), data(m*n)
+						name := fmt.Sprintf("%s %s blocking %v procs %d: m%d n%d k%d", set, tile, bl, procs, m, n, k)
+						for _, beta := range []float32{0, 0.5} {
+							got, want := slices.Clone(c0), slices.Clone(c0)
+							bf16compute.FloatWeights(packed, m, 1.5, a, lda, w, beta, got, n)
+							bf16compute.FloatWeights(&whole, m, 1.5, a, lda, w, beta, want, n)
+							if !slices.Equal(got, want) {
+								t.Fatalf("%s beta %v: FloatWeights widening in packing differs from widening whole", name, beta)
+							}
+							got, want = slices.Clone(c0), slices.Clone(c0)
+							rounded.GemmWeights(m, 1.5, a, lda, w, beta, got, n)
+							roundedWhole.Weights = nil
+							roundedWhole.GemmWeights(m, 1.5, a, lda, w, beta, want, n)
+							if !slices.Equal(got, want) {
+								t.Fatalf("%s beta %v: Rounded.GemmWeights widening in packing differs from widening whole", name, beta)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// blockedFamily is a set's GEMM family on one of its tiles and
+// blockings, for the tests of the products built on it.
+type blockedFamily struct {
+	set, tile string
+	bl        *gemm.Blocking // nil: the tile's own
+	f         *gemm.Family
+	ks        *gemm.Kernels
+}
+
+// blockedFamilies returns, for each set this CPU runs, a family on each
+// of its tiles under the tile's blocking and under one of 24 k steps and
+// two tiles each way a block (so that blocks start off the 16-step chunks
+// and several blocks of each dimension are exercised by small products).
+func blockedFamilies(t *testing.T) []blockedFamily {
+	var out []blockedFamily
 	for _, set := range []struct {
 		name string
 		ok   bool
@@ -303,142 +425,22 @@ func TestRoundedInPacking(t *testing.T) {
 				}
 				f := set.fam(tile.name)
 				f.Driver = d
-				fused := bf16compute.NewFamily(nil, f, caches).Rounded
-				copied := *fused
-				copied.GemmRounded, copied.EpilogueRounded = nil, nil
-				if fused.GemmRounded == nil || fused.EpilogueRounded == nil {
-					t.Fatal("NewFamily's Rounded does not round in packing")
-				}
-				mr := ks.Wide.MR
-				for _, m := range []int{1, 8, mr, 2*mr + 1, 60} {
-					for _, n := range []int{1, 3, ks.Wide.NR + 2, 2*ks.Wide.NR + 3, 100} {
-						for _, k := range []int{1, 31, 70} {
-							for tr := 0; tr < 4; tr++ {
-								ta, tb := tr&1 != 0, tr&2 != 0
-								lda, ldb := k+1, (n+15)/16*16
-								if ta {
-									lda = m + 3
-								}
-								if tb {
-									ldb = k + 2
-								}
-								a, b := data(max(m, k)*lda), data(max(n, k)*ldb+16)
-								b = b[(64-int(uintptr(unsafe.Pointer(&b[0]))%64))%64/4:] // rows on cache lines
-								c0, bias := data(m*n), data(n)
-								name := fmt.Sprintf("%s %s blocking %v: m%d n%d k%d ta%v tb%v", set.name, tile.name, bl, m, n, k, ta, tb)
-								cf, cc := slices.Clone(c0), slices.Clone(c0)
-								fused.GemmBF16Compute(ta, tb, m, n, k, 1.5, a, lda, b, ldb, 0.5, cf, n)
-								copied.GemmBF16Compute(ta, tb, m, n, k, 1.5, a, lda, b, ldb, 0.5, cc, n)
-								if !slices.Equal(cf, cc) {
-									t.Fatalf("%s: GemmBF16Compute differs:\n in packing %v\n copies     %v", name, cf, cc)
-								}
-								fused.GemmEpilogue(ta, tb, m, n, k, a, lda, b, ldb, cf, n, f.Bias, bias, nil, 0)
-								copied.GemmEpilogue(ta, tb, m, n, k, a, lda, b, ldb, cc, n, f.Bias, bias, nil, 0)
-								if !slices.Equal(cf, cc) {
-									t.Fatalf("%s: GemmEpilogue differs", name)
-								}
-							}
-						}
-					}
-				}
-				// A product split into strips (2mnk above the driver's
-				// split threshold) on two procs.
-				if runtime.GOMAXPROCS(0) < 2 {
-					continue
-				}
-				m, n, k := 300, 420, 290
-				a, b := data(m*k), data(k*n)
-				cf, cc := make([]float32, m*n), make([]float32, m*n)
-				fused.GemmBF16Compute(false, false, m, n, k, 1, a, k, b, n, 0, cf, n)
-				copied.GemmBF16Compute(false, false, m, n, k, 1, a, k, b, n, 0, cc, n)
-				if !slices.Equal(cf, cc) {
-					t.Fatalf("%s %s blocking %v: %dx%dx%d on two procs differs", set.name, tile.name, bl, m, n, k)
-				}
+				out = append(out, blockedFamily{set: set.name, tile: tile.name, bl: bl, f: f, ks: ks})
 			}
 		}
 	}
+	return out
 }
 
-// TestWeightsInPacking checks that the products over bfloat16 weights
-// whose GEMM widens the weights as it packs them (gemm.Family.PackBF16,
-// through bf16compute.FloatWeights, and the rounded bfloat16 products'
-// GemmWeights) give the bits of the same GEMM on the weights widened
-// whole first, for both sets on each of their tiles, under the tile's
-// blocking and one of 24 k steps a block (blocks that start off the
-// 16-step chunks, which the Go edges take), and split into strips on
-// several goroutines. The shapes cover the skinny kernels' rows (which
-// widen whole either way), the last panels of 1 to 3 columns (the dot
-// and cols kernels), columns past the 16-column blocks, and k past
-// several groups and off them; the weights span many binades.
-func TestWeightsInPacking(t *testing.T) {
-	r := rand.New(rand.NewPCG(9, 10))
-	data := func(n int) []float32 {
+// binadeData returns a function of n returning n normal numbers scaled by
+// powers of two from 2⁻¹⁰ to 2¹⁰ drawn from r: data spanning many
+// binades, so that rounding to bfloat16 changes most elements.
+func binadeData(r *rand.Rand) func(n int) []float32 {
+	return func(n int) []float32 {
 		s := make([]float32, n)
 		for i := range s {
 			s[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(21)-10))
 		}
 		return s
-	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, set := range []struct {
-		name string
-		ok   bool
-		fam  func(tile string) *gemm.Family
-	}{{"avx2", hasAVX2, familyAVX2}, {"avx512", hasAVX512, familyAVX512}} {
-		if !set.ok {
-			t.Logf("%s: not on this CPU", set.name)
-			continue
-		}
-		for _, tile := range gemmTiles[set.name] {
-			ks := tile.ks
-			small := gemm.Blocking{KC: 24, MC: 2 * ks.Wide.MR, NC: 2 * ks.Wide.NR}
-			for _, bl := range []*gemm.Blocking{nil, &small} {
-				d := newDriver(set.name, ks)
-				if bl != nil {
-					d.SetBlocking(*bl)
-				}
-				packed := set.fam(tile.name)
-				packed.Driver = d
-				whole := *packed
-				whole.PackBF16 = nil
-				if packed.PackBF16 == nil {
-					t.Fatalf("%s's family has no PackBF16", set.name)
-				}
-				rounded := bf16compute.NewFamily(nil, packed, caches).Rounded
-				roundedWhole := bf16compute.NewFamily(nil, &whole, caches).Rounded
-				mr, nr := ks.Wide.MR, ks.Wide.NR
-				for _, procs := range []int{1, 2, 8} {
-					runtime.GOMAXPROCS(procs)
-					for _, m := range []int{1, 16, 17, 2*mr + 1, 150} {
-						for _, n := range []int{1, nr + 2, 2*nr + 3, 100, 700} {
-							for _, k := range []int{1, 31, 70, 330} {
-								if procs > 1 && 2*m*n*k < 1<<26 {
-									continue // too small to be split (gemm.parallelMinFlops)
-								}
-								w := lowbit.BF16FromNK(data(n*k), n, k)
-								lda := k + 3
-								a, c0 := data(m*lda), data(m*n)
-								name := fmt.Sprintf("%s %s blocking %v procs %d: m%d n%d k%d", set.name, tile.name, bl, procs, m, n, k)
-								for _, beta := range []float32{0, 0.5} {
-									got, want := slices.Clone(c0), slices.Clone(c0)
-									bf16compute.FloatWeights(packed, m, 1.5, a, lda, w, beta, got, n)
-									bf16compute.FloatWeights(&whole, m, 1.5, a, lda, w, beta, want, n)
-									if !slices.Equal(got, want) {
-										t.Fatalf("%s beta %v: FloatWeights widening in packing differs from widening whole", name, beta)
-									}
-									got, want = slices.Clone(c0), slices.Clone(c0)
-									rounded.GemmWeights(m, 1.5, a, lda, w, beta, got, n)
-									roundedWhole.Weights = nil
-									roundedWhole.GemmWeights(m, 1.5, a, lda, w, beta, want, n)
-									if !slices.Equal(got, want) {
-										t.Fatalf("%s beta %v: Rounded.GemmWeights widening in packing differs from widening whole", name, beta)
-									}
-								}
-							}
-						}
-					}
-				}
-			}
-		}
 	}
 }

@@ -15391,10 +15391,10 @@ packBF16AVX2_second:
 	SHLQ       $0x04, DI
 	ADDQ       DI, SI
 	SHRQ       $0x04, DI
-	ADDQ       $0x40, CX
-	ADDQ       $0x40, R9
-	ADDQ       $0x40, R10
-	ADDQ       $0x40, R11
+	ADDQ       $0x00000040, CX
+	ADDQ       $0x00000040, R9
+	ADDQ       $0x00000040, R10
+	ADDQ       $0x00000040, R11
 	DECQ       AX
 	JMP        packBF16AVX2_first
 
@@ -15720,10 +15720,10 @@ packBF16AVX512_second:
 	SHLQ       $0x04, DI
 	ADDQ       DI, SI
 	SHRQ       $0x04, DI
-	ADDQ       $0x40, CX
-	ADDQ       $0x40, R9
-	ADDQ       $0x40, R10
-	ADDQ       $0x40, R11
+	ADDQ       $0x00000040, CX
+	ADDQ       $0x00000040, R9
+	ADDQ       $0x00000040, R10
+	ADDQ       $0x00000040, R11
 	DECQ       AX
 	JMP        packBF16AVX512_first
 

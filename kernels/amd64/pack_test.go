@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/simdgpt/simdgpt/kernels/internal/bf16compute"
+	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
 	"github.com/simdgpt/simdgpt/kernels/internal/guard"
 	"github.com/simdgpt/simdgpt/kernels/internal/lowbit"
 	weights "github.com/simdgpt/simdgpt/kernels/lowbit"
@@ -284,45 +285,7 @@ func testPackInt8(t *testing.T, pack lowbit.PackInt8Func) {
 						}
 					}
 				}
-				asm := lowbit.NewInt8Source(w, pack)
-				for _, pc := range []int{0, 5, 16, 32, 48} {
-					for _, kc := range []int{1, 15, 16, 17, 32, 33, 48, k - pc} {
-						if kc < 1 || pc+kc > k {
-							continue
-						}
-						for _, nr := range []int{16, 32, 48} {
-							for _, cols := range []int{1, 15, 16, 17, 32, 33, 48} {
-								if cols > nr || cols > n {
-									continue
-								}
-								for _, j0 := range []int{0, n - cols} {
-									name := fmt.Sprintf("n=%d/k=%d/side=%d/pc=%d/kc=%d/nr=%d/w=%d/j0=%d", n, k, side, pc, kc, nr, cols, j0)
-									dst := make([]float32, kc*nr+16)
-									for i := range dst {
-										dst[i] = -7
-									}
-									asm.PackB(dst[:kc*nr], pc, kc, j0, cols, nr)
-									for q := 0; q < kc; q++ {
-										for j := 0; j < nr; j++ {
-											var want float32
-											if j < cols {
-												want = w.At(j0+j, pc+q)
-											}
-											if got := dst[q*nr+j]; math.Float32bits(got) != math.Float32bits(want) {
-												t.Fatalf("%s: dst[%d*nr+%d] = %v, want %v", name, q, j, got, want)
-											}
-										}
-									}
-									for i := kc * nr; i < len(dst); i++ {
-										if dst[i] != -7 {
-											t.Fatalf("%s: dst[%d] written past the panel", name, i)
-										}
-									}
-								}
-							}
-						}
-					}
-				}
+				checkPackB(t, fmt.Sprintf("n=%d/k=%d/side=%d", n, k, side), lowbit.NewInt8Source(w, pack), n, k, w.At)
 				w = nil
 				buf.Free()
 			}
@@ -371,15 +334,11 @@ func BenchmarkPackInt8(b *testing.B) {
 }
 
 // TestPackBF16 checks the widening packers of bfloat16 weights
-// (packBF16AVX2 and AVX512, through bf16compute's source of FloatWeights)
-// against their definition, dst[q*nr+j] = W.At(j0+j, pc+q) bit for bit
-// for j < w and 0 for w <= j < nr, on weights of every bit pattern (NaNs,
-// infinities and subnormals widen exactly too): first k steps on either
-// half of a group and off it (which the Go path takes), depths across the
-// 16-step chunks and past several groups, column counts across the
-// 16-column blocks, the panel widths of the GEMM and the last rows of W.
-// W's data ends, and then starts, flush against an unmapped page, and a
-// sentinel past the panel must survive.
+// (packBF16AVX2 and AVX512, through bf16compute's source of FloatWeights,
+// and its Go path) against W.At bit for bit (checkPackB's panels), on
+// weights of every bit pattern: NaNs, infinities and subnormals widen
+// exactly too. W's data ends, and then starts, flush against an unmapped
+// page.
 func TestPackBF16(t *testing.T) {
 	for _, p := range []struct {
 		name string
@@ -408,47 +367,58 @@ func testPackBF16(t *testing.T, pack func(chunks int, w *byte, stride int, odd i
 						w.Set(j, p, math.Float32frombits(uint32(r.Uint32N(1<<16))<<16))
 					}
 				}
-				src := bf16compute.NewWeightsSource(w, pack)
-				for _, pc := range []int{0, 5, 16, 32, 48} {
-					for _, kc := range []int{1, 15, 16, 17, 32, 33, 48, k - pc} {
-						if kc < 1 || pc+kc > k {
-							continue
+				checkPackB(t, fmt.Sprintf("n=%d/k=%d/side=%d", n, k, side), bf16compute.NewWeightsSource(w, pack), n, k, w.At)
+				w = nil
+				buf.Free()
+			}
+		}
+	}
+}
+
+// checkPackB checks src's panels of op(B) = Wᵀ for an n×k W against at
+// (W's element (j, p)), bit for bit: dst[q*nr+j] = at(j0+j, pc+q) for
+// j < w and 0 for w <= j < nr, with first k steps on either half of a
+// group and off it, depths across the 16-step chunks and past several
+// groups, column counts across the 16-column blocks, the panel widths of
+// the GEMM, and the first and last rows of W; a sentinel past the panel
+// must survive.
+func checkPackB(t *testing.T, name string, src gemm.BSource, n, k int, at func(j, p int) float32) {
+	t.Helper()
+	for _, pc := range []int{0, 5, 16, 32, 48} {
+		for _, kc := range []int{1, 15, 16, 17, 32, 33, 48, k - pc} {
+			if kc < 1 || pc+kc > k {
+				continue
+			}
+			for _, nr := range []int{16, 32, 48} {
+				for _, cols := range []int{1, 15, 16, 17, 32, 33, 48} {
+					if cols > nr || cols > n {
+						continue
+					}
+					for _, j0 := range []int{0, n - cols} {
+						name := fmt.Sprintf("%s/pc=%d/kc=%d/nr=%d/w=%d/j0=%d", name, pc, kc, nr, cols, j0)
+						dst := make([]float32, kc*nr+16)
+						for i := range dst {
+							dst[i] = -7
 						}
-						for _, nr := range []int{16, 32, 48} {
-							for _, cols := range []int{1, 15, 16, 17, 32, 33, 48} {
-								if cols > nr || cols > n {
-									continue
+						src.PackB(dst[:kc*nr], pc, kc, j0, cols, nr)
+						for q := 0; q < kc; q++ {
+							for j := 0; j < nr; j++ {
+								var want float32
+								if j < cols {
+									want = at(j0+j, pc+q)
 								}
-								for _, j0 := range []int{0, n - cols} {
-									name := fmt.Sprintf("n=%d/k=%d/side=%d/pc=%d/kc=%d/nr=%d/w=%d/j0=%d", n, k, side, pc, kc, nr, cols, j0)
-									dst := make([]float32, kc*nr+16)
-									for i := range dst {
-										dst[i] = -7
-									}
-									src.PackB(dst[:kc*nr], pc, kc, j0, cols, nr)
-									for q := 0; q < kc; q++ {
-										for j := 0; j < nr; j++ {
-											var want float32
-											if j < cols {
-												want = w.At(j0+j, pc+q)
-											}
-											if got := dst[q*nr+j]; math.Float32bits(got) != math.Float32bits(want) {
-												t.Fatalf("%s: dst[%d*nr+%d] = %#x, want %#x", name, q, j, math.Float32bits(got), math.Float32bits(want))
-											}
-										}
-									}
-									for i := kc * nr; i < len(dst); i++ {
-										if dst[i] != -7 {
-											t.Fatalf("%s: dst[%d] written past the panel", name, i)
-										}
-									}
+								if got := dst[q*nr+j]; math.Float32bits(got) != math.Float32bits(want) {
+									t.Fatalf("%s: dst[%d*nr+%d] = %#x, want %#x", name, q, j, math.Float32bits(got), math.Float32bits(want))
 								}
+							}
+						}
+						for i := kc * nr; i < len(dst); i++ {
+							if dst[i] != -7 {
+								t.Fatalf("%s: dst[%d] written past the panel", name, i)
 							}
 						}
 					}
 				}
-				w = nil
-				buf.Free()
 			}
 		}
 	}

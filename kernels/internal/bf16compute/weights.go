@@ -62,46 +62,24 @@ func NewWeightsSource(w *lowbit.BF16, pack func(chunks int, w *byte, stride int,
 var sourcePool = sync.Pool{New: func() any { return new(weightsSource) }}
 
 // PackB is gemm.BSource's: dst[q*nr+j] = W.At(j0+j, pc+q) for q < kc,
-// j < w, and 0 for w <= j < nr.
+// j < w, and 0 for w <= j < nr (gemm.PackGrouped).
 func (s *weightsSource) PackB(dst []float32, pc, kc, j0, w, nr int) {
+	gemm.PackGrouped(s, s.pack != nil, dst, pc, kc, j0, w, nr)
+}
+
+// PackBlocks is gemm.GroupedSource's, by pack.
+func (s *weightsSource) PackBlocks(dst *float32, pc, chunks, j, nr int) {
 	const g = lowbit.GroupSize
 	stride := s.w.Stride()
-	_ = dst[kc*nr-1]
-	// The whole chunks of 16 k steps from the first, in blocks of 16
-	// columns, with pack.
-	full := 0
-	if s.pack != nil && pc%packHalf == 0 {
-		full = kc / packHalf * packHalf
-	}
-	jFull := 0
-	if full > 0 {
-		jFull = w / packHalf * packHalf
-		odd := (pc / packHalf) % 2
-		for j := 0; j < jFull; j += packHalf {
-			at := &s.w.Data[(j0+j)*stride+pc/g*g]
-			s.pack(full/packHalf, (*byte)(unsafe.Pointer(at)), 2*stride, odd, &dst[j], nr)
-		}
-	}
-	if full == kc && jFull == w && w == nr {
-		return // the whole panel
-	}
-	// The rest in Go: the columns past the blocks of 16, the k steps past
-	// the whole chunks, and the zero columns.
-	for q := 0; q < kc; q++ {
-		p := pc + q
-		// Element p of a row: word d of its group holds k steps d
-		// (low half) and 16+d (high half).
-		at := p/g*g + 2*(p%packHalf) + (p%g)/packHalf
-		row := dst[q*nr : q*nr+nr]
-		from := jFull
-		if q >= full {
-			from = 0
-		}
-		for j := from; j < w; j++ {
-			row[j] = lowbit.FromBF16(s.w.Data[(j0+j)*stride+at])
-		}
-		clear(row[w:])
-	}
+	at := &s.w.Data[j*stride+pc/g*g]
+	s.pack(chunks, (*byte)(unsafe.Pointer(at)), 2*stride, (pc/packHalf)%2, dst, nr)
+}
+
+// At is gemm.GroupedSource's: W.At(j, p). Word d of a group holds its
+// k steps d (low half) and 16+d (high half).
+func (s *weightsSource) At(p, j int) float32 {
+	const g = lowbit.GroupSize
+	return lowbit.FromBF16(s.w.Data[j*s.w.Stride()+p/g*g+2*(p%packHalf)+(p%g)/packHalf])
 }
 
 // weightsFloat32 returns W's N×K weights as float32 (exact), row-major

@@ -233,6 +233,53 @@ type BSource interface {
 	PackB(dst []float32, pc, kc, j0, w, nr int)
 }
 
+// GroupedSource is what PackGrouped needs of a BSource over low-bit
+// weights W (op(B) = Wᵀ, W's rows the columns of op(B)) stored in groups
+// of 32 k steps: a kernel for blocks of 16 columns × 16 k steps (half a
+// group), and each element for the edges.
+type GroupedSource interface {
+	// PackBlocks sets dst[q*nr+c] = op(B)(pc+q, j+c) for c < 16 and
+	// q < 16·chunks; pc is a multiple of 16.
+	PackBlocks(dst *float32, pc, chunks, j, nr int)
+	// At returns op(B)(p, j).
+	At(p, j int) float32
+}
+
+// PackGrouped is BSource.PackB for src: dst[q*nr+j] = op(B)(pc+q, j0+j)
+// for q < kc and j < w, and 0 for w <= j < nr. When kernel is true and
+// pc is a multiple of 16, src.PackBlocks packs the whole blocks of 16
+// columns and 16 k steps; the columns past them, the k steps past them
+// and the zero columns are done in Go through src.At.
+func PackGrouped(src GroupedSource, kernel bool, dst []float32, pc, kc, j0, w, nr int) {
+	const half = 16
+	_ = dst[kc*nr-1]
+	full := 0
+	if kernel && pc%half == 0 {
+		full = kc / half * half
+	}
+	jFull := 0
+	if full > 0 {
+		jFull = w / half * half
+		for j := 0; j < jFull; j += half {
+			src.PackBlocks(&dst[j], pc, full/half, j0+j, nr)
+		}
+	}
+	if full == kc && jFull == w && w == nr {
+		return // the whole panel
+	}
+	for q := 0; q < kc; q++ {
+		row := dst[q*nr : q*nr+nr]
+		from := jFull
+		if q >= full {
+			from = 0
+		}
+		for j := from; j < w; j++ {
+			row[j] = src.At(pc+q, j0+j)
+		}
+		clear(row[w:])
+	}
+}
+
 // EpilogueFunc is the epilogue of a fused GEMM (GemmEpilogue): it
 // finishes the m×n block c (leading dimension ldc) of C once the block's
 // sums are final. vec is the part of a vector over C's columns from the

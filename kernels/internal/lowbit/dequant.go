@@ -40,45 +40,22 @@ func NewInt8Source(w *weights.Int8, pack PackInt8Func) *Int8Source {
 }
 
 // PackB is gemm.BSource's: dst[q*nr+j] = W.At(j0+j, pc+q) for q < kc,
-// j < w, and 0 for w <= j < nr.
+// j < w, and 0 for w <= j < nr (gemm.PackGrouped).
 func (s *Int8Source) PackB(dst []float32, pc, kc, j0, w, nr int) {
+	gemm.PackGrouped(s, s.pack != nil, dst, pc, kc, j0, w, nr)
+}
+
+// PackBlocks is gemm.GroupedSource's, by pack.
+func (s *Int8Source) PackBlocks(dst *float32, pc, chunks, j, nr int) {
 	groups := weights.Groups(s.w.K)
-	stride := groups * int(unsafe.Sizeof(weights.Int8Block{}))
-	_ = dst[kc*nr-1]
-	// The whole chunks of 16 k steps from the first, in blocks of 16
-	// columns, with pack.
-	full := 0
-	if s.pack != nil && pc%packHalf == 0 {
-		full = kc / packHalf * packHalf
-	}
-	jFull := 0
-	if full > 0 {
-		jFull = w / packHalf * packHalf
-		g := pc / weights.GroupSize
-		odd := (pc / packHalf) % 2
-		for j := 0; j < jFull; j += packHalf {
-			blk := &s.w.Blocks[(j0+j)*groups+g]
-			s.pack(full/packHalf, (*byte)(unsafe.Pointer(blk)), stride, odd, &dst[j], nr)
-		}
-	}
-	if full == kc && jFull == w && w == nr {
-		return // the whole panel
-	}
-	// The rest in Go: the columns past the blocks of 16, the k steps past
-	// the whole chunks, and the zero columns.
-	for q := 0; q < kc; q++ {
-		p := pc + q
-		row := dst[q*nr : q*nr+nr]
-		from := jFull
-		if q >= full {
-			from = 0
-		}
-		for j := from; j < w; j++ {
-			b := &s.w.Blocks[(j0+j)*groups+p/weights.GroupSize]
-			row[j] = b.Scale * float32(b.Q[p%weights.GroupSize])
-		}
-		clear(row[w:])
-	}
+	blk := &s.w.Blocks[j*groups+pc/weights.GroupSize]
+	s.pack(chunks, (*byte)(unsafe.Pointer(blk)), groups*int(unsafe.Sizeof(weights.Int8Block{})), (pc/packHalf)%2, dst, nr)
+}
+
+// At is gemm.GroupedSource's: W.At(j, p).
+func (s *Int8Source) At(p, j int) float32 {
+	b := &s.w.Blocks[j*weights.Groups(s.w.K)+p/weights.GroupSize]
+	return b.Scale * float32(b.Q[p%weights.GroupSize])
 }
 
 // sourcePool holds the Int8Sources of GemmDequantInt8, so that a call
