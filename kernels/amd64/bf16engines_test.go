@@ -340,7 +340,7 @@ func TestRoundedInPacking(t *testing.T) {
 // whole first, for both sets on each of their tiles, under the tile's
 // blocking and one of 24 k steps a block (blocks that start off the
 // 16-step chunks, which the Go edges take), and split into strips on
-// several goroutines. The shapes cover the skinny kernels' rows (which
+// 2, 3, 8, 32 and 64 goroutines. The shapes cover the skinny kernels' rows (which
 // widen whole either way), the last panels of 1 to 3 columns (the dot
 // and cols kernels), columns past the 16-column blocks, and k past
 // several groups and off them; the weights span many binades.
@@ -357,7 +357,7 @@ func TestWeightsInPacking(t *testing.T) {
 		rounded := bf16compute.NewFamily(nil, packed, caches).Rounded
 		roundedWhole := bf16compute.NewFamily(nil, &whole, caches).Rounded
 		mr, nr := ks.Wide.MR, ks.Wide.NR
-		for _, procs := range []int{1, 2, 8} {
+		for _, procs := range []int{1, 2, 3, 8, 32, 64} {
 			runtime.GOMAXPROCS(procs)
 			for _, m := range []int{1, 16, 17, 2*mr + 1, 150} {
 				for _, n := range []int{1, nr + 2, 2*nr + 3, 100, 700} {
