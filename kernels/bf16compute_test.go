@@ -400,6 +400,12 @@ func TestGemmBF16ComputeAllocs(t *testing.T) {
 					"BiasGELU": func() { p.GemmBiasGELUBF16Compute(false, false, m, n, k, a, k, b, n, bias, c, n, out, n) },
 					"Weights":  func() { p.GemmBF16ComputeWeights(m, 1, a, k, w, 0, c, n) },
 				}
+				if race.Enabled {
+					// Under the race detector sync.Pool drops what it is
+					// given at random (the weights' panel sources): the
+					// counts are not the program's.
+					delete(calls, "Weights")
+				}
 				for name, f := range calls {
 					f()
 					if got := testing.AllocsPerRun(3, f); got != 0 {
