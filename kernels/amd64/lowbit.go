@@ -2,13 +2,7 @@
 
 package amd64
 
-import (
-	"golang.org/x/sys/cpu"
-
-	"github.com/simdgpt/simdgpt/kernels/internal/bf16compute"
-	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
-	"github.com/simdgpt/simdgpt/kernels/lowbit"
-)
+import "golang.org/x/sys/cpu"
 
 // The kernels of the products over low-bit weights of each set
 // (lowbit_amd64.s, from asm/gen/lowbit; their tables, lowbitAVX2 and
@@ -31,18 +25,3 @@ import (
 // VDPBF16PS needs besides hasAVX512: AVX512_BF16, and AVX512VL for the
 // YMM forms of its EVEX instructions (every CPU with AVX512_BF16 has it).
 var hasAVX512BF16 = hasAVX512 && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BF16
-
-// gemmBF16Rows returns a set's GemmBF16: few, the kernels that convert
-// the weights in registers on every pass of up to 8 rows of A, below
-// bf16compute.ManyRows rows; from there the set's float32 GEMM g on the
-// weights widened once, as it packs them (bf16compute.FloatWeights: the
-// same float32 sums of the same exact products, in the GEMM's order).
-func gemmBF16Rows(g *gemm.Family, few func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)) func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
-	return func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
-		if m < bf16compute.ManyRows || alpha == 0 || w.K == 0 || w.N == 0 {
-			few(m, alpha, a, lda, w, beta, c, ldc)
-			return
-		}
-		bf16compute.FloatWeights(g, m, alpha, a, lda, w, beta, c, ldc)
-	}
-}

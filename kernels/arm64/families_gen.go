@@ -25,6 +25,7 @@ var lowbitNEON = &lowbit.Kernels{
 	BF16:        []lowbit.Kernel{lowbitBF161NEON, lowbitBF162NEON, lowbitBF163NEON, lowbitBF164NEON, lowbitBF165NEON, lowbitBF166NEON, lowbitBF167NEON, lowbitBF168NEON},
 	Int8:        []lowbit.Int8Kernel{lowbitInt81NEON, lowbitInt82NEON, lowbitInt83NEON, lowbitInt84NEON, lowbitInt85NEON, lowbitInt86NEON, lowbitInt87NEON, lowbitInt88NEON},
 	DequantInt8: lowbitDequantInt8NEON,
+	PackInt8:    lowbitPackInt8NEON,
 }
 
 // bf16KernelsNEON are the NEON functions of the bf16compute.Kernels table.

@@ -17,11 +17,14 @@ import (
 // tuned on hardware (see PERF.md).
 //
 // The fused GEMMs run the driver's GEMM with an epilogue made of the
-// set's own row kernels (BiasGELU; Add through gemm.Bias).
+// set's own row kernels (BiasGELU; Add through gemm.Bias). bfloat16
+// weights are widened as the driver packs its B panels (packBF16NEON,
+// lowbit_arm64.s).
 var gemmNEON = &gemm.Family{
 	Driver:   gemm.New("neon", kernelsNEON, caches).WithSkinny(skinnyNEON),
 	BiasGELU: biasGeluNEON,
 	Bias:     gemm.Bias(addNEON),
+	PackBF16: packBF16NEON,
 }
 
 // thisCPU is what the set knows of the CPU: its features and the caches

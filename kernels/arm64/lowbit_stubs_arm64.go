@@ -100,3 +100,19 @@ func lowbitInt88NEON(rows, groups int, w *byte, ldw int, x *int16, ldx int, xs *
 //
 //go:noescape
 func lowbitDequantInt8NEON(groups int, w *byte, dst *float32)
+
+// lowbitPackInt8NEON sets dst[q*nr+j] = s*float32(q) of row j (stride
+// bytes apart from w), k step q, for j < 4 and q < 16·chunks, the
+// rows' first k step at the group of w's blocks (its second half when
+// odd is 1; see lowbit.PackInt8Func).
+//
+//go:noescape
+func lowbitPackInt8NEON(chunks int, w *byte, stride int, odd int, dst *float32, nr int)
+
+// packBF16NEON sets dst[q*nr+j] = the float32 value of row j's bfloat16
+// (rows stride bytes apart from w), k step q, for j < 4 and q <
+// 16·chunks, the rows' first k step at the group at w (its second half
+// when odd is 1; see gemm.Family.PackBF16).
+//
+//go:noescape
+func packBF16NEON(chunks int, w *byte, stride int, odd int, dst *float32, nr int)

@@ -43,7 +43,7 @@ func setNEON(tile string) *kernelset.Set {
 		BiasGELU:                biasGeluNEON,
 		GemmBiasGELU:            g.GemmBiasGELU,
 		GemmBias:                g.GemmBias,
-		GemmBF16:                lowbitNEON.GemmBF16,
+		GemmBF16:                bf16compute.GemmBF16Rows(g, lowbitNEON.GemmBF16),
 		GemmInt8:                lowbitNEON.GemmInt8,
 		DequantizeInt8:          lowbitNEON.DequantizeInt8,
 		GemmDequantInt8:         lowbitNEON.GemmDequantInt8On(g.Driver),

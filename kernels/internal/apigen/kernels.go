@@ -191,7 +191,7 @@ var kernels = []kernel{
 	},
 	{
 		name:     "GemmBF16",
-		simd:     "gemmBF16Rows(g, lowbit$.GemmBF16)",
+		simd:     "bf16compute.GemmBF16Rows(g, lowbit$.GemmBF16)",
 		params:   "m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int",
 		summary:  "computes C = alpha*A·Wᵀ + beta*C for the bfloat16 weights W",
 		contract: "m >= 0; w is a valid matrix (lowbit.BF16.Check); A (m×w.K) and C (m×w.N) fit their slices with lda >= max(w.K, 1) and ldc >= max(w.N, 1); C overlaps neither A nor w.Data; C is not read when beta is 0; A and W are not read when alpha is 0 or w.K is 0.",
@@ -372,8 +372,8 @@ var asmKinds = []asmKind{
 	kind("lowbitBF16Pair", "func(rows, groups int, w *byte, ldw int, x *uint16, ldx int, c *float32, alpha float64, beta float32) (done int)", onAMD64, "lowbit.PairKernel", "").in(lowbit, "BF16Pair").when("bf16DotAVX512"),
 	kind("lowbitSplitBF16", "func(groups int, x *float32, out *uint16, ldo int, tail uint32) (scale float32, ok bool)", onAMD64, "lowbit.SplitFunc", "").in(lowbit, "SplitBF16").when("bf16DotAVX512"),
 	kind("lowbitDequantInt8", "func(groups int, w *byte, dst *float32)", both, "lowbit.DequantFunc", "").in(lowbit, "DequantInt8"),
-	kind("lowbitPackInt8", "func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)", onAMD64, "lowbit.PackInt8Func", "").in(lowbit, "PackInt8"),
-	kind("packBF16", "func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)", onAMD64, "gemm.Family.PackBF16", ""),
+	kind("lowbitPackInt8", "func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)", both, "lowbit.PackInt8Func", "").in(lowbit, "PackInt8"),
+	kind("packBF16", "func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)", both, "gemm.Family.PackBF16", ""),
 	kind("lowbitQuantInt16", "func(blocks int, x *float32, inv float64, q *int16)", onAMD64, "lowbit.QuantFunc", "").in(lowbit, "QuantInt16"),
 
 	// bf16compute: the micro-kernels of the bfloat16 products (VDPBF16PS

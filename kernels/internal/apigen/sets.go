@@ -40,9 +40,6 @@ var simdSets = []simdSet{
 		// The NEON row kernels take whole vectors; these handle the tail.
 		"GELU":         "geluNEON",
 		"GELUBackward": "geluBackwardNEON",
-		// GemmBF16 converts its weights in registers for any number of
-		// rows.
-		"GemmBF16": "lowbitNEON.GemmBF16",
 	}},
 }
 

@@ -37,14 +37,29 @@ func FloatWeights(g *gemm.Family, m int, alpha float32, a []float32, lda int, w 
 	g.Gemm(false, true, m, w.N, w.K, alpha, a, lda, wf, w.K, beta, c, ldc)
 }
 
-// packHalf is the k steps (and columns) gemm.Family.PackBF16 widens at a
-// time: half a group.
+// GemmBF16Rows returns a kernel set's GemmBF16: few, the kernels that
+// convert the weights in registers on every pass of up to 8 rows of A,
+// below ManyRows rows; from there the set's float32 GEMM g on the weights
+// widened once, as it packs them (FloatWeights: the same float32 sums of
+// the same exact products, in the GEMM's order).
+func GemmBF16Rows(g *gemm.Family, few func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int)) func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+	return func(m int, alpha float32, a []float32, lda int, w *lowbit.BF16, beta float32, c []float32, ldc int) {
+		if m < ManyRows || alpha == 0 || w.K == 0 || w.N == 0 {
+			few(m, alpha, a, lda, w, beta, c, ldc)
+			return
+		}
+		FloatWeights(g, m, alpha, a, lda, w, beta, c, ldc)
+	}
+}
+
+// packHalf is the k steps gemm.Family.PackBF16 widens at a time: half a
+// group.
 const packHalf = lowbit.GroupSize / 2
 
 // weightsSource is op(B) = Wᵀ for bfloat16 weights W as a gemm.BSource:
 // each panel the GEMM packs is widened from W as it is packed, with pack
-// (nil: in Go) for the whole blocks of 16 columns and 16 k steps of a
-// panel, in Go for its edges. Its values are W.At's.
+// (nil: in Go) for the whole blocks of gemm.GroupedCols columns and 16 k
+// steps of a panel, in Go for its edges. Its values are W.At's.
 type weightsSource struct {
 	w    *lowbit.BF16
 	pack func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)

@@ -38,14 +38,14 @@ type Family struct {
 	// set's kernel for products that convert bfloat16 weights once to
 	// float32 for this GEMM.
 	WidenBF16 func(dst []float32, src []uint16)
-	// PackBF16, optional, packs 16 columns of op(B) = Wᵀ for bfloat16
-	// weights W (lowbit.BF16) into the GEMM's B panels, widened to
-	// float32 (exact): dst[q*nr+j] = W(j, p0+q) for j < 16 and q <
-	// 16·chunks, where the 16 rows of W start stride bytes apart from w,
-	// each at the group of the first k step p0 (the group's second half
-	// when odd is 1), and run on through the following groups: the set's
-	// kernel for products that read bfloat16 weights where they are
-	// (GemmSource).
+	// PackBF16, optional, packs GroupedCols columns of op(B) = Wᵀ for
+	// bfloat16 weights W (lowbit.BF16) into the GEMM's B panels, widened
+	// to float32 (exact): dst[q*nr+j] = W(j, p0+q) for j < GroupedCols and
+	// q < 16·chunks, where the GroupedCols rows of W start stride bytes
+	// apart from w, each at the group of the first k step p0 (the group's
+	// second half when odd is 1), and run on through the following
+	// groups: the set's kernel for products that read bfloat16 weights
+	// where they are (GemmSource).
 	PackBF16 func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)
 }
 

@@ -235,11 +235,11 @@ type BSource interface {
 
 // GroupedSource is what PackGrouped needs of a BSource over low-bit
 // weights W (op(B) = Wᵀ, W's rows the columns of op(B)) stored in groups
-// of 32 k steps: a kernel for blocks of 16 columns × 16 k steps (half a
-// group), and each element for the edges.
+// of 32 k steps: a kernel for blocks of GroupedCols columns × 16 k steps
+// (half a group), and each element for the edges.
 type GroupedSource interface {
-	// PackBlocks sets dst[q*nr+c] = op(B)(pc+q, j+c) for c < 16 and
-	// q < 16·chunks; pc is a multiple of 16.
+	// PackBlocks sets dst[q*nr+c] = op(B)(pc+q, j+c) for c < GroupedCols
+	// and q < 16·chunks; pc is a multiple of 16.
 	PackBlocks(dst *float32, pc, chunks, j, nr int)
 	// At returns op(B)(p, j).
 	At(p, j int) float32
@@ -247,9 +247,9 @@ type GroupedSource interface {
 
 // PackGrouped is BSource.PackB for src: dst[q*nr+j] = op(B)(pc+q, j0+j)
 // for q < kc and j < w, and 0 for w <= j < nr. When kernel is true and
-// pc is a multiple of 16, src.PackBlocks packs the whole blocks of 16
-// columns and 16 k steps; the columns past them, the k steps past them
-// and the zero columns are done in Go through src.At.
+// pc is a multiple of 16, src.PackBlocks packs the whole blocks of
+// GroupedCols columns and 16 k steps; the columns past them, the k steps
+// past them and the zero columns are done in Go through src.At.
 func PackGrouped(src GroupedSource, kernel bool, dst []float32, pc, kc, j0, w, nr int) {
 	const half = 16
 	_ = dst[kc*nr-1]
@@ -259,8 +259,8 @@ func PackGrouped(src GroupedSource, kernel bool, dst []float32, pc, kc, j0, w, n
 	}
 	jFull := 0
 	if full > 0 {
-		jFull = w / half * half
-		for j := 0; j < jFull; j += half {
+		jFull = w / GroupedCols * GroupedCols
+		for j := 0; j < jFull; j += GroupedCols {
 			src.PackBlocks(&dst[j], pc, full/half, j0+j, nr)
 		}
 	}

@@ -9,8 +9,9 @@ import (
 	weights "github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
-// PackInt8Func packs 16 columns of op(B) = Wᵀ for Int8 weights W into a
-// GEMM panel, dequantizing as it goes: for j < 16 and q < 16·chunks,
+// PackInt8Func packs gemm.GroupedCols columns of op(B) = Wᵀ for Int8
+// weights W into a GEMM panel, dequantizing as it goes: for
+// j < gemm.GroupedCols and q < 16·chunks,
 //
 //	dst[q*nr+j] = s·float32(v)
 //
@@ -21,14 +22,14 @@ import (
 // through the following blocks, 16 at a time.
 type PackInt8Func func(chunks int, w *byte, stride int, odd int, dst *float32, nr int)
 
-// packHalf is the k steps (and columns) PackInt8Func converts at a time:
-// half an Int8 group.
+// packHalf is the k steps PackInt8Func converts at a time: half an Int8
+// group.
 const packHalf = weights.GroupSize / 2
 
 // Int8Source is op(B) = Wᵀ for Int8 weights W as a gemm.BSource: each
 // panel the GEMM packs is dequantized from W as it is packed, with
-// pack (nil: in Go) for the whole blocks of 16 columns and 16 k steps
-// of a panel, in Go for its edges. Its values are W.At's.
+// pack (nil: in Go) for the whole blocks of gemm.GroupedCols columns and
+// 16 k steps of a panel, in Go for its edges. Its values are W.At's.
 type Int8Source struct {
 	w    *weights.Int8
 	pack PackInt8Func
