@@ -87,11 +87,11 @@ import (
 // j of W. It is built for few rows of A (decoding: m = 1..8 tokens), where
 // reading W dominates; the kernels take up to 8 rows of A for each pass
 // over W. From 16 rows of A on (prompt processing), the SIMD
-// implementations of amd64 instead run the float32 Gemm on W converted
-// once to float32 (exactly): from 17 rows as the GEMM packs its panels
-// of W, at 16 into a float32 copy of W, so that W is not converted again
-// for every 8 rows: the same float32 sums of the same products, in
-// Gemm's order, within the same bound.
+// implementations instead run the float32 Gemm on W converted once to
+// float32 (exactly): from 17 rows as the GEMM packs its panels of W, at
+// 16 into a float32 copy of W, so that W is not converted again for
+// every 8 rows: the same float32 sums of the same products, in Gemm's
+// order, within the same bound.
 //
 // When beta is 0, C is only written, never read; when alpha is 0 or w.K
 // is 0, A and W are not read and C = beta*C. C must overlap neither A nor
