@@ -14,6 +14,7 @@ import (
 	"github.com/simdgpt/simdgpt/kernels/internal/bf16compute"
 	"github.com/simdgpt/simdgpt/kernels/internal/cpuinfo"
 	"github.com/simdgpt/simdgpt/kernels/internal/gemm"
+	"github.com/simdgpt/simdgpt/kernels/internal/packtest"
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
@@ -165,102 +166,35 @@ func BenchmarkBF16Engines(b *testing.B) {
 	}
 }
 
-// TestRoundBF16 checks both sets' roundBF16 against lowbit's rounding on
-// random bit patterns and special values, every length from 0 past the
-// unrolled loop and the masked tail, unaligned starts, in place, and
-// that nothing past dst is written.
+// TestRoundBF16 checks both sets' roundBF16 (packtest.Round).
 func TestRoundBF16(t *testing.T) {
-	special := []uint32{0, 0x80000000, 0x3f800000, 0x3f808000, 0x3f818000, 0x3f80ffff, 0x7f7fffff, 0xff7fffff,
-		0x00000001, 0x807fffff, 0x00008000, 0x00018000, 0x7f800000, 0xff800000, 0x7f800001, 0xffc00000, 0x7fffffff, 0xffbfffff}
-	r := rand.New(rand.NewPCG(5, 6))
 	for _, k := range []struct {
 		name string
 		ok   bool
 		fn   func(dst, x []float32)
 	}{{"avx2", hasAVX2, roundBF16AVX2}, {"avx512", hasAVX512, roundBF16AVX512}} {
-		if !k.ok {
-			t.Logf("%s: not on this CPU", k.name)
-			continue
-		}
-		for n := 0; n <= 4*16+2*16+3; n++ {
-			for _, off := range []int{0, 1, 3} {
-				src := make([]float32, off+n+1)
-				for i := range src {
-					b := r.Uint32()
-					if r.IntN(3) == 0 {
-						b = special[r.IntN(len(special))]
-					}
-					src[i] = math.Float32frombits(b)
-				}
-				x := src[off : off+n]
-				want := make([]float32, n)
-				for i, v := range x {
-					want[i] = lowbit.FromBF16(lowbit.ToBF16(v))
-				}
-				buf := make([]float32, off+n+1)
-				buf[off+n] = 42
-				dst := buf[off : off+n]
-				k.fn(dst, x)
-				for i := range dst {
-					if math.Float32bits(dst[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%s n=%d off=%d: [%d] of %#x = %#x, want %#x", k.name, n, off, i, math.Float32bits(x[i]), math.Float32bits(dst[i]), math.Float32bits(want[i]))
-					}
-				}
-				if buf[off+n] != 42 {
-					t.Fatalf("%s n=%d off=%d: wrote past dst", k.name, n, off)
-				}
-				k.fn(x, x) // in place
-				for i := range x {
-					if math.Float32bits(x[i]) != math.Float32bits(want[i]) {
-						t.Fatalf("%s n=%d off=%d in place: [%d] = %#x, want %#x", k.name, n, off, i, math.Float32bits(x[i]), math.Float32bits(want[i]))
-					}
-				}
+		t.Run(k.name, func(t *testing.T) {
+			if !k.ok {
+				t.Skip("not on this CPU")
 			}
-		}
+			packtest.Round(t, k.fn)
+		})
 	}
 }
 
-// TestWidenBF16 checks both sets' widenBF16 against the layout of
-// lowbit.BF16 (w[d] in element 2d, w[16+d] in 2d+1 of a group), for 0 to
-// 5 whole groups and lengths that end inside a group (not written).
+// TestWidenBF16 checks both sets' widenBF16 (packtest.Widen).
 func TestWidenBF16(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
 	for _, k := range []struct {
 		name string
 		ok   bool
 		fn   func(dst []float32, src []uint16)
 	}{{"avx2", hasAVX2, widenBF16AVX2}, {"avx512", hasAVX512, widenBF16AVX512}} {
-		if !k.ok {
-			t.Logf("%s: not on this CPU", k.name)
-			continue
-		}
-		for n := 0; n <= 5*32+31; n++ {
-			groups := n / 32
-			src := make([]uint16, 32*groups+32)
-			for i := range src {
-				src[i] = uint16(r.Uint32())
+		t.Run(k.name, func(t *testing.T) {
+			if !k.ok {
+				t.Skip("not on this CPU")
 			}
-			dst := make([]float32, n+1)
-			for i := range dst {
-				dst[i] = -7
-			}
-			k.fn(dst[:n], src)
-			for g := 0; g < groups; g++ {
-				for d := 0; d < 16; d++ {
-					for _, e := range [][2]int{{32*g + d, 32*g + 2*d}, {32*g + 16 + d, 32*g + 2*d + 1}} {
-						want := lowbit.FromBF16(src[e[1]])
-						if math.Float32bits(dst[e[0]]) != math.Float32bits(want) {
-							t.Fatalf("%s n=%d: dst[%d] = %#x, want %#x", k.name, n, e[0], math.Float32bits(dst[e[0]]), math.Float32bits(want))
-						}
-					}
-				}
-			}
-			for i := 32 * groups; i <= n; i++ {
-				if dst[i] != -7 {
-					t.Fatalf("%s n=%d: dst[%d] written past the whole groups", k.name, n, i)
-				}
-			}
-		}
+			packtest.Widen(t, k.fn)
+		})
 	}
 }
 

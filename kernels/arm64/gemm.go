@@ -19,12 +19,16 @@ import (
 // The fused GEMMs run the driver's GEMM with an epilogue made of the
 // set's own row kernels (BiasGELU; Add through gemm.Bias). bfloat16
 // weights are widened as the driver packs its B panels (packBF16NEON,
-// lowbit_arm64.s).
+// lowbit_arm64.s), and the rounded bfloat16 products of CPUs without
+// FEAT_BF16 round their operands as it packs them (roundBF16NEON,
+// vecops_arm64.s).
 var gemmNEON = &gemm.Family{
-	Driver:   gemm.New("neon", kernelsNEON, caches).WithSkinny(skinnyNEON),
-	BiasGELU: biasGeluNEON,
-	Bias:     gemm.Bias(addNEON),
-	PackBF16: packBF16NEON,
+	Driver:    gemm.New("neon", kernelsNEON, caches).WithSkinny(skinnyNEON),
+	BiasGELU:  biasGeluNEON,
+	Bias:      gemm.Bias(addNEON),
+	RoundBF16: roundBF16NEON,
+	WidenBF16: widenBF16NEON,
+	PackBF16:  packBF16NEON,
 }
 
 // thisCPU is what the set knows of the CPU: its features and the caches

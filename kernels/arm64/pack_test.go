@@ -21,3 +21,15 @@ func TestPackInt8(t *testing.T) {
 func TestPackBF16(t *testing.T) {
 	packtest.BF16(t, packBF16NEON)
 }
+
+// TestRoundBF16 checks roundBF16NEON against lowbit's rounding bit for
+// bit, NaNs, infinities and subnormals included (packtest.Round).
+func TestRoundBF16(t *testing.T) {
+	packtest.Round(t, roundBF16NEON)
+}
+
+// TestWidenBF16 checks widenBF16NEON against lowbit.BF16's layout
+// (packtest.Widen).
+func TestWidenBF16(t *testing.T) {
+	packtest.Widen(t, widenBF16NEON)
+}

@@ -51,3 +51,21 @@ func sumNEON(x []float32) float32
 //
 //go:noescape
 func maxNEON(x []float32) float32
+
+// roundBF16NEON sets dst[i] to x[i] rounded to the nearest bfloat16
+// (ties to even, subnormals kept, a NaN made quiet), as
+// lowbit.FromBF16(lowbit.ToBF16(x[i])). len(x) must be at least
+// len(dst); dst may be x but must not otherwise overlap it. Requires
+// ASIMD. Arguments are not checked.
+//
+//go:noescape
+func roundBF16NEON(dst, x []float32)
+
+// widenBF16NEON sets dst[32g+d] and dst[32g+16+d] to the float32 values
+// of the bfloat16 src[32g+2d] and src[32g+2d+1] for d < 16 and g <
+// len(dst)/32 (lowbit.BF16's order within a group); a partial group at
+// the end of dst is not written. src must hold the whole groups.
+// Requires ASIMD. Arguments are not checked.
+//
+//go:noescape
+func widenBF16NEON(dst []float32, src []uint16)

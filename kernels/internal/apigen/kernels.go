@@ -348,8 +348,8 @@ var asmKinds = []asmKind{
 	kind("scale", "func(alpha float32, x []float32)", both, "kernelset.Set.Scale", "generic.Scale"),
 	kind("add", "func(dst, x, y []float32)", both, "kernelset.Set.Add, gemm.AddRow", "generic.Add"),
 	kind("sum", "func(x []float32) float32", both, "kernelset.Set.Sum", "generic.Sum"),
-	kind("roundBF16", "func(dst, x []float32)", onAMD64, "gemm.Family.RoundBF16", ""),
-	kind("widenBF16", "func(dst []float32, src []uint16)", onAMD64, "gemm.Family.WidenBF16", ""),
+	kind("roundBF16", "func(dst, x []float32)", both, "gemm.Family.RoundBF16", ""),
+	kind("widenBF16", "func(dst []float32, src []uint16)", both, "gemm.Family.WidenBF16", ""),
 	kind("max", "func(x []float32) float32", both, "kernelset.Set.Max (NEON: maxFirstNaNNEON)", "generic.Max"),
 
 	// gemm: the micro-kernels of the GEMM driver, and amd64's packing

@@ -1,6 +1,8 @@
-// Package packtest checks the packers of the GEMM's B panels from
-// low-bit weights (gemm.GroupedSource's kernels) of every architecture
-// against the weights' own accessors: the tests of kernels/amd64 and
+// Package packtest checks the kernels that convert the GEMM's operands
+// from and to low-bit formats as it packs them, of every architecture:
+// the packers of B panels from low-bit weights (gemm.GroupedSource's
+// kernels) against the weights' own accessors, and the bfloat16 rounding
+// and widening of gemm.Family. The tests of kernels/amd64 and
 // kernels/arm64 share it.
 package packtest
 
