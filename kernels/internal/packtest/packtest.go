@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package packtest checks the kernels that convert the GEMM's operands
 // from and to low-bit formats as it packs them, of every architecture:
 // the packers of B panels from low-bit weights (gemm.GroupedSource's
