@@ -25,6 +25,26 @@ import (
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
+// TestMain has the runs measure the read bandwidth over 4 MiB: the
+// tables' tests check what is printed, not the rate, and the full buffer
+// (8× the L3) takes minutes a pass under an emulator.
+func TestMain(m *testing.M) {
+	bandwidthBytes = func(int) int { return 4 << 20 }
+	os.Exit(m.Run())
+}
+
+func TestFullBandwidthBytes(t *testing.T) {
+	for _, tc := range []struct{ l3, want int }{
+		{0, 256 << 20},
+		{32 << 20, 256 << 20},
+		{260 << 20, 2080 << 20},
+	} {
+		if got := fullBandwidthBytes(tc.l3); got != tc.want {
+			t.Errorf("fullBandwidthBytes(%d) = %d, want %d", tc.l3, got, tc.want)
+		}
+	}
+}
+
 // tiny is a small custom shape for the tests that train.
 var tiny = []string{"-layers", "2", "-heads", "2", "-width", "32", "-block", "16", "-batch", "4"}
 
