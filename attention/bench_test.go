@@ -230,17 +230,24 @@ func BenchmarkVsGemm(b *testing.B) {
 // cache, as sampling does. The work of a sequence is that of a forward
 // pass over it (token p costs 4·C·(p+1)), so the FLOP count is
 // forwardFlops(1, T, C); tokens/s is the sampling rate of one layer's
-// heads.
+// heads. The names ending in ",kv=bf16" decode on a bf16 cache.
 func BenchmarkDecode(b *testing.B) {
-	for _, s := range []struct{ t, c, h int }{{256, 384, 6}, {1024, 384, 6}} {
+	for _, s := range []struct {
+		t, c, h int
+		kv      KVCache
+	}{{256, 384, 6, KVFloat32}, {256, 384, 6, KVBF16}, {1024, 384, 6, KVFloat32}, {1024, 384, 6, KVBF16}, {512, 768, 12, KVFloat32}, {512, 768, 12, KVBF16}} {
 		pr := newProblem(refShape{1, s.t, s.c, s.h}, 24)
 		l := newLayer(b, kernels.Default(), s.c, s.h)
-		d := l.NewDecoder(s.t)
+		d := l.NewDecoderKV(s.t, s.kv)
 		out := make([]float32, s.c)
 		for p := 0; p < s.t; p++ { // warm up
 			d.Decode(out, pr.qkv[p*3*s.c:(p+1)*3*s.c], 1)
 		}
-		b.Run(fmt.Sprintf("T=%d,C=%d,H=%d", s.t, s.c, s.h), func(b *testing.B) {
+		suffix := ""
+		if s.kv != KVFloat32 {
+			suffix = ",kv=" + s.kv.String()
+		}
+		b.Run(fmt.Sprintf("T=%d,C=%d,H=%d%s", s.t, s.c, s.h, suffix), func(b *testing.B) {
 			cpu := startCPU()
 			for i := 0; i < b.N; i++ {
 				d.Reset()

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/simdgpt/simdgpt/internal/parallel"
+	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
 
 // Decoder computes a layer's output incrementally, for sampling: it holds
@@ -24,8 +25,11 @@ type Decoder struct {
 	// k and v hold the keys and values head by head, [H, maxT, D]: head
 	// h's are one contiguous block, row i position i, which a new query
 	// reads front to back (its scores as dot products with the rows of
-	// k, its output as the sum of the rows of v they weigh).
+	// k, its output as the sum of the rows of v they weigh). With a bf16
+	// cache they are nil and bf16 holds the cache instead.
 	k, v []float32
+	kv   KVCache
+	bf16 *bf16Cache
 
 	// The call in progress: the caller's qkv and y, and the scores.
 	qkv, s, y []float32
@@ -33,20 +37,51 @@ type Decoder struct {
 	past      int // positions cached before them
 }
 
-// NewDecoder returns a Decoder with an empty cache for sequences of at
-// most maxT positions of l's shape and implementation. It panics if maxT
-// is less than 1 or if the cache, 4·C·(maxT+32) floats at most, would not
-// fit in an int.
+// NewDecoder returns a Decoder with an empty float32 cache (KVFloat32)
+// for sequences of at most maxT positions of l's shape and
+// implementation: NewDecoderKV(maxT, KVFloat32).
 func (l *Layer) NewDecoder(maxT int) *Decoder {
+	return l.newDecoder("NewDecoder", maxT, KVFloat32)
+}
+
+// NewDecoderKV returns a Decoder with an empty cache in format kv for
+// sequences of at most maxT positions of l's shape and implementation
+// (CacheBytes(kv, maxT, C, H) bytes). It panics if maxT is less than 1,
+// if kv is not a KVCache of this package, or if the cache's size would
+// not fit in an int (maxT at most MaxInt/4/C - 32 for KVFloat32,
+// MaxInt/64/C - 32 for KVBF16).
+func (l *Layer) NewDecoderKV(maxT int, kv KVCache) *Decoder {
+	return l.newDecoder("NewDecoderKV", maxT, kv)
+}
+
+func (l *Layer) newDecoder(fn string, maxT int, kv KVCache) *Decoder {
 	if maxT < 1 {
-		panic(fmt.Sprintf("attention.Layer.NewDecoder: maxT = %d, must be >= 1", maxT))
+		panic(fmt.Sprintf("attention.Layer.%s: maxT = %d, must be >= 1", fn, maxT))
+	}
+	if !kv.valid() {
+		panic(fmt.Sprintf("attention.Layer.%s: kv = %v, want KVFloat32 or KVBF16", fn, kv))
 	}
 	c := l.c
-	if maxT > math.MaxInt/4/c-32 {
-		panic(fmt.Sprintf("attention.Layer.NewDecoder: maxT = %d, must be <= %d for C = %d (the cache's size must be an int)", maxT, math.MaxInt/4/c-32, c))
+	// The float32 cache is 2·C·maxT floats; the bf16 one at most
+	// 2·(C+31·H)·(maxT+31) halves, under 16·C·(maxT+32) floats' bytes.
+	limit := math.MaxInt/4/c - 32
+	if kv == KVBF16 {
+		limit = math.MaxInt/64/c - 32
 	}
-	return &Decoder{shape: l.shape, maxT: maxT, k: make([]float32, maxT*c), v: make([]float32, maxT*c)}
+	if maxT > limit {
+		panic(fmt.Sprintf("attention.Layer.%s: maxT = %d, must be <= %d for C = %d (the cache's size must be an int)", fn, maxT, limit, c))
+	}
+	d := &Decoder{shape: l.shape, maxT: maxT, kv: kv}
+	if kv == KVBF16 {
+		d.bf16 = newBF16Cache(maxT, c, l.h)
+	} else {
+		d.k, d.v = make([]float32, maxT*c), make([]float32, maxT*c)
+	}
+	return d
 }
+
+// KVCache returns the format of the decoder's cache.
+func (d *Decoder) KVCache() KVCache { return d.kv }
 
 // Len returns the number of positions in the cache: the position the next
 // decoded token will have.
@@ -119,9 +154,14 @@ func (d *Decoder) heads(n int) {
 	for r := 0; r < n; r++ {
 		row := d.qkv[r*3*C : (r+1)*3*C]
 		for h := 0; h < d.h; h++ {
+			k, v := row[C+h*d.d:C+(h+1)*d.d], row[2*C+h*d.d:2*C+(h+1)*d.d]
+			if d.bf16 != nil {
+				d.bf16.store(h, d.maxT, past+r, k, v)
+				continue
+			}
 			at := (h*d.maxT + past + r) * d.d
-			copy(d.k[at:at+d.d], row[C+h*d.d:C+(h+1)*d.d])
-			copy(d.v[at:at+d.d], row[2*C+h*d.d:2*C+(h+1)*d.d])
+			copy(d.k[at:at+d.d], k)
+			copy(d.v[at:at+d.d], v)
 		}
 	}
 	d.n = total
@@ -134,6 +174,9 @@ func (d *Decoder) heads(n int) {
 	// The scores of one block of rows per worker: a prompt of any length
 	// never holds a T×T matrix.
 	d.s = grow(d.s, workers*min(n, rowBlock)*total)
+	if d.bf16 != nil {
+		d.bf16.grow(workers, total, d.d, n > bf16DirectRows)
+	}
 	parallel.Run((*decodeHeads)(d), d.h, workers)
 }
 
@@ -143,11 +186,19 @@ func (d *Decoder) decodeHead(worker, h int) {
 	C, D, n, past := d.c, d.d, d.rows, d.past
 	total := past + n
 	q := d.qkv[h*D:]
-	k := d.k[h*d.maxT*D:]
-	v := d.v[h*d.maxT*D:]
 	sw := min(n, rowBlock) * total
 	s := d.s[worker*sw : (worker+1)*sw]
 	y := d.y[h*D:]
+	var k, v []float32
+	switch {
+	case d.bf16 == nil:
+		k, v = d.k[h*d.maxT*D:], d.v[h*d.maxT*D:]
+	case n <= bf16DirectRows:
+		d.decodeHeadBF16(worker, h, s)
+		return
+	default:
+		k, v = d.bf16.widen(worker, h, d.maxT, total, D)
+	}
 	inf := float32(math.Inf(-1))
 	for i0 := 0; i0 < n; i0 += rowBlock {
 		i1 := min(i0+rowBlock, n)
@@ -163,5 +214,34 @@ func (d *Decoder) decodeHead(worker, h int) {
 		}
 		d.impl.Softmax(m, keys, s, total, s, total)
 		d.gemm(false, false, m, D, keys, 1, s, total, v, D, 0, y[i0*C:], C)
+	}
+}
+
+// decodeHeadBF16 computes head h of a Decode call of at most
+// bf16DirectRows rows on the bf16 cache in place, its scores in s: the
+// scores by GemmBF16 of the queries with the cached keys, the outputs by
+// GemmBF16 of the probabilities with each block of 32 cached values,
+// accumulated in y.
+func (d *Decoder) decodeHeadBF16(worker, h int, s []float32) {
+	C, D, n, past := d.c, d.d, d.rows, d.past
+	total := past + n
+	b := d.bf16
+	q, y := d.qkv[h*D:], d.y[h*D:]
+	d.impl.GemmBF16(n, d.scale, q, 3*C, b.keys(worker, h, d.maxT, total, D), 0, s, total)
+	inf := float32(math.Inf(-1))
+	for r := 0; r < n-1; r++ {
+		row := s[r*total+past+r+1 : (r+1)*total]
+		for j := range row {
+			row[j] = inf
+		}
+	}
+	d.impl.Softmax(n, total, s, total, s, total)
+	for blk := 0; blk*lowbit.GroupSize < total; blk++ {
+		p0 := blk * lowbit.GroupSize
+		var beta float32
+		if blk > 0 {
+			beta = 1
+		}
+		d.impl.GemmBF16(n, 1, s[p0:], total, b.values(worker, h, blk, min(lowbit.GroupSize, total-p0), D), beta, y, C)
 	}
 }

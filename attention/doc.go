@@ -16,8 +16,9 @@
 //
 //   - Layer (NewSingleHead, NewMultiHead): training. Forward keeps the
 //     probabilities Backward differentiates and Probs shows.
-//   - Decoder (Layer.NewDecoder): sampling, one sequence with a key/value
-//     cache, a prompt then one token per Decode call.
+//   - Decoder (Layer.NewDecoder, NewDecoderKV): sampling, one sequence
+//     with a key/value cache (float32, or bfloat16: KVCache), a prompt
+//     then one token per Decode call.
 //   - Fused (Layer.NewFused): inference on whole sequences with an online
 //     softmax, no T×T matrix.
 //

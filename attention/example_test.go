@@ -77,6 +77,24 @@ func ExampleDecoder_Decode() {
 	// position 1 -> [1 1 0 0]
 }
 
+// A bfloat16 cache holds each key and value rounded to 8 significant
+// bits, in half the memory of a float32 one (for heads of a multiple of
+// 32 channels; others pad each key to one).
+func ExampleLayer_NewDecoderKV() {
+	const c, maxT = 64, 1024
+	l := attention.NewSingleHead(c)
+	d := l.NewDecoderKV(maxT, attention.KVBF16)
+	fmt.Println(d.KVCache(), attention.CacheBytes(attention.KVBF16, maxT, c, 1), "bytes, not", attention.CacheBytes(attention.KVFloat32, maxT, c, 1))
+	y := make([]float32, c)
+	qkv := make([]float32, 3*c)
+	copy(qkv[2*c:], []float32{1.001, 2, 3, 4}) // 1.001 is 1 in bfloat16
+	d.Decode(y, qkv, 1)
+	fmt.Println(y[:4])
+	// Output:
+	// bf16 262144 bytes, not 524288
+	// [1 2 3 4]
+}
+
 // qkvOf returns t rows of queries, keys and values of width c, of a
 // pattern that gives the heads unequal scores.
 func qkvOf(t, c int) []float32 {

@@ -64,7 +64,7 @@ func (m *Model) NewBatchSampler(n int) *BatchSampler {
 			if err != nil {
 				panic(err) // the config was validated when the model was made
 			}
-			s.caches = append(s.caches, a.NewDecoder(T))
+			s.caches = append(s.caches, a.NewDecoderKV(T, m.kv))
 		}
 		b.lanes = append(b.lanes, s)
 	}

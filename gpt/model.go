@@ -268,8 +268,9 @@ type Model struct {
 	n    int        // rows of the last Forward
 	hasT bool       // the last Forward had targets
 	run  replicaTask
-	infs []*inference // the inference forward's workspaces, one per part (inferLoss)
-	prec Precision    // the arithmetic of the matrix products (SetPrecision)
+	infs []*inference      // the inference forward's workspaces, one per part (inferLoss)
+	prec Precision         // the arithmetic of the matrix products (SetPrecision)
+	kv   attention.KVCache // the format of new samplers' key/value caches (SetKVCache)
 }
 
 // replica is one copy of what a forward and backward pass writes.

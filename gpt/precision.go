@@ -3,6 +3,7 @@ package gpt
 import (
 	"fmt"
 
+	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/kernels"
 )
 
@@ -93,6 +94,24 @@ func (m *Model) SetPrecision(p Precision) error {
 
 // Precision returns the arithmetic of the model's matrix products.
 func (m *Model) Precision() Precision { return m.prec }
+
+// SetKVCache sets the format of the key/value caches of the samplers
+// made after the call (NewSampler, NewBatchSampler; those made before
+// keep theirs): attention.KVFloat32 (the default) or attention.KVBF16,
+// keys and values rounded to bfloat16 as they enter the cache, half its
+// memory and half the bytes a decoded token reads from it at long
+// contexts (see attention.KVBF16 for the arithmetic). It errs for a value
+// that is not a format. WithWeights keeps the setting.
+func (m *Model) SetKVCache(kv attention.KVCache) error {
+	if kv != attention.KVFloat32 && kv != attention.KVBF16 {
+		return fmt.Errorf("gpt: SetKVCache(%v): not a key/value cache format", kv)
+	}
+	m.kv = kv
+	return nil
+}
+
+// KVCache returns the format of new samplers' key/value caches.
+func (m *Model) KVCache() attention.KVCache { return m.kv }
 
 // gemm is p.Gemm, or with bf16 p.GemmBF16Compute (bfloat16 operands).
 func gemm(p *kernels.Impl, bf16 bool, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {

@@ -52,7 +52,7 @@ func (m *Model) NewSampler() *Sampler {
 		if err != nil {
 			panic(err) // the config was validated when the model was made
 		}
-		s.caches = append(s.caches, a.NewDecoder(T))
+		s.caches = append(s.caches, a.NewDecoderKV(T, m.kv))
 	}
 	return s
 }

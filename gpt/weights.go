@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/kernels"
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
 )
@@ -301,9 +302,21 @@ func TokenWeightBytes(c Config, f Weights) int64 {
 // Width·positions bytes. Added to TokenWeightBytes it is what the token
 // must read at least; at a long context the cache is a large part of it
 // (GPT-2 small at 512 positions: 37.7 MB, against 139.5 MB of int8
-// weights). c must pass CheckLimits; positions must be >= 0.
+// weights). c must pass CheckLimits; positions must be >= 0. It is
+// TokenCacheBytesKV with attention.KVFloat32.
 func TokenCacheBytes(c Config, positions int) int64 {
-	return saturate(8 * float64(c.Layers) * float64(c.Width) * float64(positions))
+	return TokenCacheBytesKV(c, positions, attention.KVFloat32)
+}
+
+// TokenCacheBytesKV is TokenCacheBytes for a cache in format kv: with
+// attention.KVBF16, 4·Layers·Width·positions bytes (18.9 MB for GPT-2
+// small at 512 positions).
+func TokenCacheBytesKV(c Config, positions int, kv attention.KVCache) int64 {
+	per := 8.0
+	if kv == attention.KVBF16 {
+		per = 4
+	}
+	return saturate(per * float64(c.Layers) * float64(c.Width) * float64(positions))
 }
 
 // WithWeights returns a model for inference with m's parameters, its
@@ -351,6 +364,7 @@ func (m *Model) WithWeights(f Weights) (*Model, error) {
 		return nil, fmt.Errorf("gpt: WithWeights(%v): %v", f, err)
 	}
 	n.SetPrecision(m.prec)
+	n.kv = m.kv
 	return n, nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/gpt/rng"
@@ -83,19 +84,27 @@ func TestGPT2Sample(t *testing.T) {
 		args []string
 		o    gpt.SampleOptions
 		seed uint64
+		kv   attention.KVCache
 	}{
-		{"hf dir greedy", []string{"--checkpoint", f.hfDir, "--temperature", "0"}, gpt.SampleOptions{}, 1},
-		{"hf file top-k", []string{"--checkpoint", filepath.Join(f.hfDir, gpt.HFFile), "--top_k", "5", "--seed", "4"}, gpt.SampleOptions{Temperature: 1, TopK: 5}, 4},
-		{"llmc top-p", []string{"--checkpoint", f.llmcBin, "--top_p", "0.6", "--seed", "5"}, gpt.SampleOptions{Temperature: 1, TopP: 0.6}, 5},
-		{"tokenizer_dir", []string{"--checkpoint", f.noTok, "--tokenizer_dir", f.tokDir, "--temperature", "0.8", "--top_p", "0.9", "--top_k", "20"}, gpt.SampleOptions{Temperature: 0.8, TopK: 20, TopP: 0.9}, 1},
+		{"hf dir greedy", []string{"--checkpoint", f.hfDir, "--temperature", "0"}, gpt.SampleOptions{}, 1, attention.KVFloat32},
+		{"hf file top-k", []string{"--checkpoint", filepath.Join(f.hfDir, gpt.HFFile), "--top_k", "5", "--seed", "4"}, gpt.SampleOptions{Temperature: 1, TopK: 5}, 4, attention.KVFloat32},
+		{"llmc top-p", []string{"--checkpoint", f.llmcBin, "--top_p", "0.6", "--seed", "5"}, gpt.SampleOptions{Temperature: 1, TopP: 0.6}, 5, attention.KVFloat32},
+		{"tokenizer_dir", []string{"--checkpoint", f.noTok, "--tokenizer_dir", f.tokDir, "--temperature", "0.8", "--top_p", "0.9", "--top_k", "20"}, gpt.SampleOptions{Temperature: 0.8, TopK: 20, TopP: 0.9}, 1, attention.KVFloat32},
+		{"bf16 cache", []string{"--checkpoint", f.hfDir, "--top_k", "5", "--seed", "4", "--kv_cache", "bf16"}, gpt.SampleOptions{Temperature: 1, TopK: 5}, 4, attention.KVBF16},
 	} {
 		args := append([]string{"sample", "--prompt", prompt, "-n", "40"}, c.args...)
 		st, out, errs := runCmd(args...)
 		if st != 0 {
 			t.Fatalf("%s: status %d %q", c.name, st, errs)
 		}
+		if err := f.m.SetKVCache(c.kv); err != nil {
+			t.Fatal(err)
+		}
 		if want := expectedSample(t, f.m, prompt, 40, c.o, c.seed); out != want {
 			t.Errorf("%s: sample\n%q\nwant\n%q", c.name, out, want)
+		}
+		if err := f.m.SetKVCache(attention.KVFloat32); err != nil {
+			t.Fatal(err)
 		}
 	}
 	// Top-p changes what is drawn (the check above could pass with top-p

@@ -41,6 +41,7 @@ func TestBadUsage(t *testing.T) {
 		{[]string{"train", "extra"}, `unexpected argument "extra"`},
 		{[]string{"train", "--precision", "fp8"}, `--precision: precision "fp8" is not one of f32, bf16`},
 		{[]string{"sample", "--precision", "fp8"}, `--precision "fp8" must be f32 or bf16`},
+		{[]string{"sample", "--kv_cache", "q8"}, `--kv_cache "q8" must be f32 or bf16`},
 		{[]string{"eval", "--data", "x", "--precision", "bf8"}, `--precision "bf8" must be f32 or bf16`},
 		{[]string{"sample", "-n", "-3"}, "-n -3 must be in [0, 1073741824]"},
 		{[]string{"sample", "--top_k", "x"}, "invalid value"},

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/rng"
 	"github.com/simdgpt/simdgpt/internal/interrupt"
@@ -29,8 +30,9 @@ func runSample(args []string, stdout, stderr io.Writer) int {
 	numSamples := fs.Int("num_samples", 1, fmt.Sprintf("number of samples, decoded together (1 to %d): sample i draws with seed S+i, as --seed S+i does alone; each is printed in turn, followed by a line of dashes", maxNumSamples))
 	weights := fs.String("weights", "", weightsUsage)
 	precision := fs.String("precision", "f32", precisionUsage)
+	kvCache := fs.String("kv_cache", "f32", "`format` of the key/value cache: f32, or bf16 (keys and values rounded to bfloat16 as they are cached: half the cache's memory and of what a token reads from it)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `usage: tinygpt sample --checkpoint DIR|FILE [--prompt TEXT] [-n N] [--temperature T] [--top_k K] [--top_p P] [--seed S] [--num_samples N] [--tokenizer_dir DIR] [--weights f32|bf16|int8] [--precision f32|bf16]
+		fmt.Fprintf(fs.Output(), `usage: tinygpt sample --checkpoint DIR|FILE [--prompt TEXT] [-n N] [--temperature T] [--top_k K] [--top_p P] [--seed S] [--num_samples N] [--tokenizer_dir DIR] [--weights f32|bf16|int8] [--precision f32|bf16] [--kv_cache f32|bf16]
 
 Streams the prompt and then each generated token as it is drawn (the
 bytes of a character split across BPE tokens once it is complete), using
@@ -71,6 +73,10 @@ flags:
 	if err != nil {
 		return report(stderr, "sample", err)
 	}
+	kv, err := attention.ParseKVCache(*kvCache)
+	if err != nil {
+		return report(stderr, "sample", usageError{fmt.Sprintf("--kv_cache %q must be f32 or bf16", *kvCache)})
+	}
 	w := watch("sample", stderr)
 	defer w.Stop()
 	ctx := w.Context()
@@ -83,6 +89,9 @@ flags:
 	}
 	m := lm.m
 	if err := m.SetPrecision(prec); err != nil {
+		return report(stderr, "sample", err)
+	}
+	if err := m.SetKVCache(kv); err != nil {
 		return report(stderr, "sample", err)
 	}
 	if err := gpt.CheckMemory("sampling from "+describe(m.Config), gpt.SampleBytesWeights(m.Config, m.Weights())); err != nil {

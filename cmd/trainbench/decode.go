@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/bench"
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/rng"
@@ -69,9 +70,22 @@ const (
 	decodeLowAgree     = 5
 )
 
+// kvName is the model line's words for simdgpt's key/value cache: none
+// for float32.
+func kvName(kv attention.KVCache) string {
+	if kv == attention.KVFloat32 {
+		return ""
+	}
+	return ", key/value cache " + kv.String() + " (gpt.Model.SetKVCache)"
+}
+
 // decodeLogitTolOf is the logits tolerance of -check for simdgpt's
-// weights in format f.
-func decodeLogitTolOf(f gpt.Weights) float64 {
+// weights in format f and its key/value cache in format kv (a bf16 cache
+// takes bf16 weights' bounds at least).
+func decodeLogitTolOf(f gpt.Weights, kv attention.KVCache) float64 {
+	if kv == attention.KVBF16 && f == gpt.WeightsF32 {
+		f = gpt.WeightsBF16
+	}
 	switch f {
 	case gpt.WeightsBF16:
 		return decodeLogitTolBF16
@@ -107,7 +121,7 @@ var modeFlags = map[string][]string{
 	"config": {"training"}, "heads": {"training"}, "width": {"training"}, "block": {"training"},
 	"batch": {"training"}, "steps": {"training"}, "torch-threads": {"training"}, "lr": {"training"},
 	"precision": {"training", "-prefill"},
-	"ctx":       {"-decode"}, "tokens": {"-decode"},
+	"ctx":       {"-decode"}, "tokens": {"-decode"}, "kv-cache": {"-decode"},
 	"model": {"-decode", "-prefill"}, "weights": {"-decode", "-prefill"},
 	"prompt": {"-prefill"},
 }
@@ -168,10 +182,13 @@ func gpt2Shape(o options, layers, vocab int) (options, error) {
 // parseDecode finishes parseOptions for -decode: the model's shape (GPT-2
 // 124M's, with layers and vocab when not 0), the contexts, the counts and
 // the weights' format.
-func parseDecode(o options, layers, vocab int, ctxs, threads, weights string) (options, error) {
+func parseDecode(o options, layers, vocab int, ctxs, threads, weights, kv string) (options, error) {
 	var err error
 	if o.weights, err = gpt.ParseWeights(weights); err != nil {
 		return o, usageError{fmt.Sprintf("-weights %q: want f32, bf16 or int8", weights)}
+	}
+	if o.kv, err = attention.ParseKVCache(kv); err != nil {
+		return o, usageError{fmt.Sprintf("-kv-cache %q: want f32 or bf16", kv)}
 	}
 	if o, err = gpt2Shape(o, layers, vocab); err != nil {
 		return o, err
@@ -471,7 +488,7 @@ func logitsDiff(ours, torch []float32) (diff, scale float64) {
 // weights in format f: with f32 the tokens of both must be the same, with
 // low-bit weights they are compared step by step (lowTokensCheck). It
 // returns the report lines and whether all agree.
-func decodeCheck(ctx context.Context, s *gpt.Sampler, tp *torchProc, prompts map[int][]int32, ctxs []int, dir string, vocab int, f gpt.Weights) ([]string, bool, error) {
+func decodeCheck(ctx context.Context, s *gpt.Sampler, tp *torchProc, prompts map[int][]int32, ctxs []int, dir string, vocab int, f gpt.Weights, kv attention.KVCache) ([]string, bool, error) {
 	var lines []string
 	pass := true
 	verdict := func(ok bool) string {
@@ -481,7 +498,8 @@ func decodeCheck(ctx context.Context, s *gpt.Sampler, tp *torchProc, prompts map
 		}
 		return "FAIL"
 	}
-	tol := decodeLogitTolOf(f)
+	tol := decodeLogitTolOf(f, kv)
+	low := f != gpt.WeightsF32 || kv != attention.KVFloat32
 	logitsFile := filepath.Join(dir, "logits.f32")
 	for _, c := range ctxs {
 		prompt := prompts[c]
@@ -498,7 +516,7 @@ func decodeCheck(ctx context.Context, s *gpt.Sampler, tp *torchProc, prompts map
 		if err != nil {
 			return nil, false, err
 		}
-		if f != gpt.WeightsF32 {
+		if low {
 			same, gap, err := lowTokensCheck(tp, prompt, mine, logitsFile, vocab)
 			if err != nil {
 				return nil, false, err
@@ -641,6 +659,9 @@ func newPeerRun(ctx context.Context, o options, stdout io.Writer) (pr *peerRun, 
 	if m, err = m.WithWeights(o.weights); err != nil {
 		return nil, err
 	}
+	if err := m.SetKVCache(o.kv); err != nil {
+		return nil, err
+	}
 	if o.weights != gpt.WeightsF32 {
 		// The float32 model just converted is garbage: collect it and
 		// return its memory to the OS now, so that neither the collection
@@ -696,7 +717,7 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 	wb, twb := float64(gpt.TokenWeightBytes(cfg, o.weights)), float64(gpt.TokenWeightBytes(cfg, tf))
 	fmt.Fprintf(stdout, "cpu: %s (%d logical CPUs); kernels %s\n", cpu, runtime.NumCPU(), impl.Name())
 	fmt.Fprintf(stdout, "model: %d layers, %d heads, width %d, vocab %d, block %d, tied head; %d parameters; %s; simdgpt's matrices %s\n",
-		cfg.Layers, max(cfg.Heads, 1), cfg.Width, cfg.Vocab, cfg.BlockSize, cfg.NumParams(), source, weightsName(o.weights))
+		cfg.Layers, max(cfg.Heads, 1), cfg.Width, cfg.Vocab, cfg.BlockSize, cfg.NumParams(), source, weightsName(o.weights)+kvName(o.kv))
 	fmt.Fprintf(stdout, "weights read per token (gpt.TokenWeightBytes: the blocks' matrices and the LM head in their format, every other parameter a token reads at 4 bytes, the key/value cache not counted): simdgpt %.1f MB", wb/1e6)
 	if script != "" {
 		fmt.Fprintf(stdout, ", torch %.1f MB", twb/1e6)
@@ -730,7 +751,7 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 	}()
 	s := m.NewSampler()
 	if o.check && tp != nil {
-		lines, pass, err := decodeCheck(ctx, s, tp, prompts, o.ctxs, dir, cfg.Vocab, o.weights)
+		lines, pass, err := decodeCheck(ctx, s, tp, prompts, o.ctxs, dir, cfg.Vocab, o.weights, o.kv)
 		if err != nil {
 			return err
 		}
@@ -746,7 +767,7 @@ func compareDecode(ctx context.Context, o options, stdout, stderr io.Writer) (er
 		ours: map[decodeKey][]float64{}, agree: map[int]int{}, bandwidth: map[int][]float64{}, cacheBytes: map[int]float64{}}
 	for _, c := range o.ctxs {
 		// Timed token i (1..tokens) is computed with c+i positions cached.
-		r.cacheBytes[c] = float64(gpt.TokenCacheBytes(cfg, c)) + float64(gpt.TokenCacheBytes(cfg, o.tokens+1))/2
+		r.cacheBytes[c] = float64(gpt.TokenCacheBytesKV(cfg, c, o.kv)) + float64(gpt.TokenCacheBytesKV(cfg, o.tokens+1, o.kv))/2
 	}
 	if tp != nil {
 		r.torch = map[decodeKey][]float64{}

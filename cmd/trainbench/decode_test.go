@@ -14,6 +14,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/gpt"
 )
 
@@ -33,6 +34,7 @@ func TestParseDecodeOptions(t *testing.T) {
 		tokens  int
 		threads []int
 		weights gpt.Weights
+		kv      attention.KVCache
 		err     string // substring of the error; "" for none
 	}{
 		{args: []string{"-decode"}, name: "gpt2", cfg: gpt2, ctxs: []int{64, 512}, tokens: 32, threads: []int{1, 2}},
@@ -45,6 +47,11 @@ func TestParseDecodeOptions(t *testing.T) {
 		{args: []string{"-decode", "-rounds", "1048576", "-ctx", "64", "-threads", "1", "-tokens", "1"}, name: "gpt2", cfg: gpt2, ctxs: []int{64}, tokens: 1, threads: []int{1}},
 		{args: []string{"-decode", "-model", "m", "-ctx", "32768", "-tokens", "1048576", "-threads", "1", "-rounds", "1"}, name: "gpt2", cfg: gpt2, ctxs: []int{32768}, tokens: 1048576, threads: []int{1}},
 		{args: []string{"-decode", "-layers", "1024", "-vocab", "65536", "-threads", "1024"}, name: "custom", cfg: gpt.Config{Vocab: 65536, BlockSize: 1024, Layers: 1024, Heads: 12, Width: 768, TieEmbeddings: true}, ctxs: []int{64, 512}, tokens: 32, threads: []int{1024}},
+		{args: []string{"-decode", "-weights", "int8", "-kv-cache", "bf16"}, name: "gpt2", cfg: gpt2, ctxs: []int{64, 512}, tokens: 32, threads: []int{1, 2}, weights: gpt.WeightsInt8, kv: attention.KVBF16},
+		{args: []string{"-decode", "-kv-cache", "f32"}, name: "gpt2", cfg: gpt2, ctxs: []int{64, 512}, tokens: 32, threads: []int{1, 2}},
+		{args: []string{"-decode", "-kv-cache", "q8"}, err: `-kv-cache "q8": want f32 or bf16`},
+		{args: []string{"-prefill", "-kv-cache", "bf16"}, err: "-kv-cache is a flag of -decode only, not of -prefill"},
+		{args: []string{"-kv-cache", "bf16"}, err: "-kv-cache is a flag of -decode only, not of training"},
 		{args: []string{"-decode", "-weights", "fp16"}, err: `-weights "fp16": want f32, bf16 or int8`},
 		{args: []string{"-decode", "-weights", ""}, err: `-weights "": want f32, bf16 or int8`},
 		{args: []string{"-decode", "-weights", "BF16"}, err: `-weights "BF16": want f32, bf16 or int8`},
@@ -94,9 +101,9 @@ func TestParseDecodeOptions(t *testing.T) {
 			t.Errorf("%q: %v", tc.args, err)
 			continue
 		}
-		if !o.decode || o.name != tc.name || o.cfg != tc.cfg || !reflect.DeepEqual(o.ctxs, tc.ctxs) || o.tokens != tc.tokens || !reflect.DeepEqual(o.threads, tc.threads) || o.weights != tc.weights {
-			t.Errorf("%q: got decode %v %s %+v ctx %v tokens %d threads %v weights %v, want %s %+v ctx %v tokens %d threads %v weights %v",
-				tc.args, o.decode, o.name, o.cfg, o.ctxs, o.tokens, o.threads, o.weights, tc.name, tc.cfg, tc.ctxs, tc.tokens, tc.threads, tc.weights)
+		if !o.decode || o.name != tc.name || o.cfg != tc.cfg || !reflect.DeepEqual(o.ctxs, tc.ctxs) || o.tokens != tc.tokens || !reflect.DeepEqual(o.threads, tc.threads) || o.weights != tc.weights || o.kv != tc.kv {
+			t.Errorf("%q: got decode %v %s %+v ctx %v tokens %d threads %v weights %v kv %v, want %s %+v ctx %v tokens %d threads %v weights %v kv %v",
+				tc.args, o.decode, o.name, o.cfg, o.ctxs, o.tokens, o.threads, o.weights, o.kv, tc.name, tc.cfg, tc.ctxs, tc.tokens, tc.threads, tc.weights, tc.kv)
 		}
 	}
 }
@@ -225,13 +232,15 @@ func TestRunDecodeWithoutTorch(t *testing.T) {
 	tiny := gpt.Config{Vocab: 512, BlockSize: 1024, Layers: 1, Heads: 12, Width: 768, TieEmbeddings: true}
 	for _, tc := range []struct {
 		weights gpt.Weights
+		kv      string
 		model   string // the end of the model line
 	}{
-		{gpt.WeightsF32, "simdgpt's matrices f32\n"},
-		{gpt.WeightsBF16, "simdgpt's matrices bf16 (gpt.Model.WithWeights)\n"},
-		{gpt.WeightsInt8, "simdgpt's matrices int8, groups of 32 (gpt.Model.WithWeights)\n"},
+		{gpt.WeightsF32, "f32", "simdgpt's matrices f32\n"},
+		{gpt.WeightsBF16, "f32", "simdgpt's matrices bf16 (gpt.Model.WithWeights)\n"},
+		{gpt.WeightsInt8, "f32", "simdgpt's matrices int8, groups of 32 (gpt.Model.WithWeights)\n"},
+		{gpt.WeightsInt8, "bf16", "simdgpt's matrices int8, groups of 32 (gpt.Model.WithWeights), key/value cache bf16 (gpt.Model.SetKVCache)\n"},
 	} {
-		args := append(append([]string(nil), tinyDecode...), "-python", missing, "-check", "-weights", tc.weights.String())
+		args := append(append([]string(nil), tinyDecode...), "-python", missing, "-check", "-weights", tc.weights.String(), "-kv-cache", tc.kv)
 		var out, errOut bytes.Buffer
 		if st := run(args, &out, &errOut); st != 0 {
 			t.Fatalf("%v: exit status %d:\n%s%s", tc.weights, st, out.String(), errOut.String())
@@ -293,25 +302,31 @@ func TestRunDecodeWithTorch(t *testing.T) {
 	needTorch(t)
 	for _, tc := range []struct {
 		weights gpt.Weights
+		kv      string
 		rounds  string
 		threads string
 		want    []string
 		not     []string
 	}{
-		{gpt.WeightsF32, "2", "1,2",
+		{gpt.WeightsF32, "f32", "2", "1,2",
 			[]string{"--dtype fp32)\n", "check ctx 4: logits", "check ctx 8: greedy tokens 9 of 9 agree", "| 8   | 2 ", "× [",
 				"greedy tokens, ctx 8: simdgpt and torch agree on the first 4 of 4 in every round"},
 			[]string{int8PeerLine}},
-		{gpt.WeightsBF16, "1", "1",
+		// A bf16 cache on float32 weights: bf16 weights' bounds against
+		// PyTorch's fp32.
+		{gpt.WeightsF32, "bf16", "1", "1",
+			[]string{"--dtype fp32)\n", "key/value cache bf16", fmt.Sprintf(" tol %g) ok\n", decodeLogitTolBF16), "torch, given the same context, picks the same at ", "| 8   | 1 "},
+			[]string{int8PeerLine}},
+		{gpt.WeightsBF16, "f32", "1", "1",
 			[]string{"--dtype bf16)\n", fmt.Sprintf(" tol %g) ok\n", decodeLogitTolBF16), "torch, given the same context, picks the same at ",
 				fmt.Sprintf("(tol %g) ok\n", 2*decodeLogitTolBF16), "| 8   | 1 "},
 			[]string{int8PeerLine}},
-		{gpt.WeightsInt8, "1", "1",
+		{gpt.WeightsInt8, "f32", "1", "1",
 			[]string{"--dtype bf16)\n", int8PeerLine + "\n", fmt.Sprintf(" tol %g) ok\n", decodeLogitTolInt8), "torch, given the same context, picks the same at ",
 				fmt.Sprintf("(tol %g) ok\n", 2*decodeLogitTolInt8), "| 8   | 1 "},
 			nil},
 	} {
-		args := append(append([]string(nil), tinyDecode...), "-rounds", tc.rounds, "-threads", tc.threads, "-check", "-require-torch", "-weights", tc.weights.String())
+		args := append(append([]string(nil), tinyDecode...), "-rounds", tc.rounds, "-threads", tc.threads, "-check", "-require-torch", "-weights", tc.weights.String(), "-kv-cache", tc.kv)
 		var out, errOut bytes.Buffer
 		if st := run(args, &out, &errOut); st != 0 {
 			t.Fatalf("%v: exit status %d:\n%s%s", tc.weights, st, out.String(), errOut.String())
@@ -440,7 +455,7 @@ func TestDecodeCheckLowBit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		lines, pass, err := decodeCheck(context.Background(), s, tp, map[int][]int32{len(prompt): prompt}, []int{len(prompt)}, dir, cfg.Vocab, gpt.WeightsBF16)
+		lines, pass, err := decodeCheck(context.Background(), s, tp, map[int][]int32{len(prompt): prompt}, []int{len(prompt)}, dir, cfg.Vocab, gpt.WeightsBF16, attention.KVFloat32)
 		tp.close()
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/gpt/data"
 )
@@ -58,6 +59,9 @@ type options struct {
 	// weights is the format of simdgpt's matrices (gpt.Model.WithWeights);
 	// PyTorch's are torchWeights(weights).
 	weights gpt.Weights
+	// kv is the format of simdgpt's key/value cache (-decode,
+	// gpt.Model.SetKVCache).
+	kv attention.KVCache
 }
 
 // usageError is a bad command line (exit status 2).
@@ -129,6 +133,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.model, "model", "", "-decode and -prefill: a GPT-2 checkpoint (model.safetensors or llm.c gpt2_*.bin) instead of random GPT-2-shaped weights")
 	precision := fs.String("precision", "f32", "training and -prefill: arithmetic of the matrix products, f32 or bf16 (simdgpt: gpt.TrainConfig.Precision, gpt.Model.SetPrecision; PyTorch: the step, or with f32 weights the prompt, under torch.autocast(\"cpu\", torch.bfloat16)); training's -check then holds simdgpt's bf16 step to gpt's bf16 bounds against PyTorch's float32 step")
 	weights := fs.String("weights", "f32", "-decode and -prefill: format of simdgpt's weight matrices, f32, bf16 or int8 (gpt.Model.WithWeights); PyTorch's are fp32 with f32 and bf16 with bf16 and int8 (eager PyTorch has no int8 peer worth comparing)")
+	kvCache := fs.String("kv-cache", "f32", "-decode: format of simdgpt's key/value cache, f32 or bf16 (gpt.Model.SetKVCache: keys and values rounded to bfloat16); -check then takes bf16 weights' bounds; PyTorch's cache is in its matrices' dtype")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.SetOutput(stderr)
@@ -153,7 +158,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		return o, err
 	}
 	if o.decode {
-		return parseDecode(o, *layers, *vocab, *ctxs, *threads, *weights)
+		return parseDecode(o, *layers, *vocab, *ctxs, *threads, *weights, *kvCache)
 	}
 	if o.prefill {
 		return parsePrefill(o, *layers, *vocab, *prompts, *threads, *weights, *precision)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/gpt"
 	"github.com/simdgpt/simdgpt/kernels"
 )
@@ -35,7 +36,7 @@ func prefillTol(f gpt.Weights, p gpt.Precision) float64 {
 	if f == gpt.WeightsF32 && p == gpt.PrecisionBF16 {
 		return prefillLogitTolBF16
 	}
-	return decodeLogitTolOf(f)
+	return decodeLogitTolOf(f, attention.KVFloat32)
 }
 
 // torchPrefillArgs are gpt2_decode.py's arguments choosing its peer of
