@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/simdgpt/simdgpt/attention"
 	"github.com/simdgpt/simdgpt/gpt/data"
 	"github.com/simdgpt/simdgpt/gpt/rng"
 )
@@ -151,7 +152,9 @@ func (d *decodeLoop) prefill(o SampleOptions) {
 // TokenWeightBytes) per token time, to set against a measured copy
 // bandwidth (kernelbench -kernels copy). The sub-benchmarks weights=bf16
 // and weights=int8 decode with the model's matrices converted
-// (Model.WithWeights), their weight bytes those of the converted matrices.
+// (Model.WithWeights), their weight bytes those of the converted matrices;
+// those under kv=bf16 decode each format on bfloat16 key/value caches
+// (Model.SetKVCache).
 func BenchmarkGPT2Decode(b *testing.B) {
 	skipGPT2(b)
 	m := sharedGPT2(b)
@@ -163,6 +166,19 @@ func BenchmarkGPT2Decode(b *testing.B) {
 				b.Fatal(err)
 			}
 			benchDecode(b, low)
+		})
+	}
+	for _, f := range []Weights{WeightsF32, WeightsBF16, WeightsInt8} {
+		b.Run("kv=bf16/weights="+f.String(), func(b *testing.B) {
+			mf, err := m.WithWeights(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := mf.SetKVCache(attention.KVBF16); err != nil {
+				b.Fatal(err)
+			}
+			defer mf.SetKVCache(attention.KVFloat32) // mf is m for f32
+			benchDecode(b, mf)
 		})
 	}
 }
