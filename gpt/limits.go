@@ -96,9 +96,11 @@ func SampleBytes(c Config) int64 { return SampleBytesWeights(c, WeightsF32) }
 
 // SampleBytesWeights estimates the memory of sampling from a model of
 // config c whose matrices are in format f (see InferenceBytes), with its
-// KV caches and the sampler's scratch: per layer and goroutine
-// (GOMAXPROCS) the scores of a block of 64 prompt rows against the
-// context.
+// KV caches (float32 ones; bf16 caches, Model.SetKVCache, hold half as
+// much, and each layer adds a float32 copy of one head's cache per
+// goroutine while it processes a prompt) and the sampler's scratch: per
+// layer and goroutine (GOMAXPROCS) the scores of a block of 64 prompt
+// rows against the context.
 func SampleBytesWeights(c Config, f Weights) int64 {
 	C, V, L, T := float64(c.Width), float64(c.Vocab), float64(c.Layers), float64(c.BlockSize)
 	return saturate(float64(InferenceBytes(c, f)) + 4*(L*3*(T+16)*C+11*T*C+2*T+V) + drawScratchBytes(c.Vocab) + 4*decoderScores(c))
