@@ -5,7 +5,6 @@ import (
 	"math"
 	"testing"
 
-	"github.com/simdgpt/simdgpt/internal/race"
 	"github.com/simdgpt/simdgpt/kernels"
 	"github.com/simdgpt/simdgpt/kernels/kernelstest"
 	"github.com/simdgpt/simdgpt/kernels/lowbit"
@@ -101,38 +100,6 @@ func TestDecodeBF16Cache(t *testing.T) {
 			if e := relErr(got, ref.y); !(e <= kvBF16Err64) {
 				t.Errorf("%s: bf16 cache against float64: %.2g (relative), more than %g", name, e, kvBF16Err64)
 			}
-		}
-	})
-}
-
-// TestDecodeBF16CacheNoAllocs decodes one token at a time on a bf16
-// cache, through Reset, as sampling does. Not under the race detector,
-// whose sync.Pool (the low-bit products' task pool) drops what it is
-// given.
-func TestDecodeBF16CacheNoAllocs(t *testing.T) {
-	if race.Enabled {
-		t.Skip("allocation counts: sync.Pool drops items under -race")
-	}
-	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
-		const c, T = 64, 80
-		l := newLayer(t, p, c, 2)
-		pr := newProblem(refShape{1, T, c, 2}, 10)
-		d := l.NewDecoderKV(T, KVBF16)
-		out := make([]float32, T*c)
-		pos := 0
-		step := func() {
-			if pos == T {
-				d.Reset()
-				pos = 0
-			}
-			d.Decode(out[pos*c:], pr.qkv[pos*3*c:], 1)
-			pos++
-		}
-		for i := 0; i < T; i++ {
-			step()
-		}
-		if a := testing.AllocsPerRun(2*T, step); a != 0 {
-			t.Errorf("Decode on a bf16 cache allocates %v times per call", a)
 		}
 	})
 }
