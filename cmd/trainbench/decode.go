@@ -253,7 +253,11 @@ func parseCounts(flagName, s, what string, limit int) ([]int, error) {
 // a few MiB instead of gigabytes (under an emulator, minutes a pass).
 var bandwidthBytes = fullBandwidthBytes
 
-func fullBandwidthBytes(l3 int) int { return max(256<<20, 8*l3) }
+// fullBandwidthBytes is bandwidthBytes outside the tests, at most
+// MaxInt/2 (1 GiB on 32-bit platforms).
+func fullBandwidthBytes(l3 int) int {
+	return int(min(max(256<<20, 8*int64(l3)), math.MaxInt/2))
+}
 
 // readBandwidth returns the rate in GB/s at which impl reads buf with
 // threads goroutines at once (bench.ReadRate: each reads its part in

@@ -34,12 +34,16 @@ func TestMain(m *testing.M) {
 }
 
 func TestFullBandwidthBytes(t *testing.T) {
-	for _, tc := range []struct{ l3, want int }{
+	for _, tc := range []struct {
+		l3   int
+		want int64
+	}{
 		{0, 256 << 20},
 		{32 << 20, 256 << 20},
-		{260 << 20, 2080 << 20},
+		{64 << 20, 512 << 20},
+		{260 << 20, min(2080<<20, math.MaxInt/2)},
 	} {
-		if got := fullBandwidthBytes(tc.l3); got != tc.want {
+		if got := fullBandwidthBytes(tc.l3); int64(got) != tc.want {
 			t.Errorf("fullBandwidthBytes(%d) = %d, want %d", tc.l3, got, tc.want)
 		}
 	}
