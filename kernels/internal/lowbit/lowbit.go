@@ -437,8 +437,22 @@ type task struct {
 	alpha    float32
 	beta     float32
 	step     int
-	tail     [MaxRows * weights.GroupSize]float32
+	// tail holds the padded last group of the pass's rows of A; run
+	// writes each group it uses whole, so it is never cleared (a task
+	// is set field by field: a product of few weights, such as a
+	// decoder's block of 32 cached values, would otherwise spend a
+	// good part of its time clearing it).
+	tail [MaxRows * weights.GroupSize]float32
 }
+
+// set sets every field of t but kern, r, ci, x, xt and tail.
+func (t *task) set(n, groups int, w *byte, rowBytes, ldx int, c []float32, ldc int, alpha, beta float32) {
+	t.n, t.groups, t.w, t.rowBytes, t.ldx = n, groups, w, rowBytes, ldx
+	t.c, t.ldc, t.alpha, t.beta = c, ldc, alpha, beta
+}
+
+// release drops t's references to the caller's memory.
+func (t *task) release() { t.kern, t.w, t.x, t.xt, t.c = nil, nil, nil, nil, nil }
 
 var pool = sync.Pool{New: func() any { return new(task) }}
 
@@ -457,7 +471,7 @@ func run(kern []Kernel, m, n, k int, alpha float32, a []float32, lda int, base *
 	t := pool.Get().(*task)
 	full := k / weights.GroupSize
 	rem := k - full*weights.GroupSize
-	*t = task{n: n, groups: full, w: base, rowBytes: rowBytes, ldx: lda, c: c, ldc: ldc, alpha: alpha, beta: beta}
+	t.set(n, full, base, rowBytes, lda, c, ldc, alpha, beta)
 	parts, step := columnParts(n, k)
 	t.step = step
 	for i0 := 0; i0 < m; {
@@ -476,7 +490,7 @@ func run(kern []Kernel, m, n, k int, alpha float32, a []float32, lda int, base *
 		runParts(t, n, parts, t.step)
 		i0 += r
 	}
-	*t = task{}
+	t.release()
 	pool.Put(t)
 }
 
