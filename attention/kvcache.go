@@ -117,29 +117,20 @@ func newBF16Cache(maxT, c, h int) *bf16Cache {
 	return b
 }
 
-// bf16Pos returns the index within a group of the element at offset q
-// (lowbit.BF16's interleaved halves).
-func bf16Pos(q int) int {
-	if q < lowbit.GroupSize/2 {
-		return 2 * q
-	}
-	return 2*(q-lowbit.GroupSize/2) + 1
-}
-
 // store rounds head h's key k and value v (D elements each) of position
 // t into the cache.
 func (b *bf16Cache) store(h, maxT, t int, k, v []float32) {
 	D := len(k)
 	row := b.kb[(h*maxT+t)*b.ks:][:b.ks]
 	for p, x := range k {
-		row[p/lowbit.GroupSize*lowbit.GroupSize+bf16Pos(p%lowbit.GroupSize)] = lowbit.ToBF16(x)
+		row[lowbit.BF16Index(p)] = lowbit.ToBF16(x)
 	}
 	blk := b.vb[(h*b.nb+t/lowbit.GroupSize)*D*lowbit.GroupSize:][:D*lowbit.GroupSize]
 	q := t % lowbit.GroupSize
 	if q == 0 {
 		clear(blk)
 	}
-	at := bf16Pos(q)
+	at := lowbit.BF16Index(q)
 	for c, x := range v {
 		blk[c*lowbit.GroupSize+at] = lowbit.ToBF16(x)
 	}
@@ -168,13 +159,13 @@ func (b *bf16Cache) widen(worker, h, maxT, n, D int) (k, v []float32) {
 	for t := 0; t < n; t++ {
 		row := b.kb[(h*maxT+t)*b.ks:]
 		for p := range D {
-			k[t*D+p] = lowbit.FromBF16(row[p/lowbit.GroupSize*lowbit.GroupSize+bf16Pos(p%lowbit.GroupSize)])
+			k[t*D+p] = lowbit.FromBF16(row[lowbit.BF16Index(p)])
 		}
 	}
 	for blk := 0; blk*lowbit.GroupSize < n; blk++ {
 		src := b.vb[(h*b.nb+blk)*D*lowbit.GroupSize:][:D*lowbit.GroupSize]
 		for q := 0; q < min(lowbit.GroupSize, n-blk*lowbit.GroupSize); q++ {
-			at, dst := bf16Pos(q), v[(blk*lowbit.GroupSize+q)*D:][:D]
+			at, dst := lowbit.BF16Index(q), v[(blk*lowbit.GroupSize+q)*D:][:D]
 			for c := range dst {
 				dst[c] = lowbit.FromBF16(src[c*lowbit.GroupSize+at])
 			}

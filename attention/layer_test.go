@@ -212,8 +212,9 @@ func TestProbs(t *testing.T) {
 // TestThreadCountDoesNotChangeResults runs the same problem with 1, 2, 3,
 // 8, 32 and 64 goroutines: outputs and gradients of Forward and Backward, and the
 // outputs of Fused.Forward and Decoder.Decode (a prompt whose heads run in
-// parallel), must be bit-identical (the problems are below Gemm's own
-// parallel threshold).
+// parallel; on a bf16 cache too, then a call of 6 rows and single tokens,
+// which read it in place), must be bit-identical (the problems are below
+// Gemm's own parallel threshold).
 func TestThreadCountDoesNotChangeResults(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	s := refShape{3, 67, 32, 4}
@@ -233,7 +234,14 @@ func TestThreadCountDoesNotChangeResults(t *testing.T) {
 			d := dl.NewDecoder(ds.t)
 			d.Decode(dec, dpr.qkv, 150)
 			d.Decode(dec[150*ds.c:], dpr.qkv[150*3*ds.c:], 10)
-			got = append(got, namedF32{"fused out", fused}, namedF32{"decoded out", dec})
+			dec16 := make([]float32, ds.t*ds.c)
+			d16 := dl.NewDecoderKV(ds.t, KVBF16)
+			d16.Decode(dec16, dpr.qkv, 150)
+			d16.Decode(dec16[150*ds.c:], dpr.qkv[150*3*ds.c:], 6)
+			for pos := 156; pos < ds.t; pos++ {
+				d16.Decode(dec16[pos*ds.c:], dpr.qkv[pos*3*ds.c:], 1)
+			}
+			got = append(got, namedF32{"fused out", fused}, namedF32{"decoded out", dec}, namedF32{"decoded out, bf16 cache", dec16})
 			if first == nil {
 				first = got
 				continue
@@ -244,8 +252,9 @@ func TestThreadCountDoesNotChangeResults(t *testing.T) {
 }
 
 // TestDecodeTokenThreadCount decodes one token after a cache long enough
-// that its heads are split between goroutines (decodeMinFlops) and checks
-// that its output is bit-identical at 1, 2, 3, 8, 32 and 64 goroutines.
+// that its heads are split between goroutines (decodeMinFlops), on each
+// cache format, and checks that its output is bit-identical at 1, 2, 3,
+// 8, 32 and 64 goroutines.
 func TestDecodeTokenThreadCount(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a prompt of 1040 tokens")
@@ -258,22 +267,24 @@ func TestDecodeTokenThreadCount(t *testing.T) {
 	}
 	pr := newProblem(s, 8)
 	kernelstest.ForEach(t, func(t *testing.T, p *kernels.Impl) {
-		runtime.GOMAXPROCS(1)
-		l := newLayer(t, p, s.c, s.h)
-		d := l.NewDecoder(s.t)
-		prompt := make([]float32, past*s.c)
-		d.Decode(prompt, pr.qkv, past)
-		var first []float32
-		for _, procs := range []int{1, 2, 3, 8, 32, 64} {
-			runtime.GOMAXPROCS(procs)
-			out := make([]float32, s.c)
-			d.Decode(out, pr.qkv[past*3*s.c:], 1)
-			d.n = past // forget the token: the next thread count decodes it again
-			if first == nil {
-				first = out
-				continue
+		for _, kv := range []KVCache{KVFloat32, KVBF16} {
+			runtime.GOMAXPROCS(1)
+			l := newLayer(t, p, s.c, s.h)
+			d := l.NewDecoderKV(s.t, kv)
+			prompt := make([]float32, past*s.c)
+			d.Decode(prompt, pr.qkv, past)
+			var first []float32
+			for _, procs := range []int{1, 2, 3, 8, 32, 64} {
+				runtime.GOMAXPROCS(procs)
+				out := make([]float32, s.c)
+				d.Decode(out, pr.qkv[past*3*s.c:], 1)
+				d.n = past // forget the token: the next thread count decodes it again
+				if first == nil {
+					first = out
+					continue
+				}
+				equal(t, fmt.Sprintf("%v cache, GOMAXPROCS=%d against 1", kv, procs), []namedF32{{"token out", out}}, []namedF32{{"token out", first}})
 			}
-			equal(t, fmt.Sprintf("GOMAXPROCS=%d against 1", procs), []namedF32{{"token out", out}}, []namedF32{{"token out", first}})
 		}
 	})
 }

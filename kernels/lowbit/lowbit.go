@@ -55,8 +55,10 @@ type BF16 struct {
 // Groups(K)*GroupSize.
 func (m *BF16) Stride() int { return Groups(m.K) * GroupSize }
 
-// bf16Index returns the position within its row of the element of column p.
-func bf16Index(p int) int {
+// BF16Index returns the position within its row of Data of the element
+// of column p (p >= 0): for writers that fill a BF16 matrix's rows
+// themselves, without Set's checks.
+func BF16Index(p int) int {
 	g, q := p/GroupSize*GroupSize, p%GroupSize
 	if q < GroupSize/2 {
 		return g + 2*q
@@ -75,13 +77,13 @@ func NewBF16(n, k int) *BF16 {
 // At returns the weight of row j, column p as a float32 (exact).
 func (m *BF16) At(j, p int) float32 {
 	m.checkAt("BF16.At", j, p)
-	return FromBF16(m.Data[j*m.Stride()+bf16Index(p)])
+	return FromBF16(m.Data[j*m.Stride()+BF16Index(p)])
 }
 
 // Set stores ToBF16(v) as the weight of row j, column p.
 func (m *BF16) Set(j, p int, v float32) {
 	m.checkAt("BF16.Set", j, p)
-	m.Data[j*m.Stride()+bf16Index(p)] = ToBF16(v)
+	m.Data[j*m.Stride()+BF16Index(p)] = ToBF16(v)
 }
 
 // Row writes row j's K weights, as float32 (exact), into dst[:K].
@@ -89,7 +91,7 @@ func (m *BF16) Row(j int, dst []float32) {
 	m.checkRow("BF16.Row", j, dst)
 	row := m.Data[j*m.Stride():]
 	for p := range dst[:m.K] {
-		dst[p] = FromBF16(row[bf16Index(p)])
+		dst[p] = FromBF16(row[BF16Index(p)])
 	}
 }
 
@@ -151,7 +153,7 @@ func BF16FromKN(w []float32, k, n int) *BF16 {
 	m := NewBF16(n, k)
 	s := m.Stride()
 	for p := 0; p < k; p++ {
-		q := bf16Index(p)
+		q := BF16Index(p)
 		for j, v := range w[p*n : p*n+n] {
 			m.Data[j*s+q] = ToBF16(v)
 		}
@@ -169,7 +171,7 @@ func BF16FromNK(w []float32, n, k int) *BF16 {
 	s := m.Stride()
 	for j := 0; j < n; j++ {
 		for p, v := range w[j*k : j*k+k] {
-			m.Data[j*s+bf16Index(p)] = ToBF16(v)
+			m.Data[j*s+BF16Index(p)] = ToBF16(v)
 		}
 	}
 	return m
